@@ -1,0 +1,152 @@
+"""Array families without importing frameworks.
+
+A *family* is the library an array belongs to: ``"numpy"`` (also Python
+scalars), ``"torch"``, ``"jax"`` or ``"autograd"`` (autograd's boxes inside a
+traced function). Families are read from the type's module, as array-api-compat
+does, so asking never imports a framework.
+
+    >>> import numpy as np, diffinterface as di
+    >>> di.array_namespace(np.ones(3)).__name__
+    'numpy'
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+_NUMPY_TYPES = (np.ndarray, np.generic, float, int)
+
+
+def family_of(x) -> str:
+    """The array family of ``x``: "numpy", "torch", "jax" or "autograd"."""
+    if isinstance(x, _NUMPY_TYPES):
+        return "numpy"
+    module = type(x).__module__
+    if module.startswith("torch"):
+        return "torch"
+    if module.startswith(("jax", "jaxlib")):
+        return "jax"
+    if module.startswith("autograd"):
+        return "autograd"
+    return "unknown"
+
+
+def is_array(x) -> bool:
+    """True for anything with a shape and dtype in a known family (or a Python number)."""
+    return family_of(x) != "unknown" and not isinstance(x, bool)
+
+
+def shape_of(x) -> tuple:
+    """``x.shape`` as a tuple of ints (``()`` for Python numbers)."""
+    shape = getattr(x, "shape", None)
+    return () if shape is None else tuple(shape)
+
+
+def dtype_name(x) -> str:
+    """A family-independent dtype name: "float64", "float32", "complex128"..."""
+    if isinstance(x, float):
+        return "float64"
+    if isinstance(x, int):
+        return "int64"
+    dtype = getattr(x, "dtype", None)
+    return str(dtype).replace("torch.", "") if dtype is not None else type(x).__name__
+
+
+def describe(x) -> str:
+    """Family, dtype and shape of ``x`` in one short string, for error messages."""
+    if not is_array(x):
+        return f"{type(x).__name__} object"
+    return f"{family_of(x)} {dtype_name(x)} array of shape {shape_of(x)}"
+
+
+def size_of(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def array_namespace(*arrays):
+    """The array-API namespace of the inputs, so one function source serves every backend.
+
+    numpy arrays give ``numpy``; torch tensors array-api-compat's torch namespace;
+    JAX arrays and tracers ``jax.numpy``; autograd's boxes ``autograd.numpy``.
+    Mixed inputs give the namespace of the framework that is tracing (autograd
+    boxes over JAX over torch over numpy).
+
+        >>> import numpy as np, diffinterface as di
+        >>> def f(x):
+        ...     xp = di.array_namespace(x)
+        ...     return xp.sum(xp.sin(x) * x ** 2)
+        >>> float(f(np.zeros(3)))
+        0.0
+    """
+    families = {family_of(a) for a in arrays}
+    for family in ("autograd", "jax", "torch", "numpy"):
+        if family in families:
+            return namespace(family)
+    raise TypeError(
+        "array_namespace(*arrays) expected numpy, torch, JAX or autograd arrays; got "
+        + ", ".join(type(a).__name__ for a in arrays)
+    )
+
+
+def namespace(family: str):
+    """The namespace module for an array family (imports that framework)."""
+    if family == "numpy":
+        return np
+    if family == "jax":
+        import jax.numpy
+
+        return jax.numpy
+    if family == "torch":
+        try:
+            import array_api_compat.torch as xp
+        except ImportError:  # pragma: no cover - array-api-compat is in the torch extra
+            import torch as xp
+        return xp
+    if family == "autograd":
+        import autograd.numpy
+
+        return autograd.numpy
+    raise TypeError(f"unknown array family {family!r}")
+
+
+def framework_loaded(name: str) -> bool:
+    return name in sys.modules
+
+
+def write_out(out, result, name="out"):
+    """Copy ``result`` into the user's buffer ``out`` (checked) and return ``out``.
+
+    Tuples of results go into tuples of buffers.
+    """
+    if isinstance(result, tuple):
+        if not isinstance(out, tuple) or len(out) != len(result):
+            raise ValueError(
+                f"{name}: expected a tuple of {len(result)} buffers (one per tangent); "
+                f"got {type(out).__name__}"
+                + (f" of length {len(out)}" if isinstance(out, tuple) else "")
+            )
+        return tuple(write_out(o, r, f"{name}[{i}]") for i, (o, r) in enumerate(zip(out, result)))
+    if (
+        family_of(out) != family_of(result)
+        or shape_of(out) != shape_of(result)
+        or dtype_name(out) != dtype_name(result)
+    ):
+        raise ValueError(f"{name}: expected a buffer like the result, a {describe(result)}; got a {describe(out)}")
+    family = family_of(out)
+    if family == "numpy":
+        if not isinstance(out, np.ndarray):
+            raise ValueError(f"{name}: expected a writable numpy array; got {type(out).__name__}")
+        np.copyto(out, result)
+    elif family == "torch":
+        out.copy_(result)
+    else:
+        raise ValueError(
+            f"{name}: {family} arrays are immutable and cannot be written in place; "
+            "call without out="
+        )
+    return out

@@ -1,0 +1,109 @@
+"""The adapter contract: what a backend module implements.
+
+An adapter wraps one AD library. It declares its ``mode`` and implements at
+least one primitive preparation, ``prepare_pushforward`` or
+``prepare_pullback``. Every other ``prepare_<operator>`` returns ``None`` here,
+which tells the core to build that operator from the primitives (the
+fallbacks in ``diffinterface/operators/``); an adapter overrides one only where
+its framework does it faster.
+
+Each ``prepare_<operator>(problem)`` receives a :class:`~diffinterface.operators._core.Problem`
+(``f``, ``x``, ``ctx`` values, ``tangents``, the two-argument buffer ``y``,
+the user's array ``family`` and, on demand, ``problem.spec``: the output shape
+and dtype) and returns an :class:`Impl` whose methods do the numeric work and
+nothing else. Their signatures, per operator family:
+
+=================  ==========================================================
+pushforward        ``pushforward(x, tangents, *ctx)`` -> tuple,
+                   ``value_and_pushforward(x, tangents, *ctx)`` -> (y, tuple)
+pullback           same with cotangents, results shaped like x
+derivative         ``derivative(x, *ctx)``, ``value_and_derivative(x, *ctx)``
+gradient           ``gradient(x, *ctx)``, ``value_and_gradient(x, *ctx)``
+jacobian           ``jacobian(x, *ctx)``, ``value_and_jacobian(x, *ctx)``
+second_derivative  ``second_derivative(x, *ctx)``,
+                   ``value_derivative_and_second_derivative(x, *ctx)``
+hvp                ``hvp(x, tangents, *ctx)``, ``gradient_and_hvp(x, tangents, *ctx)``
+hessian            ``hessian(x, *ctx)``, ``value_gradient_and_hessian(x, *ctx)``
+=================  ==========================================================
+
+Inputs and results are in the user's array family (numpy in, numpy out); the
+adapter converts at its boundary. For two-argument functions ``f(y, x, *ctx)``
+the returned value is a fresh array; the core copies it into the user's ``y``.
+"""
+
+from __future__ import annotations
+
+
+class Impl:
+    """The prepared numeric functions of one operator family, as attributes."""
+
+    def __init__(self, **methods):
+        self.__dict__.update(methods)
+
+    def __repr__(self):
+        return f"Impl({', '.join(self.__dict__)})"
+
+
+class Adapter:
+    """Base class of backend adapters; see the module docstring for the contract."""
+
+    #: "forward", "reverse" or "both": which primitives are native.
+    mode = "forward"
+    #: True when the framework can differentiate two-argument ``f(y, x)`` that writes ``y``.
+    inplace = False
+    #: Largest batch of tangents one primitive call takes (None: any).
+    max_batch = None
+    #: The array families accepted for ``x``.
+    families = ("numpy",)
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __repr__(self):
+        return f"<{type(self).__name__} for {self.backend!r}>"
+
+    def choose_mode(self, operator, problem):
+        """Which mode a fallback should use for ``operator``: "forward" or "reverse"."""
+        if self.mode != "both":
+            return self.mode
+        chosen = getattr(self.backend, "mode", None)
+        if chosen is not None:
+            return chosen
+        if operator in ("gradient", "pullback", "hessian", "hvp"):
+            return "reverse"
+        if operator == "jacobian":
+            x_size, y_size = problem.x_size, problem.spec.size
+            return "forward" if x_size <= y_size else "reverse"
+        return "forward"
+
+    def output_spec(self, problem):
+        """Output shape and dtype of ``f``: by default, one evaluation at preparation."""
+        from ..operators._core import Spec
+
+        return Spec.of(problem.f(problem.x, *problem.ctx))
+
+    # Primitives: an adapter implements at least one.
+    def prepare_pushforward(self, problem):
+        return None
+
+    def prepare_pullback(self, problem):
+        return None
+
+    # Overrides: None means "build it from the primitives".
+    def prepare_derivative(self, problem):
+        return None
+
+    def prepare_gradient(self, problem):
+        return None
+
+    def prepare_jacobian(self, problem):
+        return None
+
+    def prepare_second_derivative(self, problem):
+        return None
+
+    def prepare_hvp(self, problem):
+        return None
+
+    def prepare_hessian(self, problem):
+        return None

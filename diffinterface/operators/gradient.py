@@ -1,0 +1,55 @@
+"""Gradient of a scalar-valued ``f``: shaped like ``x``.
+
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 2).sum(), di.AutoFiniteDiff(), np.array([1.0, 2.0])).round(4)
+    array([2., 4.])
+
+Fallback: one pullback with cotangent 1 (reverse mode), or pushforwards over
+the basis of ``x`` in batches (forward mode).
+"""
+
+from __future__ import annotations
+
+from ..backends.base import Impl
+from ._core import FALLBACKS, prepare, require_scalar_output, run
+
+
+def prepare_gradient(f, backend, x, *contexts, strict=False):
+    """Prepare ``gradient`` for ``f`` at arrays like ``x``."""
+    return prepare("gradient", f, backend, x, contexts, strict=strict)
+
+
+def gradient(f, backend, x, *contexts, prep=None, out=None):
+    """The gradient of the scalar ``f`` at ``x``, shaped like ``x``."""
+    return run("gradient", "gradient", f, backend, x, contexts, prep, out=out)
+
+
+def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
+    """``(f(x), gradient(...))``."""
+    return run("gradient", "value_and_gradient", f, backend, x, contexts, prep, out=out, n_values=1)
+
+
+def _gradient_fallback(problem):
+    spec = require_scalar_output(problem, "gradient")
+    if problem.mode("gradient") == "reverse":
+        seed = problem.basis((), spec.dtype)
+        pullback = problem.impl("pullback", tangents=seed).value_and_pullback
+
+        def value_and_gradient(x, *ctx):
+            y, (g,) = pullback(x, seed, *ctx)
+            return y, g
+    else:
+        xp, shape = problem.xp, problem.x_shape
+        pushforwards = problem.seeded("pushforward", problem.basis(shape, problem.x_dtype))
+
+        def value_and_gradient(x, *ctx):
+            y, parts = pushforwards(x, *ctx)
+            return y, xp.reshape(xp.stack(parts), shape)
+
+    return Impl(
+        value_and_gradient=value_and_gradient,
+        gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+    )
+
+
+FALLBACKS["gradient"] = _gradient_fallback

@@ -1,0 +1,56 @@
+"""Jacobian of an array-valued ``f``: shape ``f(x).shape + x.shape``.
+
+    >>> import numpy as np, diffinterface as di
+    >>> di.jacobian(lambda x: x ** 2, di.AutoFiniteDiff(), np.array([1.0, 2.0])).round(4)
+    array([[2., 0.],
+           [0., 4.]])
+
+Fallback: pushforwards over the basis of ``x`` (forward mode) or pullbacks over
+the basis of ``f(x)`` (reverse mode), in batches chosen at preparation; the
+mode follows the backend, or the smaller side when the backend does both.
+"""
+
+from __future__ import annotations
+
+from ..backends.base import Impl
+from ._core import FALLBACKS, prepare, run
+
+
+def prepare_jacobian(f, backend, x, *contexts, y=None, strict=False):
+    """Prepare ``jacobian`` for ``f`` at arrays like ``x``."""
+    return prepare("jacobian", f, backend, x, contexts, y=y, strict=strict)
+
+
+def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
+    """The Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
+    return run("jacobian", "jacobian", f, backend, x, contexts, prep, out=out, y=y)
+
+
+def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
+    """``(f(x), jacobian(...))``."""
+    return run("jacobian", "value_and_jacobian", f, backend, x, contexts, prep, out=out, y=y, n_values=1)
+
+
+def _jacobian_fallback(problem):
+    xp, spec = problem.xp, problem.spec
+    shape = spec.shape + problem.x_shape
+    if problem.mode("jacobian") == "forward":
+        columns = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
+
+        def value_and_jacobian(x, *ctx):
+            y, parts = columns(x, *ctx)
+            return y, xp.reshape(xp.stack(parts, axis=-1), shape)
+    else:
+        rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+
+        def value_and_jacobian(x, *ctx):
+            y, parts = rows(x, *ctx)
+            return y, xp.reshape(xp.stack(parts), shape)
+
+    return Impl(
+        value_and_jacobian=value_and_jacobian,
+        jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
+    )
+
+
+FALLBACKS["jacobian"] = _jacobian_fallback

@@ -1,0 +1,115 @@
+"""Backend selectors: frozen, hashable configuration objects that import nothing.
+
+A selector only says *which* library differentiates and how; the adapter that
+does the work (``diffinterface/backends/<name>.py``) is imported on first use.
+
+    >>> import diffinterface as di
+    >>> di.AutoJAX(mode="reverse") == di.AutoJAX(mode="reverse")
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+_MODES = (None, "forward", "reverse")
+
+
+def _check_mode(selector, mode):
+    if mode not in _MODES:
+        raise ValueError(
+            f"{type(selector).__name__}(mode=...) expected one of None, 'forward', "
+            f"'reverse'; got {mode!r}"
+        )
+
+
+class AbstractBackend:
+    """Base class of every selector (used for ``isinstance`` checks only)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class AutoJAX(AbstractBackend):
+    """JAX: ``jax.jvp``/``jax.vjp``; preparation compiles with ``jax.jit``.
+
+    ``mode=None`` picks per operator (reverse for gradients, forward for
+    derivatives, by shape for jacobians).
+    """
+
+    mode: Optional[str] = None
+    jit: bool = True
+
+    def __post_init__(self):
+        _check_mode(self, self.mode)
+
+
+@dataclass(frozen=True)
+class AutoTorch(AbstractBackend):
+    """PyTorch: ``torch.autograd`` and ``torch.func``."""
+
+    mode: Optional[str] = None
+
+    def __post_init__(self):
+        _check_mode(self, self.mode)
+
+
+@dataclass(frozen=True)
+class AutoAutograd(AbstractBackend):
+    """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``)."""
+
+
+_FD_METHODS = ("forward", "central", "complex", "adaptive")
+
+
+@dataclass(frozen=True)
+class AutoFiniteDiff(AbstractBackend):
+    """Finite differences on numpy arrays (forward mode).
+
+    ``method`` is ``"forward"``, ``"central"``, ``"complex"`` (complex step) or
+    ``"adaptive"`` (error-controlled Richardson extrapolation through
+    ``scipy.differentiate``). ``rel_step``/``abs_step`` override the default
+    step ``h = max(rel_step * |x|, abs_step)`` (defaults scale with the dtype).
+    """
+
+    method: str = "central"
+    rel_step: Optional[float] = None
+    abs_step: Optional[float] = None
+
+    def __post_init__(self):
+        if self.method not in _FD_METHODS:
+            raise ValueError(
+                f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"
+            )
+
+
+@dataclass(frozen=True)
+class AutoZeroForward(AbstractBackend):
+    """Forward-mode backend returning zeros: tests the fallbacks, measures overhead."""
+
+
+@dataclass(frozen=True)
+class AutoZeroReverse(AbstractBackend):
+    """Reverse-mode backend returning zeros: tests the fallbacks, measures overhead."""
+
+
+@dataclass(frozen=True)
+class SecondOrder(AbstractBackend):
+    """Second order: ``inner`` differentiates ``f``, ``outer`` differentiates the result.
+
+    ``SecondOrder(AutoJAX(mode="forward"), AutoJAX(mode="reverse"))`` is
+    forward-over-reverse. A plain backend ``b`` means ``SecondOrder(b, b)``.
+    """
+
+    outer: AbstractBackend
+    inner: AbstractBackend
+
+    def __post_init__(self):
+        for name in ("outer", "inner"):
+            value = getattr(self, name)
+            if not isinstance(value, AbstractBackend) or isinstance(value, SecondOrder):
+                raise TypeError(
+                    f"SecondOrder({name}=...) expected a first-order backend selector "
+                    f"such as AutoJAX(); got {value!r}"
+                )
