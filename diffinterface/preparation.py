@@ -59,7 +59,7 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("operator", "backend", "impl", "spec", "strict", "recorded")
+    __slots__ = ("operator", "backend", "impl", "spec", "strict", "recorded", "fast")
 
     def __init__(self, operator, backend, impl, spec, strict, recorded):
         self.operator = operator
@@ -68,6 +68,9 @@ class Preparation:
         self.spec = spec
         self.strict = strict
         self.recorded = recorded
+        # The operator name when a call may skip every check (not strict): the
+        # public functions compare it to take their fast path.
+        self.fast = None if strict else operator
 
     def __repr__(self):
         return f"<{self.operator} preparation for {self.backend!r}{' (strict)' if self.strict else ''}>"

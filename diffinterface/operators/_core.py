@@ -208,6 +208,13 @@ def as_float(x):
     return np.float64(x) if x.__class__ is float else x
 
 
+def context_values(contexts):
+    """The values ``f`` receives for its contexts (the fast path's only bookkeeping)."""
+    if len(contexts) == 1:
+        return (contexts[0].value,)
+    return tuple(c.value for c in contexts)
+
+
 def run(operator, method, f, backend, x, contexts, prep, *, tangents=None, out=None, y=None, n_values=0,
         scalar_x=False):
     """Run ``prep.impl.<method>``, preparing first when ``prep`` is None.

@@ -11,7 +11,7 @@ the basis of ``x`` in batches (forward mode).
 from __future__ import annotations
 
 from ..backends.base import Impl
-from ._core import FALLBACKS, prepare, require_scalar_output, run
+from ._core import FALLBACKS, context_values, prepare, require_scalar_output, run
 
 
 def prepare_gradient(f, backend, x, *contexts, strict=False):
@@ -21,11 +21,17 @@ def prepare_gradient(f, backend, x, *contexts, strict=False):
 
 def gradient(f, backend, x, *contexts, prep=None, out=None):
     """The gradient of the scalar ``f`` at ``x``, shaped like ``x``."""
+    if prep is not None and prep.fast == "gradient" and out is None:
+        fn = prep.impl.gradient
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("gradient", "gradient", f, backend, x, contexts, prep, out=out)
 
 
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), gradient(...))``."""
+    if prep is not None and prep.fast == "gradient" and out is None:
+        fn = prep.impl.value_and_gradient
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("gradient", "value_and_gradient", f, backend, x, contexts, prep, out=out, n_values=1)
 
 

@@ -13,7 +13,7 @@ mode follows the backend, or the smaller side when the backend does both.
 from __future__ import annotations
 
 from ..backends.base import Impl
-from ._core import FALLBACKS, prepare, run
+from ._core import FALLBACKS, context_values, prepare, run
 
 
 def prepare_jacobian(f, backend, x, *contexts, y=None, strict=False):
@@ -23,11 +23,17 @@ def prepare_jacobian(f, backend, x, *contexts, y=None, strict=False):
 
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     """The Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
+    if prep is not None and prep.fast == "jacobian" and out is None and y is None:
+        fn = prep.impl.jacobian
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("jacobian", "jacobian", f, backend, x, contexts, prep, out=out, y=y)
 
 
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     """``(f(x), jacobian(...))``."""
+    if prep is not None and prep.fast == "jacobian" and out is None and y is None:
+        fn = prep.impl.value_and_jacobian
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("jacobian", "value_and_jacobian", f, backend, x, contexts, prep, out=out, y=y, n_values=1)
 
 

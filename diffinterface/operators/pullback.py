@@ -12,7 +12,7 @@ Jacobian once, then each cotangent is a vector-matrix product.
 from __future__ import annotations
 
 from ..backends.base import Impl
-from ._core import FALLBACKS, prepare, run
+from ._core import FALLBACKS, context_values, prepare, run
 
 
 def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=False):
@@ -22,11 +22,17 @@ def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=False)
 
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     """``c @ J(x)`` for each ``c`` in the tuple ``cotangents``; a tuple shaped like x."""
+    if prep is not None and prep.fast == "pullback" and out is None and y is None:
+        fn = prep.impl.pullback
+        return fn(x, cotangents, *context_values(contexts)) if contexts else fn(x, cotangents)
     return run("pullback", "pullback", f, backend, x, contexts, prep, tangents=cotangents, out=out, y=y)
 
 
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     """``(f(x), pullback(...))``."""
+    if prep is not None and prep.fast == "pullback" and out is None and y is None:
+        fn = prep.impl.value_and_pullback
+        return fn(x, cotangents, *context_values(contexts)) if contexts else fn(x, cotangents)
     return run("pullback", "value_and_pullback", f, backend, x, contexts, prep,
                tangents=cotangents, out=out, y=y, n_values=1)
 
