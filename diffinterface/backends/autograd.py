@@ -1,0 +1,231 @@
+"""AutoAutograd: HIPS autograd on numpy arrays (reverse and forward mode).
+
+    >>> import numpy as np, diffinterface as di
+    >>> def f(x):
+    ...     xp = di.array_namespace(x)          # autograd.numpy while autograd traces x
+    ...     return xp.sum(xp.sin(x) * x ** 2)
+    >>> di.gradient(f, di.AutoAutograd(), np.array([0.0, 1.0])).round(4)
+    array([0.    , 2.2232])
+
+autograd differentiates functions written with ``autograd.numpy``. Write ``f``
+with ``xp = di.array_namespace(x)`` and the same source runs unchanged under
+every backend: ``xp`` is ``autograd.numpy`` for autograd's boxed arrays (in
+reverse and forward mode alike), ``numpy`` for plain arrays, ``jax.numpy``
+under JAX and the array-API torch namespace under torch
+(see ``examples/backend_agnostic.py``).
+
+How each operator is computed, and what one prepared call costs (``m``
+outputs, ``n`` inputs, ``k`` tangents):
+
+=========================  ==========================================  =====================
+operator                   autograd recipe                             evaluations of ``f``
+=========================  ==========================================  =====================
+gradient                   ``make_vjp``, one backward pass             1
+jacobian                   ``make_vjp`` once, one backward per row     1 (+ m backward)
+derivative                 ``make_jvp`` with tangent 1                 1
+pullback                   ``make_vjp`` once, one backward per c       1 (+ k backward)
+pushforward                ``make_jvp`` per tangent                    k
+hvp                        ``make_vjp`` of the gradient (make_hvp)     1 (+ k backward)
+hessian                    ``make_vjp`` of the gradient, n rows        1 (+ n backward)
+second_derivative          ``make_jvp`` of ``make_jvp`` (forward²)     1
+=========================  ==========================================  =====================
+
+autograd's forward mode re-runs ``f`` for every tangent, so a Jacobian always
+uses reverse mode (one recorded forward pass, its vjp reused for every row),
+as ``autograd.jacobian`` does. autograd must run ``f`` to learn its output
+shape: preparation does it once and caches it; prepared calls never repeat it.
+
+Two-argument functions ``f(y, x)`` are not supported: autograd cannot
+differentiate mutation (``check_inplace(AutoAutograd())`` is False).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autograd.core import make_jvp, make_vjp
+from autograd.tracer import getval
+
+from ..operators._core import require_scalar_output
+from .base import Adapter, Impl
+
+
+def _bound(f, ctx):
+    """``f`` as a function of ``x`` alone, with the context values fixed for this call."""
+    if not ctx:
+        return f
+    return lambda x: f(x, *ctx)
+
+
+def _one(dtype):
+    """The scalar 1 of ``dtype`` as an immutable numpy scalar (so no result can alias a seed)."""
+    return np.dtype(dtype).type(1)
+
+
+def _rows(vjp, shape, dtype):
+    """``vjp`` applied to each basis array of ``shape``, stacked: shape ``(size, ...)``.
+
+    Each basis array is fresh, as in ``autograd.jacobian``, since a vjp may
+    return its cotangent itself (or a view of it).
+    """
+    size = 1
+    for d in shape:
+        size *= d
+    rows = []
+    for i in range(size):
+        e = np.zeros(size, dtype=dtype)
+        e[i] = 1
+        rows.append(vjp(e.reshape(shape)))
+    return np.stack(rows)
+
+
+class AutogradAdapter(Adapter):
+    mode = "both"
+    inplace = False
+    families = ("numpy",)
+
+    def choose_mode(self, operator, problem):
+        # make_jvp re-runs f for each tangent, make_vjp records f once for any
+        # number of cotangents: forward only where one tangent is enough.
+        return "forward" if operator in ("derivative", "pushforward", "second_derivative") else "reverse"
+
+    # -- primitives -------------------------------------------------------------------------
+
+    def prepare_pullback(self, problem):
+        f = problem.f
+
+        def value_and_pullback(x, cotangents, *ctx):
+            vjp, value = make_vjp(_bound(f, ctx), x)
+            return value, tuple(vjp(c) for c in cotangents)
+
+        def pullback(x, cotangents, *ctx):
+            vjp, _ = make_vjp(_bound(f, ctx), x)
+            return tuple(vjp(c) for c in cotangents)
+
+        return Impl(pullback=pullback, value_and_pullback=value_and_pullback)
+
+    def prepare_pushforward(self, problem):
+        f = problem.f
+
+        def value_and_pushforward(x, tangents, *ctx):
+            jvp = make_jvp(_bound(f, ctx), x)
+            results = []
+            for t in tangents:
+                value, d = jvp(t)
+                results.append(d)
+            return value, tuple(results)
+
+        return Impl(
+            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+            value_and_pushforward=value_and_pushforward,
+        )
+
+    # -- first-order overrides: one recorded forward pass per call ---------------------------
+
+    def prepare_gradient(self, problem):
+        f = problem.f
+        seed = _one(require_scalar_output(problem, "gradient").dtype)
+
+        def gradient(x, *ctx):
+            vjp, _ = make_vjp(_bound(f, ctx), x)
+            return vjp(seed)
+
+        def value_and_gradient(x, *ctx):
+            vjp, value = make_vjp(_bound(f, ctx), x)
+            return value, vjp(seed)
+
+        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
+
+    def prepare_jacobian(self, problem):
+        f, spec = problem.f, problem.spec
+        shape = spec.shape + problem.x_shape
+
+        def value_and_jacobian(x, *ctx):
+            vjp, value = make_vjp(_bound(f, ctx), x)
+            return value, np.reshape(_rows(vjp, spec.shape, spec.dtype), shape)
+
+        return Impl(
+            jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
+            value_and_jacobian=value_and_jacobian,
+        )
+
+    def prepare_derivative(self, problem):
+        f = problem.f
+        tangent = _one(problem.x_dtype)
+
+        def value_and_derivative(x, *ctx):
+            return make_jvp(_bound(f, ctx), x)(tangent)
+
+        def derivative(x, *ctx):
+            return make_jvp(_bound(f, ctx), x)(tangent)[1]
+
+        return Impl(derivative=derivative, value_and_derivative=value_and_derivative)
+
+    # -- second order: nested recordings of the same single forward pass --------------------
+
+    @staticmethod
+    def _gradient_recording_value(fun, seed, values):
+        """The gradient of ``fun`` as a function autograd can differentiate again.
+
+        The value of ``fun`` computed on the way is appended to ``values``, so
+        second-order operators get f(x) and its gradient from the one forward pass.
+        """
+
+        def gradient(z):
+            vjp, value = make_vjp(fun, z)
+            values.append(value)
+            return vjp(seed)
+
+        return gradient
+
+    def prepare_hessian(self, problem):
+        f = problem.f
+        seed = _one(require_scalar_output(problem, "hessian").dtype)
+        x_shape, x_dtype = problem.x_shape, problem.x_dtype
+        shape = x_shape + x_shape
+        gradient_of = self._gradient_recording_value
+
+        def value_gradient_and_hessian(x, *ctx):
+            values = []
+            # The Hessian is symmetric: its rows are the vjps of the gradient.
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values), x)
+            return getval(values[0]), gradient, np.reshape(_rows(vjp, x_shape, x_dtype), shape)
+
+        return Impl(
+            hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
+            value_gradient_and_hessian=value_gradient_and_hessian,
+        )
+
+    def prepare_hvp(self, problem):
+        f = problem.f
+        seed = _one(require_scalar_output(problem, "hvp").dtype)
+        gradient_of = self._gradient_recording_value
+
+        def gradient_and_hvp(x, tangents, *ctx):
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, []), x)
+            return gradient, tuple(vjp(t) for t in tangents)
+
+        return Impl(
+            hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
+            gradient_and_hvp=gradient_and_hvp,
+        )
+
+    def prepare_second_derivative(self, problem):
+        f = problem.f
+        tangent = _one(problem.x_dtype)
+
+        def value_derivative_and_second_derivative(x, *ctx):
+            fun = _bound(f, ctx)
+            values = []
+
+            def derivative(z):
+                value, d = make_jvp(fun, z)(tangent)
+                values.append(value)
+                return d
+
+            d, dd = make_jvp(derivative, x)(tangent)
+            return getval(values[0]), d, dd
+
+        return Impl(
+            second_derivative=lambda x, *ctx: value_derivative_and_second_derivative(x, *ctx)[2],
+            value_derivative_and_second_derivative=value_derivative_and_second_derivative,
+        )

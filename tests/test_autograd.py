@@ -1,0 +1,354 @@
+"""AutoAutograd: values, evaluation counts against native autograd, arrays, contexts, errors.
+
+The conformance kit (tests/test_conformance.py) checks values on its scenarios;
+this file checks what the autograd adapter itself promises.
+"""
+
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd.differential_operators import make_hvp
+
+import diffinterface as di
+from diffinterface.backends import get_adapter
+from diffinterface.operators._core import Problem
+
+BACKEND = di.AutoAutograd()
+
+
+class Counted:
+    """f wrapped with a call counter."""
+
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.f(*args)
+
+
+def agnostic(x):
+    xp = di.array_namespace(x)
+    return xp.sum(xp.sin(x) * x**2)
+
+
+def agnostic_gradient(x):
+    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+
+
+def agnostic_hessian_diagonal(x):
+    return -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x)
+
+
+def coupled(x):
+    """Array output with a dense Jacobian: sin(x) * sum(x**2)."""
+    xp = di.array_namespace(x)
+    return xp.sin(x) * xp.sum(x**2)
+
+
+def coupled_jacobian(x):
+    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
+
+
+def matrix_of_scalar(x):
+    """Seed 003: a 3x3 function of a scalar x."""
+    A = anp.array([[x + 1, x + 2, x + 3], [x + 4, x + 5, x + 6], [x + 7, x + 8, x + 9]])
+    B = anp.array([[x - 1, x - 2, x - 3], [x - 4, x - 5, x - 6], [x - 7, x - 8, x - 9]])
+    return A.T @ (B * 1.5)
+
+
+def matrix_of_scalar_derivative(x):
+    # d/dx (A.T @ 1.5 B) = 1.5 (A'.T B + A.T B') with A' = B' = ones
+    A = np.arange(1.0, 10.0).reshape(3, 3) + x
+    B = x - np.arange(1.0, 10.0).reshape(3, 3)
+    ones = np.ones((3, 3))
+    return 1.5 * (ones.T @ B + A.T @ ones)
+
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+
+
+def second_order_impl(operator, f, x, tangents=None):
+    """The adapter's own second-order Impl (the operator modules may not exist yet)."""
+    adapter = get_adapter(BACKEND)
+    problem = Problem(adapter, f, x, tangents, (), None)
+    return getattr(adapter, "prepare_" + operator)(problem)
+
+
+# --- values ----------------------------------------------------------------------------------
+
+
+def test_gradient_and_value():
+    prep = di.prepare_gradient(agnostic, BACKEND, X)
+    value, grad = di.value_and_gradient(agnostic, BACKEND, X, prep=prep)
+    np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(value, np.sum(np.sin(X) * X**2), rtol=1e-12)
+    np.testing.assert_allclose(di.gradient(agnostic, BACKEND, X, prep=prep), agnostic_gradient(X), rtol=1e-12)
+
+
+def test_jacobian_and_value():
+    prep = di.prepare_jacobian(coupled, BACKEND, X)
+    value, jac = di.value_and_jacobian(coupled, BACKEND, X, prep=prep)
+    np.testing.assert_allclose(jac, coupled_jacobian(X), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(value, coupled(X), rtol=1e-12)
+    np.testing.assert_allclose(di.jacobian(coupled, BACKEND, X, prep=prep), coupled_jacobian(X), rtol=1e-12)
+
+
+def test_jacobian_of_matrix_input_has_output_then_input_shape():
+    x = np.arange(6.0).reshape(2, 3)
+    jac = di.jacobian(lambda x: anp.sum(x**2, axis=1), BACKEND, x)
+    assert jac.shape == (2, 2, 3)
+    expected = np.zeros((2, 2, 3))
+    expected[0, 0], expected[1, 1] = 2 * x[0], 2 * x[1]
+    np.testing.assert_allclose(jac, expected)
+
+
+def test_derivative_of_matrix_valued_function():
+    value, deriv = di.value_and_derivative(matrix_of_scalar, BACKEND, 0.7)
+    np.testing.assert_allclose(deriv, matrix_of_scalar_derivative(0.7), rtol=1e-12)
+    np.testing.assert_allclose(value, matrix_of_scalar(0.7), rtol=1e-12)
+
+
+def test_pullback_and_pushforward_batches():
+    cotangents = (np.ones(4), np.arange(4.0), np.eye(4)[2])
+    tangents = (np.ones(4), np.eye(4)[0])
+    jac = coupled_jacobian(X)
+    value, rows = di.value_and_pullback(coupled, BACKEND, X, cotangents)
+    for c, r in zip(cotangents, rows):
+        np.testing.assert_allclose(r, c @ jac, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(value, coupled(X))
+    value, columns = di.value_and_pushforward(coupled, BACKEND, X, tangents)
+    for t, col in zip(tangents, columns):
+        np.testing.assert_allclose(col, jac @ t, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(value, coupled(X))
+
+
+def test_constant_context_changes_without_repreparing():
+    def scaled(x, a):
+        return anp.sum(a * x**2)
+
+    prep = di.prepare_gradient(scaled, BACKEND, X, di.Constant(2.0))
+    np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(2.0), prep=prep), 4 * X)
+    np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(-3.0), prep=prep), -6 * X)
+    prep = di.prepare_jacobian(lambda x, a: a * x, BACKEND, X, di.Constant(np.arange(4.0)))
+    jac = di.jacobian(lambda x, a: a * x, BACKEND, X, di.Constant(np.ones(4)), prep=prep)
+    np.testing.assert_allclose(jac, np.eye(4))
+
+
+def test_function_independent_of_x_has_zero_derivatives():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # autograd warns that the output ignores the input
+        np.testing.assert_array_equal(di.gradient(lambda x: 3.0, BACKEND, X), np.zeros(4))
+        np.testing.assert_array_equal(di.jacobian(lambda x: np.ones(2), BACKEND, X), np.zeros((2, 4)))
+
+
+# --- evaluation counts: equal to native autograd ----------------------------------------------
+
+
+def native_calls(f, call):
+    counted = Counted(f)
+    call(counted)
+    return counted.calls
+
+
+def prepared_calls(prepare, operator, f, x, *extra):
+    counted = Counted(f)
+    prep = prepare(counted, BACKEND, x, *extra)
+    at_preparation = counted.calls
+    counted.calls = 0
+    operator(counted, BACKEND, x, *extra, prep=prep)
+    return at_preparation, counted.calls
+
+
+@pytest.mark.parametrize(
+    "prepare, operator, f, native",
+    [
+        (di.prepare_gradient, di.gradient, agnostic, lambda f: autograd.grad(f)(X)),
+        (di.prepare_gradient, di.value_and_gradient, agnostic, lambda f: autograd.value_and_grad(f)(X)),
+        (di.prepare_jacobian, di.jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
+        (di.prepare_jacobian, di.value_and_jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
+        (di.prepare_jacobian, di.jacobian, lambda x: x**2, lambda f: autograd.jacobian(f)(X)),
+    ],
+    ids=["gradient", "value_and_gradient", "jacobian", "value_and_jacobian", "square_jacobian"],
+)
+def test_prepared_calls_evaluate_f_as_often_as_native(prepare, operator, f, native):
+    at_preparation, per_call = prepared_calls(prepare, operator, f, X)
+    assert per_call == native_calls(f, native) == 1
+    assert at_preparation == 1  # the output shape, learned once
+
+
+@pytest.mark.parametrize("operator", [di.derivative, di.value_and_derivative])
+def test_derivative_of_matrix_function_records_one_forward_pass(operator):
+    at_preparation, per_call = prepared_calls(di.prepare_derivative, operator, matrix_of_scalar, 0.7)
+    assert per_call == native_calls(matrix_of_scalar, lambda f: autograd.deriv(f)(0.7)) == 1
+    # Even reverse mode (autograd.jacobian, one backward pass per output entry) records f once.
+    assert native_calls(matrix_of_scalar, lambda f: autograd.jacobian(f)(0.7)) == 1
+    assert at_preparation == 0  # forward mode needs no output shape
+
+
+def test_pullback_batch_records_one_forward_pass():
+    cotangents = tuple(np.eye(4))
+    at_preparation, per_call = prepared_calls(di.prepare_pullback, di.pullback, coupled, X, cotangents)
+    assert per_call == 1
+    assert at_preparation == 1
+
+
+def test_pushforward_runs_f_once_per_tangent_like_make_jvp():
+    tangents = tuple(np.eye(4)[:3])
+    _, per_call = prepared_calls(di.prepare_pushforward, di.pushforward, coupled, X, tangents)
+    from autograd.core import make_jvp
+
+    def native(f):
+        for t in tangents:
+            make_jvp(f, X)(t)
+
+    assert per_call == native_calls(coupled, native) == 3
+
+
+# --- second order --------------------------------------------------------------------------
+
+
+def test_hessian_and_value_gradient_hessian_from_one_forward_pass():
+    counted = Counted(agnostic)
+    impl = second_order_impl("hessian", counted, X)
+    counted.calls = 0
+    value, grad, hess = impl.value_gradient_and_hessian(X)
+    assert counted.calls == native_calls(agnostic, lambda f: autograd.hessian(f)(X)) == 1
+    np.testing.assert_allclose(value, agnostic(X), rtol=1e-12)
+    np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(impl.hessian(X), autograd.hessian(agnostic)(X), rtol=1e-12, atol=1e-14)
+
+
+def test_hessian_of_coupled_function_is_symmetric_and_exact():
+    def f(x):
+        return anp.sum(x) ** 3
+
+    x = np.array([0.5, -1.0, 2.0])
+    hess = second_order_impl("hessian", f, x).hessian(x)
+    np.testing.assert_allclose(hess, np.full((3, 3), 6 * np.sum(x)), rtol=1e-12)
+
+
+def test_hvp_batch_from_one_forward_pass():
+    tangents = (np.ones(4), np.arange(4.0), np.eye(4)[1])
+    counted = Counted(agnostic)
+    impl = second_order_impl("hvp", counted, X, tangents)
+    counted.calls = 0
+    grad, products = impl.gradient_and_hvp(X, tangents)
+    assert counted.calls == 1
+    np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
+    hvp_native, _ = make_hvp(agnostic)(X)
+    for t, p in zip(tangents, products):
+        np.testing.assert_allclose(p, agnostic_hessian_diagonal(X) * t, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(p, hvp_native(t), rtol=1e-12, atol=1e-14)
+    assert len(impl.hvp(X, tangents)) == 3
+
+
+def test_second_derivative_forward_over_forward():
+    def f(x):
+        return anp.sin(x) * x**3
+
+    counted = Counted(f)
+    impl = second_order_impl("second_derivative", counted, 0.5)
+    counted.calls = 0
+    value, d, dd = impl.value_derivative_and_second_derivative(0.5)
+    assert counted.calls == 1
+    s, c = np.sin(0.5), np.cos(0.5)
+    np.testing.assert_allclose([value, d, dd], [s * 0.125, c * 0.125 + 0.75 * s, -s * 0.125 + 1.5 * c + 3 * s])
+    matrix = second_order_impl("second_derivative", matrix_of_scalar, 0.7).second_derivative(0.7)
+    np.testing.assert_allclose(matrix, np.full((3, 3), 9.0))  # 1.5 * 2 * (ones.T @ ones)
+
+
+def test_second_order_needs_a_scalar_output():
+    with pytest.raises(ValueError, match="hessian needs f to return a scalar"):
+        second_order_impl("hessian", coupled, X)
+    with pytest.raises(ValueError, match="hvp needs f to return a scalar"):
+        second_order_impl("hvp", coupled, X, (X,))
+
+
+# --- arrays: family, dtype, inputs -----------------------------------------------------------
+
+
+def test_numpy_in_numpy_out_and_float64_kept():
+    grad = di.gradient(agnostic, BACKEND, X)
+    jac = di.jacobian(coupled, BACKEND, X)
+    deriv = di.derivative(matrix_of_scalar, BACKEND, 0.7)
+    for result in (grad, jac, deriv):
+        assert isinstance(result, np.ndarray) and result.dtype == np.float64
+
+
+def test_float32_kept():
+    x = X.astype(np.float32)
+    assert di.gradient(agnostic, BACKEND, x).dtype == np.float32
+    assert di.jacobian(coupled, BACKEND, x).dtype == np.float32
+    value, grad, hess = second_order_impl("hessian", agnostic, x).value_gradient_and_hessian(x)
+    assert grad.dtype == hess.dtype == np.float32
+
+
+def test_scalar_x_gives_numpy_scalars():
+    grad = di.gradient(lambda x: x**3, BACKEND, 2.0)
+    assert isinstance(grad, (np.ndarray, np.generic)) and grad.dtype == np.float64
+    assert float(grad) == 12.0
+
+
+def test_inputs_and_seeds_are_not_modified_or_aliased():
+    x, a = X.copy(), np.arange(4.0)
+    cotangents = (np.ones(4),)
+    prep = di.prepare_jacobian(lambda x: x, BACKEND, x)
+    first = di.jacobian(lambda x: x, BACKEND, x, prep=prep)
+    first[:] = 7.0  # a result the caller overwrites must not leak into the next call
+    np.testing.assert_array_equal(di.jacobian(lambda x: x, BACKEND, x, prep=prep), np.eye(4))
+    di.pullback(lambda x, a: a * x, BACKEND, x, cotangents, di.Constant(a))
+    di.gradient(agnostic, BACKEND, x)
+    np.testing.assert_array_equal(x, X)
+    np.testing.assert_array_equal(a, np.arange(4.0))
+    np.testing.assert_array_equal(cotangents[0], np.ones(4))
+
+
+# --- array_namespace on autograd's boxes ---------------------------------------------------------
+
+
+def test_array_namespace_is_autograd_numpy_on_every_kind_of_box():
+    seen = []
+
+    def f(x):
+        seen.append(di.array_namespace(x))
+        return agnostic(x)
+
+    autograd.grad(f)(X)  # reverse-mode box
+    autograd.deriv(lambda s: f(s * X))(1.0)  # forward-mode box
+    make_hvp(f)(X)[0](X)  # box of a box (reverse over reverse)
+    assert seen and all(xp is anp for xp in seen)
+    assert di.array_namespace(X) is np
+
+
+# --- capabilities and errors -------------------------------------------------------------------
+
+
+def test_two_argument_functions_are_rejected_clearly():
+    assert di.check_inplace(BACKEND) is False
+
+    def f(y, x):
+        y[:] = x**2
+
+    for call in (
+        lambda: di.jacobian(f, BACKEND, X, y=np.zeros(4)),
+        lambda: di.prepare_pullback(f, BACKEND, X, (np.ones(4),), y=np.zeros(4)),
+        lambda: di.derivative(lambda y, x: None, BACKEND, 1.0, y=np.zeros(2)),
+    ):
+        with pytest.raises(di.UnsupportedError, match="AutoAutograd cannot differentiate two-argument"):
+            call()
+
+
+def test_gradient_of_array_output_names_f_and_the_shape():
+    with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
+        di.prepare_gradient(coupled, BACKEND, X)
+
+
+def test_torch_input_is_rejected_with_the_accepted_family():
+    torch = pytest.importorskip("torch")  # the torch backend's own tests fail if torch is missing
+    with pytest.raises(TypeError, match="AutoAutograd differentiates numpy arrays"):
+        di.gradient(agnostic, BACKEND, torch.ones(3, dtype=torch.float64))
