@@ -1,0 +1,417 @@
+"""AutoTorch: PyTorch's ``torch.autograd`` (reverse and forward) and ``torch.func`` (vmap).
+
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoTorch()
+    >>> f = lambda x: (x ** 2).sum()
+    >>> prep = di.prepare_gradient(f, backend, np.array([1.0, 2.0]))
+    >>> di.gradient(f, backend, np.array([1.0, 2.0]), prep=prep)
+    array([2., 4.])
+
+Both primitives are native. Each operator uses the recipe that measured
+fastest on CPU (torch 2.13, float64, small and medium sizes; see
+``benchmarks/bench_torch_overhead.py``), within the mode the selector asks for:
+
+==================  ===========================================  ==============================
+operator            ``mode=None`` and ``mode="reverse"``         ``mode="forward"``
+==================  ===========================================  ==============================
+pullback            ``autograd.grad`` (one cotangent), batched   fallback from pushforwards
+                    ``autograd.grad(is_grads_batched=True)``
+pushforward         ``None``: forward-mode dual numbers, one     dual numbers / ``vmap(jvp)``
+                    tangent; ``vmap(jvp)`` for a batch.
+                    ``"reverse"``: fallback from pullbacks
+gradient            ``autograd.grad``                            ``vmap(jvp)`` over the basis
+jacobian            batched ``autograd.grad`` over the output    ``vmap(jvp)`` over the basis
+                    basis (``None`` switches to ``vmap(jvp)``
+                    when the output is larger than the input)
+derivative          ``autograd.grad``, batched over the output   dual numbers
+                    basis
+hessian             ``autograd.grad`` twice, the second batched  same
+                    over the basis (double backward)
+hvp                 double backward, batched over the tangents   same
+second_derivative   double backward                              same
+==================  ===========================================  ==============================
+
+``autograd.grad`` is about 3x faster than ``torch.func.grad`` on small
+gradients and forward-mode AD (dual numbers or ``torch.func.jvp``) is 10-15x
+slower than a backward pass on small scalar functions in this torch build,
+which is why ``mode=None`` uses reverse mode for derivatives and Jacobians.
+Batches of seeds are one vectorized call (``is_grads_batched`` or ``vmap``),
+never a Python loop over seeds.
+
+Arrays: numpy in, numpy out (``torch.from_numpy``, no copy; a read-only
+array is copied once per call); tensors in, tensors out on the same device and
+dtype. The user's tensors are never modified: ``x`` is differentiated through
+a detached alias, so ``x.grad`` stays ``None`` and ``x.requires_grad`` is
+unchanged. numpy arrays among the contexts become tensors sharing memory;
+tensor contexts are passed detached.
+
+Output shape: learned at preparation by calling ``f`` on meta-device tensors
+(no numeric work) when ``f`` allows it; when it does not (it reads values,
+mixes in CPU tensors it closes over, calls numpy) preparation evaluates ``f``
+once, and the prepared calls never evaluate it for the shape. Two-argument
+functions ``f(y, x)`` take the shape from ``y`` and are differentiated through
+a fresh zero buffer per call (torch records the writes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.autograd import forward_ad as fwAD
+
+from ..operators._core import Spec, require_scalar_output
+from .base import Adapter, Impl
+
+_Tensor = torch.Tensor
+_grad = torch.autograd.grad
+_grad_enabled = torch.is_grad_enabled
+_enable_grad = torch.enable_grad
+_vmap = torch.func.vmap
+_jvp = torch.func.jvp
+
+
+def _torch_dtype(name):
+    return getattr(torch, name)
+
+
+# -- the boundary between the user's arrays and torch ---------------------------------------------
+
+
+def _numpy_to_torch(x):
+    if x.__class__ is not np.ndarray:
+        return torch.from_numpy(np.asarray(x))
+    if not x.flags.writeable:
+        # from_numpy warns on read-only arrays; torch never writes x, but copy to stay quiet and safe.
+        return torch.from_numpy(x.copy())
+    return torch.from_numpy(x)
+
+
+def _tensor_alias(x):
+    return x.detach()
+
+
+def _to_numpy(t):
+    return t.detach().numpy()
+
+
+def _same(t):
+    return t
+
+
+def _context_to_torch(value):
+    if isinstance(value, np.ndarray):
+        return _numpy_to_torch(value)
+    if isinstance(value, _Tensor) and value.requires_grad:
+        return value.detach()
+    return value
+
+
+def _contexts(ctx):
+    return tuple(_context_to_torch(c) for c in ctx)
+
+
+class _Boundary:
+    """Conversions for one problem: ``to_torch(x)`` (a fresh leaf), ``back(t)``, ``fn(x, *ctx)``."""
+
+    def __init__(self, problem):
+        if problem.family == "torch":
+            self.to_torch, self.back = _tensor_alias, _detached
+        else:
+            self.to_torch, self.back = _numpy_to_torch, _to_numpy
+        f = problem.f
+        if problem.y is None:
+            self.fn = f
+        else:
+            shape = tuple(problem.y.shape)
+            dtype = _torch_dtype(problem.spec.dtype)
+
+            def fn(x, *ctx):
+                # torch records the writes into a fresh buffer; the user's y is filled by the core.
+                buffer = torch.zeros(shape, dtype=dtype, device=x.device)
+                f(buffer, x, *ctx)
+                return buffer
+
+            self.fn = fn
+
+
+def _detached(t):
+    return t.detach() if t.requires_grad else t
+
+
+def _as_output(y, like):
+    """``f``'s result as a tensor (a Python number or numpy scalar becomes one, on x's device)."""
+    if isinstance(y, _Tensor):
+        return y
+    return torch.as_tensor(y, device=like.device)
+
+
+def _traced(fn, xr, ctx):
+    """``fn(xr, *ctx)`` with autograd recording, even inside the user's ``torch.no_grad()``."""
+    if _grad_enabled():
+        y = fn(xr, *ctx)
+    else:
+        with _enable_grad():
+            y = fn(xr, *ctx)
+    return y if isinstance(y, _Tensor) else _as_output(y, xr)
+
+
+def _vjp(y, xr, seed, batched=False, create_graph=False):
+    """``seed @ J`` (a batch of seeds when ``batched``); zeros where ``y`` does not depend on ``xr``."""
+    if not y.requires_grad:
+        shape = (seed.shape[0], *xr.shape) if batched else xr.shape
+        return torch.zeros(shape, dtype=xr.dtype, device=xr.device)
+    return _grad(y, xr, seed, create_graph=create_graph, allow_unused=True, materialize_grads=True,
+                 is_grads_batched=batched)[0]
+
+
+def _dual_jvp(fn, x, t, ctx):
+    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent)."""
+    with fwAD.dual_level():
+        y = fn(fwAD.make_dual(x, t), *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, x)
+        primal, tangent = fwAD.unpack_dual(y)
+    if tangent is None:
+        tangent = torch.zeros_like(primal)
+    return primal, tangent
+
+
+def _vmapped_jvp(fn, n_ctx, out_dim=0):
+    """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents."""
+
+    def one(x, t, *ctx):
+        return _jvp(lambda z: fn(z, *ctx), (x,), (t,))
+
+    return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, out_dim))
+
+
+class TorchAdapter(Adapter):
+    """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
+
+    mode = "both"
+    inplace = True
+    families = ("numpy", "torch")
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.forward_only = backend.mode == "forward"
+        self.reverse_only = backend.mode == "reverse"
+
+    # -- output shape ------------------------------------------------------------------------------
+
+    def output_spec(self, problem):
+        if problem.y is not None:
+            return Spec.of(problem.y)
+        x = _Boundary(problem).to_torch(problem.x)
+        ctx = _contexts(problem.ctx)
+        try:
+            meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
+            meta_ctx = tuple(
+                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
+            )
+            y = problem.f(meta_x, *meta_ctx)
+            if isinstance(y, _Tensor) and y.device.type == "meta":
+                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
+            pass
+        with torch.no_grad():
+            y = problem.f(x, *ctx)
+        if isinstance(y, _Tensor):
+            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        return Spec.of(y)
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _stack_seeds(problem, seeds):
+        """The user's seeds as one stacked tensor (converted once, at preparation)."""
+        to_torch = _Boundary(problem).to_torch
+        return torch.stack([to_torch(s) for s in seeds])
+
+    @staticmethod
+    def _basis(shape, dtype, device):
+        n = 1
+        for d in shape:
+            n *= d
+        return torch.eye(n, dtype=_torch_dtype(dtype), device=device).reshape((n, *shape))
+
+    # -- primitives ----------------------------------------------------------------------------------
+
+    def prepare_pullback(self, problem):
+        if self.forward_only:
+            return None
+        b = _Boundary(problem)
+        to_torch, back, fn = b.to_torch, b.back, b.fn
+        spec = problem.spec
+        n_seeds = len(problem.tangents)
+
+        def value_and_pullback(x, cotangents, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            if n_seeds == 1:
+                results = (back(_vjp(y, xr, to_torch(cotangents[0]).reshape(spec.shape))),)
+            else:
+                seeds = torch.stack([to_torch(c) for c in cotangents])
+                results = tuple(back(r) for r in _vjp(y, xr, seeds, batched=True))
+            return back(y.detach()), results
+
+        return Impl(
+            value_and_pullback=value_and_pullback,
+            pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
+        )
+
+    def prepare_pushforward(self, problem):
+        if self.reverse_only:
+            return None
+        b = _Boundary(problem)
+        to_torch, back, fn = b.to_torch, b.back, b.fn
+        n_seeds = len(problem.tangents)
+        if n_seeds == 1:
+
+            def value_and_pushforward(x, tangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, tangent = _dual_jvp(fn, to_torch(x), to_torch(tangents[0]), ctx)
+                return back(value), (back(tangent),)
+
+        else:
+            batched = _vmapped_jvp(fn, len(problem.ctx))
+
+            def value_and_pushforward(x, tangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                seeds = torch.stack([to_torch(t) for t in tangents])
+                value, results = batched(to_torch(x), seeds, *ctx)
+                return back(value), tuple(back(r) for r in results)
+
+        return Impl(
+            value_and_pushforward=value_and_pushforward,
+            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+        )
+
+    # -- first-order overrides -----------------------------------------------------------------------
+
+    def prepare_gradient(self, problem):
+        require_scalar_output(problem, "gradient")
+        b = _Boundary(problem)
+        to_torch, back, fn = b.to_torch, b.back, b.fn
+        if self.forward_only:
+            x0 = to_torch(problem.x)
+            basis = self._basis(problem.x_shape, problem.x_dtype, x0.device)
+            columns = _vmapped_jvp(fn, len(problem.ctx))
+            shape = problem.x_shape
+
+            def value_and_gradient(x, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, parts = columns(to_torch(x), basis, *ctx)
+                return back(value), back(parts.reshape(shape))
+
+            return Impl(
+                value_and_gradient=value_and_gradient,
+                gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+            )
+
+        def gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            return back(_vjp(y, xr, None))
+
+        def value_and_gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            return back(y.detach()), back(_vjp(y, xr, None))
+
+        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
+
+    def _jacobian_by_rows(self, problem, b):
+        """``run(x, *ctx) -> (value, jacobian)`` by batched backward passes over the output basis."""
+        to_torch, back, fn = b.to_torch, b.back, b.fn
+        spec = problem.spec
+        x0 = to_torch(problem.x)
+        basis = self._basis(spec.shape, spec.dtype, x0.device)
+        jac_shape = spec.shape + problem.x_shape
+        scalar_out = spec.shape == ()
+
+        def run(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            if scalar_out:
+                return y, _vjp(y, xr, None)
+            return y, _vjp(y, xr, basis, batched=True).reshape(jac_shape)
+
+        return run
+
+    def _jacobian_by_columns(self, problem, b):
+        """``run(x, *ctx) -> (value, jacobian)`` by ``vmap(jvp)`` over the input basis."""
+        to_torch, fn = b.to_torch, b.fn
+        spec = problem.spec
+        x0 = to_torch(problem.x)
+        basis = self._basis(problem.x_shape, problem.x_dtype, x0.device)
+        columns = _vmapped_jvp(fn, len(problem.ctx), out_dim=len(spec.shape))
+        jac_shape = spec.shape + problem.x_shape
+
+        def run(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            value, parts = columns(to_torch(x), basis, *ctx)
+            return value, parts.reshape(jac_shape)
+
+        return run
+
+    def _use_columns(self, problem):
+        if self.forward_only:
+            return True
+        if self.reverse_only:
+            return False
+        # Forward-mode AD costs several backward passes per operation here: use it only for tall Jacobians.
+        return problem.spec.size > 4 * problem.x_size
+
+    def prepare_jacobian(self, problem):
+        b = _Boundary(problem)
+        back = b.back
+        run = self._jacobian_by_columns(problem, b) if self._use_columns(problem) else self._jacobian_by_rows(problem, b)
+
+        def value_and_jacobian(x, *ctx):
+            value, jac = run(x, ctx)
+            return back(value.detach()), back(jac)
+
+        return Impl(
+            value_and_jacobian=value_and_jacobian,
+            jacobian=lambda x, *ctx: back(run(x, ctx)[1]),
+        )
+
+    def prepare_derivative(self, problem):
+        b = _Boundary(problem)
+        to_torch, back, fn = b.to_torch, b.back, b.fn
+        if self.forward_only:
+            one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=to_torch(problem.x).device)
+
+            def value_and_derivative(x, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, tangent = _dual_jvp(fn, to_torch(x), one, ctx)
+                return back(value), back(tangent)
+
+            return Impl(
+                value_and_derivative=value_and_derivative,
+                derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
+            )
+        run = self._jacobian_by_rows(problem, b)
+
+        def value_and_derivative(x, *ctx):
+            value, d = run(x, ctx)
+            return back(value.detach()), back(d)
+
+        return Impl(
+            value_and_derivative=value_and_derivative,
+            derivative=lambda x, *ctx: back(run(x, ctx)[1]),
+        )
