@@ -1,0 +1,38 @@
+"""The public conformance kit: check any backend against the diffinterface contract.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import default_scenarios, test_differentiation
+    >>> report = test_differentiation(di.AutoFiniteDiff(), default_scenarios())
+    >>> report.ok
+    True
+
+- :class:`Scenario`: an operator, a function, a point and the analytic answer.
+- :func:`default_scenarios` (first order) and :func:`second_order_scenarios`.
+- :func:`test_differentiation`: runs every case, returns a printable :class:`Report`.
+- :func:`benchmark_differentiation`: evaluation counts and timings per case.
+- :func:`pytest_cases` and the pytest plugin ``diffinterface.testing.pytest_plugin``
+  (``--di-backends=id,id``, fixtures ``di_case``, ``di_second_order_case``, ``di_backend``).
+
+Importing this package imports no framework.
+"""
+
+from .backends import BACKENDS, ZERO_BACKENDS
+from .benchmark import benchmark_differentiation
+from .conformance import (
+    Case,
+    CaseResult,
+    CountingFunction,
+    Report,
+    build_cases,
+    default_tolerances,
+    pytest_cases,
+    test_differentiation,
+)
+from .scenarios import FIRST_ORDER, SECOND_ORDER, Scenario, default_scenarios, second_order_scenarios
+
+__all__ = [
+    "BACKENDS", "ZERO_BACKENDS",
+    "Scenario", "default_scenarios", "second_order_scenarios", "FIRST_ORDER", "SECOND_ORDER",
+    "test_differentiation", "benchmark_differentiation", "pytest_cases", "build_cases",
+    "Case", "CaseResult", "CountingFunction", "Report", "default_tolerances",
+]

@@ -1,0 +1,97 @@
+"""Moving scenarios between array families (numpy, torch, jax), importing a framework only when asked.
+
+    >>> from diffinterface.testing import default_scenarios
+    >>> from diffinterface.testing.families import to_family, to_numpy
+    >>> s = default_scenarios(operators="gradient")[0]
+    >>> to_family(s, "numpy") is s
+    True
+    >>> to_numpy(s.x).dtype
+    dtype('float64')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..arrays import family_of
+from ..contexts import Context
+
+#: families the kit knows how to build inputs in
+CONVERTIBLE_FAMILIES = ("numpy", "torch", "jax")
+
+
+def to_numpy(a):
+    """A numpy copy of an array of any family (Python numbers become 0-d arrays)."""
+    family = family_of(a)
+    if family == "torch":
+        return a.detach().cpu().numpy().copy()
+    return np.array(a, copy=True)
+
+
+def convert(a, family):
+    """``a`` (numpy array, Python number or tuple of them) in ``family``; Python numbers stay numbers."""
+    if a is None or isinstance(a, (int, float)):
+        return a
+    if isinstance(a, tuple):
+        return tuple(convert(item, family) for item in a)
+    if family == "numpy":
+        return a
+    a = np.asarray(a)
+    if family == "torch":
+        import torch
+
+        return torch.from_numpy(a.copy())
+    if family == "jax":
+        import jax
+
+        # float64 arrays exist in JAX only under x64; building them inside the
+        # context keeps the process-wide setting untouched.
+        with jax.enable_x64(a.dtype == np.float64):
+            return jax.numpy.asarray(a)
+    raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
+
+
+def _convert_context(context, family):
+    return type(context)(convert(context.value, family))
+
+
+def to_family(scenario, family):
+    """The scenario with x, y, tangents, contexts and expected results in ``family``.
+
+    The function is unchanged: scenario functions are written against the array
+    API, so they run on every family.
+    """
+    if family == "numpy":
+        return scenario
+    if family not in CONVERTIBLE_FAMILIES:
+        raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
+    return dataclasses.replace(
+        scenario,
+        x=convert(scenario.x, family),
+        y=convert(scenario.y, family),
+        tangents=convert(scenario.tangents, family),
+        contexts=tuple(_convert_context(c, family) for c in scenario.contexts if isinstance(c, Context)),
+        value=convert(scenario.value, family),
+        first=convert(scenario.first, family),
+        second=convert(scenario.second, family),
+    )
+
+
+def zeros_like(a, family):
+    """A fresh zero buffer shaped like the numpy array ``a`` in ``family`` (None for immutable JAX)."""
+    a = np.asarray(a)
+    if family == "numpy":
+        return np.zeros(a.shape, dtype=a.dtype)
+    if family == "torch":
+        import torch
+
+        return torch.zeros(a.shape, dtype=getattr(torch, str(a.dtype)))
+    return None
+
+
+def reshaped_other(x, family):
+    """An input like ``x`` but with one more element (shape differs), for the mismatch check."""
+    flat = np.concatenate([np.reshape(to_numpy(x), (-1,)), np.zeros(1, dtype=np.asarray(to_numpy(x)).dtype)])
+    return convert(flat, family)

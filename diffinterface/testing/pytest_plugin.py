@@ -1,0 +1,126 @@
+"""pytest plugin: run the conformance kit on chosen backends, one test id per case.
+
+Load it with ``-p diffinterface.testing.pytest_plugin`` (or
+``pytest_plugins = ["diffinterface.testing.pytest_plugin"]`` in a root
+``conftest.py``). It adds:
+
+- ``--di-backends=ID,ID`` (or the ``DI_BACKENDS`` environment variable):
+  which backends to test. An ID is a key of ``diffinterface.testing.BACKENDS``
+  or ``ZERO_BACKENDS``, a prefix of such keys (``finitediff`` selects
+  ``finitediff-central``, ``finitediff-forward``...), or ``module:attribute``
+  naming a selector or a dict id -> selector in your own code. Default: all.
+- fixtures parametrized over the selection: ``di_backend`` (a selector),
+  ``di_case`` (first-order cases over :func:`default_scenarios`) and
+  ``di_second_order_case`` (over :func:`second_order_scenarios`).
+
+A third party checks its backend with::
+
+    pytest --pyargs diffinterface.testing -p diffinterface.testing.pytest_plugin --di-backends=mypkg.di:BACKEND
+
+which runs ``diffinterface/testing/test_kit_conformance.py``: ``di_case.check()``
+for every case. Test ids read ``backend-operator-scenario-dtype-family``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+
+from ..selectors import AbstractBackend
+from .backends import BACKENDS, ZERO_BACKENDS
+from .conformance import build_cases
+from .scenarios import default_scenarios, second_order_scenarios
+
+ENVIRONMENT_VARIABLE = "DI_BACKENDS"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("diffinterface", "diffinterface conformance kit")
+    group.addoption(
+        "--di-backends",
+        action="store",
+        default=None,
+        metavar="ID,ID",
+        help=(
+            "backends the conformance kit tests: ids of diffinterface.testing.BACKENDS / ZERO_BACKENDS, "
+            f"prefixes of them, or module:attribute; default: ${ENVIRONMENT_VARIABLE}, else all"
+        ),
+    )
+
+
+def known_backends():
+    """Every backend the project tests, id -> selector (zero backends included)."""
+    return {**BACKENDS, **ZERO_BACKENDS}
+
+
+def _import_backends(spec):
+    module_name, _, attribute = spec.partition(":")
+    try:
+        value = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise pytest.UsageError(f"--di-backends: cannot import {spec!r}: {error}") from error
+    if isinstance(value, AbstractBackend):
+        return {attribute: value}
+    if isinstance(value, dict) and all(isinstance(v, AbstractBackend) for v in value.values()):
+        return dict(value)
+    raise pytest.UsageError(
+        f"--di-backends: {spec!r} must name a backend selector or a dict id -> selector; got {type(value).__name__}"
+    )
+
+
+def select_backends(text):
+    """``{id: selector}`` for a comma-separated selection (None or empty: every known backend).
+
+        >>> sorted(select_backends("finitediff"))
+        ['finitediff-central', 'finitediff-complex', 'finitediff-forward']
+    """
+    known = known_backends()
+    if not text or not text.strip():
+        return known
+    selected = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if ":" in item:
+            selected.update(_import_backends(item))
+        elif item in known:
+            selected[item] = known[item]
+        else:
+            matches = {k: v for k, v in known.items() if k.startswith(item + "-")}
+            if not matches:
+                raise pytest.UsageError(
+                    f"--di-backends: unknown backend id {item!r}; expected one of {', '.join(known)} "
+                    "(or a prefix of them, or module:attribute)"
+                )
+            selected.update(matches)
+    return selected
+
+
+def selected_backends(config):
+    """The backends chosen by ``--di-backends`` or ``$DI_BACKENDS`` for this session."""
+    text = config.getoption("--di-backends", default=None)
+    if text is None:
+        text = os.environ.get(ENVIRONMENT_VARIABLE)
+    return select_backends(text)
+
+
+def _case_params(config, scenarios):
+    backends = selected_backends(config)
+    cases = build_cases(backends, scenarios, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
+    return [
+        pytest.param(case, id=case.id, marks=[pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else [])
+        for case in cases
+    ]
+
+
+def pytest_generate_tests(metafunc):
+    config = metafunc.config
+    if "di_backend" in metafunc.fixturenames:
+        backends = selected_backends(config)
+        metafunc.parametrize("di_backend", list(backends.values()), ids=list(backends))
+    if "di_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_case", _case_params(config, default_scenarios()))
+    if "di_second_order_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_second_order_case", _case_params(config, second_order_scenarios()))

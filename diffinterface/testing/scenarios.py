@@ -1,0 +1,484 @@
+"""Scenarios: one operator applied to one function at one point, with the answer known in advance.
+
+A :class:`Scenario` holds the function, the input ``x``, the optional output
+buffer ``y`` (two-argument form ``f(y, x, *contexts)``), the tangents, the
+contexts and the expected results. Expected results come from analytic
+formulas (a Jacobian written by hand, contracted with the tangents), never
+from a backend.
+
+    >>> from diffinterface.testing import default_scenarios
+    >>> scenarios = default_scenarios(operators=["gradient"])
+    >>> sorted({s.operator for s in scenarios})
+    ['gradient']
+    >>> scenarios[0].name
+    'gradient-vector_to_scalar-float64'
+
+Functions are written against the array API (``xp = di.array_namespace(x)``),
+so every backend can trace them; closed-over constants are numpy arrays of x's
+dtype, turned into x's family with ``xp.asarray`` inside the function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..arrays import array_namespace
+
+FIRST_ORDER = ("pushforward", "pullback", "derivative", "gradient", "jacobian")
+SECOND_ORDER = ("second_derivative", "hvp", "hessian")
+OPERATORS = FIRST_ORDER + SECOND_ORDER
+#: operators whose function may be two-argument, f(y, x, *contexts)
+TWO_ARGUMENT_OPERATORS = ("pushforward", "pullback", "derivative", "jacobian")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Scenario:
+    """One operator on one function at one point, with its expected results.
+
+    ``first`` is the expected first-order result (pushforward and pullback: a
+    tuple, one entry per tangent; derivative, gradient, jacobian: an array).
+    ``second`` is the expected second-order result of second-order operators
+    (second_derivative, hvp as a tuple, hessian); their ``first`` is the
+    derivative or gradient that ``value_derivative_and_second_derivative`` and
+    friends also return. ``value`` is f(x). With ``y`` set (a buffer shaped
+    like f(x)), ``f`` is two-argument: ``f(y, x, *contexts)`` writes into y.
+
+        >>> import numpy as np, diffinterface as di
+        >>> s = Scenario("gradient", lambda x: (x ** 2).sum(), np.array([1.0, 2.0]),
+        ...              value=np.float64(5.0), first=np.array([2.0, 4.0]), name="square")
+        >>> s.dtype, s.x_shape
+        ('float64', (2,))
+    """
+
+    operator: str
+    f: Callable
+    x: Any
+    y: Any = None
+    tangents: Optional[tuple] = None
+    contexts: tuple = ()
+    value: Any = None
+    first: Any = None
+    second: Any = None
+    name: str = ""
+
+    def __post_init__(self):
+        if self.operator not in OPERATORS:
+            raise ValueError(f"operator: expected one of {OPERATORS}; got {self.operator!r}")
+        if not callable(self.f):
+            raise TypeError(f"f: expected a callable; got {type(self.f).__name__}")
+        needs_tangents = self.operator in ("pushforward", "pullback", "hvp")
+        if needs_tangents and not (isinstance(self.tangents, tuple) and self.tangents):
+            raise TypeError(
+                f"tangents: {self.operator} scenarios need a non-empty tuple of tangents; got {self.tangents!r}"
+            )
+        if not needs_tangents and self.tangents is not None:
+            raise TypeError(f"tangents: {self.operator} takes no tangents; got {type(self.tangents).__name__}")
+        if self.y is not None and self.operator not in TWO_ARGUMENT_OPERATORS:
+            raise ValueError(f"y: {self.operator} has no two-argument form; y must be None")
+        if not isinstance(self.contexts, tuple):
+            raise TypeError(f"contexts: expected a tuple of di.Constant/di.Cache; got {type(self.contexts).__name__}")
+        if self.first is None and self.operator in FIRST_ORDER:
+            raise ValueError(f"first: a {self.operator} scenario needs its expected result")
+        if self.second is None and self.operator in SECOND_ORDER:
+            raise ValueError(f"second: a {self.operator} scenario needs its expected second-order result")
+        if not self.name:
+            object.__setattr__(self, "name", f"{self.operator}-{self.dtype}")
+
+    @property
+    def order(self) -> int:
+        return 1 if self.operator in FIRST_ORDER else 2
+
+    @property
+    def dtype(self) -> str:
+        from ..arrays import dtype_name
+
+        return dtype_name(self.x)
+
+    @property
+    def x_shape(self) -> tuple:
+        from ..arrays import shape_of
+
+        return shape_of(self.x)
+
+    @property
+    def two_argument(self) -> bool:
+        return self.y is not None
+
+    def __repr__(self):
+        return f"<Scenario {self.name}>"
+
+
+# -- test functions with hand-written derivatives ----------------------------------------------------
+#
+# Each builder takes a numpy x and returns (f, value, jac) where jac has shape
+# f(x).shape + x.shape; scalar-output ones also return the Hessian. Constants
+# are drawn in x's dtype so that results keep x's dtype.
+
+
+def _const(values, dtype):
+    return np.asarray(values, dtype=dtype)
+
+
+def _scalar_to_scalar(x):
+    """f(x) = sin(x) * x."""
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.sin(x) * x
+
+    value = np.sin(x) * x
+    d = np.cos(x) * x + np.sin(x)
+    d2 = 2 * np.cos(x) - x * np.sin(x)
+    return f, value, d, d2
+
+
+def _scalar_to_array(x, shape):
+    """f(x) = sin(a * x) with a closed-over constant a of the output's shape."""
+    a = _const(np.arange(1, 1 + int(np.prod(shape))).reshape(shape) / 2.0, x.dtype)
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.sin(xp.asarray(a) * x)
+
+    value = np.sin(a * x)
+    d = a * np.cos(a * x)
+    d2 = -(a**2) * np.sin(a * x)
+    return f, value, d, d2
+
+
+def _array_to_scalar(x):
+    """f(x) = log(sum(exp(x))) + sum(sin(x)): a Hessian with off-diagonal terms."""
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.log(xp.sum(xp.exp(x))) + xp.sum(xp.sin(x))
+
+    value = np.log(np.sum(np.exp(x))) + np.sum(np.sin(x))
+    p = np.exp(x) / np.sum(np.exp(x))
+    grad = p + np.cos(x)
+    pf, n = p.reshape(-1), x.size
+    hess = (np.diag(pf) - np.outer(pf, pf) - np.diag(np.sin(x).reshape(-1))).reshape(x.shape + x.shape)
+    return f, value, grad, hess
+
+
+def _vector_to_vector(x, m):
+    """f(x) = M @ sin(x) with a closed-over (m, n) matrix M."""
+    n = x.shape[0]
+    M = _const((np.arange(m * n).reshape(m, n) % 5 - 1.5) / 2.0, x.dtype)
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.matmul(xp.asarray(M), xp.sin(x))
+
+    return f, M @ np.sin(x), M * np.cos(x)[None, :]
+
+
+def _vector_to_matrix(x):
+    """f(x)[i, j] = x[i] * sin(x[j])."""
+    n = x.shape[0]
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.reshape(x, (n, 1)) * xp.reshape(xp.sin(x), (1, n))
+
+    value = np.outer(x, np.sin(x))
+    eye = np.eye(n, dtype=x.dtype)
+    jac = np.einsum("ik,j->ijk", eye, np.sin(x)) + np.einsum("i,jk,j->ijk", x, eye, np.cos(x))
+    return f, value, jac
+
+
+def _matrix_to_vector(x):
+    """f(X)[i] = sum_j w[j] * sin(X[i, j]) with closed-over weights w."""
+    rows, cols = x.shape
+    w = _const(np.linspace(0.5, 2.0, cols), x.dtype)
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.sum(xp.sin(x) * xp.asarray(w), axis=1)
+
+    value = np.sum(np.sin(x) * w, axis=1)
+    jac = np.einsum("ik,kl->ikl", np.eye(rows, dtype=x.dtype), w[None, :] * np.cos(x))
+    return f, value, jac
+
+
+def _matrix_to_matrix(x):
+    """f(X) = B @ sin(X) with a closed-over (3, rows) matrix B."""
+    rows, cols = x.shape
+    B = _const((np.arange(3 * rows).reshape(3, rows) - 2.0) / 3.0, x.dtype)
+
+    def f(x):
+        xp = array_namespace(x)
+        return xp.matmul(xp.asarray(B), xp.sin(x))
+
+    value = B @ np.sin(x)
+    jac = np.einsum("ik,jl,kl->ijkl", B, np.eye(cols, dtype=x.dtype), np.cos(x))
+    return f, value, jac
+
+
+# functions with a Constant context: f(x, c)
+
+
+def _scalar_with_context(x):
+    """f(x, c) = sin(c * x) with a Python float Constant c."""
+
+    def f(x, c):
+        xp = array_namespace(x)
+        return xp.sin(c * x)
+
+    c = 1.5
+    return f, (c,), np.sin(c * x), c * np.cos(c * x), -(c**2) * np.sin(c * x)
+
+
+def _gradient_with_context(x):
+    """f(x, w) = sum(w * x**3) / 3 with an array Constant w."""
+    w = _const(np.linspace(-1.0, 2.0, x.size).reshape(x.shape), x.dtype)
+
+    def f(x, w):
+        xp = array_namespace(x)
+        return xp.sum(xp.asarray(w) * x**3) / 3
+
+    value = np.sum(w * x**3) / 3
+    grad = w * x**2
+    hess = np.diag((2 * w * x).reshape(-1)).reshape(x.shape + x.shape)
+    return f, (w,), value, grad, hess
+
+
+def _jacobian_with_context(x, m):
+    """f(x, M) = M @ sin(x) with the matrix M passed as a Constant."""
+    n = x.shape[0]
+    M = _const((np.arange(m * n).reshape(m, n) % 3 - 0.5), x.dtype)
+
+    def f(x, M):
+        xp = array_namespace(x)
+        return xp.matmul(xp.asarray(M), xp.sin(x))
+
+    return f, (M,), M @ np.sin(x), M * np.cos(x)[None, :]
+
+
+# -- turning a function into scenarios -------------------------------------------------------------------
+
+
+def _two_argument(f):
+    """The two-argument form of f: ``f2(y, x, *ctx)`` writes f(x, *ctx) into y."""
+
+    def f_in_place(y, x, *ctx):
+        y[...] = f(x, *ctx)
+
+    f_in_place.__name__ = getattr(f, "__name__", "f") + "_in_place"
+    return f_in_place
+
+
+def _contract_x(jac, t, x_ndim):
+    """J @ t over x's axes (the pushforward of t)."""
+    axes = list(range(jac.ndim - x_ndim, jac.ndim))
+    return np.tensordot(jac, t, axes=(axes, list(range(x_ndim))))
+
+
+def _contract_y(jac, c, y_ndim):
+    """c @ J over y's axes (the pullback of c)."""
+    return np.tensordot(c, jac, axes=(list(range(y_ndim)), list(range(y_ndim))))
+
+
+def _tangent(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def _scenario(operator, f, x, value, jac, *, name, contexts=(), batched=False, two_argument=False, seed=0):
+    """A first-order scenario for ``operator`` from the analytic Jacobian ``jac``."""
+    from ..contexts import Constant
+
+    dtype = x.dtype
+    value = np.asarray(value, dtype=dtype)
+    jac = np.asarray(jac, dtype=dtype)
+    x_ndim, y_shape = x.ndim, value.shape
+    tangents = None
+    if operator == "pushforward":
+        t = _tangent(x.shape, dtype, seed)
+        tangents = (t, -t) if batched else (t,)
+        first = tuple(np.asarray(_contract_x(jac, t, x_ndim), dtype=dtype).reshape(y_shape) for t in tangents)
+    elif operator == "pullback":
+        c = _tangent(y_shape, dtype, seed)
+        tangents = (c, -c) if batched else (c,)
+        first = tuple(np.asarray(_contract_y(jac, c, len(y_shape)), dtype=dtype).reshape(x.shape) for c in tangents)
+    elif operator == "derivative":
+        first = jac.reshape(y_shape)
+    elif operator == "gradient":
+        first = jac.reshape(x.shape)
+    else:
+        first = jac
+    y = None
+    if two_argument:
+        f = _two_argument(f)
+        y = np.zeros(y_shape, dtype=dtype)
+    return Scenario(
+        operator, f, x, y=y, tangents=tangents, contexts=tuple(Constant(c) for c in contexts),
+        value=value, first=first, name=name,
+    )
+
+
+def _x(shape, dtype):
+    """A deterministic, well-scaled input: values in [0.2, 1.1], all distinct."""
+    n = int(np.prod(shape))
+    return np.linspace(0.2, 1.1, n).reshape(shape).astype(dtype) if shape else np.asarray(0.7, dtype=dtype)
+
+
+def _first_order_set():
+    scenarios = []
+    add = scenarios.append
+
+    # derivative: scalar x -> scalar, vector, matrix; two-argument; Constant context
+    for dtype in ("float64", "float32"):
+        x = _x((), dtype)
+        f, value, d, _ = _scalar_to_scalar(x)
+        add(_scenario("derivative", f, x, value, d, name=f"derivative-scalar_to_scalar-{dtype}"))
+    x = _x((), "float64")
+    f, value, d, _ = _scalar_to_array(x, (3,))
+    add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_vector-float64"))
+    add(_scenario("derivative", f, x, value, d, two_argument=True, name="derivative-scalar_to_vector-two_argument-float64"))
+    x = _x((), "float32")
+    f, value, d, _ = _scalar_to_array(x, (2, 3))
+    add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_matrix-float32"))
+    x = _x((), "float64")
+    f, ctx, value, d, _ = _scalar_with_context(x)
+    add(_scenario("derivative", f, x, value, d, contexts=ctx, name="derivative-constant_context-float64"))
+
+    # gradient: vector and matrix x; float32; Constant context
+    for shape, kind, dtype in (((4,), "vector", "float64"), ((4,), "vector", "float32"), ((2, 3), "matrix", "float64")):
+        x = _x(shape, dtype)
+        f, value, grad, _ = _array_to_scalar(x)
+        add(_scenario("gradient", f, x, value, grad, name=f"gradient-{kind}_to_scalar-{dtype}"))
+    x = _x((2, 2), "float64")
+    f, ctx, value, grad, _ = _gradient_with_context(x)
+    add(_scenario("gradient", f, x, value, grad, contexts=ctx, name="gradient-constant_context-float64"))
+
+    # jacobian: vector/matrix in and out; two-argument; Constant context
+    x = _x((3,), "float64")
+    f, value, jac = _vector_to_vector(x, 4)
+    add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_vector-float64"))
+    add(_scenario("jacobian", f, x, value, jac, two_argument=True, name="jacobian-vector_to_vector-two_argument-float64"))
+    x32 = _x((3,), "float32")
+    f, value, jac = _vector_to_vector(x32, 2)
+    add(_scenario("jacobian", f, x32, value, jac, name="jacobian-vector_to_vector-float32"))
+    f, value, jac = _vector_to_matrix(x)
+    add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_matrix-float64"))
+    xm = _x((2, 3), "float64")
+    f, value, jac = _matrix_to_vector(xm)
+    add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_vector-float64"))
+    f, value, jac = _matrix_to_matrix(xm)
+    add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_matrix-float64"))
+    xm32 = _x((2, 3), "float32")
+    f, value, jac = _matrix_to_matrix(xm32)
+    add(_scenario("jacobian", f, xm32, value, jac, two_argument=True, name="jacobian-matrix_to_matrix-two_argument-float32"))
+    f, ctx, value, jac = _jacobian_with_context(x, 2)
+    add(_scenario("jacobian", f, x, value, jac, contexts=ctx, name="jacobian-constant_context-float64"))
+
+    # pushforward: batched tangents (t, -t); scalar and matrix outputs; two-argument; context
+    f, value, jac = _vector_to_vector(x, 4)
+    add(_scenario("pushforward", f, x, value, jac, batched=True, seed=1, name="pushforward-vector_to_vector-batched-float64"))
+    f, value, jac = _matrix_to_matrix(xm32)
+    add(_scenario("pushforward", f, xm32, value, jac, seed=2, name="pushforward-matrix_to_matrix-float32"))
+    xv = _x((4,), "float64")
+    f, value, grad, _ = _array_to_scalar(xv)
+    add(_scenario("pushforward", f, xv, value, grad, seed=3, name="pushforward-vector_to_scalar-float64"))
+    f, value, jac = _vector_to_matrix(x)
+    add(_scenario("pushforward", f, x, value, jac, batched=True, two_argument=True, seed=4,
+                  name="pushforward-vector_to_matrix-two_argument-batched-float64"))
+    f, ctx, value, jac = _jacobian_with_context(x, 2)
+    add(_scenario("pushforward", f, x, value, jac, contexts=ctx, seed=5, name="pushforward-constant_context-float64"))
+
+    # pullback: batched cotangents; scalar x; scalar output; two-argument; context
+    f, value, jac = _vector_to_vector(x, 4)
+    add(_scenario("pullback", f, x, value, jac, batched=True, seed=6, name="pullback-vector_to_vector-batched-float64"))
+    f, value, jac = _matrix_to_vector(xm32)
+    add(_scenario("pullback", f, xm32, value, jac, seed=7, name="pullback-matrix_to_vector-float32"))
+    f, value, grad, _ = _array_to_scalar(xm)
+    add(_scenario("pullback", f, xm, value, grad, seed=8, name="pullback-matrix_to_scalar-float64"))
+    xs = _x((), "float64")
+    f, value, d, _ = _scalar_to_array(xs, (3,))
+    add(_scenario("pullback", f, xs, value, d, batched=True, seed=9, name="pullback-scalar_to_vector-batched-float64"))
+    f, value, jac = _vector_to_vector(x, 2)
+    add(_scenario("pullback", f, x, value, jac, two_argument=True, seed=10, name="pullback-vector_to_vector-two_argument-float64"))
+    f, ctx, value, grad, _ = _gradient_with_context(xv)
+    add(_scenario("pullback", f, xv, value, grad, contexts=ctx, seed=11, name="pullback-constant_context-float64"))
+    return scenarios
+
+
+def _second_order_set():
+    from ..contexts import Constant
+
+    scenarios = []
+    add = scenarios.append
+
+    def second(operator, f, x, value, first, second_result, name, contexts=(), tangents=None):
+        dtype = np.asarray(x).dtype
+        cast = lambda a: np.asarray(a, dtype=dtype)  # noqa: E731
+        if isinstance(second_result, tuple):
+            second_result = tuple(cast(a) for a in second_result)
+        else:
+            second_result = cast(second_result)
+        add(Scenario(operator, f, x, tangents=tangents, contexts=tuple(Constant(c) for c in contexts),
+                     value=cast(value), first=cast(first), second=second_result, name=name))
+
+    for dtype in ("float64", "float32"):
+        x = _x((), dtype)
+        f, value, d, d2 = _scalar_to_scalar(x)
+        second("second_derivative", f, x, value, d, d2, f"second_derivative-scalar_to_scalar-{dtype}")
+    x = _x((), "float64")
+    f, value, d, d2 = _scalar_to_array(x, (3,))
+    second("second_derivative", f, x, value, d, d2, "second_derivative-scalar_to_vector-float64")
+    f, ctx, value, d, d2 = _scalar_with_context(x)
+    second("second_derivative", f, x, value, d, d2, "second_derivative-constant_context-float64", contexts=ctx)
+
+    for shape, kind, dtype in (((4,), "vector", "float64"), ((2, 3), "matrix", "float32")):
+        x = _x(shape, dtype)
+        f, value, grad, hess = _array_to_scalar(x)
+        t = _tangent(shape, dtype, 12)
+        tangents = (t, -t) if kind == "vector" else (t,)
+        hvps = tuple(_contract_x(hess, t, x.ndim).reshape(shape) for t in tangents)
+        label = "-batched" if len(tangents) > 1 else ""
+        second("hvp", f, x, value, grad, hvps, f"hvp-{kind}_to_scalar{label}-{dtype}", tangents=tangents)
+        second("hessian", f, x, value, grad, hess, f"hessian-{kind}_to_scalar-{dtype}")
+    x = _x((3,), "float64")
+    f, ctx, value, grad, hess = _gradient_with_context(x)
+    t = _tangent((3,), "float64", 13)
+    second("hvp", f, x, value, grad, (_contract_x(hess, t, 1),), "hvp-constant_context-float64", contexts=ctx,
+           tangents=(t,))
+    second("hessian", f, x, value, grad, hess, "hessian-constant_context-float64", contexts=ctx)
+    return scenarios
+
+
+def _filter(scenarios, operators, allowed):
+    if operators is None:
+        return scenarios
+    if isinstance(operators, str):
+        operators = (operators,)
+    unknown = [op for op in operators if op not in allowed]
+    if unknown:
+        raise ValueError(f"operators: expected names among {allowed}; got {unknown}")
+    return [s for s in scenarios if s.operator in operators]
+
+
+def default_scenarios(operators=None):
+    """First-order scenarios: every first-order operator on scalar, vector and matrix inputs and outputs.
+
+    Covers one- and two-argument functions, batched tangents ``(t, -t)``,
+    ``Constant`` contexts, closures over constant arrays, float32 and float64.
+    ``operators`` (a name or a list of names) keeps only those operators.
+
+        >>> len(default_scenarios(operators="jacobian")) > 3
+        True
+    """
+    return _filter(_first_order_set(), operators, FIRST_ORDER)
+
+
+def second_order_scenarios(operators=None):
+    """Scenarios for second_derivative, hvp (batched) and hessian, with analytic Hessians.
+
+        >>> sorted({s.operator for s in second_order_scenarios()})
+        ['hessian', 'hvp', 'second_derivative']
+    """
+    return _filter(_second_order_set(), operators, SECOND_ORDER)
