@@ -19,19 +19,28 @@ from .errors import MissingBackendError, PreparationMismatchError, UnsupportedEr
 from .operators import (
     derivative,
     gradient,
+    gradient_and_hvp,
+    hessian,
+    hvp,
     jacobian,
     prepare_derivative,
     prepare_gradient,
+    prepare_hessian,
+    prepare_hvp,
     prepare_jacobian,
     prepare_pullback,
     prepare_pushforward,
+    prepare_second_derivative,
     pullback,
     pushforward,
+    second_derivative,
     value_and_derivative,
     value_and_gradient,
     value_and_jacobian,
     value_and_pullback,
     value_and_pushforward,
+    value_derivative_and_second_derivative,
+    value_gradient_and_hessian,
 )
 from .preparation import Preparation
 from .selectors import (
@@ -58,4 +67,7 @@ __all__ = [
     "jacobian", "prepare_jacobian", "value_and_jacobian",
     "pullback", "prepare_pullback", "value_and_pullback",
     "pushforward", "prepare_pushforward", "value_and_pushforward",
+    "second_derivative", "prepare_second_derivative", "value_derivative_and_second_derivative",
+    "hvp", "prepare_hvp", "gradient_and_hvp",
+    "hessian", "prepare_hessian", "value_gradient_and_hessian",
 ]

@@ -29,6 +29,28 @@ hessian            ``hessian(x, *ctx)``, ``value_gradient_and_hessian(x, *ctx)``
 Inputs and results are in the user's array family (numpy in, numpy out); the
 adapter converts at its boundary. For two-argument functions ``f(y, x, *ctx)``
 the returned value is a fresh array; the core copies it into the user's ``y``.
+
+Second order (``SecondOrder(outer, inner)``, see ``backends/second_order.py``):
+the outer backend differentiates the inner backend's first derivative. An
+adapter whose ``framework`` is None (finite differences, zeros) only evaluates
+functions at concrete arrays, so as the outer it differentiates any inner's
+prepared gradient. An adapter that traces (``framework = "jax"``, ``"torch"``,
+``"autograd"``) can only differentiate computations of its own framework; as
+the inner of such an outer it provides its first derivative as a function its
+framework can differentiate again, through two optional hooks:
+
+- ``differentiable_value_and_gradient(problem)`` -> ``vg(x, *ctx) -> (f(x), gradient)``
+- ``differentiable_value_and_derivative(problem)`` -> ``vd(x, *ctx) -> (f(x), derivative)``
+
+``vg``/``vd`` take and return the framework's own arrays (tracers included),
+exactly as the adapter's primitives pass them to ``f``, convert nothing, and
+must be usable as ``f`` in a problem given to any adapter of the same
+framework (for example ``jax.value_and_grad(f)`` unjitted or jitted,
+``torch.func.grad_and_value(f)`` with its results swapped,
+``autograd.value_and_grad(f)``). They follow the adapter's mode (a
+forward-mode adapter may build the gradient from forward passes). ``None``
+(the default) means the adapter cannot be differentiated through; a pair that
+needs it raises UnsupportedError at preparation.
 """
 
 from __future__ import annotations
@@ -55,6 +77,9 @@ class Adapter:
     max_batch = None
     #: The array families accepted for ``x``.
     families = ("numpy",)
+    #: The framework whose computations this adapter traces ("jax", "torch", "autograd"),
+    #: or None when it only evaluates functions at concrete arrays (see the module docstring).
+    framework = None
 
     def __init__(self, backend):
         self.backend = backend
@@ -106,4 +131,11 @@ class Adapter:
         return None
 
     def prepare_hessian(self, problem):
+        return None
+
+    # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
+    def differentiable_value_and_gradient(self, problem):
+        return None
+
+    def differentiable_value_and_derivative(self, problem):
         return None
