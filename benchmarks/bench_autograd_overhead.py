@@ -116,13 +116,19 @@ def measure(name, f, x, make_pair, rounds, budget_s):
     interface_evals = counted.calls
     if not np.allclose(got, expected):
         raise SystemExit(f"{name}: interface and native results differ")
-    # Calls per block so that all rounds fit the time budget.
-    one = _block_time(native, x, 1)
+    # Calls per block, and fewer rounds for slow workloads, so that all rounds fit the budget.
+    one = min(_block_time(native, x, 1), _block_time(native, x, 1))
+    rounds = max(3, min(rounds, int(budget_s / (2 * one))))
     number = max(1, int(budget_s / (2 * rounds * max(one, 1e-7))))
     times_native, times_interface = [], []
-    for _ in range(rounds):
-        times_native.append(_block_time(native, x, number))
-        times_interface.append(_block_time(interface, x, number))
+    for i in range(rounds):
+        # Alternate which goes first, so drift in the machine's load hits both alike.
+        if i % 2:
+            times_native.append(_block_time(native, x, number))
+            times_interface.append(_block_time(interface, x, number))
+        else:
+            times_interface.append(_block_time(interface, x, number))
+            times_native.append(_block_time(native, x, number))
     median_native = statistics.median(times_native)
     median_interface = statistics.median(times_interface)
     ratios = [i / n for i, n in zip(times_interface, times_native)]

@@ -71,13 +71,6 @@ def matrix_of_scalar_derivative(x):
 X = np.array([0.3, -1.2, 2.0, 0.7])
 
 
-def second_order_impl(operator, f, x, tangents=None):
-    """The adapter's own second-order Impl (the operator modules may not exist yet)."""
-    adapter = get_adapter(BACKEND)
-    problem = Problem(adapter, f, x, tangents, (), None)
-    return getattr(adapter, "prepare_" + operator)(problem)
-
-
 # --- values ----------------------------------------------------------------------------------
 
 
@@ -177,7 +170,15 @@ def prepared_calls(prepare, operator, f, x, *extra):
 def test_prepared_calls_evaluate_f_as_often_as_native(prepare, operator, f, native):
     at_preparation, per_call = prepared_calls(prepare, operator, f, X)
     assert per_call == native_calls(f, native) == 1
-    assert at_preparation == 1  # the output shape, learned once
+    # A Jacobian needs the output shape (its rows), learned once; a gradient's is a scalar by contract.
+    assert at_preparation == (1 if prepare is di.prepare_jacobian else 0)
+
+
+@pytest.mark.parametrize("operator", [di.gradient, di.value_and_gradient])
+def test_unprepared_gradient_evaluates_f_once_like_native(operator):
+    counted = Counted(agnostic)
+    operator(counted, BACKEND, X)
+    assert counted.calls == native_calls(agnostic, lambda f: autograd.grad(f)(X)) == 1
 
 
 @pytest.mark.parametrize("operator", [di.derivative, di.value_and_derivative])
@@ -213,38 +214,40 @@ def test_pushforward_runs_f_once_per_tangent_like_make_jvp():
 
 def test_hessian_and_value_gradient_hessian_from_one_forward_pass():
     counted = Counted(agnostic)
-    impl = second_order_impl("hessian", counted, X)
-    counted.calls = 0
-    value, grad, hess = impl.value_gradient_and_hessian(X)
+    prep = di.prepare_hessian(counted, BACKEND, X)
+    assert counted.calls == 0  # the output is a scalar by contract; each call checks it
+    value, grad, hess = di.value_gradient_and_hessian(counted, BACKEND, X, prep=prep)
     assert counted.calls == native_calls(agnostic, lambda f: autograd.hessian(f)(X)) == 1
     np.testing.assert_allclose(value, agnostic(X), rtol=1e-12)
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(impl.hessian(X), autograd.hessian(agnostic)(X), rtol=1e-12, atol=1e-14)
+    hess = di.hessian(agnostic, BACKEND, X, prep=prep)
+    np.testing.assert_allclose(hess, autograd.hessian(agnostic)(X), rtol=1e-12, atol=1e-14)
 
 
-def test_hessian_of_coupled_function_is_symmetric_and_exact():
-    def f(x):
-        return anp.sum(x) ** 3
+def test_hessian_of_coupled_function_with_context():
+    def f(x, a):
+        return a * anp.sum(x) ** 3
 
     x = np.array([0.5, -1.0, 2.0])
-    hess = second_order_impl("hessian", f, x).hessian(x)
-    np.testing.assert_allclose(hess, np.full((3, 3), 6 * np.sum(x)), rtol=1e-12)
+    prep = di.prepare_hessian(f, BACKEND, x, di.Constant(1.0))
+    hess = di.hessian(f, BACKEND, x, di.Constant(2.0), prep=prep)
+    np.testing.assert_allclose(hess, np.full((3, 3), 2 * 6 * np.sum(x)), rtol=1e-12)
 
 
 def test_hvp_batch_from_one_forward_pass():
     tangents = (np.ones(4), np.arange(4.0), np.eye(4)[1])
     counted = Counted(agnostic)
-    impl = second_order_impl("hvp", counted, X, tangents)
+    prep = di.prepare_hvp(counted, BACKEND, X, tangents)
     counted.calls = 0
-    grad, products = impl.gradient_and_hvp(X, tangents)
+    grad, products = di.gradient_and_hvp(counted, BACKEND, X, tangents, prep=prep)
     assert counted.calls == 1
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     hvp_native, _ = make_hvp(agnostic)(X)
     for t, p in zip(tangents, products):
         np.testing.assert_allclose(p, agnostic_hessian_diagonal(X) * t, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(p, hvp_native(t), rtol=1e-12, atol=1e-14)
-    assert len(impl.hvp(X, tangents)) == 3
+    assert len(di.hvp(agnostic, BACKEND, X, tangents, prep=prep)) == 3
 
 
 def test_second_derivative_forward_over_forward():
@@ -252,21 +255,35 @@ def test_second_derivative_forward_over_forward():
         return anp.sin(x) * x**3
 
     counted = Counted(f)
-    impl = second_order_impl("second_derivative", counted, 0.5)
+    prep = di.prepare_second_derivative(counted, BACKEND, 0.5)
     counted.calls = 0
-    value, d, dd = impl.value_derivative_and_second_derivative(0.5)
+    value, d, dd = di.value_derivative_and_second_derivative(counted, BACKEND, 0.5, prep=prep)
     assert counted.calls == 1
     s, c = np.sin(0.5), np.cos(0.5)
     np.testing.assert_allclose([value, d, dd], [s * 0.125, c * 0.125 + 0.75 * s, -s * 0.125 + 1.5 * c + 3 * s])
-    matrix = second_order_impl("second_derivative", matrix_of_scalar, 0.7).second_derivative(0.7)
+    matrix = di.second_derivative(matrix_of_scalar, BACKEND, 0.7)
     np.testing.assert_allclose(matrix, np.full((3, 3), 9.0))  # 1.5 * 2 * (ones.T @ ones)
 
 
 def test_second_order_needs_a_scalar_output():
-    with pytest.raises(ValueError, match="hessian needs f to return a scalar"):
-        second_order_impl("hessian", coupled, X)
-    with pytest.raises(ValueError, match="hvp needs f to return a scalar"):
-        second_order_impl("hvp", coupled, X, (X,))
+    with pytest.raises(ValueError, match=r"hessian needs f to return a scalar; it returns shape \(4,\)"):
+        di.hessian(coupled, BACKEND, X)
+    with pytest.raises(ValueError, match=r"hvp needs f to return a scalar; it returns shape \(4,\)"):
+        di.hvp(coupled, BACKEND, X, (X,))
+
+
+def test_first_derivatives_handed_to_second_order_pairs_are_differentiable_again():
+    adapter = get_adapter(BACKEND)
+    value_and_gradient = adapter.differentiable_value_and_gradient(Problem(adapter, agnostic, X, None, (), None))
+    hess = autograd.jacobian(lambda x: value_and_gradient(x)[1])(X)
+    np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
+    value_and_derivative = adapter.differentiable_value_and_derivative(
+        Problem(adapter, matrix_of_scalar, 0.7, None, (), None)
+    )
+    np.testing.assert_allclose(autograd.deriv(lambda x: value_and_derivative(x)[1])(0.7), np.full((3, 3), 9.0))
+    # Finite differences over autograd goes through the same prepared gradient.
+    outer = di.SecondOrder(di.AutoFiniteDiff(), BACKEND)
+    np.testing.assert_allclose(di.hessian(agnostic, outer, X), np.diag(agnostic_hessian_diagonal(X)), atol=1e-6)
 
 
 # --- arrays: family, dtype, inputs -----------------------------------------------------------
@@ -284,7 +301,7 @@ def test_float32_kept():
     x = X.astype(np.float32)
     assert di.gradient(agnostic, BACKEND, x).dtype == np.float32
     assert di.jacobian(coupled, BACKEND, x).dtype == np.float32
-    value, grad, hess = second_order_impl("hessian", agnostic, x).value_gradient_and_hessian(x)
+    value, grad, hess = di.value_gradient_and_hessian(agnostic, BACKEND, x)
     assert grad.dtype == hess.dtype == np.float32
 
 
@@ -343,9 +360,14 @@ def test_two_argument_functions_are_rejected_clearly():
             call()
 
 
+@pytest.mark.filterwarnings("ignore:Output seems independent of input")
 def test_gradient_of_array_output_names_f_and_the_shape():
-    with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
-        di.prepare_gradient(coupled, BACKEND, X)
+    prep = di.prepare_gradient(coupled, BACKEND, X)  # checked on the call, from its own forward pass
+    for call in (di.gradient, di.value_and_gradient):
+        with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
+            call(coupled, BACKEND, X, prep=prep)
+    with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
+        di.gradient(lambda x: [x[0], x[1]], BACKEND, X)
 
 
 def test_torch_input_is_rejected_with_the_accepted_family():

@@ -14,26 +14,30 @@ reverse and forward mode alike), ``numpy`` for plain arrays, ``jax.numpy``
 under JAX and the array-API torch namespace under torch
 (see ``examples/backend_agnostic.py``).
 
-How each operator is computed, and what one prepared call costs (``m``
-outputs, ``n`` inputs, ``k`` tangents):
+How each operator is computed, and how often it evaluates ``f`` (``m``
+outputs, ``n`` inputs, ``k`` tangents; "prep": at preparation, "call": per
+prepared call, equal to autograd's own recipe):
 
-=========================  ==========================================  =====================
-operator                   autograd recipe                             evaluations of ``f``
-=========================  ==========================================  =====================
-gradient                   ``make_vjp``, one backward pass             1
-jacobian                   ``make_vjp`` once, one backward per row     1 (+ m backward)
-derivative                 ``make_jvp`` with tangent 1                 1
-pullback                   ``make_vjp`` once, one backward per c       1 (+ k backward)
-pushforward                ``make_jvp`` per tangent                    k
-hvp                        ``make_vjp`` of the gradient (make_hvp)     1 (+ k backward)
-hessian                    ``make_vjp`` of the gradient, n rows        1 (+ n backward)
-second_derivative          ``make_jvp`` of ``make_jvp`` (forward²)     1
-=========================  ==========================================  =====================
+=================  ==========================================  ====  ======================
+operator           autograd recipe                             prep  call
+=================  ==========================================  ====  ======================
+gradient           ``make_vjp``, one backward pass             0     1
+jacobian           ``make_vjp`` once, one backward per row     1     1 (+ m backward)
+derivative         ``make_jvp`` with tangent 1                 0     1
+pullback           ``make_vjp`` once, one backward per c       1     1 (+ k backward)
+pushforward        ``make_jvp`` per tangent                    0     k
+hvp                ``make_vjp`` of the gradient (make_hvp)     0     1 (+ k backward)
+hessian            ``make_vjp`` of the gradient, n rows        0     1 (+ n backward)
+second_derivative  ``make_jvp`` of ``make_jvp`` (forward²)     0     1
+=================  ==========================================  ====  ======================
 
 autograd's forward mode re-runs ``f`` for every tangent, so a Jacobian always
 uses reverse mode (one recorded forward pass, its vjp reused for every row),
 as ``autograd.jacobian`` does. autograd must run ``f`` to learn its output
-shape: preparation does it once and caches it; prepared calls never repeat it.
+shape: where an operator needs it (Jacobian rows, cotangents' shape),
+preparation does it once and caches it, and prepared calls never repeat it.
+Operators whose output is a scalar by contract (gradient, hvp, hessian) need
+no shape: each call checks the value its own forward pass computed.
 
 Two-argument functions ``f(y, x)`` are not supported: autograd cannot
 differentiate mutation (``check_inplace(AutoAutograd())`` is False).
@@ -45,7 +49,7 @@ import numpy as np
 from autograd.core import make_jvp, make_vjp
 from autograd.tracer import getval
 
-from ..operators._core import require_scalar_output
+from ..arrays import describe
 from .base import Adapter, Impl
 
 
@@ -59,6 +63,24 @@ def _bound(f, ctx):
 def _one(dtype):
     """The scalar 1 of ``dtype`` as an immutable numpy scalar (so no result can alias a seed)."""
     return np.dtype(dtype).type(1)
+
+
+def _check_scalar(value, operator):
+    """Raise unless f's value (maybe boxed) is a scalar, as ``operator`` needs.
+
+    gradient, hvp and hessian need no output shape to run, so instead of an
+    evaluation at preparation each call checks the value its forward pass computed.
+    """
+    value = getval(value)
+    shape = getattr(value, "shape", None)
+    if shape == () or (shape is None and isinstance(value, (float, int))):
+        return
+    if shape is None:
+        raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
+    raise ValueError(
+        f"f: {operator} needs f to return a scalar; it returns shape {tuple(shape)}"
+        + (" (use jacobian for array outputs)" if operator == "gradient" else "")
+    )
 
 
 def _rows(vjp, shape, dtype):
@@ -82,6 +104,7 @@ class AutogradAdapter(Adapter):
     mode = "both"
     inplace = False
     families = ("numpy",)
+    framework = "autograd"
 
     def choose_mode(self, operator, problem):
         # make_jvp re-runs f for each tangent, make_vjp records f once for any
@@ -122,15 +145,20 @@ class AutogradAdapter(Adapter):
     # -- first-order overrides: one recorded forward pass per call ---------------------------
 
     def prepare_gradient(self, problem):
+        # No evaluation here: f's output is a scalar by contract, checked on each call for free.
         f = problem.f
-        seed = _one(require_scalar_output(problem, "gradient").dtype)
+        seed = _one(problem.x_dtype)
 
         def gradient(x, *ctx):
-            vjp, _ = make_vjp(_bound(f, ctx), x)
+            vjp, value = make_vjp(_bound(f, ctx), x)
+            if getattr(value, "shape", None) != ():
+                _check_scalar(value, "gradient")
             return vjp(seed)
 
         def value_and_gradient(x, *ctx):
             vjp, value = make_vjp(_bound(f, ctx), x)
+            if getattr(value, "shape", None) != ():
+                _check_scalar(value, "gradient")
             return value, vjp(seed)
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
@@ -160,26 +188,37 @@ class AutogradAdapter(Adapter):
 
         return Impl(derivative=derivative, value_and_derivative=value_and_derivative)
 
+    # -- first derivatives autograd can differentiate again (SecondOrder pairs) --------------
+
+    def differentiable_value_and_gradient(self, problem):
+        # make_vjp inside an outer trace returns the outer's boxes: both results stay differentiable.
+        return self.prepare_gradient(problem).value_and_gradient
+
+    def differentiable_value_and_derivative(self, problem):
+        return self.prepare_derivative(problem).value_and_derivative
+
     # -- second order: nested recordings of the same single forward pass --------------------
 
     @staticmethod
-    def _gradient_recording_value(fun, seed, values):
+    def _gradient_recording_value(fun, seed, values, operator):
         """The gradient of ``fun`` as a function autograd can differentiate again.
 
-        The value of ``fun`` computed on the way is appended to ``values``, so
-        second-order operators get f(x) and its gradient from the one forward pass.
+        The value of ``fun`` computed on the way (checked to be a scalar, unboxed)
+        is appended to ``values``, so second-order operators get f(x) and its
+        gradient from the one forward pass.
         """
 
         def gradient(z):
             vjp, value = make_vjp(fun, z)
-            values.append(value)
+            _check_scalar(value, operator)
+            values.append(getval(value))
             return vjp(seed)
 
         return gradient
 
     def prepare_hessian(self, problem):
         f = problem.f
-        seed = _one(require_scalar_output(problem, "hessian").dtype)
+        seed = _one(problem.x_dtype)
         x_shape, x_dtype = problem.x_shape, problem.x_dtype
         shape = x_shape + x_shape
         gradient_of = self._gradient_recording_value
@@ -187,8 +226,8 @@ class AutogradAdapter(Adapter):
         def value_gradient_and_hessian(x, *ctx):
             values = []
             # The Hessian is symmetric: its rows are the vjps of the gradient.
-            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values), x)
-            return getval(values[0]), gradient, np.reshape(_rows(vjp, x_shape, x_dtype), shape)
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian"), x)
+            return values[0], gradient, np.reshape(_rows(vjp, x_shape, x_dtype), shape)
 
         return Impl(
             hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
@@ -197,11 +236,12 @@ class AutogradAdapter(Adapter):
 
     def prepare_hvp(self, problem):
         f = problem.f
-        seed = _one(require_scalar_output(problem, "hvp").dtype)
+        seed = _one(problem.x_dtype)
         gradient_of = self._gradient_recording_value
 
         def gradient_and_hvp(x, tangents, *ctx):
-            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, []), x)
+            values = []
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp"), x)
             return gradient, tuple(vjp(t) for t in tangents)
 
         return Impl(
