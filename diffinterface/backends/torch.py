@@ -505,3 +505,52 @@ class TorchAdapter(Adapter):
             value_derivative_and_second_derivative=value_derivative_and_second_derivative,
             second_derivative=lambda x, *ctx: value_derivative_and_second_derivative(x, *ctx)[2],
         )
+
+    # -- first derivatives torch can differentiate again (SecondOrder pairs; hooks of base.py) -------
+    # torch.func transforms compose with each other and with an outer autograd.grad, so the outer
+    # torch adapter's pullback, dual-number pushforward and vmap(jvp) all trace through them.
+    # torch cannot nest forward-mode dual numbers with a forward-mode transform, so under an
+    # outer dual-number pushforward a forward-mode inner differentiates in reverse mode instead.
+
+    framework = "torch"
+
+    def differentiable_value_and_gradient(self, problem):
+        fn = _Boundary(problem).fn
+        forward = self.forward_only
+
+        def value_and_gradient(x, *ctx):
+            def bound(z):
+                return fn(z, *ctx)
+
+            if forward and fwAD.unpack_dual(x).tangent is None:
+                gradient, value = torch.func.jacfwd(_with_value(bound), has_aux=True)(x)
+            else:
+                gradient, value = torch.func.grad_and_value(bound)(x)
+            return value, gradient
+
+        return value_and_gradient
+
+    def differentiable_value_and_derivative(self, problem):
+        fn = _Boundary(problem).fn
+        forward = self.forward_only
+
+        def value_and_derivative(x, *ctx):
+            def bound(z):
+                return fn(z, *ctx)
+
+            if forward and fwAD.unpack_dual(x).tangent is None:
+                return _jvp(bound, (x,), (torch.ones_like(x),))
+            derivative, value = torch.func.jacrev(_with_value(bound), has_aux=True)(x)
+            return value, derivative
+
+        return value_and_derivative
+
+
+def _with_value(fn):
+    """``z -> (fn(z), fn(z))`` from one evaluation: the value rides along as a transform's aux output."""
+
+    def both(z):
+        y = fn(z)
+        return y, y
+
+    return both
