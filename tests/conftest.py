@@ -1,3 +1,8 @@
-"""Project-wide pytest configuration: the conformance kit's plugin (``--di-backends=id,id``)."""
+"""Project-wide pytest configuration.
 
-pytest_plugins = ["diffinterface.testing.pytest_plugin"]
+The conformance kit's plugin adds ``--di-backends=id,id`` (or ``DI_BACKENDS``)
+and the ``di_backend`` / ``di_case`` fixtures; ``pytester`` lets
+``tests/test_kit.py`` run the plugin in a separate pytest session.
+"""
+
+pytest_plugins = ["diffinterface.testing.pytest_plugin", "pytester"]

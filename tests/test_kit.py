@@ -1,0 +1,361 @@
+"""The conformance kit can fail: wrong backends, wrong scenarios and broken operators are all caught."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+import diffinterface.backends as di_backends
+from diffinterface.backends.finitediff import FiniteDiffAdapter
+from diffinterface.selectors import AbstractBackend
+from diffinterface.testing import (
+    BACKENDS,
+    Scenario,
+    benchmark_differentiation,
+    build_cases,
+    default_scenarios,
+    default_tolerances,
+    second_order_scenarios,
+    test_differentiation,
+)
+from diffinterface.testing.pytest_plugin import select_backends
+
+# -- a test double: complex-step differences with a deliberate relative error -------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class SlightlyWrong(AbstractBackend):
+    """Selector of the test double: derivatives multiplied by ``1 + error``."""
+
+    error: float = 0.0
+    method: str = "complex"
+    rel_step: float = None
+    abs_step: float = None
+
+
+class SlightlyWrongAdapter(FiniteDiffAdapter):
+    """Complex-step pushforwards (exact to rounding), scaled by ``1 + error``; everything else is the core's fallback."""
+
+    def prepare_pushforward(self, problem):
+        exact = super().prepare_pushforward(problem)
+        scale = 1.0 + self.backend.error
+
+        def value_and_pushforward(x, tangents, *ctx):
+            value, results = exact.value_and_pushforward(x, tangents, *ctx)
+            return value, tuple((r * scale).astype(r.dtype) for r in results)
+
+        return di_backends.base.Impl(
+            value_and_pushforward=value_and_pushforward,
+            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+        )
+
+    # Route every operator through the (wrong) primitive.
+    prepare_derivative = prepare_gradient = prepare_jacobian = lambda self, problem: None
+
+
+@pytest.fixture
+def slightly_wrong(monkeypatch):
+    """``slightly_wrong(error)`` -> a registered test-double selector."""
+
+    def make(error):
+        backend = SlightlyWrong(error)
+        monkeypatch.setitem(di_backends._adapters, backend, SlightlyWrongAdapter(backend))
+        return backend
+
+    return make
+
+
+def test_the_test_double_is_right_without_its_error(slightly_wrong):
+    report = test_differentiation(slightly_wrong(0.0), default_scenarios(), raise_on_failure=False)
+    assert report.ok, str(report)
+    assert len(report.passed) == len(default_scenarios())
+
+
+@pytest.mark.parametrize("error", [1e-3, -1e-4])
+def test_slightly_wrong_derivatives_fail_every_case(slightly_wrong, error):
+    report = test_differentiation(slightly_wrong(error), default_scenarios(), raise_on_failure=False)
+    assert not report.ok
+    assert len(report.failed) == len(default_scenarios()), str(report)
+    for result in report.failed:
+        assert any("values differ" in p for p in result.problems), result.message()
+        assert not any(p.startswith("prepared value_and") and "value:" in p for p in result.problems)
+
+
+def test_failures_raise_inside_pytest_with_the_table(slightly_wrong):
+    with pytest.raises(AssertionError, match="values differ"):
+        test_differentiation(slightly_wrong(1e-3), default_scenarios("gradient"))
+
+
+def test_pytest_case_check_raises_for_a_wrong_backend(slightly_wrong):
+    (case,) = build_cases(slightly_wrong(1e-3), default_scenarios("gradient")[:1])
+    with pytest.raises(AssertionError, match=r"gradient-vector_to_scalar-float64-numpy: failed"):
+        case.check()
+
+
+# -- wrong scenarios ----------------------------------------------------------------------------------------
+
+
+def _scaled(a, factor):
+    if isinstance(a, tuple):
+        return tuple(_scaled(i, factor) for i in a)
+    return (np.asarray(a) * factor).astype(np.asarray(a).dtype)
+
+
+@pytest.mark.parametrize("field", ["first", "value"])
+def test_a_wrong_expected_value_is_caught(field):
+    for scenario in default_scenarios():
+        wrong = dataclasses.replace(scenario, **{field: _scaled(getattr(scenario, field), 1.05)})
+        for backend_id in ("finitediff-central", "finitediff-complex"):
+            report = test_differentiation({backend_id: BACKENDS[backend_id]}, [wrong], raise_on_failure=False)
+            assert len(report.failed) == 1, f"{scenario.name} on {backend_id}:\n{report}"
+            assert "values differ" in "\n".join(report.failed[0].problems)
+
+
+def test_one_percent_error_fails_finite_differences_in_float64():
+    float64 = [s for s in default_scenarios() if s.dtype == "float64"]
+    assert len(float64) >= 15
+    for scenario in float64:
+        wrong = dataclasses.replace(scenario, first=_scaled(scenario.first, 1.01))
+        report = test_differentiation(di.AutoFiniteDiff(method="forward"), [wrong], raise_on_failure=False)
+        assert not report.ok, scenario.name
+    rtol, atol = default_tolerances(di.AutoFiniteDiff(), "float64")
+    assert rtol <= 1e-4 and atol <= 1e-6
+
+
+def test_tolerances_depend_on_dtype_backend_and_overrides():
+    assert default_tolerances(di.AutoJAX(), "float64") < default_tolerances(di.AutoJAX(), "float32")
+    assert default_tolerances(di.AutoJAX(), "float64") < default_tolerances(di.AutoFiniteDiff(), "float64")
+    scenario = default_scenarios("gradient")[1]  # float32
+    assert scenario.dtype == "float32"
+    loose = dataclasses.replace(scenario, first=_scaled(scenario.first, 1.02))
+    backend = di.AutoFiniteDiff()
+    assert not test_differentiation(backend, [loose], raise_on_failure=False).ok
+    assert test_differentiation(backend, [loose], rtol={"float32": 0.05}, raise_on_failure=False).ok
+
+
+# -- broken operators, inputs and preparations ---------------------------------------------------------------
+
+
+def test_an_operator_ignoring_out_is_caught(monkeypatch):
+    original = di.gradient
+    monkeypatch.setattr(di, "gradient", lambda *args, out=None, **kwargs: original(*args, **kwargs))
+    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
+    assert len(report.failed) == 4
+    assert all(
+        any("not the out= buffer itself" in p for p in r.problems) for r in report.failed
+    ), str(report)
+
+
+def test_a_preparation_that_is_never_strict_is_caught(monkeypatch):
+    original = di.prepare_jacobian
+    monkeypatch.setattr(di, "prepare_jacobian", lambda *args, strict=False, **kw: original(*args, **kw))
+    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("jacobian"), raise_on_failure=False)
+    assert report.failed and len(report.failed) == len(report.results)
+    for result in report.failed:
+        assert any(p.startswith("strict mismatch") for p in result.problems), result.message()
+
+
+def test_a_function_modifying_its_inputs_is_caught():
+    def f(x, w):
+        w[0] += 1.0  # mutates the Constant's value
+        return (w * x).sum()
+
+    w = np.array([1.0, 2.0])
+    scenario = Scenario("gradient", f, np.ones(2), contexts=(di.Constant(w),), value=np.float64(3.0),
+                        first=np.array([1.0, 2.0]), name="mutating")
+    report = test_differentiation(di.AutoFiniteDiff(), [scenario], raise_on_failure=False)
+    assert any("inputs modified: contexts[0]" in p for p in report.failed[0].problems), str(report)
+
+
+def test_a_wrong_result_type_is_caught(monkeypatch):
+    original = di.pushforward
+    monkeypatch.setattr(di, "pushforward", lambda *args, **kwargs: list(original(*args, **kwargs)))
+    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("pushforward")[:1], raise_on_failure=False)
+    assert any("expected a tuple of 2 results; got list" in p for p in report.failed[0].problems), str(report)
+
+
+def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
+    @dataclasses.dataclass(frozen=True)
+    class AutoNowhere(AbstractBackend):
+        pass
+
+    monkeypatch.setitem(di_backends.REGISTRY, AutoNowhere, ("no_such_framework_module", "Adapter", "nowhere"))
+    cases = build_cases({"nowhere": AutoNowhere()}, default_scenarios())
+    assert cases and not any(case.excluded for case in cases)
+    result = cases[0].run()
+    assert result.status == "failed"
+    assert "failed to import" in result.problems[0] and "diffinterface[nowhere]" in result.problems[0]
+
+
+# -- exclusions, ids, counts ---------------------------------------------------------------------------------
+
+
+class _NoInplaceAdapter(FiniteDiffAdapter):
+    inplace = False
+
+
+def test_capabilities_exclude_cases_and_report_them(monkeypatch):
+    backend = di.AutoFiniteDiff(method="complex")
+    monkeypatch.setitem(di_backends._adapters, backend, _NoInplaceAdapter(backend))
+    scenarios = default_scenarios()
+    report = test_differentiation({"no-inplace": backend}, scenarios, excluded=("gradient",), raise_on_failure=False)
+    two_argument = {s.name for s in scenarios if s.two_argument}
+    gradients = {s.name for s in scenarios if s.operator == "gradient"}
+    assert {r.scenario for r in report.excluded} == two_argument | gradients
+    assert all("check_inplace is False" in r.notes[0] for r in report.excluded if r.scenario in two_argument)
+    assert "excluded" in str(report) and report.ok
+
+
+def test_case_ids_are_readable_and_unique():
+    cases = build_cases(BACKENDS, default_scenarios())
+    ids = [case.id for case in cases]
+    assert len(ids) == len(set(ids))
+    assert "finitediff-central-jacobian-vector_to_vector-float64-numpy" in ids
+    assert "torch-pullback-vector_to_vector-batched-float64-torch" in ids
+
+
+def test_native_family_variants_follow_the_adapters_families():
+    families = {case.family for case in build_cases({"torch": di.AutoTorch()}, default_scenarios())}
+    assert families == set(di_backends.get_adapter(di.AutoTorch()).families) & {"numpy", "torch", "jax"}
+    assert {case.family for case in build_cases(di.AutoFiniteDiff(), default_scenarios())} == {"numpy"}
+
+
+def test_evaluation_counts_match_finite_difference_costs():
+    # documented cost of forward differences: n + 1 evaluations per gradient; central: 2n (2n + 1 with the value)
+    scenario = default_scenarios("gradient")[0]
+    n = scenario.x.size
+    forward = test_differentiation(di.AutoFiniteDiff(method="forward"), [scenario]).results[0].counts
+    central = test_differentiation(di.AutoFiniteDiff(), [scenario]).results[0].counts
+    assert forward["call"] == forward["call1"] == n + 1
+    assert central["call"] == 2 * n and central["value_and"] == 2 * n + 1
+    assert central["unprepared"] == central["prepare"] + central["call"]
+
+
+def test_report_prints_a_table():
+    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative"))
+    lines = str(report).splitlines()
+    assert lines[0].split()[:4] == ["backend", "scenario", "family", "status"]
+    assert len(lines) == 2 + len(report.results) + 1
+    assert lines[-1] == f"{len(report.results)} passed, 0 failed, 0 excluded"
+
+
+# -- scenarios --------------------------------------------------------------------------------------------------
+
+
+def test_scenario_sets_cover_the_issue():
+    first = default_scenarios()
+    assert {s.operator for s in first} == {"pushforward", "pullback", "derivative", "gradient", "jacobian"}
+    assert {s.dtype for s in first} == {"float32", "float64"}
+    assert any(s.two_argument for s in first) and any(s.contexts for s in first)
+    assert any(s.tangents and len(s.tangents) == 2 for s in first)
+    assert {len(s.x_shape) for s in first} == {0, 1, 2}
+    assert {np.ndim(s.value) for s in first} == {0, 1, 2}
+    second = second_order_scenarios()
+    assert {s.operator for s in second} == {"second_derivative", "hvp", "hessian"}
+    assert all(s.second is not None and s.first is not None for s in second)
+    hessians = second_order_scenarios("hessian")
+    assert hessians and all(s.operator == "hessian" for s in hessians)
+    with pytest.raises(ValueError, match="operators: expected names among"):
+        default_scenarios("hessian")
+
+
+def test_expected_values_agree_with_central_differences_of_the_function_itself():
+    # An independent check of the hand-written derivatives: numpy central differences on f.
+    for s in default_scenarios() + second_order_scenarios():
+        if s.y is not None:
+            continue
+        f = lambda x: np.asarray(s.f(x, *[c.value for c in s.contexts]), dtype=np.float64)  # noqa: E731
+        x = np.asarray(s.x, dtype=np.float64)
+        np.testing.assert_allclose(f(x), s.value, rtol=1e-5, err_msg=s.name)
+        h = 1e-6
+        columns = []
+        for i in range(x.size):
+            e = np.zeros(x.size)
+            e[i] = h
+            columns.append((f(x + e.reshape(x.shape)) - f(x - e.reshape(x.shape))) / (2 * h))
+        jac = np.stack(columns, axis=-1).reshape(np.shape(s.value) + x.shape)
+        if s.operator == "pushforward":
+            flat = jac.reshape(np.size(s.value), x.size)
+            for t, result in zip(s.tangents, s.first):
+                np.testing.assert_allclose(np.reshape(result, -1), flat @ np.reshape(t, -1), rtol=1e-4, atol=1e-6)
+        elif s.operator == "pullback":
+            flat = jac.reshape(np.size(s.value), x.size)
+            for c, result in zip(s.tangents, s.first):
+                np.testing.assert_allclose(np.reshape(result, -1), np.reshape(c, -1) @ flat, rtol=1e-4, atol=1e-6)
+        else:
+            np.testing.assert_allclose(np.reshape(s.first, jac.shape), jac, rtol=1e-4, atol=1e-6, err_msg=s.name)
+
+
+def test_scenario_validates_its_arguments():
+    with pytest.raises(ValueError, match="operator: expected one of"):
+        Scenario("curl", np.sin, np.ones(2), first=np.ones(2))
+    with pytest.raises(TypeError, match="tangents: pushforward scenarios need a non-empty tuple"):
+        Scenario("pushforward", np.sin, np.ones(2), first=(np.ones(2),))
+    with pytest.raises(ValueError, match="y: gradient has no two-argument form"):
+        Scenario("gradient", np.sin, np.ones(2), y=np.ones(2), first=np.ones(2))
+    with pytest.raises(ValueError, match="first: a jacobian scenario needs its expected result"):
+        Scenario("jacobian", np.sin, np.ones(2))
+
+
+# -- the pytest plugin and the benchmark ----------------------------------------------------------------------------
+
+
+def test_backend_selection():
+    assert set(select_backends("finitediff")) == {"finitediff-central", "finitediff-forward", "finitediff-complex"}
+    assert list(select_backends("jax,zero-forward")) == ["jax", "zero-forward"]
+    assert set(select_backends("diffinterface.testing.backends:ZERO_BACKENDS")) == {"zero-forward", "zero-reverse"}
+    with pytest.raises(pytest.UsageError, match="unknown backend id 'tensorflow'"):
+        select_backends("tensorflow")
+
+
+def test_plugin_gives_one_test_per_case_and_fails_a_wrong_backend(pytester):
+    pytester.makeconftest('pytest_plugins = ["diffinterface.testing.pytest_plugin"]')
+    pytester.makepyfile(
+        wrong_backend=textwrap.dedent(
+            """
+            import dataclasses
+            from diffinterface.selectors import AutoFiniteDiff
+
+            WRONG = AutoFiniteDiff(rel_step=0.3)  # a huge step: forward differences far off
+            """
+        ),
+        test_it="def test_first_order(di_case):\n    di_case.check()\n",
+    )
+    result = pytester.runpytest_subprocess("--di-backends=finitediff-central", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(default_scenarios()))
+    result = pytester.runpytest_subprocess("--di-backends=wrong_backend:WRONG", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=len(default_scenarios()))
+    result.stdout.fnmatch_lines(["*WRONG-jacobian-vector_to_vector-float64-numpy: failed*", "*values differ*"])
+
+
+def test_benchmark_rows_and_table():
+    rows = benchmark_differentiation(
+        {"fd": di.AutoFiniteDiff(method="forward")}, default_scenarios("gradient")[:1], repeats=2
+    )
+    n = default_scenarios("gradient")[0].x.size
+    assert [(r["prepared"], r["evaluations"]) for r in rows] == [(True, n + 1), (False, n + 2)]
+    assert all(r["median_time_s"] >= 0 for r in rows)
+    assert rows[0]["preparation_time_s"] >= 0 and rows[1]["preparation_time_s"] is None
+    assert str(rows).splitlines()[0].split()[:4] == ["backend", "scenario", "family", "operator"]
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            rows.dataframe()
+    else:
+        assert list(rows.dataframe()["evaluations"]) == [n + 1, n + 2]
+
+
+def test_importing_the_kit_imports_no_framework():
+    code = (
+        "import sys, diffinterface, diffinterface.testing, diffinterface.testing.pytest_plugin;"
+        "print(sorted(m for m in ('jax', 'torch', 'autograd', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
