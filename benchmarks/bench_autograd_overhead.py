@@ -17,6 +17,7 @@ import time
 import autograd
 import autograd.numpy as anp
 import numpy as np
+from autograd.differential_operators import make_hvp
 
 import diffinterface as di
 
@@ -82,6 +83,18 @@ def workloads():
     def deriv_pair(f, x):
         return autograd.deriv(f), _prepared(di.prepare_derivative, di.derivative, f, x)
 
+    def hessian_pair(f, x):
+        return autograd.hessian(f), _prepared(di.prepare_hessian, di.hessian, f, x)
+
+    def hvp_pair(f, x):
+        tangents = (np.ones_like(x),)
+
+        def native(x):
+            return (make_hvp(f)(x)[0](tangents[0]),)
+
+        prep = di.prepare_hvp(f, BACKEND, x, tangents)
+        return native, lambda x: di.hvp(f, BACKEND, x, tangents, prep=prep)
+
     return [
         ("seed001 Fvec N=1e4 gradient", Fvec, rng.normal(size=10_000), grad_pair),
         ("seed001 F N=1e3 gradient", F, rng.normal(size=1_000), grad_pair),
@@ -89,12 +102,21 @@ def workloads():
         ("seed004 x**2 n=100 jacobian", square, rng.normal(size=100), jac_pair),
         ("seed004 x**2 n=1000 jacobian", square, rng.normal(size=1_000), jac_pair),
         ("sum(x**2) n=10 gradient", sum_of_squares, rng.normal(size=10), grad_pair),
+        ("seed001 Fvec N=1e2 hessian", Fvec, rng.normal(size=100), hessian_pair),
+        ("seed001 Fvec N=1e4 hvp (vs make_hvp)", Fvec, rng.normal(size=10_000), hvp_pair),
+        ("sum(x**2) n=10 hessian", sum_of_squares, rng.normal(size=10), hessian_pair),
     ]
 
 
 def _prepared(prepare, operator, f, x):
     prep = prepare(f, BACKEND, x)
     return lambda x: operator(f, BACKEND, x, prep=prep)
+
+
+def _close(got, expected):
+    if isinstance(got, tuple):
+        return len(got) == len(expected) and all(_close(g, e) for g, e in zip(got, expected))
+    return np.allclose(got, expected)
 
 
 def _block_time(call, x, number):
@@ -114,7 +136,7 @@ def measure(name, f, x, make_pair, rounds, budget_s):
     counted.calls = 0
     got = interface(x)
     interface_evals = counted.calls
-    if not np.allclose(got, expected):
+    if not _close(got, expected):
         raise SystemExit(f"{name}: interface and native results differ")
     # Calls per block, and fewer rounds for slow workloads, so that all rounds fit the budget.
     one = min(_block_time(native, x, 1), _block_time(native, x, 1))

@@ -53,8 +53,9 @@ def main():
     }
     failures = 0
     for backend in BACKENDS:
+        name = type(backend).__name__
         if not di.check_available(backend):
-            print(f"{backend!r:<32} not installed (pip install 'diffinterface[all]')")
+            print(f"{name:<16} not installed (pip install 'diffinterface[all]')")
             continue
         results = {
             "gradient": di.gradient(energy, backend, x),
@@ -65,7 +66,7 @@ def main():
         ok = all(e < 1e-6 for e in errors.values())
         failures += not ok
         summary = "  ".join(f"{name} err {err:.1e}" for name, err in errors.items())
-        print(f"{backend!r:<32} {summary}  {'ok' if ok else 'MISMATCH'}")
+        print(f"{name:<16} {summary}  {'ok' if ok else 'MISMATCH'}")
     if failures:
         raise SystemExit(f"{failures} backend(s) disagree with the analytic derivatives")
 

@@ -1,5 +1,7 @@
 """One function source, written with ``di.array_namespace``, gives the same derivatives on every backend.
 
+Gradient, Jacobian and derivative (first order), and the Hessian (second order).
+
 Each function below is written once against the array API. Every backend in
 ``diffinterface.testing.backends.BACKENDS`` differentiates it from numpy
 float64 input; the results must match the analytic derivatives (so they agree
@@ -41,6 +43,10 @@ def vector_of_scalar_derivative(x):
     return np.array([np.cos(x), 2 * x, np.exp(-x) * (1 - x)])
 
 
+def scalar_of_vector_hessian(x):
+    return np.diag(-np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+
+
 X = np.array([0.3, -1.2, 2.0, 0.7])
 X_SCALAR = np.array(0.7)
 
@@ -48,11 +54,14 @@ CASES = {
     "gradient": (di.prepare_gradient, di.gradient, scalar_of_vector, X, scalar_of_vector_gradient),
     "jacobian": (di.prepare_jacobian, di.jacobian, vector_of_vector, X, vector_of_vector_jacobian),
     "derivative": (di.prepare_derivative, di.derivative, vector_of_scalar, X_SCALAR, vector_of_scalar_derivative),
+    "hessian": (di.prepare_hessian, di.hessian, scalar_of_vector, X, scalar_of_vector_hessian),
 }
 
 
-def tolerance(backend):
+def tolerance(backend, operator):
     if isinstance(backend, di.AutoFiniteDiff):
+        if operator == "hessian":  # differences of differences
+            return {"rtol": 1e-3, "atol": 1e-4} if backend.method == "forward" else {"rtol": 1e-5, "atol": 1e-6}
         return {"rtol": 1e-5, "atol": 1e-6} if backend.method == "forward" else {"rtol": 1e-7, "atol": 1e-8}
     return {"rtol": 1e-12, "atol": 1e-12}
 
@@ -66,10 +75,10 @@ def test_one_source_agrees_on_every_backend(backend, operator):
     result = call(f, backend, x, prep=prep)
     assert isinstance(result, (np.ndarray, np.generic)), f"numpy in, numpy out; got {type(result)}"
     assert result.dtype == np.float64
-    np.testing.assert_allclose(result, expected(x), **tolerance(backend))
+    np.testing.assert_allclose(result, expected(x), **tolerance(backend, operator))
     # The same preparation serves another point.
     x2 = x + 0.25
-    np.testing.assert_allclose(call(f, backend, x2, prep=prep), expected(x2), **tolerance(backend))
+    np.testing.assert_allclose(call(f, backend, x2, prep=prep), expected(x2), **tolerance(backend, operator))
     np.testing.assert_array_equal(x, x_before)
 
 
