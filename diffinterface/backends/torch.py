@@ -68,6 +68,7 @@ _grad_enabled = torch.is_grad_enabled
 _enable_grad = torch.enable_grad
 _vmap = torch.func.vmap
 _jvp = torch.func.jvp
+_functional_jacobian = torch.autograd.functional.jacobian
 
 
 def _torch_dtype(name):
@@ -90,8 +91,12 @@ def _tensor_alias(x):
     return x.detach()
 
 
-def _to_numpy(t):
+def _detached_numpy(t):
     return t.detach().numpy()
+
+
+def _detached(t):
+    return t.detach()
 
 
 def _same(t):
@@ -111,13 +116,20 @@ def _contexts(ctx):
 
 
 class _Boundary:
-    """Conversions for one problem: ``to_torch(x)`` (a fresh leaf), ``back(t)``, ``fn(x, *ctx)``."""
+    """Conversions for one problem.
+
+    ``to_torch(x)``: a fresh tensor sharing x's memory (a leaf we may mark
+    ``requires_grad``); ``back(t)``: a result that carries no graph (a plain
+    backward pass's output) in the user's family; ``back_value(t)``: any
+    result (values, forward-mode tangents), detached first; ``fn(x, *ctx)``:
+    ``f`` as a one-argument function.
+    """
 
     def __init__(self, problem):
         if problem.family == "torch":
-            self.to_torch, self.back = _tensor_alias, _detached
+            self.to_torch, self.back, self.back_value = _tensor_alias, _same, _detached
         else:
-            self.to_torch, self.back = _numpy_to_torch, _to_numpy
+            self.to_torch, self.back, self.back_value = _numpy_to_torch, _Tensor.numpy, _detached_numpy
         f = problem.f
         if problem.y is None:
             self.fn = f
@@ -132,10 +144,6 @@ class _Boundary:
                 return buffer
 
             self.fn = fn
-
-
-def _detached(t):
-    return t.detach() if t.requires_grad else t
 
 
 def _as_output(y, like):
@@ -155,13 +163,22 @@ def _traced(fn, xr, ctx):
     return y if isinstance(y, _Tensor) else _as_output(y, xr)
 
 
-def _vjp(y, xr, seed, batched=False, create_graph=False):
-    """``seed @ J`` (a batch of seeds when ``batched``); zeros where ``y`` does not depend on ``xr``."""
-    if not y.requires_grad:
-        shape = (seed.shape[0], *xr.shape) if batched else xr.shape
-        return torch.zeros(shape, dtype=xr.dtype, device=xr.device)
-    return _grad(y, xr, seed, create_graph=create_graph, allow_unused=True, materialize_grads=True,
-                 is_grads_batched=batched)[0]
+def _vjp(y, xr, seed, create_graph=False):
+    """``seed @ J`` by one backward pass (seed None: a scalar ``y``); zeros where ``y`` ignores ``xr``."""
+    if y.requires_grad:
+        g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
+        if g is not None:
+            return g
+    return torch.zeros_like(xr)
+
+
+def _vjps(y, xr, seeds, create_graph=False):
+    """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass."""
+    if y.requires_grad:
+        g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        if g is not None:
+            return g
+    return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
 
 def _dual_jvp(fn, x, t, ctx):
@@ -183,6 +200,16 @@ def _vmapped_jvp(fn, n_ctx, out_dim=0):
         return _jvp(lambda z: fn(z, *ctx), (x,), (t,))
 
     return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, out_dim))
+
+
+def _forward_jacobian(fn, x, ctx):
+    """The Jacobian by forward mode over the input basis, vectorized (no value).
+
+    ``torch.autograd.functional.jacobian``'s forward strategy measured 1.3-1.5x
+    faster than ``vmap(jvp)`` for small inputs.
+    """
+    f = (lambda z: fn(z, *ctx)) if ctx else fn
+    return _functional_jacobian(f, x, vectorize=True, strategy="forward-mode")
 
 
 class TorchAdapter(Adapter):
@@ -241,21 +268,32 @@ class TorchAdapter(Adapter):
         if self.forward_only:
             return None
         b = _Boundary(problem)
-        to_torch, back, fn = b.to_torch, b.back, b.fn
-        spec = problem.spec
-        n_seeds = len(problem.tangents)
+        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+
+        if len(problem.tangents) == 1:
+
+            def value_and_pullback(x, cotangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                xr = to_torch(x).requires_grad_()
+                y = _traced(fn, xr, ctx)
+                return back_value(y), (back(_vjp(y, xr, to_torch(cotangents[0]))),)
+
+            def pullback(x, cotangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                xr = to_torch(x).requires_grad_()
+                return (back(_vjp(_traced(fn, xr, ctx), xr, to_torch(cotangents[0]))),)
+
+            return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
 
         def value_and_pullback(x, cotangents, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
             y = _traced(fn, xr, ctx)
-            if n_seeds == 1:
-                results = (back(_vjp(y, xr, to_torch(cotangents[0]).reshape(spec.shape))),)
-            else:
-                seeds = torch.stack([to_torch(c) for c in cotangents])
-                results = tuple(back(r) for r in _vjp(y, xr, seeds, batched=True))
-            return back(y.detach()), results
+            seeds = torch.stack([to_torch(c) for c in cotangents])
+            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds))
 
         return Impl(
             value_and_pullback=value_and_pullback,
@@ -266,15 +304,14 @@ class TorchAdapter(Adapter):
         if self.reverse_only:
             return None
         b = _Boundary(problem)
-        to_torch, back, fn = b.to_torch, b.back, b.fn
-        n_seeds = len(problem.tangents)
-        if n_seeds == 1:
+        to_torch, back_value, fn = b.to_torch, b.back_value, b.fn
+        if len(problem.tangents) == 1:
 
             def value_and_pushforward(x, tangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
                 value, tangent = _dual_jvp(fn, to_torch(x), to_torch(tangents[0]), ctx)
-                return back(value), (back(tangent),)
+                return back_value(value), (back_value(tangent),)
 
         else:
             batched = _vmapped_jvp(fn, len(problem.ctx))
@@ -284,7 +321,7 @@ class TorchAdapter(Adapter):
                     ctx = _contexts(ctx)
                 seeds = torch.stack([to_torch(t) for t in tangents])
                 value, results = batched(to_torch(x), seeds, *ctx)
-                return back(value), tuple(back(r) for r in results)
+                return back_value(value), tuple(back_value(r) for r in results)
 
         return Impl(
             value_and_pushforward=value_and_pushforward,
@@ -296,76 +333,47 @@ class TorchAdapter(Adapter):
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
         b = _Boundary(problem)
-        to_torch, back, fn = b.to_torch, b.back, b.fn
+        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
         if self.forward_only:
-            x0 = to_torch(problem.x)
-            basis = self._basis(problem.x_shape, problem.x_dtype, x0.device)
-            columns = _vmapped_jvp(fn, len(problem.ctx))
-            shape = problem.x_shape
-
-            def value_and_gradient(x, *ctx):
-                if ctx:
-                    ctx = _contexts(ctx)
-                value, parts = columns(to_torch(x), basis, *ctx)
-                return back(value), back(parts.reshape(shape))
-
-            return Impl(
-                value_and_gradient=value_and_gradient,
-                gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
-            )
+            return self._forward_jacobian_impl(problem, b, "gradient")
 
         def gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
-            y = _traced(fn, xr, ctx)
-            return back(_vjp(y, xr, None))
+            return back(_vjp(_traced(fn, xr, ctx), xr, None))
 
         def value_and_gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
             y = _traced(fn, xr, ctx)
-            return back(y.detach()), back(_vjp(y, xr, None))
+            return back_value(y), back(_vjp(y, xr, None))
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
-    def _jacobian_by_rows(self, problem, b):
-        """``run(x, *ctx) -> (value, jacobian)`` by batched backward passes over the output basis."""
-        to_torch, back, fn = b.to_torch, b.back, b.fn
+    def _forward_jacobian_impl(self, problem, b, operator):
+        """``operator`` ("jacobian" or "gradient") by forward mode over the input basis."""
+        to_torch, back_value, fn = b.to_torch, b.back_value, b.fn
         spec = problem.spec
-        x0 = to_torch(problem.x)
-        basis = self._basis(spec.shape, spec.dtype, x0.device)
-        jac_shape = spec.shape + problem.x_shape
-        scalar_out = spec.shape == ()
-
-        def run(x, ctx):
-            if ctx:
-                ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
-            y = _traced(fn, xr, ctx)
-            if scalar_out:
-                return y, _vjp(y, xr, None)
-            return y, _vjp(y, xr, basis, batched=True).reshape(jac_shape)
-
-        return run
-
-    def _jacobian_by_columns(self, problem, b):
-        """``run(x, *ctx) -> (value, jacobian)`` by ``vmap(jvp)`` over the input basis."""
-        to_torch, fn = b.to_torch, b.fn
-        spec = problem.spec
-        x0 = to_torch(problem.x)
-        basis = self._basis(problem.x_shape, problem.x_dtype, x0.device)
+        basis = self._basis(problem.x_shape, problem.x_dtype, to_torch(problem.x).device)
         columns = _vmapped_jvp(fn, len(problem.ctx), out_dim=len(spec.shape))
         jac_shape = spec.shape + problem.x_shape
+        flat = (*spec.shape, basis.shape[0])
+        reshape = flat != jac_shape
 
-        def run(x, ctx):
+        def derivative(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            return back_value(_forward_jacobian(fn, to_torch(x), ctx))
+
+        def value_and_derivative(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             value, parts = columns(to_torch(x), basis, *ctx)
-            return value, parts.reshape(jac_shape)
+            return back_value(value), back_value(parts.reshape(jac_shape) if reshape else parts)
 
-        return run
+        return Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative})
 
     def _use_columns(self, problem):
         if self.forward_only:
@@ -375,45 +383,57 @@ class TorchAdapter(Adapter):
         # Forward-mode AD costs several backward passes per operation here: use it only for tall Jacobians.
         return problem.spec.size > 4 * problem.x_size
 
+    def _reverse_jacobian_impl(self, problem, b, operator):
+        """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
+        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        spec = problem.spec
+        if spec.shape == ():
+            seeds = None
+            reshape = problem.x_shape != ()
+        else:
+            seeds = self._basis(spec.shape, spec.dtype, to_torch(problem.x).device)
+            reshape = (spec.size, *problem.x_shape) != spec.shape + problem.x_shape
+        jac_shape = spec.shape + problem.x_shape
+
+        def rows(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            jac = _vjp(y, xr, None) if seeds is None else _vjps(y, xr, seeds)
+            return y, (jac.reshape(jac_shape) if reshape else jac)
+
+        def value_and_derivative(x, *ctx):
+            value, jac = rows(x, ctx)
+            return back_value(value), back(jac)
+
+        return Impl(**{
+            operator: lambda x, *ctx: back(rows(x, ctx)[1]),
+            "value_and_" + operator: value_and_derivative,
+        })
+
     def prepare_jacobian(self, problem):
         b = _Boundary(problem)
-        back = b.back
-        run = self._jacobian_by_columns(problem, b) if self._use_columns(problem) else self._jacobian_by_rows(problem, b)
-
-        def value_and_jacobian(x, *ctx):
-            value, jac = run(x, ctx)
-            return back(value.detach()), back(jac)
-
-        return Impl(
-            value_and_jacobian=value_and_jacobian,
-            jacobian=lambda x, *ctx: back(run(x, ctx)[1]),
-        )
+        if self._use_columns(problem):
+            return self._forward_jacobian_impl(problem, b, "jacobian")
+        return self._reverse_jacobian_impl(problem, b, "jacobian")
 
     def prepare_derivative(self, problem):
         b = _Boundary(problem)
-        to_torch, back, fn = b.to_torch, b.back, b.fn
-        if self.forward_only:
-            one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=to_torch(problem.x).device)
-
-            def value_and_derivative(x, *ctx):
-                if ctx:
-                    ctx = _contexts(ctx)
-                value, tangent = _dual_jvp(fn, to_torch(x), one, ctx)
-                return back(value), back(tangent)
-
-            return Impl(
-                value_and_derivative=value_and_derivative,
-                derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
-            )
-        run = self._jacobian_by_rows(problem, b)
+        if not self.forward_only:
+            return self._reverse_jacobian_impl(problem, b, "derivative")
+        to_torch, back_value, fn = b.to_torch, b.back_value, b.fn
+        one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=to_torch(problem.x).device)
 
         def value_and_derivative(x, *ctx):
-            value, d = run(x, ctx)
-            return back(value.detach()), back(d)
+            if ctx:
+                ctx = _contexts(ctx)
+            value, tangent = _dual_jvp(fn, to_torch(x), one, ctx)
+            return back_value(value), back_value(tangent)
 
         return Impl(
             value_and_derivative=value_and_derivative,
-            derivative=lambda x, *ctx: back(run(x, ctx)[1]),
+            derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
         )
 
     # -- second order: double backward (measured 1.4-3x faster than torch.func or
@@ -446,7 +466,7 @@ class TorchAdapter(Adapter):
 
         def value_gradient_and_hessian(x, *ctx):
             xr, y, g = run(x, ctx)
-            h = _vjp(g, xr, basis, batched=True).reshape(hess_shape)
+            h = _vjps(g, xr, basis).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
         return Impl(
@@ -466,7 +486,7 @@ class TorchAdapter(Adapter):
                 results = (back(_vjp(g, xr, to_torch(tangents[0]))),)
             else:
                 seeds = torch.stack([to_torch(t) for t in tangents])
-                results = tuple(back(r) for r in _vjp(g, xr, seeds, batched=True))
+                results = tuple(back(r) for r in _vjps(g, xr, seeds))
             return back(g.detach()), results
 
         return Impl(
@@ -487,8 +507,8 @@ class TorchAdapter(Adapter):
                 d = _vjp(y, xr, None, create_graph=True)
                 return y, d, _vjp(d, xr, None)
             # x is a scalar: row i of a batched backward pass over the output basis is dy_i/dx.
-            d = _vjp(y, xr, basis, batched=True, create_graph=True).reshape(spec.shape)
-            return y, d, _vjp(d, xr, basis, batched=True).reshape(spec.shape)
+            d = _vjps(y, xr, basis, create_graph=True).reshape(spec.shape)
+            return y, d, _vjps(d, xr, basis).reshape(spec.shape)
 
         def value_derivative_and_second_derivative(x, *ctx):
             if ctx:
