@@ -9,3 +9,7 @@ backend cannot run by its declared capabilities are skipped with the reason.
 
 def test_first_order(di_case):
     di_case.check()
+
+
+def test_second_order(di_second_order_case):
+    di_second_order_case.check()
