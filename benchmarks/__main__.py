@@ -1,0 +1,5 @@
+"""``python -m benchmarks [--quick | --tiny] [--out DIR] [--backends ...] [--workloads ...]``."""
+
+from .harness import main
+
+main()

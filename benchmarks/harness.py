@@ -1,0 +1,443 @@
+"""Interface vs native: time every (backend, operator, workload) both ways, interleaved.
+
+Run from the repository root:
+
+    python -m benchmarks            # full mode, writes benchmarks/results/
+    python -m benchmarks --quick    # under 2 minutes, writes benchmarks/results/quick/
+
+For each case the harness builds every native recipe of the framework
+(``native.py``), prepares the interface, checks that both give the same
+derivative, picks the fastest native recipe, and then times native and
+prepared interface calls alternately (native first on even rounds, interface
+first on odd ones) so that load from other processes hits both alike. The
+ratio is the median over rounds of (interface time / native time) within
+each round. Backends whose adapter fails to import are listed, not fatal; a
+case that raises becomes an "error" row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import diffinterface as di
+
+from . import native, nested, report
+from .workloads import EVALUATIONS, WORKLOADS, counted, numpy_input, seed004, sum_of_squares, to_family
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to measure. A sample is ``loops`` calls timed together (at least ``sample_s``)."""
+
+    name: str
+    rounds: int  # interleaved native/interface rounds per case
+    min_rounds: int  # never fewer, even past the case budget
+    sample_s: float  # target duration of one sample
+    case_budget_s: float  # time for a case's rounds; slow cases get fewer rounds
+    select_rounds: int  # rounds that pick the fastest native recipe
+    unprepared_reps: int  # calls without preparation, at most
+    overhead_rounds: int  # rounds of the zero-backend overhead measurement
+
+
+MODES = {
+    "full": Settings("full", rounds=21, min_rounds=3, sample_s=0.01, case_budget_s=4.0, select_rounds=5,
+                     unprepared_reps=5, overhead_rounds=31),
+    "quick": Settings("quick", rounds=7, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
+                      unprepared_reps=2, overhead_rounds=11),
+    "tiny": Settings("tiny", rounds=3, min_rounds=3, sample_s=0.0005, case_budget_s=0.1, select_rounds=1,
+                     unprepared_reps=1, overhead_rounds=3),
+}
+
+# backend id -> (selector, framework of the native recipes, mode pinned by the selector)
+BACKENDS = {
+    "jax": (di.AutoJAX(), "jax", None),
+    "jax-forward": (di.AutoJAX(mode="forward"), "jax", "forward"),
+    "jax-reverse": (di.AutoJAX(mode="reverse"), "jax", "reverse"),
+    "torch": (di.AutoTorch(), "torch", None),
+    "torch-forward": (di.AutoTorch(mode="forward"), "torch", "forward"),
+    "torch-reverse": (di.AutoTorch(mode="reverse"), "torch", "reverse"),
+    "autograd": (di.AutoAutograd(), "autograd", None),
+    "finitediff": (di.AutoFiniteDiff(), "finitediff", None),
+    "finitediff-forward": (di.AutoFiniteDiff(method="forward"), "finitediff-forward", None),
+}
+#: backends per workload: the default-mode ones, or the mode-pinned ones where both modes are benchmarked
+DEFAULT_BACKENDS = ("jax", "torch", "autograd", "finitediff", "finitediff-forward")
+MODE_BACKENDS = ("jax-forward", "jax-reverse", "torch-forward", "torch-reverse", "autograd", "finitediff",
+                 "finitediff-forward")
+CUSTOM_RULE_RECIPE = "grad of 2*g, g through a native custom rule"
+
+
+class NotAvailable(Exception):
+    """The interface lacks what a case needs (an operator not written yet)."""
+
+
+def now():
+    return time.perf_counter()
+
+
+def blocker(framework):
+    """Wait for a result: JAX dispatches asynchronously, the others return finished arrays."""
+    if framework == "jax":
+        import jax
+
+        return jax.block_until_ready
+    return lambda result: result
+
+
+def to_numpy(a):
+    if hasattr(a, "detach"):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
+def enable_float64():
+    """JAX computes in float32 unless told otherwise; the native recipes need float64 arrays."""
+    try:
+        import jax
+    except ImportError:
+        return
+    jax.config.update("jax_enable_x64", True)
+
+
+# -- timing -----------------------------------------------------------------------------------
+
+
+def sample(call, loops):
+    """Seconds per call over ``loops`` calls, the garbage collector paused (as ``timeit`` does)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = now()
+        for _ in range(loops):
+            call()
+        return (now() - start) / loops
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def loops_for(call, settings):
+    """How many calls make one sample of at least ``settings.sample_s`` (one call timed to decide)."""
+    once = sample(call, 1)
+    return max(1, min(100_000, math.ceil(settings.sample_s / max(once, 1e-9)))), once
+
+
+def interleaved(calls, rounds):
+    """Medians-ready samples of each ``(call, loops)``, the order rotating every round."""
+    times = [[] for _ in calls]
+    order = list(range(len(calls)))
+    for r in range(rounds):
+        for i in order if r % 2 == 0 else reversed(order):
+            call, loops = calls[i]
+            times[i].append(sample(call, loops))
+    return times
+
+
+def rounds_within(budget_s, per_round_s, settings, most):
+    return int(max(settings.min_rounds, min(most, budget_s // max(per_round_s, 1e-9))))
+
+
+# -- one case ---------------------------------------------------------------------------------
+
+
+def interface_operator(operator):
+    prepare = getattr(di, "prepare_" + operator, None)
+    run = getattr(di, operator, None)
+    if prepare is None or run is None:
+        raise NotAvailable(f"diffinterface has no {operator} operator yet")
+    return prepare, run
+
+
+def native_candidates(workload, framework, mode):
+    found = native.recipes(framework, workload.operator, mode)
+    if workload.name == "seed000-nested":
+        gradient_at = {
+            "jax": lambda g: __import__("jax").jit(__import__("jax").grad(g)),
+            "torch": lambda g: native.recipes("torch", "gradient")[0].build(g, None),
+            "autograd": lambda g: __import__("autograd").grad(g),
+        }[framework]
+        found = found + [native.Recipe(
+            CUSTOM_RULE_RECIPE, "reverse",
+            lambda f, x: gradient_at(counted(nested.outer_of(nested.native_inner_rule(framework)))),
+        )]
+    return found
+
+
+def agree(a, b, framework, operator):
+    a, b = to_numpy(a), to_numpy(b)
+    if a.shape != b.shape:
+        return False, float("inf")
+    error = float(np.max(np.abs(a - b))) if a.size else 0.0
+    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
+    if framework.startswith("finitediff"):
+        tolerance = (1e-2 if operator == "hessian" else 1e-3) * scale
+    else:
+        tolerance = 1e-8 * scale
+    return error <= tolerance, error
+
+
+def evaluations(call):
+    before = EVALUATIONS[0]
+    call()
+    return EVALUATIONS[0] - before
+
+
+def measure_case(workload, size, backend_id, settings):
+    """One row: native recipes, prepared and unprepared interface, ratio, evaluations."""
+    selector, framework, mode = BACKENDS[backend_id]
+    family = framework if framework in ("jax", "torch") else "numpy"
+    x = to_family(numpy_input(workload, size), family)
+    block = blocker(framework)
+    f = counted(workload.function)
+    row = {"backend": backend_id, "framework": framework, "operator": workload.operator,
+           "workload": workload.name, "size": size, "status": "ok"}
+
+    # native recipes: build, first call (compilation), then pick the fastest
+    candidates = []
+    for recipe in native_candidates(workload, framework, mode):
+        try:
+            start = now()
+            derivative_at = recipe.build(f, x)
+            first = block(derivative_at(x))
+            setup = now() - start
+            candidates.append({"recipe": recipe, "call": (lambda d=derivative_at: block(d(x))),
+                               "first": first, "setup_s": setup})
+        except Exception as error:  # a recipe that cannot run here is reported, not fatal
+            candidates.append({"recipe": recipe, "error": f"{type(error).__name__}: {error}"})
+    working = [c for c in candidates if "error" not in c]
+    if not working:
+        raise RuntimeError("no native recipe runs: " + "; ".join(c["error"] for c in candidates))
+
+    # the interface, prepared and not
+    prepare, operator = interface_operator(workload.operator)
+    start = now()
+    if workload.name == "seed000-nested":
+        f_di = counted(nested.outer_through_interface(framework, selector, x))
+    else:
+        f_di = f
+    prep = prepare(f_di, selector, x)
+    row["prepare_s"] = now() - start
+    start = now()
+    result = block(operator(f_di, selector, x, prep=prep))
+    row["first_call_s"] = now() - start
+
+    def prepared():
+        return block(operator(f_di, selector, x, prep=prep))
+
+    def unprepared():
+        return block(operator(f_di, selector, x))
+
+    for c in working:
+        c["loops"], c["once_s"] = loops_for(c["call"], settings)
+    per_round = sum(c["loops"] * c["once_s"] for c in working)
+    select = int(min(settings.select_rounds, settings.case_budget_s / 2 // max(per_round, 1e-9)))
+    if len(working) > 1 and select >= 1:
+        times = interleaved([(c["call"], c["loops"]) for c in working], select)
+        for c, t in zip(working, times):
+            c["median_s"] = float(np.median(t))
+    else:  # one recipe, or calls too slow to repeat: the calibration call decides
+        for c in working:
+            c["median_s"] = c["once_s"]
+    best = min(working, key=lambda c: c["median_s"])
+    row["native_recipe"] = best["recipe"].name
+    row["native_setup_s"] = best["setup_s"]
+    row["candidates"] = [
+        {"recipe": c["recipe"].name, "mode": c["recipe"].mode,
+         **({"error": c["error"]} if "error" in c else {"median_s": c["median_s"]})}
+        for c in candidates
+    ]
+    row["correct"], row["max_error"] = agree(result, best["first"], framework, workload.operator)
+
+    # evaluations of f per call (Python-level calls; compiled code counts 0)
+    row["evals_native"] = evaluations(best["call"])
+    row["evals_prepared"] = evaluations(prepared)
+    row["evals_unprepared"] = evaluations(unprepared)
+
+    # the measurement: native and prepared interface, interleaved
+    native_loops = best["loops"]
+    prepared_loops, prepared_once = loops_for(prepared, settings)
+    per_round = native_loops * best["once_s"] + prepared_loops * prepared_once
+    rounds = rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
+    native_times, prepared_times = interleaved([(best["call"], native_loops), (prepared, prepared_loops)], rounds)
+    paired = np.array(prepared_times) / np.array(native_times)
+    row.update(
+        rounds=rounds, native_loops=native_loops, prepared_loops=prepared_loops,
+        native_s=float(np.median(native_times)), prepared_s=float(np.median(prepared_times)),
+        ratio=float(np.median(paired)), ratio_q1=float(np.percentile(paired, 25)),
+        ratio_q3=float(np.percentile(paired, 75)),
+    )
+    row["delta_s"] = row["prepared_s"] - row["native_s"]
+
+    # unprepared: preparation on every call, so only a few calls
+    unprepared_once = sample(unprepared, 1)
+    reps = rounds_within(settings.case_budget_s / 2, unprepared_once, settings, settings.unprepared_reps)
+    reps = min(reps, settings.unprepared_reps)
+    row["unprepared_s"] = float(np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)]))
+    return row
+
+
+# -- the zero-backend overhead ----------------------------------------------------------------
+
+
+def zero_overhead(settings):
+    """The interface's own cost per prepared call, on backends that compute nothing.
+
+    For each operator: the full prepared call (``di.<op>(..., prep=prep)``), the
+    prepared implementation called directly (``prep.impl.<op>``: skips the
+    dispatch in ``operators/_core.py::run``), and the bare work any backend
+    must do (evaluate f once, allocate the zero result).
+    """
+    x = numpy_input(WORKLOADS[0], 10)
+    scalar_f = sum_of_squares
+    cases = [
+        ("gradient", di.AutoZeroReverse(), scalar_f, x, None, np.zeros(10)),
+        ("gradient", di.AutoZeroForward(), scalar_f, x, None, np.zeros(10)),
+        ("derivative", di.AutoZeroForward(), seed004, 1.0, None, np.zeros(())),
+        ("derivative", di.AutoZeroReverse(), seed004, 1.0, None, np.zeros(())),
+        ("jacobian", di.AutoZeroForward(), seed004, x, None, np.zeros((10, 10))),
+        ("jacobian", di.AutoZeroReverse(), seed004, x, None, np.zeros((10, 10))),
+        ("pushforward", di.AutoZeroForward(), seed004, x, (np.ones(10),), np.zeros(10)),
+        ("pullback", di.AutoZeroReverse(), seed004, x, (np.ones(10),), np.zeros(10)),
+    ]
+    rows = []
+    for operator, backend, f, x_at, seeds, zeros in cases:
+        name = type(backend).__name__
+        try:
+            prepare, run = interface_operator(operator)
+            args = () if seeds is None else (seeds,)
+            prep = prepare(f, backend, x_at, *args)
+            method = getattr(prep.impl, operator)
+            calls = {
+                "call": lambda: run(f, backend, x_at, *args, prep=prep),
+                "impl": lambda: method(x_at, *args),
+                "bare": lambda: (f(x_at), zeros.copy()),
+            }
+            timed = [(call, loops_for(call, settings)[0]) for call in calls.values()]
+            medians = [float(np.median(t)) for t in interleaved(timed, settings.overhead_rounds)]
+            rows.append(dict(zip(("call_s", "impl_s", "bare_s"), medians), operator=operator, backend=name))
+        except Exception as error:
+            rows.append({"operator": operator, "backend": name, "error": f"{type(error).__name__}: {error}"})
+    return rows
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def plan(settings, backend_filter=None, workload_filter=None):
+    """The cases to run, and the ones left out as not applicable (with the reason)."""
+    cases, skipped = [], []
+    if settings.name == "tiny" and not workload_filter:
+        workload_filter = ("sumsq",)
+    for workload in WORKLOADS:
+        if workload_filter and workload.name not in workload_filter:
+            continue
+        if settings.name == "tiny":
+            sizes = workload.quick_sizes[:1]
+        else:
+            sizes = workload.sizes if settings.name == "full" else workload.quick_sizes
+        ids = MODE_BACKENDS if workload.modes != (None,) else DEFAULT_BACKENDS
+        for backend_id in ids:
+            if backend_filter and backend_id not in backend_filter:
+                continue
+            framework = BACKENDS[backend_id][1]
+            if not native.has_recipes(framework, workload.operator):
+                skipped.append({"workload": workload.name, "backend": backend_id, "size": None,
+                                "operator": workload.operator,
+                                "reason": f"no native {workload.operator} recipe for {framework}"})
+                continue
+            for size in sizes:
+                reason = workload.skip_reason(framework.split("-")[0], size)
+                if reason:
+                    skipped.append({"workload": workload.name, "backend": backend_id, "size": size,
+                                    "operator": workload.operator, "reason": reason})
+                else:
+                    cases.append((workload, size, backend_id))
+    return cases, skipped
+
+
+def check_backends(backend_ids):
+    """Which adapters import: ``{id: None or the error line}``."""
+    from diffinterface.backends import get_adapter
+
+    status = {}
+    for backend_id in backend_ids:
+        try:
+            get_adapter(BACKENDS[backend_id][0])
+            status[backend_id] = None
+        except Exception as error:
+            status[backend_id] = f"{type(error).__name__}: {error}"
+    return status
+
+
+def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr):
+    """Run the benchmarks, write ``results.md``, ``results.json`` (and ``ratios.png``) into ``out``."""
+    settings = MODES[mode]
+    started = now()
+    enable_float64()
+    cases, skipped = plan(settings, backends, workloads)
+    used = sorted({backend_id for _, _, backend_id in cases}, key=list(BACKENDS).index)
+    imports = check_backends(used)
+    rows = []
+    for workload, size, backend_id in cases:
+        label = f"{backend_id:<18} {workload.operator:<10} {workload.name:<15} n={size}"
+        base = {"backend": backend_id, "framework": BACKENDS[backend_id][1], "operator": workload.operator,
+                "workload": workload.name, "size": size}
+        if imports[backend_id]:
+            rows.append({**base, "status": "unavailable", "reason": imports[backend_id]})
+            continue
+        start = now()
+        try:
+            row = measure_case(workload, size, backend_id, settings)
+            print(f"{label}  ratio {row['ratio']:.2f}  ({now() - start:.1f} s)", file=log, flush=True)
+        except NotAvailable as error:
+            row = {**base, "status": "unavailable", "reason": str(error)}
+            print(f"{label}  unavailable: {error}", file=log, flush=True)
+        except Exception as error:
+            row = {**base, "status": "error", "reason": f"{type(error).__name__}: {error}"}
+            print(f"{label}  ERROR {type(error).__name__}: {error}", file=log, flush=True)
+            traceback.print_exc(file=log)
+        rows.append(row)
+    overhead = zero_overhead(settings)
+    elapsed = now() - started
+    results = {
+        "mode": mode, "settings": settings.__dict__, "elapsed_s": elapsed, "environment": report.environment(),
+        "imports": imports, "rows": rows, "skipped": skipped, "overhead": overhead,
+    }
+    out = Path(out) if out is not None else (RESULTS if mode == "full" else RESULTS / mode)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    (out / "results.md").write_text(report.markdown(results))
+    if plot:
+        note = report.plot(results, out / "ratios.png")
+        if note:
+            print(note, file=log)
+    print(f"wrote {out}/results.md in {elapsed:.0f} s", file=log)
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_const", dest="mode", const="quick",
+                       help="small sizes, few rounds: under 2 minutes (writes results/quick/)")
+    group.add_argument("--tiny", action="store_const", dest="mode", const="tiny",
+                       help="one small workload, three rounds: the smoke test's mode")
+    parser.add_argument("--out", help="output folder (default benchmarks/results/, or results/<mode>/)")
+    parser.add_argument("--backends", help="comma-separated backend ids: " + ",".join(BACKENDS))
+    parser.add_argument("--workloads", help="comma-separated workloads: " + ",".join(w.name for w in WORKLOADS))
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNG (matplotlib is optional)")
+    args = parser.parse_args(argv)
+    split = lambda s: tuple(s.split(",")) if s else None  # noqa: E731
+    run(args.mode or "full", args.out, split(args.backends), split(args.workloads), plot=not args.no_plot)

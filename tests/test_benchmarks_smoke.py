@@ -1,0 +1,93 @@
+"""Smoke test of the benchmark harness (``python -m benchmarks --tiny``): it runs and reports.
+
+Asserts that every backend that imports yields a row with finite positive
+times and ratio, the same derivative as its native recipe, and that the
+Markdown table is written. Never asserts anything about speed.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+harness = pytest.importorskip("benchmarks.harness")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    log = io.StringIO()
+    results = harness.run("tiny", out=out, plot=False, log=log)
+    results["out"] = out
+    results["log"] = log.getvalue()
+    return results
+
+
+def test_every_importable_backend_has_a_finite_positive_row(results):
+    imported = [b for b, error in results["imports"].items() if error is None]
+    assert imported, "no backend imported: " + str(results["imports"])
+    ok = {row["backend"]: row for row in results["rows"] if row["status"] == "ok"}
+    assert set(imported) <= set(ok), results["log"]
+    for row in ok.values():
+        for key in ("native_s", "prepared_s", "unprepared_s", "prepare_s", "ratio"):
+            assert math.isfinite(row[key]) and row[key] > 0, (row["backend"], key, row[key])
+        assert row["ratio_q1"] <= row["ratio"] <= row["ratio_q3"]
+
+
+def test_interface_and_native_compute_the_same_derivative(results):
+    for row in results["rows"]:
+        if row["status"] == "ok":
+            assert row["correct"], (row["backend"], row["max_error"])
+
+
+def test_evaluations_are_counted(results):
+    rows = [row for row in results["rows"] if row["status"] == "ok"]
+    for row in rows:
+        # sum(x**2) at n = 10: autograd and torch evaluate once, finite differences 2n or n + 1 times,
+        # jitted JAX calls run compiled code and count 0
+        assert row["evals_prepared"] >= 0 and row["evals_native"] >= 0
+        if row["framework"] == "finitediff":
+            assert row["evals_prepared"] == 20
+        if row["framework"] in ("torch", "autograd"):
+            assert row["evals_prepared"] == 1
+
+
+def test_markdown_table_has_a_row_per_case(results):
+    text = (results["out"] / "results.md").read_text()
+    assert "## Ratios" in text and "## Zero-backend overhead" in text
+    for row in results["rows"]:
+        if row["status"] == "ok":
+            assert f"| {row['backend']} | gradient | sumsq | 10 |" in text
+
+
+def test_zero_backend_overhead_is_measured(results):
+    overhead = results["overhead"]
+    assert overhead and all("error" not in o for o in overhead), overhead
+    for o in overhead:
+        assert o["call_s"] > 0 and o["bare_s"] > 0
+
+
+def test_a_backend_that_fails_to_import_is_a_line_not_a_crash(monkeypatch, tmp_path):
+    import diffinterface.backends as backends
+
+    real = backends.get_adapter
+
+    def failing(backend):
+        if type(backend).__name__ == "AutoAutograd":
+            raise backends.MissingBackendError("AutoAutograd needs autograd (simulated)")
+        return real(backend)
+
+    monkeypatch.setattr(backends, "get_adapter", failing)
+    results = harness.run("tiny", out=tmp_path, backends=("autograd", "finitediff"), plot=False,
+                          log=io.StringIO())
+    assert results["imports"]["autograd"].startswith("MissingBackendError")
+    assert [r["status"] for r in results["rows"] if r["backend"] == "autograd"] == ["unavailable"]
+    assert any(r["status"] == "ok" for r in results["rows"] if r["backend"] == "finitediff")
+    assert "adapter failed to import" in (tmp_path / "results.md").read_text()
