@@ -39,6 +39,10 @@ preparation does it once and caches it, and prepared calls never repeat it.
 Operators whose output is a scalar by contract (gradient, hvp, hessian) need
 no shape: each call checks the value its own forward pass computed.
 
+``x`` is a numpy array or Python float (results are numpy, in x's dtype), or
+one of autograd's own boxes: a diffinterface call inside a function that
+autograd differentiates returns boxes, so ``autograd.grad`` sees through it.
+
 Two-argument functions ``f(y, x)`` are not supported: autograd cannot
 differentiate mutation (``check_inplace(AutoAutograd())`` is False).
 """
@@ -103,7 +107,9 @@ def _rows(vjp, shape, dtype):
 class AutogradAdapter(Adapter):
     mode = "both"
     inplace = False
-    families = ("numpy",)
+    # "autograd": x may be one of autograd's own boxes, so diffinterface calls
+    # nest inside functions that autograd differentiates (results stay boxed).
+    families = ("numpy", "autograd")
     framework = "autograd"
 
     def choose_mode(self, operator, problem):
