@@ -193,13 +193,17 @@ def _dual_jvp(fn, x, t, ctx):
     return primal, tangent
 
 
-def _vmapped_jvp(fn, n_ctx, out_dim=0):
-    """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents."""
+def _vmapped_jvp(fn, n_ctx):
+    """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
+
+    The batch stays the leading axis: vmap cannot place an unbatched result
+    (f ignoring x) at another axis.
+    """
 
     def one(x, t, *ctx):
         return _jvp(lambda z: fn(z, *ctx), (x,), (t,))
 
-    return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, out_dim))
+    return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
 
 
 def _forward_jacobian(fn, x, ctx):
@@ -265,9 +269,9 @@ class TorchAdapter(Adapter):
     # -- primitives ----------------------------------------------------------------------------------
 
     def prepare_pullback(self, problem):
-        if self.forward_only:
-            return None
         b = _Boundary(problem)
+        if self.forward_only:
+            return self._contracted_jacobian(problem, b, "pullback")
         to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
 
         if len(problem.tangents) == 1:
@@ -301,9 +305,9 @@ class TorchAdapter(Adapter):
         )
 
     def prepare_pushforward(self, problem):
-        if self.reverse_only:
-            return None
         b = _Boundary(problem)
+        if self.reverse_only:
+            return self._contracted_jacobian(problem, b, "pushforward")
         to_torch, back_value, fn = b.to_torch, b.back_value, b.fn
         if len(problem.tangents) == 1:
 
@@ -327,6 +331,40 @@ class TorchAdapter(Adapter):
             value_and_pushforward=value_and_pushforward,
             pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
         )
+
+    def _contracted_jacobian(self, problem, b, operator):
+        """The primitive of the other mode: the Jacobian in this mode, contracted with each seed.
+
+        ``pushforward`` under ``mode="reverse"`` (batched backward passes over the
+        output basis) and ``pullback`` under ``mode="forward"`` (``vmap(jvp)`` over
+        the input basis), one evaluation of ``f`` per call whatever the batch.
+        """
+        to_torch, back_value = b.to_torch, b.back_value
+        spec = problem.spec
+        m, n = spec.size, problem.x_size
+        if operator == "pushforward":
+            run = self._reverse_jacobian_impl(problem, b, "jacobian", raw=True)
+            out_shape, flat_seed = spec.shape, n
+
+            def contract(jac, seeds):
+                return seeds @ jac.reshape(m, n).T
+        else:
+            run = self._forward_jacobian_impl(problem, b, "jacobian", raw=True)
+            out_shape, flat_seed = problem.x_shape, m
+
+            def contract(jac, seeds):
+                return seeds @ jac.reshape(m, n)
+
+        def value_and_contracted(x, seeds, *ctx):
+            value, jac = run(x, ctx)
+            stacked = torch.stack([to_torch(s).reshape(flat_seed) for s in seeds]).to(jac.dtype)
+            results = contract(jac, stacked)
+            return back_value(value), tuple(back_value(r.reshape(out_shape)) for r in results)
+
+        return Impl(**{
+            "value_and_" + operator: value_and_contracted,
+            operator: lambda x, seeds, *ctx: value_and_contracted(x, seeds, *ctx)[1],
+        })
 
     # -- first-order overrides -----------------------------------------------------------------------
 
@@ -352,15 +390,26 @@ class TorchAdapter(Adapter):
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
-    def _forward_jacobian_impl(self, problem, b, operator):
+    def _forward_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "gradient") by forward mode over the input basis."""
         to_torch, back_value, fn = b.to_torch, b.back_value, b.fn
         spec = problem.spec
         basis = self._basis(problem.x_shape, problem.x_dtype, to_torch(problem.x).device)
-        columns = _vmapped_jvp(fn, len(problem.ctx), out_dim=len(spec.shape))
+        columns = _vmapped_jvp(fn, len(problem.ctx))
         jac_shape = spec.shape + problem.x_shape
-        flat = (*spec.shape, basis.shape[0])
-        reshape = flat != jac_shape
+        scalar_out = spec.shape == ()
+        reshape = (basis.shape[0],) != problem.x_shape
+
+        def run(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            value, parts = columns(to_torch(x), basis, *ctx)  # parts: (n, *y.shape)
+            if not scalar_out:
+                return value, parts.movedim(0, -1).reshape(jac_shape)
+            return value, (parts.reshape(jac_shape) if reshape else parts)
+
+        if raw:
+            return run
 
         def derivative(x, *ctx):
             if ctx:
@@ -368,10 +417,8 @@ class TorchAdapter(Adapter):
             return back_value(_forward_jacobian(fn, to_torch(x), ctx))
 
         def value_and_derivative(x, *ctx):
-            if ctx:
-                ctx = _contexts(ctx)
-            value, parts = columns(to_torch(x), basis, *ctx)
-            return back_value(value), back_value(parts.reshape(jac_shape) if reshape else parts)
+            value, jac = run(x, ctx)
+            return back_value(value), back_value(jac)
 
         return Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative})
 
@@ -383,7 +430,7 @@ class TorchAdapter(Adapter):
         # Forward-mode AD costs several backward passes per operation here: use it only for tall Jacobians.
         return problem.spec.size > 4 * problem.x_size
 
-    def _reverse_jacobian_impl(self, problem, b, operator):
+    def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
         to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
         spec = problem.spec
@@ -402,6 +449,9 @@ class TorchAdapter(Adapter):
             y = _traced(fn, xr, ctx)
             jac = _vjp(y, xr, None) if seeds is None else _vjps(y, xr, seeds)
             return y, (jac.reshape(jac_shape) if reshape else jac)
+
+        if raw:
+            return rows
 
         def value_and_derivative(x, *ctx):
             value, jac = rows(x, ctx)

@@ -1,0 +1,376 @@
+"""AutoTorch: what the torch adapter promises beyond the conformance kit's values.
+
+Arrays (numpy in numpy out, tensors in tensors out, dtypes kept), user
+tensors untouched (``.grad`` stays None, ``requires_grad`` unchanged),
+two-argument functions, output shape without evaluation, vectorized seeds
+(one evaluation of f per call, never a Python loop), contexts, ``no_grad``.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import diffinterface as di
+from diffinterface.backends import get_adapter
+from diffinterface.backends.torch import _numpy_to_torch
+
+BACKENDS = {
+    "torch": di.AutoTorch(),
+    "torch-forward": di.AutoTorch(mode="forward"),
+    "torch-reverse": di.AutoTorch(mode="reverse"),
+}
+F64 = torch.float64
+
+
+@pytest.fixture(params=list(BACKENDS), ids=list(BACKENDS))
+def backend(request):
+    return BACKENDS[request.param]
+
+
+class Counted:
+    """f wrapped with a counter of numeric calls (calls on meta tensors are counted apart)."""
+
+    def __init__(self, f):
+        self.f, self.calls, self.meta_calls = f, 0, 0
+
+    def __call__(self, x, *ctx):
+        if isinstance(x, torch.Tensor) and x.device.type == "meta":
+            self.meta_calls += 1
+        else:
+            self.calls += 1
+        return self.f(x, *ctx)
+
+
+def scalar_f(x):
+    xp = di.array_namespace(x)
+    return xp.sum(xp.sin(x) * x**2)
+
+
+def scalar_f_gradient(x):
+    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+
+
+def scalar_f_hessian(x):
+    return np.diag(-np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+
+
+def coupled(x):
+    """sin(x) * sum(x**2): a dense Jacobian."""
+    xp = di.array_namespace(x)
+    return xp.sin(x) * xp.sum(x**2)
+
+
+def coupled_jacobian(x):
+    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
+
+
+def curve(x):
+    """A scalar x to three outputs."""
+    return torch.stack([x**3, 2 * x, torch.sin(x)])
+
+
+def curve_derivative(x):
+    return np.array([3 * x**2, 2.0, np.cos(x)])
+
+
+def curve_second(x):
+    return np.array([6 * x, 0.0, -np.sin(x)])
+
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+T1 = np.array([1.0, 0.5, -2.0, 0.25])
+T2 = np.array([0.0, 1.0, 3.0, -1.0])
+
+
+def every_operator(backend, x, t1, t2, s):
+    """Call every operator (plain and value_and) once; return {name: result}."""
+    results = {}
+    results["pushforward"] = di.pushforward(coupled, backend, x, (t1,))
+    results["pushforward batched"] = di.pushforward(coupled, backend, x, (t1, t2))
+    results["value_and_pushforward"] = di.value_and_pushforward(coupled, backend, x, (t1,))
+    results["pullback"] = di.pullback(coupled, backend, x, (t1,))
+    results["pullback batched"] = di.pullback(coupled, backend, x, (t1, t2))
+    results["value_and_pullback"] = di.value_and_pullback(coupled, backend, x, (t1, t2))
+    results["gradient"] = di.gradient(scalar_f, backend, x)
+    results["value_and_gradient"] = di.value_and_gradient(scalar_f, backend, x)
+    results["jacobian"] = di.jacobian(coupled, backend, x)
+    results["value_and_jacobian"] = di.value_and_jacobian(coupled, backend, x)
+    results["derivative"] = di.derivative(curve, backend, s)
+    results["value_and_derivative"] = di.value_and_derivative(curve, backend, s)
+    results["hessian"] = di.hessian(scalar_f, backend, x)
+    results["value_gradient_and_hessian"] = di.value_gradient_and_hessian(scalar_f, backend, x)
+    results["hvp"] = di.hvp(scalar_f, backend, x, (t1, t2))
+    results["gradient_and_hvp"] = di.gradient_and_hvp(scalar_f, backend, x, (t1,))
+    results["second_derivative"] = di.second_derivative(curve, backend, s)
+    results["value_derivative_and_second_derivative"] = di.value_derivative_and_second_derivative(
+        curve, backend, s
+    )
+    return results
+
+
+def leaves(result):
+    if isinstance(result, tuple):
+        for r in result:
+            yield from leaves(r)
+    else:
+        yield result
+
+
+def test_user_tensors_keep_no_grad_and_their_flags(backend):
+    x = torch.tensor(X, requires_grad=True)
+    t1 = torch.tensor(T1, requires_grad=True)
+    t2 = torch.tensor(T2)
+    s = torch.tensor(0.4, dtype=F64, requires_grad=True)
+    before = x.detach().clone()
+    results = every_operator(backend, x, t1, t2, s)
+    assert x.grad is None and t1.grad is None and s.grad is None
+    assert x.requires_grad and t1.requires_grad and s.requires_grad and not t2.requires_grad
+    assert torch.equal(x.detach(), before)
+    for name, result in results.items():
+        for r in leaves(result):
+            assert isinstance(r, torch.Tensor), name
+            assert not r.requires_grad, f"{name} returned a tensor attached to a graph"
+            assert r.dtype == F64, name
+
+
+def test_parameters_closed_over_accumulate_no_grad(backend):
+    weight = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=F64, requires_grad=True)
+
+    def f(x):
+        return torch.sum(weight * x**2)
+
+    g = di.gradient(f, backend, torch.tensor(X))
+    h = di.hessian(f, backend, torch.tensor(X))
+    np.testing.assert_allclose(g.numpy(), 2 * weight.detach().numpy() * X)
+    np.testing.assert_allclose(h.numpy(), np.diag(2 * weight.detach().numpy()))
+    assert weight.grad is None and not g.requires_grad
+
+
+def test_numpy_in_numpy_out(backend):
+    results = every_operator(backend, X.copy(), T1, T2, 0.4)
+    for name, result in results.items():
+        for r in leaves(result):
+            assert isinstance(r, np.ndarray), f"{name} returned {type(r).__name__}"
+            assert r.dtype == np.float64, name
+    np.testing.assert_allclose(results["gradient"], scalar_f_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(results["jacobian"], coupled_jacobian(X), rtol=1e-12)
+    np.testing.assert_allclose(results["pushforward batched"][1], coupled_jacobian(X) @ T2, rtol=1e-12)
+    np.testing.assert_allclose(results["pullback batched"][1], T2 @ coupled_jacobian(X), rtol=1e-12)
+    np.testing.assert_allclose(results["derivative"], curve_derivative(0.4), rtol=1e-12)
+    np.testing.assert_allclose(results["hessian"], scalar_f_hessian(X), rtol=1e-12)
+    np.testing.assert_allclose(results["hvp"][0], scalar_f_hessian(X) @ T1, rtol=1e-12)
+    np.testing.assert_allclose(results["second_derivative"], curve_second(0.4), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_tensors_keep_their_dtype(backend, dtype):
+    x = torch.tensor(X, dtype=dtype)
+    for result in (
+        di.gradient(scalar_f, backend, x),
+        di.jacobian(coupled, backend, x),
+        di.pushforward(coupled, backend, x, (torch.tensor(T1, dtype=dtype),))[0],
+        di.pullback(coupled, backend, x, (torch.tensor(T1, dtype=dtype),))[0],
+        di.hessian(scalar_f, backend, x),
+    ):
+        assert result.dtype == dtype and result.device == x.device
+    rtol = 1e-5 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(di.gradient(scalar_f, backend, x).numpy(), scalar_f_gradient(X), rtol=rtol)
+
+
+def test_numpy_arrays_enter_torch_without_a_copy():
+    a = np.arange(4.0)
+    t = _numpy_to_torch(a)
+    assert np.shares_memory(t.numpy(), a) and t.dtype == F64
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    with np.testing.assert_no_warnings():
+        g = di.gradient(scalar_f, di.AutoTorch(), frozen)
+    np.testing.assert_allclose(g, scalar_f_gradient(np.arange(4.0)))
+    np.testing.assert_array_equal(frozen, np.arange(4.0))
+
+
+def test_python_float_stays_float64(backend):
+    d = di.derivative(lambda x: x**3, backend, 0.5)
+    assert isinstance(d, np.ndarray) and d.dtype == np.float64
+    assert float(d) == pytest.approx(0.75, rel=1e-14)
+
+
+def square_into(y, x):
+    y[...] = x**2
+    y[0] = y[0] + x[1] * x[2]
+
+
+def square_into_jacobian(x):
+    jac = np.diag(2 * x)
+    jac[0, 1] += x[2]
+    jac[0, 2] += x[1]
+    return jac
+
+
+@pytest.mark.parametrize("family", ["numpy", "torch"])
+def test_two_argument_functions(backend, family):
+    x_np = np.array([1.0, 2.0, 3.0])
+    t_np = np.array([1.0, -1.0, 0.5])
+    if family == "torch":
+        x, t, new = torch.tensor(x_np, requires_grad=True), torch.tensor(t_np), lambda: torch.zeros(3, dtype=F64)
+    else:
+        x, t, new = x_np, t_np, lambda: np.zeros(3)
+    value = x_np**2 + np.array([x_np[1] * x_np[2], 0, 0])
+    jac = square_into_jacobian(x_np)
+
+    def as_np(a):
+        return a.detach().numpy() if isinstance(a, torch.Tensor) else a
+
+    y = new()
+    np.testing.assert_allclose(as_np(di.jacobian(square_into, backend, x, y=y)), jac)
+    np.testing.assert_allclose(as_np(y), value)
+    y = new()
+    (p,) = di.pushforward(square_into, backend, x, (t,), y=y)
+    np.testing.assert_allclose(as_np(p), jac @ t_np)
+    np.testing.assert_allclose(as_np(y), value)
+    y = new()
+    value_out, (c,) = di.value_and_pullback(square_into, backend, x, (t,), y=y)
+    np.testing.assert_allclose(as_np(c), t_np @ jac)
+    assert value_out is y
+    np.testing.assert_allclose(as_np(y), value)
+
+    def curve_into(y, s):
+        y[0] = s**3
+        y[1] = 2 * s
+
+    y = new()[:2]
+    s = torch.tensor(0.5, dtype=F64) if family == "torch" else 0.5
+    d = di.derivative(curve_into, backend, s, y=y)
+    np.testing.assert_allclose(as_np(d), [0.75, 2.0])
+    np.testing.assert_allclose(as_np(y), [0.125, 1.0])
+    if family == "torch":
+        assert x.grad is None
+
+
+def test_two_argument_preparation_evaluates_nothing_and_leaves_y_alone(backend):
+    calls = []
+
+    def f(y, x):
+        calls.append(1)
+        square_into(y, x)
+
+    y = np.full(3, 7.0)
+    prep = di.prepare_jacobian(f, backend, np.array([1.0, 2.0, 3.0]), y=y)
+    assert calls == [] and np.all(y == 7.0)
+    di.jacobian(f, backend, np.array([1.0, 2.0, 3.0]), y=y, prep=prep)
+    assert len(calls) == 1
+
+
+def test_output_shape_on_meta_tensors_without_evaluation():
+    f = Counted(coupled)
+    prep = di.prepare_jacobian(f, di.AutoTorch(), X)
+    assert (f.calls, f.meta_calls) == (0, 1)
+    assert prep.spec.shape == (4,) and prep.spec.dtype == "float64"
+
+
+def test_output_shape_falls_back_to_one_evaluation():
+    # A closed-over CPU tensor cannot meet a meta tensor: preparation evaluates f once.
+    weights = torch.arange(4.0, dtype=F64)
+    f = Counted(lambda x: weights * torch.sin(x))
+    prep = di.prepare_jacobian(f, di.AutoTorch(), X)
+    assert f.calls == 1
+    di.jacobian(f, di.AutoTorch(), X, prep=prep)
+    assert f.calls == 2
+
+
+@pytest.mark.parametrize(
+    "operator, call",
+    [
+        ("jacobian", lambda f, b, x: di.jacobian(f, b, x, prep=di.prepare_jacobian(f, b, x))),
+        ("pushforward x3", lambda f, b, x: di.pushforward(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pushforward(f, b, x, (x, 2 * x, 3 * x)))),
+        ("pullback x3", lambda f, b, x: di.pullback(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pullback(f, b, x, (x, 2 * x, 3 * x)))),
+    ],
+)
+def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, call):
+    f = Counted(coupled)
+    x = np.linspace(0.1, 2.0, 50)
+    call(f, backend, x)
+    # Preparation runs f on meta tensors only; the prepared call traces f once for all 50 (or 3) seeds.
+    assert f.calls == 1, f"{operator} evaluated f {f.calls} times: seeds are looped, not vectorized"
+
+
+@pytest.mark.parametrize("operator", ["hessian", "hvp"])
+def test_second_order_is_vectorized(backend, operator):
+    f = Counted(scalar_f)
+    x = np.linspace(0.1, 2.0, 30)
+    if operator == "hessian":
+        prep = di.prepare_hessian(f, backend, x)
+        f.calls = 0
+        h = di.hessian(f, backend, x, prep=prep)
+        np.testing.assert_allclose(h, scalar_f_hessian(x), rtol=1e-12)
+    else:
+        tangents = (x, 2 * x, 3 * x)
+        prep = di.prepare_hvp(f, backend, x, tangents)
+        f.calls = 0
+        di.hvp(f, backend, x, tangents, prep=prep)
+    assert f.calls == 1
+
+
+def test_native_second_order_impls():
+    adapter = get_adapter(di.AutoTorch())
+    assert type(adapter).__name__ == "TorchAdapter"
+    prep = di.prepare_hessian(scalar_f, di.AutoTorch(), X)
+    value, gradient, hessian = prep.impl.value_gradient_and_hessian(X)
+    np.testing.assert_allclose(value, scalar_f(X))
+    np.testing.assert_allclose(gradient, scalar_f_gradient(X))
+    np.testing.assert_allclose(hessian, scalar_f_hessian(X))
+    prep = di.prepare_second_derivative(curve, di.AutoTorch(), 0.4)
+    value, d, d2 = prep.impl.value_derivative_and_second_derivative(0.4)
+    np.testing.assert_allclose(d, curve_derivative(0.4))
+    np.testing.assert_allclose(d2, curve_second(0.4), atol=1e-15)
+
+
+def test_works_inside_no_grad(backend):
+    x = torch.tensor(X)
+    with torch.no_grad():
+        g = di.gradient(scalar_f, backend, x)
+        h = di.hessian(scalar_f, backend, x)
+        (p,) = di.pullback(coupled, backend, x, (torch.tensor(T1),))
+    np.testing.assert_allclose(g.numpy(), scalar_f_gradient(X))
+    np.testing.assert_allclose(h.numpy(), scalar_f_hessian(X))
+    np.testing.assert_allclose(p.numpy(), T1 @ coupled_jacobian(X))
+
+
+def test_contexts_numpy_and_tensor(backend):
+    def f(x, scale, offset):
+        return torch.sum(scale * (x - offset) ** 2)
+
+    scale = np.array([1.0, 2.0, 3.0, 4.0])
+    offset = torch.tensor([0.5, 0.5, 0.5, 0.5], dtype=F64, requires_grad=True)
+    g = di.gradient(f, backend, X, di.Constant(scale), di.Constant(offset))
+    np.testing.assert_allclose(g, 2 * scale * (X - 0.5))
+    assert offset.grad is None and offset.requires_grad
+    np.testing.assert_array_equal(scale, [1.0, 2.0, 3.0, 4.0])
+
+
+def test_functions_that_ignore_x_give_zeros(backend):
+    x = torch.tensor(X)
+    g = di.gradient(lambda x: torch.tensor(3.0, dtype=F64), backend, x)
+    jac = di.jacobian(lambda x: torch.ones(2, dtype=F64), backend, x)
+    (p,) = di.pullback(lambda x: torch.ones(2, dtype=F64), backend, x, (torch.ones(2, dtype=F64),))
+    assert torch.equal(g, torch.zeros(4, dtype=F64))
+    assert torch.equal(jac, torch.zeros(2, 4, dtype=F64))
+    assert torch.equal(p, torch.zeros(4, dtype=F64))
+
+
+def test_array_namespace_serves_the_same_source():
+    xt = torch.tensor(X)
+    xp = di.array_namespace(xt)
+    assert xp.__name__ == "array_api_compat.torch"
+    g_torch = di.gradient(scalar_f, di.AutoTorch(), xt)
+    g_fd = di.gradient(scalar_f, di.AutoFiniteDiff(), X)
+    np.testing.assert_allclose(g_torch.numpy(), g_fd, rtol=1e-6)
+
+
+def test_other_families_are_refused_by_name():
+    import jax.numpy as jnp
+
+    with pytest.raises(TypeError, match="x: AutoTorch differentiates numpy or torch arrays"):
+        di.gradient(scalar_f, di.AutoTorch(), jnp.ones(3))
+    with pytest.raises(TypeError, match="x: expected a real floating-point array"):
+        di.gradient(scalar_f, di.AutoTorch(), torch.tensor([1, 2, 3]))
