@@ -99,6 +99,15 @@ def test_jacobian_of_matrix_input_has_output_then_input_shape():
     np.testing.assert_allclose(jac, expected)
 
 
+def test_jacobian_of_scalar_output_and_of_scalar_x():
+    jac = di.jacobian(agnostic, BACKEND, X)
+    assert jac.shape == (4,)
+    np.testing.assert_allclose(jac, agnostic_gradient(X), rtol=1e-12)
+    jac = di.jacobian(lambda t: anp.stack([t**2, anp.sin(t)]), BACKEND, np.array(0.5))
+    assert jac.shape == (2,)
+    np.testing.assert_allclose(jac, [1.0, np.cos(0.5)], rtol=1e-12)
+
+
 def test_derivative_of_matrix_valued_function():
     value, deriv = di.value_and_derivative(matrix_of_scalar, BACKEND, 0.7)
     np.testing.assert_allclose(deriv, matrix_of_scalar_derivative(0.7), rtol=1e-12)
@@ -170,15 +179,24 @@ def prepared_calls(prepare, operator, f, x, *extra):
 def test_prepared_calls_evaluate_f_as_often_as_native(prepare, operator, f, native):
     at_preparation, per_call = prepared_calls(prepare, operator, f, X)
     assert per_call == native_calls(f, native) == 1
-    # A Jacobian needs the output shape (its rows), learned once; a gradient's is a scalar by contract.
-    assert at_preparation == (1 if prepare is di.prepare_jacobian else 0)
+    # The output shape comes from the forward pass each call records: none spent at preparation.
+    assert at_preparation == 0
 
 
-@pytest.mark.parametrize("operator", [di.gradient, di.value_and_gradient])
-def test_unprepared_gradient_evaluates_f_once_like_native(operator):
-    counted = Counted(agnostic)
+@pytest.mark.parametrize(
+    "operator, f, native",
+    [
+        (di.gradient, agnostic, lambda f: autograd.grad(f)(X)),
+        (di.value_and_gradient, agnostic, lambda f: autograd.grad(f)(X)),
+        (di.jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
+        (di.value_and_jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
+    ],
+    ids=["gradient", "value_and_gradient", "jacobian", "value_and_jacobian"],
+)
+def test_unprepared_calls_evaluate_f_once_like_native(operator, f, native):
+    counted = Counted(f)
     operator(counted, BACKEND, X)
-    assert counted.calls == native_calls(agnostic, lambda f: autograd.grad(f)(X)) == 1
+    assert counted.calls == native_calls(f, native) == 1
 
 
 @pytest.mark.parametrize("operator", [di.derivative, di.value_and_derivative])
@@ -381,8 +399,9 @@ def test_gradient_of_array_output_names_f_and_the_shape():
     for call in (di.gradient, di.value_and_gradient):
         with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
             call(coupled, BACKEND, X, prep=prep)
-    with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
-        di.gradient(lambda x: [x[0], x[1]], BACKEND, X)
+    for call in (di.gradient, di.jacobian):
+        with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
+            call(lambda x: [x[0], x[1]], BACKEND, X)
 
 
 def test_torch_input_is_rejected_with_the_accepted_family():

@@ -22,7 +22,7 @@ prepared call, equal to autograd's own recipe):
 operator           autograd recipe                             prep  call
 =================  ==========================================  ====  ======================
 gradient           ``make_vjp``, one backward pass             0     1
-jacobian           ``make_vjp`` once, one backward per row     1     1 (+ m backward)
+jacobian           ``make_vjp`` once, one backward per row     0     1 (+ m backward)
 derivative         ``make_jvp`` with tangent 1                 0     1
 pullback           ``make_vjp`` once, one backward per c       1     1 (+ k backward)
 pushforward        ``make_jvp`` per tangent                    0     k
@@ -34,10 +34,11 @@ second_derivative  ``make_jvp`` of ``make_jvp`` (forward²)     0     1
 autograd's forward mode re-runs ``f`` for every tangent, so a Jacobian always
 uses reverse mode (one recorded forward pass, its vjp reused for every row),
 as ``autograd.jacobian`` does. autograd must run ``f`` to learn its output
-shape: where an operator needs it (Jacobian rows, cotangents' shape),
-preparation does it once and caches it, and prepared calls never repeat it.
-Operators whose output is a scalar by contract (gradient, hvp, hessian) need
-no shape: each call checks the value its own forward pass computed.
+shape. No prepared call spends an evaluation on it: the Jacobian reads it from
+the forward pass it records anyway, and operators whose output is a scalar by
+contract (gradient, hvp, hessian) check the value that pass computed. Only
+pullback's preparation evaluates ``f`` once, so that the core can check the
+cotangents' shape.
 
 ``x`` is a numpy array or Python float (results are numpy, in x's dtype), or
 one of autograd's own boxes: a diffinterface call inside a function that
@@ -85,6 +86,16 @@ def _check_scalar(value, operator):
         f"f: {operator} needs f to return a scalar; it returns shape {tuple(shape)}"
         + (" (use jacobian for array outputs)" if operator == "gradient" else "")
     )
+
+
+def _shape_and_dtype(value):
+    """Shape and dtype of f's value (maybe boxed), as f's forward pass computed it."""
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return tuple(shape), value.dtype
+    if isinstance(getval(value), (float, int)):
+        return (), np.float64
+    raise TypeError(f"f: expected f to return an array or a number; it returned {describe(getval(value))}")
 
 
 def _rows(vjp, shape, dtype):
@@ -170,12 +181,13 @@ class AutogradAdapter(Adapter):
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
     def prepare_jacobian(self, problem):
-        f, spec = problem.f, problem.spec
-        shape = spec.shape + problem.x_shape
+        # No evaluation here: the forward pass each call records gives the output's shape.
+        f, x_shape = problem.f, problem.x_shape
 
         def value_and_jacobian(x, *ctx):
             vjp, value = make_vjp(_bound(f, ctx), x)
-            return value, np.reshape(_rows(vjp, spec.shape, spec.dtype), shape)
+            y_shape, y_dtype = _shape_and_dtype(value)
+            return value, np.reshape(_rows(vjp, y_shape, y_dtype), y_shape + x_shape)
 
         return Impl(
             jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
