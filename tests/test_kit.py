@@ -359,3 +359,21 @@ def test_importing_the_kit_imports_no_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
+    command = [sys.executable, "-m", "pytest", "--pyargs", "diffinterface.testing", "-q", "-p", "no:cacheprovider",
+               "-p", "diffinterface.testing.pytest_plugin", "--di-backends=finitediff-complex"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    expected = len(default_scenarios()) + len(second_order_scenarios())
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"{expected} passed" in done.stdout
+
+
+def test_counts_table_lists_each_backend_and_operator():
+    report = test_differentiation({"fd": di.AutoFiniteDiff(method="forward")}, default_scenarios())
+    lines = str(report.counts_table()).splitlines()
+    assert lines[0].split() == ["backend", "operator", "family", "prepare", "call"]
+    gradient = next(line.split() for line in lines if line.split()[1] == "gradient")
+    sizes = sorted({s.x.size for s in default_scenarios("gradient")})
+    assert gradient == ["fd", "gradient", "numpy", "1", f"{sizes[0] + 1}-{sizes[-1] + 1}"]

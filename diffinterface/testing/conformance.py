@@ -495,7 +495,15 @@ def _as_backend_dict(backends):
 
 
 def _default_id(backend):
-    return repr(backend).replace(" ", "")
+    """A short id: the selector's class and its non-default fields, e.g. ``AutoJAX(mode='forward')``."""
+    if not dataclasses.is_dataclass(backend):
+        return type(backend).__name__
+    changed = [
+        f"{field.name}={getattr(backend, field.name)!r}"
+        for field in dataclasses.fields(backend)
+        if field.default is dataclasses.MISSING or getattr(backend, field.name) != field.default
+    ]
+    return type(backend).__name__ + (f"({','.join(changed)})" if changed else "")
 
 
 def _capabilities(backend):
@@ -588,15 +596,27 @@ class Report:
         return self
 
     def counts_table(self):
-        """Rows (backend, operator, family, evaluations at preparation, per prepared call) over passed cases."""
-        rows = {}
+        """Evaluations of f per (backend, operator, family): at preparation and per prepared call.
+
+        Each cell is the range over the scenarios (sizes differ, and finite
+        differences cost more on bigger inputs); "call" is the second prepared
+        call, after any one-time compilation.
+        """
+        ranges = {}
         for r in self.results:
-            if r.counts:
-                key = (r.backend_id, r.operator)
-                prep, call = r.counts.get("prepare", 0), r.counts.get("call", 0)
-                low, high = rows.get(key, ((prep, call), (prep, call)))
-                rows[key] = ((min(low[0], prep), min(low[1], call)), (max(high[0], prep), max(high[1], call)))
-        return rows
+            if r.status != "passed" or not r.counts:
+                continue
+            cell = ranges.setdefault((r.backend_id, r.operator, r.family), {"prepare": [], "call": []})
+            for stage in cell:
+                cell[stage].append(r.counts.get(stage, 0))
+
+        def span(values):
+            low, high = min(values), max(values)
+            return str(low) if low == high else f"{low}-{high}"
+
+        rows = [("backend", "operator", "family", "prepare", "call")]
+        rows += [(*key, span(cell["prepare"]), span(cell["call"])) for key, cell in ranges.items()]
+        return _format_table(rows)
 
     def __str__(self):
         header = ("backend", "scenario", "family", "status", "prep", "call", "value_and", "unprepared")
@@ -605,9 +625,7 @@ class Report:
             c = r.counts
             rows.append((r.backend_id, r.scenario, r.family, r.status,
                          *(str(c.get(k, "")) for k in ("prepare", "call", "value_and", "unprepared"))))
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = _format_table(rows).splitlines()
         lines.append(f"{len(self.passed)} passed, {len(self.failed)} failed, {len(self.excluded)} excluded")
         for r in self.failed + self.excluded:
             lines.append(r.message())
@@ -615,6 +633,14 @@ class Report:
 
     def __repr__(self):
         return f"<Report: {len(self.passed)} passed, {len(self.failed)} failed, {len(self.excluded)} excluded>"
+
+
+def _format_table(rows):
+    """Rows of strings as aligned columns, with a rule under the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(),
@@ -632,9 +658,11 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
 
         >>> import diffinterface as di
         >>> from diffinterface.testing import default_scenarios
-        >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))  # doctest: +ELLIPSIS
-        backend            scenario                                   family  status  prep  call  value_and  unprepared
-        ...
+        >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))
+        backend         scenario                             family  status  prep  call  value_and  unprepared
+        --------------  -----------------------------------  ------  ------  ----  ----  ---------  ----------
+        AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  0     2     3          2
+        1 passed, 0 failed, 0 excluded
     """
     cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,
                         families=families)
