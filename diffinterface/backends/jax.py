@@ -1,0 +1,467 @@
+"""AutoJAX: ``jax.jvp`` and ``jax.vjp``, every operator compiled with ``jax.jit`` at preparation.
+
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoJAX()
+    >>> f = lambda x: (x ** 2).sum()
+    >>> prep = di.prepare_gradient(f, backend, np.array([1.0, 2.0]))
+    >>> di.gradient(f, backend, np.array([1.0, 2.0]), prep=prep)
+    array([2., 4.])
+
+Both primitives are native, and every operator is JAX's own recipe, jitted:
+
+=================  ========================================  ==========================
+operator           ``mode=None``                             ``mode=`` forward/reverse
+=================  ========================================  ==========================
+pushforward        ``jvp``; a batch is ``vmap(jvp)``          same
+pullback           ``vjp``; a batch is ``vmap`` of its VJP    same
+derivative         ``jvp`` with tangent 1                     reverse: ``grad`` (scalar
+                                                              output) or ``jacrev``
+gradient           ``grad`` / ``value_and_grad``              forward: ``jacfwd``
+jacobian           ``jacfwd`` when ``x.size <= y.size``,      ``jacfwd`` / ``jacrev``
+                   else ``jacrev``
+hessian            ``jacfwd(grad)`` (``jax.hessian``)         forward: ``jacfwd(jacfwd)``,
+                                                              reverse: ``jacrev(grad)``
+hvp                ``jvp`` of ``grad``, ``vmap`` over the     forward: ``jvp`` of the
+                   tangents                                   ``jacfwd`` gradient;
+                                                              reverse: ``vjp`` of ``grad``
+second_derivative  ``jacfwd(jvp)``                            reverse: ``jacrev(jacrev)``
+=================  ========================================  ==========================
+
+``value_and_*`` variants come from the same pass (``has_aux``): no second
+evaluation. A batch of tangents is one compiled call for the whole batch.
+
+Preparation learns the output's shape and dtype with ``jax.eval_shape`` (a
+trace, no numeric work) and compiles each function for the given shapes
+(``jit(...).lower(...).compile()``), so prepared calls neither trace nor
+compile. ``Constant`` (and ``Cache``) values made of arrays and numbers are
+traced arguments of the compiled function: a new value of the same shape and
+dtype reuses the compiled code. Other context values (strings, callables...)
+are static arguments: a new value recompiles. The compiled functions are
+cached per function and operator, so an unprepared call repeated on the same
+function and shapes compiles once.
+
+Arrays: jax arrays in, jax arrays out on the same device, with no host round
+trip; numpy arrays (and Python floats) in, numpy arrays out. The numpy results
+are zero-copy views of JAX's buffers, hence read-only (copy them with
+``np.array`` to write into them). float64 inputs are differentiated in float64
+without touching JAX's global configuration: the call runs under a
+thread-local ``jax.enable_x64`` switch, restored afterwards (when x64 is
+already enabled globally at preparation, the switch is skipped). float32 inputs
+run under the configuration as it is.
+
+JAX arrays are immutable: two-argument functions ``f(y, x)`` are not supported
+(``check_inplace`` is False) and ``out=`` works only with numpy buffers.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..operators._core import Spec, require_scalar_output
+from .base import Adapter, Impl
+
+#: JAX's x64 switch: ``swap_local``/``set_local`` flip it for this thread only.
+_X64 = jax.enable_x64
+_CACHE_SIZE = 256
+_LEAF_TYPES = (np.ndarray, np.generic, int, float, complex, bool, jax.Array)
+
+
+# -- results back to numpy -----------------------------------------------------------------------
+
+
+def _to_numpy(result):
+    """``result`` (an array or nested tuples of them) as numpy arrays, sharing JAX's buffers."""
+    if isinstance(result, tuple):
+        return tuple(_to_numpy(r) for r in result)
+    return np.asarray(result)
+
+
+def _pair_to_numpy(result):
+    return np.asarray(result[0]), np.asarray(result[1])
+
+
+def _batch_to_numpy(result):
+    return tuple(np.asarray(r) for r in result)
+
+
+def _wrap(fn, convert, wide):
+    """The prepared callable: ``fn`` itself, or ``fn`` with results to numpy and/or under x64."""
+    if wide:
+        swap, restore = _X64.swap_local, _X64.set_local
+        if convert is None:
+
+            def call(*args):
+                previous = swap(True)
+                try:
+                    return fn(*args)
+                finally:
+                    restore(previous)
+
+        else:
+
+            def call(*args):
+                previous = swap(True)
+                try:
+                    return convert(fn(*args))
+                finally:
+                    restore(previous)
+
+        return call
+    if convert is None:
+        return fn
+
+    def call(*args):
+        return convert(fn(*args))
+
+    return call
+
+
+class _X64Scope:
+    """``with _X64Scope(wide):`` x64 on for this thread when ``wide`` (preparation only)."""
+
+    __slots__ = ("wide", "previous")
+
+    def __init__(self, wide):
+        self.wide = wide
+
+    def __enter__(self):
+        if self.wide:
+            self.previous = _X64.swap_local(True)
+
+    def __exit__(self, *exc):
+        if self.wide:
+            _X64.set_local(self.previous)
+
+
+# -- transformations of f (x, *ctx) -> y, all traceable -----------------------------------------
+
+
+def _like(t, a):
+    """``t`` cast to ``a``'s dtype (inside a trace: free when it already is)."""
+    return lax.convert_element_type(t, jnp.result_type(a))
+
+
+def _value_and(transform, f):
+    """``value_and_D(x, *ctx) -> (f(x), D f(x))`` for ``transform`` = jacfwd/jacrev/grad, one pass."""
+
+    def both(x, *ctx):
+        y = f(x, *ctx)
+        return y, y
+
+    derivative = transform(both, has_aux=True)
+
+    def value_and(x, *ctx):
+        d, value = derivative(x, *ctx)
+        return value, d
+
+    return value_and
+
+
+def _jacobian_transform(mode):
+    return jax.jacfwd if mode == "forward" else jax.jacrev
+
+
+def _gradient_pair(f, mode):
+    """(gradient, value_and_gradient) of a scalar f in ``mode``."""
+    if mode == "forward":
+        return jax.jacfwd(f), _value_and(jax.jacfwd, f)
+    return jax.grad(f), jax.value_and_grad(f)
+
+
+def _derivative_pair(f, mode, scalar_output):
+    """(derivative, value_and_derivative) at a scalar x."""
+    if mode == "forward":
+
+        def value_and_derivative(x, *ctx):
+            return jax.jvp(lambda x: f(x, *ctx), (x,), (jnp.ones_like(x),))
+
+        def derivative(x, *ctx):
+            return value_and_derivative(x, *ctx)[1]
+
+        return derivative, value_and_derivative
+    if scalar_output:
+        return jax.grad(f), jax.value_and_grad(f)
+    return jax.jacrev(f), _value_and(jax.jacrev, f)
+
+
+def _pushforward(f, batch, with_value):
+    def value_and_pushforward(x, tangents, *ctx):
+        g = lambda x: f(x, *ctx)  # noqa: E731
+        if batch == 1:
+            y, dy = jax.jvp(g, (x,), (_like(tangents[0], x),))
+            return y, (dy,)
+        stacked = jnp.stack([_like(t, x) for t in tangents])
+        y, dys = jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
+        return y, tuple(dys[i] for i in range(batch))
+
+    if with_value:
+        return value_and_pushforward
+    return lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1]
+
+
+def _pullback(f, batch, with_value):
+    def value_and_pullback(x, cotangents, *ctx):
+        y, vjp = jax.vjp(lambda x: f(x, *ctx), x)
+        if batch == 1:
+            return y, vjp(_like(cotangents[0], y))
+        (dxs,) = jax.vmap(vjp)(jnp.stack([_like(c, y) for c in cotangents]))
+        return y, tuple(dxs[i] for i in range(batch))
+
+    if with_value:
+        return value_and_pullback
+    return lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1]
+
+
+def _second_order(value_and_first, outer_mode):
+    """``(x, *ctx) -> (f(x), first, second)``: the ``outer_mode`` Jacobian of ``value_and_first``."""
+    outer = _jacobian_transform(outer_mode)
+
+    def value_first_and_second(x, *ctx):
+        def first_with_aux(x):
+            value, first = value_and_first(x, *ctx)
+            return first, (value, first)
+
+        second, (value, first) = outer(first_with_aux, has_aux=True)(x)
+        return value, first, second
+
+    return value_first_and_second
+
+
+def _hvp(gradient_fn, outer_mode, batch, with_gradient):
+    """``(x, tangents, *ctx) -> (gradient, tuple of H @ t)`` (or the tuple alone)."""
+
+    def gradient_and_hvp(x, tangents, *ctx):
+        g = lambda x: gradient_fn(x, *ctx)  # noqa: E731
+        if outer_mode == "reverse":
+            # H is symmetric: the VJP of the gradient with t is H @ t.
+            gradient, vjp = jax.vjp(g, x)
+            if batch == 1:
+                return gradient, vjp(_like(tangents[0], x))
+            (products,) = jax.vmap(vjp)(jnp.stack([_like(t, x) for t in tangents]))
+        else:
+            if batch == 1:
+                gradient, product = jax.jvp(g, (x,), (_like(tangents[0], x),))
+                return gradient, (product,)
+            stacked = jnp.stack([_like(t, x) for t in tangents])
+            gradient, products = jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
+        return gradient, tuple(products[i] for i in range(batch))
+
+    if with_gradient:
+        return gradient_and_hvp
+    return lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1]
+
+
+# -- the adapter -----------------------------------------------------------------------------------
+
+
+def _traceable(value):
+    """True when ``value`` is a pytree of arrays and numbers (a traced argument of jit)."""
+    return all(isinstance(leaf, _LEAF_TYPES) for leaf in jax.tree_util.tree_leaves(value))
+
+
+class JAXAdapter(Adapter):
+    mode = "both"
+    inplace = False
+    families = ("numpy", "jax")
+    framework = "jax"
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.jit = backend.jit
+        # (variant, f, ...) -> jitted function; jax.jit caches the compilations per shape.
+        self._compiled = OrderedDict()
+
+    # -- preparation helpers --------------------------------------------------------------------
+
+    @staticmethod
+    def _wide(problem):
+        """True when the call must run with x64 on: a float64 x while x64 is off globally."""
+        return problem.x_dtype == "float64" and not _X64.get_global()
+
+    @staticmethod
+    def _static(problem, offset):
+        """Positions (in the compiled function's arguments) of contexts passed as static values."""
+        return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value))
+
+    def _jitted(self, key, build, static):
+        """``jax.jit(build())``, cached under ``key``; ``build()`` itself without jit."""
+        if not self.jit:
+            return build()
+        key = (*key, static)
+        try:
+            jitted = self._compiled.get(key)
+        except TypeError:  # an unhashable f: no cache
+            return jax.jit(build(), static_argnums=static)
+        if jitted is None:
+            jitted = jax.jit(build(), static_argnums=static)
+            self._compiled[key] = jitted
+            if len(self._compiled) > _CACHE_SIZE:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(key)
+        return jitted
+
+    def _impl(self, problem, variant, builders, converters, tangents=False):
+        """An Impl of jitted ``builders`` (name -> build()), compiled now for the problem's arguments.
+
+        ``converters`` maps each name to the numpy conversion of its result.
+        """
+        wide = self._wide(problem)
+        args = (problem.x, problem.tangents, *problem.ctx) if tangents else (problem.x, *problem.ctx)
+        static = self._static(problem, 2 if tangents else 1)
+        methods = {}
+        with _X64Scope(wide):
+            for name, build in builders.items():
+                fn = self._jitted((variant, name, problem.f), build, static)
+                if self.jit:
+                    fn.lower(*args).compile()
+                convert = converters[name] if problem.family == "numpy" else None
+                methods[name] = _wrap(fn, convert, wide)
+        return Impl(**methods)
+
+    def output_spec(self, problem):
+        f, ctx = problem.f, problem.ctx
+        static = {i: v for i, v in enumerate(ctx) if not _traceable(v)}
+        if static:
+            traced = [v for i, v in enumerate(ctx) if i not in static]
+
+            def bound(x, *values):
+                it = iter(values)
+                return f(x, *(static[i] if i in static else next(it) for i in range(len(ctx))))
+
+            f, ctx = bound, traced
+        with _X64Scope(self._wide(problem)):
+            out = jax.eval_shape(f, problem.x, *ctx)
+        if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+            raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
+        return Spec(out.shape, str(out.dtype))
+
+    # -- primitives -------------------------------------------------------------------------------
+
+    def prepare_pushforward(self, problem):
+        f, k = problem.f, len(problem.tangents)
+        return self._impl(
+            problem,
+            ("pushforward", k),
+            {
+                "pushforward": lambda: _pushforward(f, k, False),
+                "value_and_pushforward": lambda: _pushforward(f, k, True),
+            },
+            {"pushforward": _batch_to_numpy, "value_and_pushforward": _to_numpy},
+            tangents=True,
+        )
+
+    def prepare_pullback(self, problem):
+        f, k = problem.f, len(problem.tangents)
+        return self._impl(
+            problem,
+            ("pullback", k),
+            {
+                "pullback": lambda: _pullback(f, k, False),
+                "value_and_pullback": lambda: _pullback(f, k, True),
+            },
+            {"pullback": _batch_to_numpy, "value_and_pullback": _to_numpy},
+            tangents=True,
+        )
+
+    # -- first-order overrides ------------------------------------------------------------------
+
+    def prepare_derivative(self, problem):
+        mode = problem.mode("derivative")
+        scalar_output = mode == "reverse" and problem.spec.shape == ()
+        pair = lambda: _derivative_pair(problem.f, mode, scalar_output)  # noqa: E731
+        return self._impl(
+            problem,
+            ("derivative", mode, scalar_output),
+            {"derivative": lambda: pair()[0], "value_and_derivative": lambda: pair()[1]},
+            {"derivative": np.asarray, "value_and_derivative": _pair_to_numpy},
+        )
+
+    def prepare_gradient(self, problem):
+        require_scalar_output(problem, "gradient")
+        mode = problem.mode("gradient")
+        pair = lambda: _gradient_pair(problem.f, mode)  # noqa: E731
+        return self._impl(
+            problem,
+            ("gradient", mode),
+            {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
+            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy},
+        )
+
+    def prepare_jacobian(self, problem):
+        mode = problem.mode("jacobian")
+        transform, f = _jacobian_transform(mode), problem.f
+        return self._impl(
+            problem,
+            ("jacobian", mode),
+            {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
+            {"jacobian": np.asarray, "value_and_jacobian": _pair_to_numpy},
+        )
+
+    # -- second-order overrides ---------------------------------------------------------------------
+
+    def _outer_mode(self):
+        return "reverse" if self.backend.mode == "reverse" else "forward"
+
+    def _inner_mode(self):
+        return "forward" if self.backend.mode == "forward" else "reverse"
+
+    def prepare_second_derivative(self, problem):
+        inner, outer = self.backend.mode or "forward", self.backend.mode or "forward"
+        scalar_output = problem.spec.shape == ()
+        full = lambda: _second_order(_derivative_pair(problem.f, inner, scalar_output)[1], outer)  # noqa: E731
+        return self._impl(
+            problem,
+            ("second_derivative", inner, outer, scalar_output),
+            {
+                "second_derivative": lambda: (lambda g: lambda x, *ctx: g(x, *ctx)[2])(full()),
+                "value_derivative_and_second_derivative": full,
+            },
+            {"second_derivative": np.asarray, "value_derivative_and_second_derivative": _to_numpy},
+        )
+
+    def prepare_hessian(self, problem):
+        require_scalar_output(problem, "hessian")
+        inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
+
+        def hessian():
+            return _jacobian_transform(outer)(_gradient_pair(f, inner)[0])
+
+        return self._impl(
+            problem,
+            ("hessian", inner, outer),
+            {
+                "hessian": hessian,
+                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer),
+            },
+            {"hessian": np.asarray, "value_gradient_and_hessian": _to_numpy},
+        )
+
+    def prepare_hvp(self, problem):
+        require_scalar_output(problem, "hvp")
+        inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
+        gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
+        return self._impl(
+            problem,
+            ("hvp", inner, outer, k),
+            {
+                "hvp": lambda: _hvp(gradient(), outer, k, False),
+                "gradient_and_hvp": lambda: _hvp(gradient(), outer, k, True),
+            },
+            {"hvp": _batch_to_numpy, "gradient_and_hvp": _to_numpy},
+            tangents=True,
+        )
+
+    # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
+
+    def differentiable_value_and_gradient(self, problem):
+        return _gradient_pair(problem.f, problem.mode("gradient"))[1]
+
+    def differentiable_value_and_derivative(self, problem):
+        mode = problem.mode("derivative")
+        return _derivative_pair(problem.f, mode, mode == "reverse" and problem.spec.shape == ())[1]
