@@ -126,7 +126,7 @@ def _block_time(call, x, number):
     return (time.perf_counter() - start) / number
 
 
-def measure(name, f, x, make_pair, rounds, budget_s):
+def measure(name, f, x, make_pair, rounds, budget_s, min_rounds):
     counted = Counted(f)
     native, interface = make_pair(counted, x)
     # Evaluations per call, after preparation.
@@ -140,7 +140,7 @@ def measure(name, f, x, make_pair, rounds, budget_s):
         raise SystemExit(f"{name}: interface and native results differ")
     # Calls per block, and fewer rounds for slow workloads, so that all rounds fit the budget.
     one = min(_block_time(native, x, 1), _block_time(native, x, 1))
-    rounds = max(3, min(rounds, int(budget_s / (2 * one))))
+    rounds = max(min_rounds, min(rounds, int(budget_s / (2 * one))))
     number = max(1, int(budget_s / (2 * rounds * max(one, 1e-7))))
     times_native, times_interface = [], []
     for i in range(rounds):
@@ -169,10 +169,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
     args = parser.parse_args()
-    rounds, budget = (5, 0.5) if args.quick else (21, 3.0)
+    rounds, budget, min_rounds = (5, 0.5, 3) if args.quick else (21, 3.0, 9)
     print(f"{'workload':<44}{'native':>12}{'interface':>12}{'ratio':>8}{'pair':>8}{'evals':>9}")
     for name, f, x, make_pair in workloads():
-        r = measure(name, f, x, make_pair, rounds, budget)
+        r = measure(name, f, x, make_pair, rounds, budget, min_rounds)
         print(
             f"{r['name']:<44}{r['native_s'] * 1e6:>10.1f}us{r['interface_s'] * 1e6:>10.1f}us"
             f"{r['ratio']:>8.3f}{r['median_pair_ratio']:>8.3f}"

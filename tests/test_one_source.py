@@ -9,6 +9,10 @@ with each other), come back as numpy float64, and leave x untouched. A backend
 whose framework fails to import fails here.
 """
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -86,3 +90,13 @@ def test_every_listed_backend_is_covered():
     # A backend added to the list is covered by the parametrization above; an
     # uninstalled framework is a failure there, not a skip.
     assert {"finitediff-central", "jax", "torch", "autograd"} <= set(BACKENDS)
+
+
+def test_backend_agnostic_example_runs_and_agrees():
+    example = Path(__file__).resolve().parents[1] / "examples" / "backend_agnostic.py"
+    out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    for name in ("AutoFiniteDiff", "AutoJAX", "AutoTorch", "AutoAutograd"):
+        (line,) = [line for line in lines if line.startswith(name)]
+        assert line.endswith("ok"), line
