@@ -1,0 +1,327 @@
+"""Second-order operators and SecondOrder(outer, inner): analytic values, counts, errors, the kit.
+
+Values are checked against closed forms (Rosenbrock's Hessian, quadratic forms
+x^T A x with Hessian A + A^T, scalar functions with known second derivatives)
+on finite differences, the zero backends (shapes only) and SecondOrder pairs,
+two of them mixing frameworks. The conformance kit's second-order scenarios
+run over every selected backend (``--di-backends``) and over ``PAIRS``.
+"""
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+from diffinterface.testing import build_cases, second_order_scenarios
+
+F, J, T, A = di.AutoFiniteDiff, di.AutoJAX, di.AutoTorch, di.AutoAutograd
+
+#: SecondOrder pairs that must work: outer finite differences over any inner, and same-framework pairs
+PAIRS = {
+    "fd-over-torch": di.SecondOrder(F(), T()),
+    "fd-over-autograd": di.SecondOrder(F(), A()),
+    "fd-over-jax": di.SecondOrder(F(), J()),
+    "fd-over-fd-complex": di.SecondOrder(F(), F(method="complex")),
+    "jax-forward-over-reverse": di.SecondOrder(J(mode="forward"), J(mode="reverse")),
+    "jax-reverse-over-forward": di.SecondOrder(J(mode="reverse"), J(mode="forward")),
+    "torch-forward-over-reverse": di.SecondOrder(T(mode="forward"), T(mode="reverse")),
+    "torch-reverse-over-forward": di.SecondOrder(T(mode="reverse"), T(mode="forward")),
+    "torch-dual-over-forward": di.SecondOrder(T(), T(mode="forward")),
+}
+
+#: Pairs that cannot work: the outer traces one framework, the inner computes in another
+IMPOSSIBLE = {
+    "jax-over-torch": di.SecondOrder(J(), T()),
+    "torch-over-jax": di.SecondOrder(T(), J()),
+    "torch-over-autograd": di.SecondOrder(T(), A()),
+    "autograd-over-fd": di.SecondOrder(A(), F()),
+}
+
+#: Plain backends whose values are checked here (the kit covers every backend as well)
+VALUED = {
+    "finitediff-central": F(),
+    "finitediff-forward": F(method="forward"),
+    "finitediff-complex": F(method="complex"),
+    "finitediff-adaptive": F(method="adaptive"),
+    "torch": T(),
+    "autograd": A(),
+    "jax": J(),
+    **PAIRS,
+}
+
+
+def _tolerance(backend):
+    backends = (backend.outer, backend.inner) if isinstance(backend, di.SecondOrder) else (backend,)
+    return 1e-5 if any(isinstance(b, F) for b in backends) else 1e-10
+
+
+class Counted:
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.f(*args)
+
+
+def rosenbrock(x):
+    return ((1 - x[:-1]) ** 2 + 100 * (x[1:] - x[:-1] ** 2) ** 2).sum()
+
+
+def rosenbrock_gradient(x):
+    g = np.zeros_like(x)
+    g[:-1] += -2 * (1 - x[:-1]) - 400 * x[:-1] * (x[1:] - x[:-1] ** 2)
+    g[1:] += 200 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+def rosenbrock_hessian(x):
+    n = len(x)
+    h = np.zeros((n, n))
+    i = np.arange(n - 1)
+    h[i, i] += 2 + 1200 * x[:-1] ** 2 - 400 * x[1:]
+    h[i + 1, i + 1] += 200
+    h[i, i + 1] = h[i + 1, i] = -400 * x[:-1]
+    return h
+
+
+X = np.array([0.5, -0.3, 1.2, 0.8, 1.1])
+MATRIX = np.array([[2.0, 1.0, 0.0], [-1.0, 3.0, 0.5], [0.25, 0.0, 1.0]])
+
+
+def quadratic(x, a):
+    return (x.reshape(-1) @ a @ x.reshape(-1)).sum()
+
+
+# --- values ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", VALUED.values(), ids=VALUED.keys())
+def test_rosenbrock_hessian_gradient_and_hvp(backend):
+    rtol = _tolerance(backend)
+    expected = rosenbrock_hessian(X)
+    prep = di.prepare_hessian(rosenbrock, backend, X)
+    np.testing.assert_allclose(di.hessian(rosenbrock, backend, X, prep=prep), expected, rtol=rtol, atol=rtol)
+    value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, prep=prep)
+    np.testing.assert_allclose(value, rosenbrock(X), rtol=1e-12)
+    np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(hessian, expected, rtol=rtol, atol=rtol)
+    tangents = (np.ones(5), np.arange(5.0))
+    gradient, products = di.gradient_and_hvp(rosenbrock, backend, X, tangents)
+    np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=rtol, atol=rtol)
+    assert isinstance(products, tuple) and len(products) == 2
+    for t, product in zip(tangents, products):
+        np.testing.assert_allclose(product, expected @ t, rtol=rtol, atol=rtol * 10)
+
+
+@pytest.mark.parametrize("backend", VALUED.values(), ids=VALUED.keys())
+def test_quadratic_form_with_matrix_input_and_a_constant(backend):
+    # f(x) = vec(x)^T A vec(x) has Hessian A + A^T, whatever x's shape.
+    rtol = _tolerance(backend)
+    x = np.array([[1.0, -2.0, 0.5]]).reshape(3, 1)
+    hessian = di.hessian(quadratic, backend, x, di.Constant(MATRIX))
+    assert hessian.shape == (3, 1, 3, 1)
+    np.testing.assert_allclose(hessian.reshape(3, 3), MATRIX + MATRIX.T, rtol=rtol, atol=rtol)
+    (product,) = di.hvp(quadratic, backend, x, (np.ones((3, 1)),), di.Constant(MATRIX))
+    np.testing.assert_allclose(product.reshape(3), (MATRIX + MATRIX.T).sum(axis=1), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("backend", VALUED.values(), ids=VALUED.keys())
+def test_second_derivatives_of_scalar_and_vector_functions(backend):
+    rtol = _tolerance(backend)
+    x = 0.7
+    value, first, second = di.value_derivative_and_second_derivative(lambda t: t ** 3 * 2.0, backend, x)
+    np.testing.assert_allclose([value, first, second], [2 * x**3, 6 * x**2, 12 * x], rtol=rtol)
+
+    def curve(t):
+        return di.array_namespace(t).stack([t ** 4, t ** 2 * 3.0])
+
+    prep = di.prepare_second_derivative(curve, backend, x)
+    np.testing.assert_allclose(di.second_derivative(curve, backend, x, prep=prep), [12 * x**2, 6.0], rtol=rtol)
+
+
+def test_finite_differences_keep_float32_and_do_not_touch_x():
+    x = X.astype(np.float32)
+    before = x.copy()
+    hessian = di.hessian(rosenbrock, F(), x)
+    assert hessian.dtype == np.float32
+    np.testing.assert_allclose(hessian, rosenbrock_hessian(X), rtol=2e-3, atol=0.5)
+    (product,) = di.hvp(rosenbrock, F(), x, (np.ones(5, np.float32),))
+    assert product.dtype == np.float32
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("method,relative_error", [("central", 1e-7), ("complex", 1e-10)])
+def test_finite_difference_second_order_accuracy(method, relative_error):
+    # The stated accuracy: about sqrt(eps) for nested central differences, eps**(2/3) with the complex step.
+    hessian = di.hessian(rosenbrock, F(method=method), X)
+    expected = rosenbrock_hessian(X)
+    assert np.abs(hessian - expected).max() / np.abs(expected).max() < relative_error
+    second = di.second_derivative(np.exp, F(method=method), 1.0)
+    assert abs(second / np.e - 1) < relative_error * 10
+
+
+# --- evaluation counts ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "method,hessian_calls,value_calls,hvp_calls",
+    [
+        # n = 5: 2n^2 + 1 second differences; + 2n + 1 (central) or n + 1 (forward) for value and gradient,
+        # sharing f(x); 4n per tangent for hvp. Complex: 2n^2 complex steps, + n for the gradient; 2n per tangent.
+        ("central", 51, 61, 20),
+        ("forward", 51, 56, 20),
+        ("complex", 50, 55, 10),
+    ],
+)
+def test_finite_difference_evaluation_counts(method, hessian_calls, value_calls, hvp_calls):
+    f = Counted(rosenbrock)
+    backend = F(method=method)
+    prep = di.prepare_hessian(f, backend, X)
+    f.calls = 0
+    di.hessian(f, backend, X, prep=prep)
+    assert f.calls == hessian_calls
+    f.calls = 0
+    di.value_gradient_and_hessian(f, backend, X, prep=prep)
+    assert f.calls == value_calls
+    prep = di.prepare_hvp(f, backend, X, (np.ones(5),))
+    f.calls = 0
+    di.hvp(f, backend, X, (np.ones(5),), prep=prep)
+    assert f.calls == hvp_calls
+
+
+def test_value_gradient_and_hessian_evaluates_the_inner_gradient_once_per_point():
+    # Outer forward differences over an inner complex-step gradient (n evaluations of f each):
+    # the Hessian needs the gradient at x and at n shifted points; value and gradient come
+    # from the gradient at x, so n * (n + 1) evaluations and not one gradient more.
+    f = Counted(rosenbrock)
+    backend = di.SecondOrder(F(method="forward"), F(method="complex"))
+    prep = di.prepare_hessian(f, backend, X)
+    f.calls = 0
+    value, gradient, hessian = di.value_gradient_and_hessian(f, backend, X, prep=prep)
+    assert f.calls == 5 * 6
+    np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=1e-10)
+    np.testing.assert_allclose(hessian, rosenbrock_hessian(X), rtol=1e-5, atol=1e-4)
+
+
+# --- zero backends: shapes through the generic fallbacks ---------------------------------------------
+
+
+ZEROS = {
+    "zero-forward": di.AutoZeroForward(),
+    "zero-reverse": di.AutoZeroReverse(),
+    "zero-over-fd": di.SecondOrder(di.AutoZeroReverse(), F()),
+    "fd-over-zero": di.SecondOrder(F(), di.AutoZeroForward()),
+}
+
+
+@pytest.mark.parametrize("backend", ZEROS.values(), ids=ZEROS.keys())
+def test_fallbacks_give_the_contract_shapes(backend):
+    x = np.ones((2, 3))
+    f = lambda x: (x**2).sum()  # noqa: E731
+    value, gradient, hessian = di.value_gradient_and_hessian(f, backend, x)
+    assert value == 6.0 and gradient.shape == (2, 3) and hessian.shape == (2, 3, 2, 3)
+    gradient, products = di.gradient_and_hvp(f, backend, x, (x, x, x))
+    assert gradient.shape == (2, 3) and [p.shape for p in products] == [(2, 3)] * 3
+    value, first, second = di.value_derivative_and_second_derivative(lambda t: t * np.ones((4, 2)), backend, 1.0)
+    assert value.shape == first.shape == second.shape == (4, 2)
+    # Every derivative in the chain is zero, whichever side the zero backend is on.
+    np.testing.assert_array_equal(hessian, 0.0)
+    np.testing.assert_array_equal(second, 0.0)
+
+
+# --- SecondOrder: which pairs work ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", IMPOSSIBLE.values(), ids=IMPOSSIBLE.keys())
+@pytest.mark.parametrize("operator", ["hessian", "hvp", "second_derivative"])
+def test_impossible_pairs_raise_at_preparation_naming_both(backend, operator):
+    f = Counted(lambda x: (x**2).sum())
+    args = {"hessian": (np.ones(2),), "hvp": (np.ones(2), (np.ones(2),)), "second_derivative": (1.0,)}[operator]
+    with pytest.raises(di.UnsupportedError) as error:
+        getattr(di, "prepare_" + operator)(f, backend, *args)
+    message = str(error.value)
+    assert type(backend.outer).__name__ in message and type(backend.inner).__name__ in message
+    assert "AutoFiniteDiff() as the outer" in message
+
+
+def test_second_order_with_one_backend_twice_is_that_backend():
+    # SecondOrder(b, b) uses b's native operators: the same evaluation count as b.
+    f = Counted(rosenbrock)
+    for backend in (F(), di.SecondOrder(F(), F())):
+        prep = di.prepare_hessian(f, backend, X)
+        f.calls = 0
+        di.hessian(f, backend, X, prep=prep)
+        assert f.calls == 2 * 5**2 + 1
+
+
+def test_second_order_as_a_first_order_backend_is_its_inner():
+    backend = di.SecondOrder(F(), F(method="complex"))
+    f = Counted(rosenbrock)
+    prep = di.prepare_gradient(f, backend, X)
+    f.calls = 0
+    gradient = di.gradient(f, backend, X, prep=prep)
+    assert f.calls == 5  # the complex step: one evaluation per entry, not central's two
+    np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=1e-13)
+    np.testing.assert_allclose(di.jacobian(np.sin, backend, X), np.diag(np.cos(X)), rtol=1e-13)
+
+
+# --- the keywords: out=, strict=, errors ----------------------------------------------------------------
+
+
+def test_out_buffers_are_written_and_returned():
+    backend = F()
+    gradient_out, hessian_out = np.empty(5), np.empty((5, 5))
+    value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, out=(gradient_out, hessian_out))
+    assert gradient is gradient_out and hessian is hessian_out
+    np.testing.assert_allclose(hessian_out, rosenbrock_hessian(X), rtol=1e-6)
+    value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, out=(None, hessian_out))
+    assert hessian is hessian_out and gradient is not None
+    product_out = np.empty(5)
+    gradient, (product,) = di.gradient_and_hvp(rosenbrock, backend, X, (np.ones(5),), out=(None, (product_out,)))
+    assert product is product_out
+    np.testing.assert_allclose(product_out, rosenbrock_hessian(X).sum(axis=1), rtol=1e-6)
+    second_out = np.empty(())
+    assert di.second_derivative(np.sin, backend, np.float64(0.5), out=second_out) is second_out
+    with pytest.raises(ValueError, match="out"):
+        di.gradient_and_hvp(rosenbrock, backend, X, (np.ones(5),), out=np.empty(5))
+    with pytest.raises(ValueError, match="out"):
+        di.hessian(rosenbrock, backend, X, out=np.empty(5))
+
+
+def test_strict_preparation_lists_the_mismatch():
+    prep = di.prepare_hvp(rosenbrock, F(), X, (np.ones(5),), strict=True)
+    with pytest.raises(di.PreparationMismatchError, match="tangents: MISMATCH"):
+        di.hvp(rosenbrock, F(), X, (np.ones(5), np.ones(5)), prep=prep)
+    prep = di.prepare_hessian(rosenbrock, F(), X)
+    with pytest.raises(di.PreparationMismatchError, match="prepare_hessian"):
+        di.hvp(rosenbrock, F(), X, (np.ones(5),), prep=prep)
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="scalar"):
+        di.hessian(np.sin, F(), X)
+    with pytest.raises(ValueError, match="scalar"):
+        di.hvp(np.sin, F(), X, (X,))
+    with pytest.raises(ValueError, match="x: second_derivative expects a scalar x"):
+        di.second_derivative(np.sin, F(), X)
+    with pytest.raises(TypeError, match="tangents"):
+        di.hvp(rosenbrock, F(), X, X)
+    with pytest.raises(ValueError, match=r"tangents\[0\]"):
+        di.hvp(rosenbrock, F(), X, (np.ones(3),))
+    import torch
+
+    with pytest.raises(TypeError, match="x: SecondOrder differentiates numpy"):
+        di.hessian(lambda x: (x**2).sum(), di.SecondOrder(F(), T()), torch.ones(2))
+
+
+# --- the conformance kit --------------------------------------------------------------------------------
+
+
+def test_second_order_conformance(di_second_order_case):
+    """The kit's second-order scenarios on every selected backend."""
+    di_second_order_case.check()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in build_cases(PAIRS, second_order_scenarios())])
+def test_second_order_pairs_conformance(case):
+    case.check()
