@@ -11,6 +11,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd.differential_operators import make_hvp
+from autograd.numpy.numpy_boxes import ArrayBox
 
 import diffinterface as di
 from diffinterface.backends import get_adapter
@@ -369,10 +370,18 @@ def test_calls_nest_inside_functions_autograd_differentiates():
     np.testing.assert_allclose(autograd.grad(squared_gradient_norm)(X), 2 * hess @ agnostic_gradient(X), rtol=1e-12)
 
     def jacobian_sum(x):
-        return anp.sum(di.jacobian(coupled, BACKEND, x))
+        jac = di.jacobian(coupled, BACKEND, x)
+        assert isinstance(jac, ArrayBox) and jac.shape == (4, 4)  # one box, not an object array of boxes
+        return anp.sum(jac)
 
     by_finite_differences = di.gradient(lambda x: np.sum(coupled_jacobian(x)), di.AutoFiniteDiff(), X)
     np.testing.assert_allclose(autograd.grad(jacobian_sum)(X), by_finite_differences, rtol=1e-6)
+
+    def hessian_trace(x):
+        return anp.trace(di.hessian(agnostic, BACKEND, x))
+
+    by_finite_differences = di.gradient(lambda x: np.sum(agnostic_hessian_diagonal(x)), di.AutoFiniteDiff(), X)
+    np.testing.assert_allclose(autograd.grad(hessian_trace)(X), by_finite_differences, rtol=1e-6)
 
 
 # --- capabilities and errors -------------------------------------------------------------------

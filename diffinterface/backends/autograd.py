@@ -98,11 +98,13 @@ def _shape_and_dtype(value):
     raise TypeError(f"f: expected f to return an array or a number; it returned {describe(getval(value))}")
 
 
-def _rows(vjp, shape, dtype):
-    """``vjp`` applied to each basis array of ``shape``, stacked: shape ``(size, ...)``.
+def _rows(vjp, shape, dtype, xp):
+    """``vjp`` applied to each basis array of ``shape``, stacked with ``xp``: shape ``(size, ...)``.
 
     Each basis array is fresh, as in ``autograd.jacobian``, since a vjp may
-    return its cotangent itself (or a view of it).
+    return its cotangent itself (or a view of it). ``xp`` is numpy, or
+    autograd.numpy when x is a box (plain numpy would stack boxes into an
+    object array).
     """
     size = 1
     for d in shape:
@@ -112,7 +114,7 @@ def _rows(vjp, shape, dtype):
         e = np.zeros(size, dtype=dtype)
         e[i] = 1
         rows.append(vjp(e.reshape(shape)))
-    return np.stack(rows)
+    return xp.stack(rows)
 
 
 class AutogradAdapter(Adapter):
@@ -182,12 +184,12 @@ class AutogradAdapter(Adapter):
 
     def prepare_jacobian(self, problem):
         # No evaluation here: the forward pass each call records gives the output's shape.
-        f, x_shape = problem.f, problem.x_shape
+        f, x_shape, xp = problem.f, problem.x_shape, problem.xp
 
         def value_and_jacobian(x, *ctx):
             vjp, value = make_vjp(_bound(f, ctx), x)
             y_shape, y_dtype = _shape_and_dtype(value)
-            return value, np.reshape(_rows(vjp, y_shape, y_dtype), y_shape + x_shape)
+            return value, xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
 
         return Impl(
             jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
@@ -237,7 +239,7 @@ class AutogradAdapter(Adapter):
     def prepare_hessian(self, problem):
         f = problem.f
         seed = _one(problem.x_dtype)
-        x_shape, x_dtype = problem.x_shape, problem.x_dtype
+        x_shape, x_dtype, xp = problem.x_shape, problem.x_dtype, problem.xp
         shape = x_shape + x_shape
         gradient_of = self._gradient_recording_value
 
@@ -245,7 +247,7 @@ class AutogradAdapter(Adapter):
             values = []
             # The Hessian is symmetric: its rows are the vjps of the gradient.
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian"), x)
-            return values[0], gradient, np.reshape(_rows(vjp, x_shape, x_dtype), shape)
+            return values[0], gradient, xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape)
 
         return Impl(
             hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
