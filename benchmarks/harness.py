@@ -52,9 +52,9 @@ class Settings:
 
 
 MODES = {
-    "full": Settings("full", rounds=21, min_rounds=3, sample_s=0.01, case_budget_s=4.0, select_rounds=5,
-                     unprepared_reps=5, overhead_rounds=31),
-    "quick": Settings("quick", rounds=7, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
+    "full": Settings("full", rounds=41, min_rounds=3, sample_s=0.005, case_budget_s=4.0, select_rounds=5,
+                     unprepared_reps=5, overhead_rounds=41),
+    "quick": Settings("quick", rounds=9, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
                       unprepared_reps=2, overhead_rounds=11),
     "tiny": Settings("tiny", rounds=3, min_rounds=3, sample_s=0.0005, case_budget_s=0.1, select_rounds=1,
                      unprepared_reps=1, overhead_rounds=3),
@@ -87,6 +87,13 @@ def now():
     return time.perf_counter()
 
 
+#: The clock of the measurements: the process's CPU time (all its threads) by default, since on a
+#: shared machine wall time also counts the time other processes hold the cores. ``--clock wall``
+#: switches to wall time.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+clock = CLOCKS["cpu"]
+
+
 def blocker(framework):
     """Wait for a result: JAX dispatches asynchronously, the others return finished arrays."""
     if framework == "jax":
@@ -102,13 +109,24 @@ def to_numpy(a):
     return np.asarray(a)
 
 
-def enable_float64():
-    """JAX computes in float32 unless told otherwise; the native recipes need float64 arrays."""
+def configure_frameworks():
+    """float64 JAX arrays (the native recipes need them); single-threaded torch.
+
+    One torch thread keeps small workloads from fighting over a shared
+    machine's cores; native recipes and the interface run under the same setting.
+    """
     try:
         import jax
+
+        jax.config.update("jax_enable_x64", True)
     except ImportError:
-        return
-    jax.config.update("jax_enable_x64", True)
+        pass
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
 
 
 # -- timing -----------------------------------------------------------------------------------
@@ -119,10 +137,10 @@ def sample(call, loops):
     enabled = gc.isenabled()
     gc.disable()
     try:
-        start = now()
+        start = clock()
         for _ in range(loops):
             call()
-        return (now() - start) / loops
+        return (clock() - start) / loops
     finally:
         if enabled:
             gc.enable()
@@ -276,7 +294,7 @@ def measure_case(workload, size, backend_id, settings):
         rounds=rounds, native_loops=native_loops, prepared_loops=prepared_loops,
         native_s=float(np.median(native_times)), prepared_s=float(np.median(prepared_times)),
         ratio=float(np.median(paired)), ratio_q1=float(np.percentile(paired, 25)),
-        ratio_q3=float(np.percentile(paired, 75)),
+        ratio_q3=float(np.percentile(paired, 75)), ratio_of_minima=min(prepared_times) / min(native_times),
     )
     row["delta_s"] = row["prepared_s"] - row["native_s"]
 
@@ -294,16 +312,20 @@ def measure_case(workload, size, backend_id, settings):
 def zero_overhead(settings):
     """The interface's own cost per prepared call, on backends that compute nothing.
 
-    For each operator: the full prepared call (``di.<op>(..., prep=prep)``), the
-    prepared implementation called directly (``prep.impl.<op>``: skips the
-    dispatch in ``operators/_core.py::run``), and the bare work any backend
-    must do (evaluate f once, allocate the zero result).
+    For each operator, interleaved: the public prepared call
+    (``di.<op>(..., prep=prep)``, which takes the fast path straight to the
+    implementation), the same through ``operators/_core.py::run`` (the general
+    path: ``out=``, ``y=``, strict preparations), a strict preparation (its
+    signature check on every call), the prepared implementation called
+    directly (``prep.impl.<op>``), and the bare work any backend must do
+    (evaluate f once, allocate the zero result).
     """
+    from diffinterface.operators._core import run as core_run
+
     x = numpy_input(WORKLOADS[0], 10)
-    scalar_f = sum_of_squares
     cases = [
-        ("gradient", di.AutoZeroReverse(), scalar_f, x, None, np.zeros(10)),
-        ("gradient", di.AutoZeroForward(), scalar_f, x, None, np.zeros(10)),
+        ("gradient", di.AutoZeroReverse(), sum_of_squares, x, None, np.zeros(10)),
+        ("gradient", di.AutoZeroForward(), sum_of_squares, x, None, np.zeros(10)),
         ("derivative", di.AutoZeroForward(), seed004, 1.0, None, np.zeros(())),
         ("derivative", di.AutoZeroReverse(), seed004, 1.0, None, np.zeros(())),
         ("jacobian", di.AutoZeroForward(), seed004, x, None, np.zeros((10, 10))),
@@ -315,18 +337,21 @@ def zero_overhead(settings):
     for operator, backend, f, x_at, seeds, zeros in cases:
         name = type(backend).__name__
         try:
-            prepare, run = interface_operator(operator)
+            prepare, public = interface_operator(operator)
             args = () if seeds is None else (seeds,)
             prep = prepare(f, backend, x_at, *args)
+            strict = prepare(f, backend, x_at, *args, strict=True)
             method = getattr(prep.impl, operator)
             calls = {
-                "call": lambda: run(f, backend, x_at, *args, prep=prep),
-                "impl": lambda: method(x_at, *args),
-                "bare": lambda: (f(x_at), zeros.copy()),
+                "call_s": lambda: public(f, backend, x_at, *args, prep=prep),
+                "run_s": lambda: core_run(operator, operator, f, backend, x_at, (), prep, tangents=seeds),
+                "strict_s": lambda: public(f, backend, x_at, *args, prep=strict),
+                "impl_s": lambda: method(x_at, *args),
+                "bare_s": lambda: (f(x_at), zeros.copy()),
             }
             timed = [(call, loops_for(call, settings)[0]) for call in calls.values()]
             medians = [float(np.median(t)) for t in interleaved(timed, settings.overhead_rounds)]
-            rows.append(dict(zip(("call_s", "impl_s", "bare_s"), medians), operator=operator, backend=name))
+            rows.append(dict(zip(calls, medians), operator=operator, backend=name))
         except Exception as error:
             rows.append({"operator": operator, "backend": name, "error": f"{type(error).__name__}: {error}"})
     return rows
@@ -381,11 +406,13 @@ def check_backends(backend_ids):
     return status
 
 
-def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr):
+def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr, clock_name="cpu"):
     """Run the benchmarks, write ``results.md``, ``results.json`` (and ``ratios.png``) into ``out``."""
+    global clock
+    clock = CLOCKS[clock_name]
     settings = MODES[mode]
     started = now()
-    enable_float64()
+    configure_frameworks()
     cases, skipped = plan(settings, backends, workloads)
     used = sorted({backend_id for _, _, backend_id in cases}, key=list(BACKENDS).index)
     imports = check_backends(used)
@@ -412,7 +439,8 @@ def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys
     overhead = zero_overhead(settings)
     elapsed = now() - started
     results = {
-        "mode": mode, "settings": settings.__dict__, "elapsed_s": elapsed, "environment": report.environment(),
+        "mode": mode, "clock": clock_name, "settings": settings.__dict__, "elapsed_s": elapsed,
+        "environment": report.environment(),
         "imports": imports, "rows": rows, "skipped": skipped, "overhead": overhead,
     }
     out = Path(out) if out is not None else (RESULTS if mode == "full" else RESULTS / mode)
@@ -438,6 +466,9 @@ def main(argv=None):
     parser.add_argument("--backends", help="comma-separated backend ids: " + ",".join(BACKENDS))
     parser.add_argument("--workloads", help="comma-separated workloads: " + ",".join(w.name for w in WORKLOADS))
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG (matplotlib is optional)")
+    parser.add_argument("--clock", choices=tuple(CLOCKS), default="cpu",
+                        help="cpu: the process's CPU time (default, robust to other processes' load); wall")
     args = parser.parse_args(argv)
     split = lambda s: tuple(s.split(",")) if s else None  # noqa: E731
-    run(args.mode or "full", args.out, split(args.backends), split(args.workloads), plot=not args.no_plot)
+    run(args.mode or "full", args.out, split(args.backends), split(args.workloads), plot=not args.no_plot,
+        clock_name=args.clock)

@@ -13,6 +13,11 @@ from pathlib import Path
 PACKAGES = ("diffinterface", "numpy", "scipy", "jax", "jaxlib", "torch", "autograd", "array-api-compat", "matplotlib")
 WORKLOAD_ORDER = ("sumsq", "seed001-loop", "seed001-vec", "seed003", "seed004", "seed000-nested", "rosenbrock")
 THRESHOLD = 1.05
+CLOCK_TEXT = {
+    "cpu": "the process's CPU time (all its threads), so that other processes holding the shared cores do not "
+           "count; *prepare* and *1st call* are wall time (they include compilation)",
+    "wall": "wall time (`time.perf_counter`)",
+}
 
 
 def _cpu_model():
@@ -95,7 +100,8 @@ def markdown(results):
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         f"- Measurement: up to {settings['rounds']} rounds per case (at least {settings['min_rounds']}), each "
         f"round one native sample and one interface sample (order alternating), a sample lasting at least "
-        f"{fmt_time(settings['sample_s'])}; all arrays float64 (JAX with `jax_enable_x64`).",
+        f"{fmt_time(settings['sample_s'])}; all arrays float64 (JAX with `jax_enable_x64`), torch on one thread.",
+        f"- Clock: {CLOCK_TEXT[results.get('clock', 'cpu')]}",
         "- **ratio** = median over rounds of (prepared interface time / native time) in the same round, "
         "[interquartile range]; 1.00 means no overhead. See `benchmarks/README.md` for every column.",
         "",
@@ -110,8 +116,8 @@ def markdown(results):
         "## Ratios",
         "",
         "| backend | operator | workload | n | fastest native recipe | native | interface | ratio [IQR] "
-        "| Δ/call | unprepared | prepare | 1st call | evals di / unprep / native | same result |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| ratio of minima | Δ/call | unprepared | prepare | 1st call | evals di / unprep / native | same result |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     reported_unavailable = set()
     for row in rows:
@@ -120,7 +126,7 @@ def markdown(results):
             lines.append(
                 f"{head} {row['native_recipe']} | {fmt_time(row['native_s'])} | {fmt_time(row['prepared_s'])} "
                 f"| **{row['ratio']:.2f}** [{row['ratio_q1']:.2f}–{row['ratio_q3']:.2f}] "
-                f"| {fmt_time(row['delta_s'])} | {fmt_time(row['unprepared_s'])} | {fmt_time(row['prepare_s'])} "
+                f"| {row['ratio_of_minima']:.2f} | {fmt_time(row['delta_s'])} | {fmt_time(row['unprepared_s'])} | {fmt_time(row['prepare_s'])} "
                 f"| {fmt_time(row['first_call_s'])} "
                 f"| {row['evals_prepared']} / {row['evals_unprepared']} / {row['evals_native']} "
                 f"| {'yes' if row['correct'] else 'NO (max diff %.2g)' % row['max_error']} |"
@@ -129,18 +135,20 @@ def markdown(results):
             if row["backend"] not in reported_unavailable:
                 reported_unavailable.add(row["backend"])
                 lines.append(f"| {row['backend']} | — | — | — | **adapter failed to import**: "
-                             f"{failed[row['backend']]} |||||||||")
+                             f"{failed[row['backend']]} ||||||||||")
         else:
-            lines.append(f"{head} **{row['status']}**: {row['reason']} |||||||||")
+            lines.append(f"{head} **{row['status']}**: {row['reason']} ||||||||||")
     lines.append("")
 
     above = [r for r in rows if r["status"] == "ok" and r["ratio"] > THRESHOLD]
     lines += [f"## Ratios above {THRESHOLD}", ""]
     if above:
-        lines += ["| backend | operator | workload | n | ratio | Δ/call | evals di / native |", "|---|---|---|---|---|---|---|"]
+        lines += ["| backend | operator | workload | n | ratio [IQR] | ratio of minima | Δ/call | evals di / native |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in sorted(above, key=lambda r: -r["ratio"]):
             lines.append(f"| {r['backend']} | {r['operator']} | {r['workload']} | {_size(r['size'])} "
-                         f"| {r['ratio']:.2f} | {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} |")
+                         f"| {r['ratio']:.2f} [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] | {r['ratio_of_minima']:.2f} "
+                         f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} |")
         lines += ["", "Causes and remedies: `benchmarks/README.md`, section *Reading the committed results*.", ""]
     else:
         lines += ["None.", ""]
@@ -150,20 +158,27 @@ def markdown(results):
         "",
         "The interface's own cost per prepared call, measured on backends that compute nothing "
         "(`AutoZeroForward`, `AutoZeroReverse`; numpy x of length 10, or a scalar for derivative). "
-        "*call*: `di.<op>(f, backend, x, prep=prep)`; *impl*: `prep.impl.<op>(x)` (skips "
-        "`operators/_core.py::run`); *bare*: `f(x)` plus allocating the zero result, the least any backend does.",
+        "*call*: `di.<op>(f, backend, x, prep=prep)` (the fast path to the implementation); *via run*: the "
+        "same through `operators/_core.py::run`, the general path taken with `out=`, `y=` or a strict "
+        "preparation; *strict*: a `strict=True` preparation (signature check per call); *impl*: "
+        "`prep.impl.<op>(x)`; *bare*: `f(x)` plus allocating the zero result, the least any backend does. "
+        "*interface cost* = call − bare: the public function plus the fallback that builds the operator "
+        "from the zero backend's primitive (impl − bare).",
         "",
-        "| operator | backend | call | impl | bare | interface cost (call − bare) | of which `run` (call − impl) |",
-        "|---|---|---|---|---|---|---|",
+        "| operator | backend | call | via run | strict | impl | bare | interface cost (call − bare) "
+        "| public function (call − impl) | `run` (via run − impl) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    us = lambda s: f"{s * 1e6:.2f} µs"  # noqa: E731
     for o in results["overhead"]:
         if "error" in o:
-            lines.append(f"| {o['operator']} | {o['backend']} | **error**: {o['error']} |||||")
+            lines.append(f"| {o['operator']} | {o['backend']} | **error**: {o['error']} ||||||||")
             continue
         lines.append(
-            f"| {o['operator']} | {o['backend']} | {fmt_time(o['call_s'])} | {fmt_time(o['impl_s'])} "
-            f"| {fmt_time(o['bare_s'])} | **{(o['call_s'] - o['bare_s']) * 1e6:.2f} µs** "
-            f"| {(o['call_s'] - o['impl_s']) * 1e6:.2f} µs |"
+            f"| {o['operator']} | {o['backend']} | {fmt_time(o['call_s'])} | {fmt_time(o['run_s'])} "
+            f"| {fmt_time(o['strict_s'])} | {fmt_time(o['impl_s'])} | {fmt_time(o['bare_s'])} "
+            f"| **{us(o['call_s'] - o['bare_s'])}** | {us(o['call_s'] - o['impl_s'])} "
+            f"| {us(o['run_s'] - o['impl_s'])} |"
         )
     lines.append("")
 
