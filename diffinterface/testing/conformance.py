@@ -4,7 +4,9 @@ A *case* is one (backend, scenario, array family). Running it calls the
 scenario's operator in every way the contract allows and compares each result
 with the scenario's analytic answer:
 
-- strictly prepared (``prepare_<op>(..., strict=True)``), called twice;
+- strictly prepared (``prepare_<op>(..., strict=True)``) at *other values* of
+  x, the tangents and the Constants (same shapes), then called twice at the
+  scenario's values;
 - prepared with ``out=`` (the buffer itself must come back);
 - prepared ``value_and_<op>`` (and its second-order siblings);
 - unprepared, plain and ``value_and_``;
@@ -34,7 +36,7 @@ import numpy as np
 from ..arrays import describe, dtype_name, family_of, shape_of
 from ..errors import MissingBackendError, PreparationMismatchError
 from ..selectors import AbstractBackend, AutoFiniteDiff, SecondOrder
-from .families import CONVERTIBLE_FAMILIES, reshaped_other, to_family, to_numpy, zeros_like
+from .families import CONVERTIBLE_FAMILIES, convert, reshaped_other, to_family, to_numpy, zeros_like
 from .scenarios import Scenario
 
 # -- operators: how each one is called and what it returns ---------------------------------------------
@@ -259,6 +261,30 @@ class _Runner:
             args += (s.tangents,)
         return args + s.contexts
 
+    def preparation_args(self):
+        """Arguments for preparing: same families, shapes and dtypes, other values.
+
+        A preparation may depend on shapes and dtypes only, and a Constant's
+        value may change between prepared calls; preparing at other values
+        and calling at the scenario's catches a backend that bakes them in.
+        """
+        numpy_scenario, family = self.case.scenario, self.case.family
+
+        def moved(a):
+            if a is None:
+                return None
+            if isinstance(a, tuple):
+                return tuple(moved(i) for i in a)
+            if a.__class__ in (int, float):
+                return 0.5 * a + 0.25
+            base = np.asarray(a)
+            return convert(np.asarray(0.5 * base + 0.25, dtype=base.dtype), family)
+
+        args = (self.f, self.case.backend, moved(numpy_scenario.x))
+        if self.op.tangents:
+            args += (moved(numpy_scenario.tangents),)
+        return args + tuple(type(c)(moved(c.value)) for c in numpy_scenario.contexts)
+
     def y_buffer(self):
         return None if self.s.y is None else zeros_like(self.case.scenario.y, self.case.family)
 
@@ -349,7 +375,7 @@ class _Runner:
 
         # strictly prepared, called twice
         prep_kwargs, _ = self.y_kwargs()
-        prep, prepared = self.attempt("prepare (strict)", lambda: prepare(*self.args(), strict=True, **prep_kwargs))
+        prep, prepared = self.attempt("prepare (strict)", lambda: prepare(*self.preparation_args(), strict=True, **prep_kwargs))
         self.count("prepare")
         if prepared:
             for stage in ("call1", "call"):

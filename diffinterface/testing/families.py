@@ -32,7 +32,7 @@ def to_numpy(a):
 
 def convert(a, family):
     """``a`` (numpy array, Python number or tuple of them) in ``family``; Python numbers stay numbers."""
-    if a is None or isinstance(a, (int, float)):
+    if a is None or a.__class__ in (int, float):
         return a
     if isinstance(a, tuple):
         return tuple(convert(item, family) for item in a)
