@@ -59,6 +59,29 @@ class SlightlyWrongAdapter(FiniteDiffAdapter):
     prepare_derivative = prepare_gradient = prepare_jacobian = lambda self, problem: None
 
 
+class BakedAdapter(FiniteDiffAdapter):
+    """Computes the pushforward at preparation and returns it on every call: right only at the prepared x."""
+
+    def prepare_pushforward(self, problem):
+        exact = super().prepare_pushforward(problem)
+        value, results = exact.value_and_pushforward(problem.x, problem.tangents, *problem.ctx)
+        return di_backends.base.Impl(
+            value_and_pushforward=lambda x, tangents, *ctx: (value, results),
+            pushforward=lambda x, tangents, *ctx: results,
+        )
+
+
+def test_a_backend_baking_values_in_at_preparation_is_caught(monkeypatch):
+    backend = di.AutoFiniteDiff(method="complex", abs_step=1e-30)
+    monkeypatch.setitem(di_backends._adapters, backend, BakedAdapter(backend))
+    report = test_differentiation({"baked": backend}, default_scenarios("pushforward"), raise_on_failure=False)
+    assert len(report.failed) == len(report.results), str(report)
+    for result in report.failed:
+        prepared = [p for p in result.problems if p.startswith("prepared call")]
+        assert prepared and all("values differ" in p for p in prepared), result.message()
+        assert not any(p.startswith("unprepared:") for p in result.problems), result.message()
+
+
 @pytest.fixture
 def slightly_wrong(monkeypatch):
     """``slightly_wrong(error)`` -> a registered test-double selector."""
@@ -159,6 +182,22 @@ def test_a_preparation_that_is_never_strict_is_caught(monkeypatch):
     assert report.failed and len(report.failed) == len(report.results)
     for result in report.failed:
         assert any(p.startswith("strict mismatch") for p in result.problems), result.message()
+
+
+def test_results_in_the_wrong_family_or_dtype_are_caught(monkeypatch):
+    from diffinterface.testing.families import to_numpy
+
+    original = di.gradient
+    monkeypatch.setattr(di, "gradient", lambda *args, **kwargs: to_numpy(original(*args, **kwargs)))
+    report = test_differentiation(di.AutoTorch(), default_scenarios("gradient"), families=["torch"],
+                                  raise_on_failure=False)
+    assert len(report.failed) == 4
+    assert all(any("expected a torch result; got numpy" in p for p in r.problems) for r in report.failed)
+
+    monkeypatch.setattr(di, "gradient", lambda *args, **kwargs: original(*args, **kwargs).astype("float64"))
+    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
+    (float32,) = [r for r in report.failed if "float32" in r.scenario]
+    assert any("expected shape (4,) and dtype float32; got numpy float64" in p for p in float32.problems)
 
 
 def test_a_function_modifying_its_inputs_is_caught():
