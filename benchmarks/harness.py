@@ -147,9 +147,14 @@ def sample(call, loops):
 
 
 def loops_for(call, settings):
-    """How many calls make one sample of at least ``settings.sample_s`` (one call timed to decide)."""
+    """``(loops, once, evaluations)``: how many calls make one sample of at least ``settings.sample_s``.
+
+    One call decides, timed; it also counts the evaluations of f that one call makes.
+    """
+    before = EVALUATIONS[0]
     once = sample(call, 1)
-    return max(1, min(100_000, math.ceil(settings.sample_s / max(once, 1e-9)))), once
+    evaluations = EVALUATIONS[0] - before
+    return max(1, min(100_000, math.ceil(settings.sample_s / max(once, 1e-9)))), once, evaluations
 
 
 def interleaved(calls, rounds):
@@ -206,12 +211,6 @@ def agree(a, b, framework, operator):
     return error <= tolerance, error
 
 
-def evaluations(call):
-    before = EVALUATIONS[0]
-    call()
-    return EVALUATIONS[0] - before
-
-
 def measure_case(workload, size, backend_id, settings):
     """One row: native recipes, prepared and unprepared interface, ratio, evaluations."""
     selector, framework, mode = BACKENDS[backend_id]
@@ -258,9 +257,9 @@ def measure_case(workload, size, backend_id, settings):
         return block(operator(f_di, selector, x))
 
     for c in working:
-        c["loops"], c["once_s"] = loops_for(c["call"], settings)
+        c["loops"], c["once_s"], c["evals"] = loops_for(c["call"], settings)
     per_round = sum(c["loops"] * c["once_s"] for c in working)
-    select = int(min(settings.select_rounds, settings.case_budget_s / 2 // max(per_round, 1e-9)))
+    select = int(min(settings.select_rounds, settings.case_budget_s / 4 // max(per_round, 1e-9)))
     if len(working) > 1 and select >= 1:
         times = interleaved([(c["call"], c["loops"]) for c in working], select)
         for c, t in zip(working, times):
@@ -278,14 +277,11 @@ def measure_case(workload, size, backend_id, settings):
     ]
     row["correct"], row["max_error"] = agree(result, best["first"], framework, workload.operator)
 
-    # evaluations of f per call (Python-level calls; compiled code counts 0)
-    row["evals_native"] = evaluations(best["call"])
-    row["evals_prepared"] = evaluations(prepared)
-    row["evals_unprepared"] = evaluations(unprepared)
-
-    # the measurement: native and prepared interface, interleaved
+    # the measurement: native and prepared interface, interleaved; the calibration calls also count
+    # the evaluations of f per call (Python-level calls; compiled code counts 0)
     native_loops = best["loops"]
-    prepared_loops, prepared_once = loops_for(prepared, settings)
+    row["evals_native"] = best["evals"]
+    prepared_loops, prepared_once, row["evals_prepared"] = loops_for(prepared, settings)
     per_round = native_loops * best["once_s"] + prepared_loops * prepared_once
     rounds = rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
     native_times, prepared_times = interleaved([(best["call"], native_loops), (prepared, prepared_loops)], rounds)
@@ -299,9 +295,8 @@ def measure_case(workload, size, backend_id, settings):
     row["delta_s"] = row["prepared_s"] - row["native_s"]
 
     # unprepared: preparation on every call, so only a few calls
-    unprepared_once = sample(unprepared, 1)
-    reps = rounds_within(settings.case_budget_s / 2, unprepared_once, settings, settings.unprepared_reps)
-    reps = min(reps, settings.unprepared_reps)
+    _, unprepared_once, row["evals_unprepared"] = loops_for(unprepared, settings)
+    reps = int(max(1, min(settings.unprepared_reps, settings.case_budget_s / 4 // max(unprepared_once, 1e-9))))
     row["unprepared_s"] = float(np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)]))
     return row
 
@@ -363,8 +358,10 @@ def zero_overhead(settings):
 def plan(settings, backend_filter=None, workload_filter=None):
     """The cases to run, and the ones left out as not applicable (with the reason)."""
     cases, skipped = [], []
-    if settings.name == "tiny" and not workload_filter:
-        workload_filter = ("sumsq",)
+    if settings.name == "tiny":
+        # one small workload on the backends of distinct frameworks
+        workload_filter = workload_filter or ("sumsq",)
+        backend_filter = backend_filter or ("jax", "torch", "autograd", "finitediff")
     for workload in WORKLOADS:
         if workload_filter and workload.name not in workload_filter:
             continue
@@ -406,7 +403,8 @@ def check_backends(backend_ids):
     return status
 
 
-def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr, clock_name="cpu"):
+def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr, clock_name="cpu",
+        overhead=True):
     """Run the benchmarks, write ``results.md``, ``results.json`` (and ``ratios.png``) into ``out``."""
     global clock
     clock = CLOCKS[clock_name]
@@ -436,7 +434,7 @@ def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys
             print(f"{label}  ERROR {type(error).__name__}: {error}", file=log, flush=True)
             traceback.print_exc(file=log)
         rows.append(row)
-    overhead = zero_overhead(settings)
+    overhead = zero_overhead(settings) if overhead else []
     elapsed = now() - started
     results = {
         "mode": mode, "clock": clock_name, "settings": settings.__dict__, "elapsed_s": elapsed,
