@@ -216,6 +216,7 @@ def plot(results, path):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     except ImportError:
         return "matplotlib is not installed (pip install 'diffinterface[plot]'): no plot written"
     rows = [r for r in sorted(results["rows"], key=_sort_key) if r["status"] == "ok"]
@@ -234,8 +235,10 @@ def plot(results, path):
         y = list(range(len(group)))[::-1]
         values = [r["ratio"] for r in group]
         errors = [[r["ratio"] - r["ratio_q1"] for r in group], [r["ratio_q3"] - r["ratio"] for r in group]]
-        ax.barh(y, values, xerr=errors, color=[colors.get(r["operator"], "gray") for r in group],
-                left=0, height=0.7, error_kw={"elinewidth": 0.8, "capsize": 2})
+        # bars grow from 1 (no overhead): right is slower than native, left faster
+        ax.barh(y, [v - 1 for v in values], left=1, color=[colors.get(r["operator"], "gray") for r in group],
+                height=0.7)
+        ax.errorbar(values, y, xerr=errors, fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
         ax.set_yticks(y)
         ax.set_yticklabels([f"{r['backend']}: {r['operator']} {r['workload']} n={_size(r['size'])}" for r in group],
                            fontsize=7)
@@ -243,6 +246,10 @@ def plot(results, path):
         ax.axvline(THRESHOLD, color="gray", linewidth=0.8, linestyle="--")
         ax.set_xscale("log")
         ax.set_xlim(low / 1.1, high * 1.1)
+        ticks = [t for t in (0.25, 0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if low / 1.1 <= t <= high * 1.1]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(framework, fontsize=9, loc="left")
         ax.tick_params(axis="x", labelsize=7)
     axes[-1, 0].set_xlabel("prepared interface time / fastest native time (median over rounds, bars: IQR)",
