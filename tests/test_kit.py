@@ -353,6 +353,19 @@ def test_backend_selection():
         select_backends("tensorflow")
 
 
+def test_backend_selection_reads_the_environment_when_the_option_is_absent(monkeypatch):
+    from diffinterface.testing.pytest_plugin import selected_backends
+
+    class Config:  # what selected_backends reads from pytest's config
+        def getoption(self, name, default=None):
+            return default
+
+    monkeypatch.setenv("DI_BACKENDS", "autograd,zero-reverse")
+    assert list(selected_backends(Config())) == ["autograd", "zero-reverse"]
+    monkeypatch.delenv("DI_BACKENDS")
+    assert set(selected_backends(Config())) == set(BACKENDS) | {"zero-forward", "zero-reverse"}
+
+
 def test_plugin_gives_one_test_per_case_and_fails_a_wrong_backend(pytester):
     pytester.makeconftest('pytest_plugins = ["diffinterface.testing.pytest_plugin"]')
     pytester.makepyfile(
