@@ -140,6 +140,28 @@ def markdown(results):
             lines.append(f"{head} **{row['status']}**: {row['reason']} ||||||||||")
     lines.append("")
 
+    nested = [r for r in rows if r["status"] == "ok" and "ratio_vs_custom_rule" in r]
+    if nested:
+        lines += [
+            "## Seed 000: the cost of nesting a prepared gradient",
+            "",
+            "The outer gradient of `2*g(xs)` where `g` is called through a custom-derivative rule "
+            "(`jax.custom_vjp`, `torch.autograd.Function`, `autograd.extend.primitive`; `benchmarks/nested.py`). "
+            "*plain*: the fastest native recipe; *custom rule*: the same rule with the framework's own inner "
+            "gradient; *interface*: outer `di.gradient`, inner `di.value_and_gradient` (or `di.gradient`) "
+            "with its own preparation. All three interleaved.",
+            "",
+            "| backend | n | plain native | native custom rule | interface | custom rule / plain "
+            "| interface / custom rule |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in nested:
+            lines.append(
+                f"| {r['backend']} | {_size(r['size'])} | {fmt_time(r['native_s'])} | {fmt_time(r['custom_rule_s'])} "
+                f"| {fmt_time(r['prepared_s'])} | {r['custom_rule_vs_native']:.2f} | {r['ratio_vs_custom_rule']:.2f} |"
+            )
+        lines.append("")
+
     above = [r for r in rows if r["status"] == "ok" and r["ratio"] > THRESHOLD]
     lines += [f"## Ratios above {THRESHOLD}", ""]
     if above:
@@ -183,7 +205,8 @@ def markdown(results):
     lines.append("")
 
     lines += ["## Native recipes compared", "",
-              "Every native recipe timed for each case (the fastest, in bold, is the baseline above).", "",
+              "Every native recipe timed in a few interleaved rounds for each case: median (fastest sample). "
+              "The recipe with the fastest sample, in bold, is the baseline above.", "",
               "| backend | operator | workload | n | recipe (mode): median |", "|---|---|---|---|---|"]
     for row in rows:
         if row["status"] != "ok":
@@ -194,7 +217,7 @@ def markdown(results):
             if "error" in c:
                 parts.append(f"{label}: fails ({c['error'][:80]})")
             else:
-                text = f"{label}: {fmt_time(c['median_s'])}"
+                text = f"{label}: {fmt_time(c['median_s'])} (best {fmt_time(c.get('best_s'))})"
                 parts.append(f"**{text}**" if c["recipe"] == row["native_recipe"] else text)
         lines.append(f"| {row['backend']} | {row['operator']} | {row['workload']} | {_size(row['size'])} "
                      f"| {'<br>'.join(parts)} |")
