@@ -9,6 +9,7 @@ time, so load from other processes barely moves the ratios.
 
     .venv/bin/python benchmarks/bench_torch_overhead.py            # ~1 minute
     .venv/bin/python benchmarks/bench_torch_overhead.py --quick    # fewer rounds
+    .venv/bin/python benchmarks/bench_torch_overhead.py --compile  # also AutoTorch(compile=True), minutes
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def native_hvp(f, t):
 # -- cases ------------------------------------------------------------------------------------------------
 
 
-def cases():
+def cases(compiled=False):
     """(label, backend, natives {name: call}, impl call, interface call)."""
     rows = []
 
@@ -186,6 +187,14 @@ def cases():
             "pullback", seed004, x, (t,))
         add(f"seed004 x**2 n={n} pushforward", auto, {"dual numbers": lambda x=x, r=pf: r(x)},
             "pushforward", seed004, x, (t,))
+    if compiled:
+        for label, f, n in (("seed001 Fvec n=1e4", seed001_vec, 10_000), ("sum(x**2) n=10", sum_of_squares, 10)):
+            x = torch.rand(n, dtype=F64)
+            g = native_gradient(f)
+            start = time.perf_counter()
+            add(f"{label} gradient compile=True", di.AutoTorch(compile=True),
+                {"autograd.grad (eager)": lambda x=x, g=g: g(x)}, "gradient", f, x)
+            print(f"# {label}: AutoTorch(compile=True) prepared in {time.perf_counter() - start:.1f} s")
     x = torch.rand(10, dtype=F64)
     t = torch.rand(10, dtype=F64)
     h, hv = native_hessian(sum_of_squares, x), native_hvp(sum_of_squares, t)
@@ -224,10 +233,11 @@ def measure(natives, impl, interface, rounds, budget=0.01):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--compile", action="store_true", help="also time AutoTorch(compile=True) gradients")
     args = parser.parse_args()
     rounds = 9 if args.quick else 31
     print(f"{'workload':42s} {'fastest native':40s} {'native us':>10s} {'impl':>7s} {'interface':>9s}")
-    for label, natives, impl, interface in cases():
+    for label, natives, impl, interface in cases(args.compile):
         best, base, ratios = measure(natives, impl, interface, rounds)
         print(f"{label:42s} {best:40s} {base * 1e6:10.1f} {ratios['impl']:7.3f} {ratios['interface']:9.3f}")
 

@@ -374,3 +374,18 @@ def test_other_families_are_refused_by_name():
         di.gradient(scalar_f, di.AutoTorch(), jnp.ones(3))
     with pytest.raises(TypeError, match="x: expected a real floating-point array"):
         di.gradient(scalar_f, di.AutoTorch(), torch.tensor([1, 2, 3]))
+
+
+def test_compile_gives_the_same_gradient():
+    # Experimental: torch.compile at preparation (seconds of compilation on CPU).
+    backend = di.AutoTorch(compile=True)
+    x = torch.tensor(X, requires_grad=True)
+    prep = di.prepare_gradient(scalar_f, backend, x)
+    value, g = di.value_and_gradient(scalar_f, backend, x, prep=prep)
+    np.testing.assert_allclose(g.numpy(), scalar_f_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(float(value), float(np.sum(np.sin(X) * X**2)), rtol=1e-12)
+    assert x.grad is None and x.requires_grad and not g.requires_grad
+    g2 = di.gradient(scalar_f, backend, torch.tensor(X + 1.0), prep=prep)
+    np.testing.assert_allclose(g2.numpy(), scalar_f_gradient(X + 1.0), rtol=1e-12)
+    with pytest.raises(TypeError, match="compile"):
+        di.AutoTorch(compile="yes")

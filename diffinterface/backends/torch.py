@@ -382,6 +382,8 @@ class TorchAdapter(Adapter):
         to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
         if self.forward_only:
             return self._forward_jacobian_impl(problem, b, "gradient")
+        if self.backend.compile:
+            return self._compiled_gradient(problem, b)
 
         def gradient(x, *ctx):
             if ctx:
@@ -397,6 +399,27 @@ class TorchAdapter(Adapter):
             return back_value(y), back(_vjp(y, xr, None))
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
+
+    def _compiled_gradient(self, problem, b):
+        """``compile=True``: ``torch.compile(torch.func.grad_and_value(f))``, compiled at preparation."""
+        as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+
+        def gradient_and_value(x, *ctx):
+            return torch.func.grad_and_value(lambda z: fn(z, *ctx))(x)
+
+        compiled = torch.compile(gradient_and_value)
+        compiled(as_tensor(problem.x), *_contexts(problem.ctx))  # compile now, not on the first call
+
+        def value_and_gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            g, value = compiled(as_tensor(x), *ctx)
+            return back_value(value), back_value(g)
+
+        return Impl(
+            value_and_gradient=value_and_gradient,
+            gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+        )
 
     def _forward_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "gradient") by forward mode over the input basis."""
