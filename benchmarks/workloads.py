@@ -148,7 +148,7 @@ WORKLOADS = (
         not_applicable={"finitediff": _FD_ALL},
     ),
     Workload(
-        "seed001-vec", "gradient", seed001_vec, (1000, 10000, 40000), (1000, 10000),
+        "seed001-vec", "gradient", seed001_vec, (1000, 10000, 40000), (100, 10000),
         "seed 001 Fvec, vectorized",
         impractical={"finitediff": (1000, "finite differences evaluate f 2N times (seconds per call at N >= 1e4)")},
     ),
