@@ -186,14 +186,8 @@ def interface_operator(operator):
 def native_candidates(workload, framework, mode):
     found = native.recipes(framework, workload.operator, mode)
     if workload.name == "seed000-nested":
-        gradient_at = {
-            "jax": lambda g: __import__("jax").jit(__import__("jax").grad(g)),
-            "torch": lambda g: native.recipes("torch", "gradient")[0].build(g, None),
-            "autograd": lambda g: __import__("autograd").grad(g),
-        }[framework]
         found = found + [native.Recipe(
-            CUSTOM_RULE_RECIPE, "reverse",
-            lambda f, x: gradient_at(counted(nested.outer_of(nested.native_inner_rule(framework)))),
+            CUSTOM_RULE_RECIPE, "reverse", lambda f, x: nested.native_custom_rule_gradient(framework),
         )]
     return found
 
