@@ -327,16 +327,14 @@ class JAXAdapter(Adapter):
     def output_spec(self, problem):
         f, ctx = problem.f, problem.ctx
         static = {i: v for i, v in enumerate(ctx) if not _traceable(v)}
-        if static:
-            traced = [v for i, v in enumerate(ctx) if i not in static]
+        traced = [v for i, v in enumerate(ctx) if i not in static]
 
-            def bound(x, *values):
-                it = iter(values)
-                return f(x, *(static[i] if i in static else next(it) for i in range(len(ctx))))
+        def with_static(x, *values):
+            values = iter(values)
+            return f(x, *(static[i] if i in static else next(values) for i in range(len(ctx))))
 
-            f, ctx = bound, traced
         with _X64Scope(self._wide(problem)):
-            out = jax.eval_shape(f, problem.x, *ctx)
+            out = jax.eval_shape(with_static if static else f, problem.x, *traced)
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
         return Spec(out.shape, str(out.dtype))
