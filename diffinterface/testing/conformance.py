@@ -4,11 +4,11 @@ A *case* is one (backend, scenario, array family). Running it calls the
 scenario's operator in every way the contract allows and compares each result
 with the scenario's analytic answer:
 
-- strictly prepared (``prepare_<op>(..., strict=True)``) at *other values* of
-  x, the tangents and the Constants (same shapes), then called twice at the
-  scenario's values;
+- prepared (``prepare_<op>(...)``, then again with ``strict=True``) at *other
+  values* of x, the tangents and the Constants (same shapes), then called
+  twice at the scenario's values;
 - prepared with ``out=`` (the buffer itself must come back);
-- prepared ``value_and_<op>`` (and its second-order siblings);
+- prepared ``value_and_<op>`` (and its second-order siblings), with and without ``out=``;
 - unprepared, plain and ``value_and_``;
 - a strictly prepared call with an ``x`` of another shape, which must raise
   ``PreparationMismatchError``;
@@ -108,8 +108,9 @@ class CountingFunction:
         return f"CountingFunction({self.__name__}, count={self.count})"
 
 
-#: evaluation-count stages, in the order a case runs them
-COUNT_STAGES = ("prepare", "call1", "call", "value_and", "unprepared")
+#: evaluation-count stages of the plain preparation, in the order a case runs them (the strict
+#: preparation's stages follow with a ``strict_`` prefix, then the unprepared ones)
+COUNT_STAGES = ("prepare", "call1", "call", "out", "value_and", "value_and_out", "unprepared", "unprepared_value_and")
 
 
 # -- tolerances -----------------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ class _Runner:
     # -- stages ------------------------------------------------------------------------------------------
 
     def run(self):
-        s, op, backend = self.s, self.op, self.case.backend
+        s, op = self.s, self.op
         snapshot = _snapshot(s)
         try:
             operator, value_and = _api(op.name), _api(op.value_function)
@@ -369,63 +370,75 @@ class _Runner:
         except AttributeError as error:
             self.problem(str(error))
             return
-        expected = self.expected(op.result)
         if isinstance(self.f, CountingFunction):
             self.f.take()
+        # Plain preparation first (the fast path users take; its counts are the main ones), then strict.
+        self.prepared_stages(prepare, operator, value_and, strict=False)
+        self.prepared_stages(prepare, operator, value_and, strict=True)
+        self.unprepared_stages(operator, value_and)
+        changed = _changed_inputs(snapshot, s)
+        if changed:
+            self.problem(f"inputs modified: {', '.join(changed)} changed during the calls")
 
-        # strictly prepared, called twice
-        prep_kwargs, _ = self.y_kwargs()
-        prep, prepared = self.attempt("prepare (strict)", lambda: prepare(*self.preparation_args(), strict=True, **prep_kwargs))
-        self.count("prepare")
-        if prepared:
-            for stage in ("call1", "call"):
-                label = "prepared call" + (" (first)" if stage == "call1" else " (second)")
-                kwargs, y = self.y_kwargs()
-                got, ok = self.attempt(label, lambda: operator(*self.args(), prep=prep, **kwargs))
-                self.count(stage)
-                if ok:
-                    self.compare(label, op.result, got, expected)
-                    self.check_y(label, y)
+    def prepared_stages(self, prepare, operator, value_and, *, strict):
+        s, op = self.s, self.op
+        expected = self.expected(op.result)
+        tag = "strict " if strict else ""
+        key = "strict_" if strict else ""
+        kwargs, _ = self.y_kwargs()
+        prep, prepared = self.attempt(f"{tag}prepare",
+                                      lambda: prepare(*self.preparation_args(), strict=strict, **kwargs))
+        self.count(key + "prepare")
+        if not prepared:
+            return
 
-            # out=
-            if self.case.family == "jax":
-                self.result.notes.append("out= not checked: JAX arrays are immutable")
-            else:
-                out = self.out_buffers((op.result,))
-                kwargs, y = self.y_kwargs()
-                got, ok = self.attempt("prepared with out=", lambda: operator(*self.args(), prep=prep, out=out, **kwargs))
-                if ok:
-                    if not _same_objects(got, out):
-                        self.problem("prepared with out=: the result is not the out= buffer itself")
-                    self.compare("prepared with out=", op.result, got, expected)
-                    self.check_y("prepared with out=", y)
-                self.count("out")
-
-            # value_and_*
+        for stage in ("call1", "call"):
+            label = f"{tag}prepared call" + (" (first)" if stage == "call1" else " (second)")
             kwargs, y = self.y_kwargs()
-            got, ok = self.attempt(f"prepared {op.value_function}",
-                                   lambda: value_and(*self.args(), prep=prep, **kwargs))
-            self.count("value_and")
+            got, ok = self.attempt(label, lambda: operator(*self.args(), prep=prep, **kwargs))
+            self.count(key + stage)
             if ok:
-                self.compare_layout(f"prepared {op.value_function}", got, op.value_layout)
-                if y is not None and isinstance(got, tuple) and got and got[0] is not y:
-                    self.problem(f"prepared {op.value_function}: with y=, the value returned must be y itself")
+                self.compare(label, op.result, got, expected)
+                self.check_y(label, y)
 
-            if self.case.family != "jax":
-                derivative_fields = tuple(f for f in op.value_layout if f != "value")
-                out = self.out_buffers(derivative_fields)
-                kwargs, y = self.y_kwargs()
-                got, ok = self.attempt(f"prepared {op.value_function} with out=",
-                                       lambda: value_and(*self.args(), prep=prep, out=out, **kwargs))
-                if ok:
-                    self.compare_layout(f"prepared {op.value_function} with out=", got, op.value_layout)
-                    parts = got[len(op.value_layout) - len(derivative_fields):] if isinstance(got, tuple) else ()
-                    wanted = out if len(derivative_fields) > 1 else (out,)
-                    if not _same_objects(tuple(parts), wanted):
-                        self.problem(f"prepared {op.value_function} with out=: the derivatives are not the out= buffers")
-                self.count("out")
+        if self.case.family == "jax":
+            if not strict:
+                self.result.notes.append("out= not checked: JAX arrays are immutable")
+        else:
+            label = f"{tag}prepared with out="
+            out = self.out_buffers((op.result,))
+            kwargs, y = self.y_kwargs()
+            got, ok = self.attempt(label, lambda: operator(*self.args(), prep=prep, out=out, **kwargs))
+            self.count(key + "out")
+            if ok:
+                if not _same_objects(got, out):
+                    self.problem(f"{label}: the result is not the out= buffer itself")
+                self.compare(label, op.result, got, expected)
+                self.check_y(label, y)
 
-            # mismatch: another shape of x must be refused by the strict preparation
+        label = f"{tag}prepared {op.value_function}"
+        kwargs, y = self.y_kwargs()
+        got, ok = self.attempt(label, lambda: value_and(*self.args(), prep=prep, **kwargs))
+        self.count(key + "value_and")
+        if ok:
+            self.check_value_and(label, got, y)
+
+        if self.case.family != "jax":
+            label = f"{tag}prepared {op.value_function} with out="
+            derivative_fields = tuple(f for f in op.value_layout if f != "value")
+            out = self.out_buffers(derivative_fields)
+            kwargs, y = self.y_kwargs()
+            got, ok = self.attempt(label, lambda: value_and(*self.args(), prep=prep, out=out, **kwargs))
+            self.count(key + "value_and_out")
+            if ok:
+                self.check_value_and(label, got, y)
+                parts = got[len(op.value_layout) - len(derivative_fields):] if isinstance(got, tuple) else ()
+                wanted = out if len(derivative_fields) > 1 else (out,)
+                if not _same_objects(tuple(parts), wanted):
+                    self.problem(f"{label}: the derivatives are not the out= buffers")
+
+        if strict:
+            # another shape of x must be refused by the strict preparation
             other = reshaped_other(s.x, self.case.family)
             kwargs, _ = self.y_kwargs()
             try:
@@ -437,25 +450,30 @@ class _Runner:
             except PreparationMismatchError:
                 pass
             except Exception as error:  # noqa: BLE001
-                self.problem(f"strict mismatch: raised {type(error).__name__} instead of PreparationMismatchError: {error}")
-            self.count("mismatch")
+                self.problem(
+                    f"strict mismatch: raised {type(error).__name__} instead of PreparationMismatchError: {error}"
+                )
+            self.count("strict_mismatch")
 
-        # unprepared
+    def unprepared_stages(self, operator, value_and):
+        op = self.op
         kwargs, y = self.y_kwargs()
         got, ok = self.attempt("unprepared", lambda: operator(*self.args(), **kwargs))
         self.count("unprepared")
         if ok:
-            self.compare("unprepared", op.result, got, expected)
+            self.compare("unprepared", op.result, got, expected=self.expected(op.result))
             self.check_y("unprepared", y)
+        label = f"unprepared {op.value_function}"
         kwargs, y = self.y_kwargs()
-        got, ok = self.attempt(f"unprepared {op.value_function}", lambda: value_and(*self.args(), **kwargs))
+        got, ok = self.attempt(label, lambda: value_and(*self.args(), **kwargs))
         self.count("unprepared_value_and")
         if ok:
-            self.compare_layout(f"unprepared {op.value_function}", got, op.value_layout)
+            self.check_value_and(label, got, y)
 
-        changed = _changed_inputs(snapshot, s)
-        if changed:
-            self.problem(f"inputs modified: {', '.join(changed)} changed during the calls")
+    def check_value_and(self, label, got, y):
+        self.compare_layout(label, got, self.op.value_layout)
+        if y is not None and isinstance(got, tuple) and got and got[0] is not y:
+            self.problem(f"{label}: with y=, the value returned must be y itself")
 
 
 def _describe_any(a):
