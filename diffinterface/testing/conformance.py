@@ -589,6 +589,8 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
             elif s.y is not None and not inplace:
                 reason = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
             for family in wanted:
+                if s.python_number and family != "numpy":
+                    continue  # a Python float stays a Python float: there is no torch or JAX variant
                 cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason))
     return cases
 

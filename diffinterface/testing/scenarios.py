@@ -92,6 +92,11 @@ class Scenario:
         return 1 if self.operator in FIRST_ORDER else 2
 
     @property
+    def python_number(self) -> bool:
+        """True when x is a Python float: such scenarios run on numpy results only."""
+        return self.x.__class__ in (int, float)
+
+    @property
     def dtype(self) -> str:
         from ..arrays import dtype_name
 
@@ -339,6 +344,10 @@ def _first_order_set():
     f, value, d, _ = _scalar_to_array(x, (3,))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_vector-float64"))
     add(_scenario("derivative", f, x, value, d, two_argument=True, name="derivative-scalar_to_vector-two_argument-float64"))
+    # a Python float x (the contract accepts numbers; results are numpy float64)
+    f, value, d, _ = _scalar_to_array(x, (2,))
+    python_float = _scenario("derivative", f, x, value, d, name="derivative-python_float_to_vector-float64")
+    add(dataclasses.replace(python_float, x=float(x)))
     x = _x((), "float32")
     f, value, d, _ = _scalar_to_array(x, (2, 3))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_matrix-float32"))
