@@ -81,6 +81,10 @@ def native_jacobian_functional(f):
     return lambda x: torch.autograd.functional.jacobian(f, x, vectorize=True)
 
 
+def native_jacobian_functional_forward(f):
+    return lambda x: torch.autograd.functional.jacobian(f, x, vectorize=True, strategy="forward-mode")
+
+
 def native_jacobian_columns(f, x):
     eye = torch.eye(x.numel(), dtype=F64)
     columns = torch.func.vmap(lambda t: torch.func.jvp(f, (x,), (t,))[1], out_dims=1)
@@ -177,7 +181,10 @@ def cases(compiled=False):
             {"batched autograd.grad": lambda x=x, r=rows_: r(x),
              "autograd.functional.jacobian(vectorize)": lambda x=x, r=functional: r(x),
              "vmap(jvp)": lambda x=x, r=cols: r(x)}, "jacobian", seed004, x)
-        add(f"seed004 x**2 n={n} jacobian forward", fwd, {"vmap(jvp)": lambda x=x, r=cols: r(x)},
+        forward_functional = native_jacobian_functional_forward(seed004)
+        add(f"seed004 x**2 n={n} jacobian forward", fwd,
+            {"vmap(jvp)": lambda x=x, r=cols: r(x),
+             "autograd.functional.jacobian(forward-mode)": lambda x=x, r=forward_functional: r(x)},
             "jacobian", seed004, x)
     for n in (10, 1000):
         x = torch.rand(n, dtype=F64)

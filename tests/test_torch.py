@@ -389,3 +389,21 @@ def test_compile_gives_the_same_gradient():
     np.testing.assert_allclose(g2.numpy(), scalar_f_gradient(X + 1.0), rtol=1e-12)
     with pytest.raises(TypeError, match="compile"):
         di.AutoTorch(compile="yes")
+
+
+def test_size_dependent_recipes_agree(backend):
+    # mode=None switches derivative to dual numbers above 100 outputs, and the forward
+    # Jacobian from autograd.functional to vmap(jvp) above 300 inputs: both sides must agree.
+    a = np.linspace(-1.0, 1.0, 150)
+    f = Counted(lambda s: torch.sin(torch.as_tensor(a) * s))
+    prep = di.prepare_derivative(f, backend, 0.3)
+    f.calls = 0
+    d = di.derivative(f, backend, 0.3, prep=prep)
+    np.testing.assert_allclose(d, a * np.cos(a * 0.3), rtol=1e-12)
+    assert f.calls == 1
+    x = np.linspace(0.1, 1.0, 400)
+    jac = di.jacobian(lambda x: x**2, backend, x)
+    np.testing.assert_allclose(jac, np.diag(2 * x), rtol=1e-12)
+    value, jac = di.value_and_jacobian(lambda x: x**2, backend, x)
+    np.testing.assert_allclose(jac, np.diag(2 * x), rtol=1e-12)
+    np.testing.assert_allclose(value, x**2)
