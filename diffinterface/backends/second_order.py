@@ -13,8 +13,8 @@ outer mode          hvp / hessian
 ==================  =========================================================
 forward (default)   pushforward of the inner gradient (forward-over-reverse
                     when the inner is reverse: the usual fastest choice);
-                    the hessian is the outer's Jacobian of the gradient,
-                    batched pushforwards over x's basis
+                    the hessian is these hvps over x's basis, in batches
+                    of the outer's ``max_batch``
 reverse             pullback of the inner gradient (reverse-over-reverse,
                     reverse-over-forward); H is symmetric, so ``t @ H = H @ t``
 ==================  =========================================================
@@ -50,10 +50,6 @@ from ..arrays import array_namespace, dtype_name, family_of
 from ..errors import UnsupportedError
 from . import get_adapter
 from .base import Adapter
-
-_FIRST_ORDER = ("pushforward", "pullback", "derivative", "gradient", "jacobian")
-_SECOND_ORDER = ("second_derivative", "hvp", "hessian")
-
 
 class SecondOrderAdapter(Adapter):
     """Holds the outer and inner adapters; first order is the inner's."""
