@@ -292,12 +292,6 @@ class TorchAdapter(Adapter):
     # -- helpers -------------------------------------------------------------------------------------
 
     @staticmethod
-    def _stack_seeds(problem, seeds):
-        """The user's seeds as one stacked tensor (converted once, at preparation)."""
-        to_torch = _Boundary(problem).to_torch
-        return torch.stack([to_torch(s) for s in seeds])
-
-    @staticmethod
     def _basis(shape, dtype, device):
         n = 1
         for d in shape:
