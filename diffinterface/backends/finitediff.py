@@ -258,31 +258,30 @@ class FiniteDiffAdapter(Adapter):
         return first
 
     def _real_hessian(self, problem):
-        evaluate = self._evaluate(problem)
-        shape, n = problem.x_shape, problem.x_size
+        f, n = problem.f, problem.x_size
 
         def hessian(x, ctx, fx):
-            flat = np.array(x, copy=True).reshape(-1)
-            h = self._outer_steps(flat)
-            result = np.empty((n, n), dtype=flat.dtype)
-
-            def f_at(i, a, j=None, b=0.0):
-                point = flat.copy()
-                point[i] += a
-                if j is not None:
-                    point[j] += b
-                return evaluate(point.reshape(shape), ctx)
-
+            x = np.array(x, copy=True)  # x-shaped; every perturbed point is a fresh copy of it
+            h = self._outer_steps(x).tolist()
+            result = np.empty((n, n), dtype=x.dtype)
             if fx is None:
-                fx = evaluate(flat.reshape(shape), ctx)
+                fx = f(x, *ctx)
             for i in range(n):
                 hi = h[i]
-                result[i, i] = (f_at(i, hi) - 2 * fx + f_at(i, -hi)) / (hi * hi)
+                plus, minus = x.copy(), x.copy()
+                plus.flat[i] += hi
+                minus.flat[i] -= hi
+                result[i, i] = (f(plus, *ctx) - 2 * fx + f(minus, *ctx)) / (hi * hi)
                 for j in range(i + 1, n):
                     hj = h[j]
-                    mixed = f_at(i, hi, j, hj) - f_at(i, hi, j, -hj) - f_at(i, -hi, j, hj) + f_at(i, -hi, j, -hj)
+                    pp, pm, mp, mm = plus.copy(), plus.copy(), minus.copy(), minus.copy()
+                    pp.flat[j] += hj
+                    pm.flat[j] -= hj
+                    mp.flat[j] += hj
+                    mm.flat[j] -= hj
+                    mixed = f(pp, *ctx) - f(pm, *ctx) - f(mp, *ctx) + f(mm, *ctx)
                     result[i, j] = result[j, i] = mixed / (4 * hi * hj)
-            return result.reshape(shape + shape)
+            return result.reshape(x.shape + x.shape)
 
         return hessian
 
