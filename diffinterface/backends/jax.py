@@ -86,7 +86,7 @@ def _pair_to_numpy(result):
 
 
 def _batch_to_numpy(result):
-    return tuple(np.asarray(r) for r in result)
+    return tuple(map(np.asarray, result))
 
 
 def _wrap(fn, convert, wide):
