@@ -101,29 +101,41 @@ class Problem:
         return tuple(eye[i] for i in range(n))
 
     def seeded(self, operator, seeds):
-        """``run(x, *ctx) -> (value, results)``: the primitive ``operator`` over all ``seeds``.
+        """The primitive ``operator`` over all ``seeds``, as a :class:`Seeded` (batches prepared here once)."""
+        return Seeded(self, operator, seeds)
 
-        The seeds go in batches of at most the adapter's ``max_batch``, each
-        batch prepared here once.
-        """
-        step = self.adapter.max_batch or len(seeds)
-        method = "value_and_" + operator
-        groups = []
-        for i in range(0, len(seeds), step):
-            batch = seeds[i : i + step]
-            groups.append((getattr(self.impl(operator, tangents=batch), method), batch))
-        if len(groups) == 1:
-            fn, batch = groups[0]
-            return lambda x, *ctx: fn(x, batch, *ctx)
 
-        def run_batches(x, *ctx):
-            results = []
-            for fn, batch in groups:
-                value, part = fn(x, batch, *ctx)
-                results.extend(part)
-            return value, results
+class Seeded:
+    """A primitive (pushforward or pullback) run over a fixed set of seeds.
 
-        return run_batches
+    The seeds go in batches of at most the adapter's ``max_batch``, each batch
+    prepared once. ``results(x, *ctx)`` gives the list of per-seed results;
+    ``value_and_results(x, *ctx)`` gives ``(f(x), list)``: fallbacks use the
+    former for plain operators so that no evaluation is spent on a value that
+    is thrown away.
+    """
+
+    def __init__(self, problem, operator, seeds):
+        step = problem.adapter.max_batch or len(seeds)
+        batches = [seeds[i : i + step] for i in range(0, len(seeds), step)]
+        impls = [problem.impl(operator, tangents=batch) for batch in batches]
+        plain = [(getattr(impl, operator), batch) for impl, batch in zip(impls, batches)]
+        valued = [(getattr(impl, "value_and_" + operator), batch) for impl, batch in zip(impls, batches)]
+        if len(batches) == 1:
+            (fn, batch), (value_fn, _) = plain[0], valued[0]
+            self.results = lambda x, *ctx: fn(x, batch, *ctx)
+            self.value_and_results = lambda x, *ctx: value_fn(x, batch, *ctx)
+            return
+
+        def results(x, *ctx):
+            return [r for fn, batch in plain for r in fn(x, batch, *ctx)]
+
+        def value_and_results(x, *ctx):
+            (value_fn, first), rest = valued[0], plain[1:]
+            value, parts = value_fn(x, first, *ctx)
+            return value, [*parts, *(r for fn, batch in rest for r in fn(x, batch, *ctx))]
+
+        self.results, self.value_and_results = results, value_and_results
 
 
 def check_x(x, adapter, operator, *, scalar=False):

@@ -40,22 +40,25 @@ def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
 def _derivative_fallback(problem):
     if problem.mode("derivative") == "forward":
         seed = problem.basis((), problem.x_dtype)
-        pushforward = problem.impl("pushforward", tangents=seed).value_and_pushforward
+        impl = problem.impl("pushforward", tangents=seed)
+        pushforward, value_and_pushforward = impl.pushforward, impl.value_and_pushforward
 
         def value_and_derivative(x, *ctx):
-            y, (dy,) = pushforward(x, seed, *ctx)
+            y, (dy,) = value_and_pushforward(x, seed, *ctx)
             return y, dy
-    else:
-        xp, spec = problem.xp, problem.spec
-        pullbacks = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
 
-        def value_and_derivative(x, *ctx):
-            y, rows = pullbacks(x, *ctx)
-            return y, xp.reshape(xp.stack(rows), spec.shape)
+        return Impl(value_and_derivative=value_and_derivative, derivative=lambda x, *ctx: pushforward(x, seed, *ctx)[0])
+
+    xp, spec = problem.xp, problem.spec
+    rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+
+    def value_and_derivative(x, *ctx):
+        y, parts = rows.value_and_results(x, *ctx)
+        return y, xp.reshape(xp.stack(parts), spec.shape)
 
     return Impl(
         value_and_derivative=value_and_derivative,
-        derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
+        derivative=lambda x, *ctx: xp.reshape(xp.stack(rows.results(x, *ctx)), spec.shape),
     )
 
 

@@ -39,22 +39,25 @@ def _gradient_fallback(problem):
     spec = require_scalar_output(problem, "gradient")
     if problem.mode("gradient") == "reverse":
         seed = problem.basis((), spec.dtype)
-        pullback = problem.impl("pullback", tangents=seed).value_and_pullback
+        impl = problem.impl("pullback", tangents=seed)
+        pullback, value_and_pullback = impl.pullback, impl.value_and_pullback
 
         def value_and_gradient(x, *ctx):
-            y, (g,) = pullback(x, seed, *ctx)
+            y, (g,) = value_and_pullback(x, seed, *ctx)
             return y, g
-    else:
-        xp, shape = problem.xp, problem.x_shape
-        pushforwards = problem.seeded("pushforward", problem.basis(shape, problem.x_dtype))
 
-        def value_and_gradient(x, *ctx):
-            y, parts = pushforwards(x, *ctx)
-            return y, xp.reshape(xp.stack(parts), shape)
+        return Impl(value_and_gradient=value_and_gradient, gradient=lambda x, *ctx: pullback(x, seed, *ctx)[0])
+
+    xp, shape = problem.xp, problem.x_shape
+    columns = problem.seeded("pushforward", problem.basis(shape, problem.x_dtype))
+
+    def value_and_gradient(x, *ctx):
+        y, parts = columns.value_and_results(x, *ctx)
+        return y, xp.reshape(xp.stack(parts), shape)
 
     return Impl(
         value_and_gradient=value_and_gradient,
-        gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+        gradient=lambda x, *ctx: xp.reshape(xp.stack(columns.results(x, *ctx)), shape),
     )
 
 

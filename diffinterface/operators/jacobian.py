@@ -41,21 +41,19 @@ def _jacobian_fallback(problem):
     xp, spec = problem.xp, problem.spec
     shape = spec.shape + problem.x_shape
     if problem.mode("jacobian") == "forward":
-        columns = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
-
-        def value_and_jacobian(x, *ctx):
-            y, parts = columns(x, *ctx)
-            return y, xp.reshape(xp.stack(parts, axis=-1), shape)
+        seeded = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
+        axis = -1  # each pushforward is a column
     else:
-        rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+        seeded = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+        axis = 0  # each pullback is a row
 
-        def value_and_jacobian(x, *ctx):
-            y, parts = rows(x, *ctx)
-            return y, xp.reshape(xp.stack(parts), shape)
+    def value_and_jacobian(x, *ctx):
+        y, parts = seeded.value_and_results(x, *ctx)
+        return y, xp.reshape(xp.stack(parts, axis=axis), shape)
 
     return Impl(
         value_and_jacobian=value_and_jacobian,
-        jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
+        jacobian=lambda x, *ctx: xp.reshape(xp.stack(seeded.results(x, *ctx), axis=axis), shape),
     )
 
 

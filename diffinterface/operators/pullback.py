@@ -40,16 +40,19 @@ def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None
 def _pullback_from_pushforwards(problem):
     xp, spec = problem.xp, problem.spec
     m, n = spec.size, problem.x_size
-    pushforwards = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
+    columns = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
+
+    def apply(jacobian_columns, cotangents):
+        jac = xp.stack([xp.reshape(c, (m,)) for c in jacobian_columns], axis=1)
+        return tuple(xp.reshape(xp.reshape(c, (m,)) @ jac, problem.x_shape) for c in cotangents)
 
     def value_and_pullback(x, cotangents, *ctx):
-        y, columns = pushforwards(x, *ctx)
-        jac = xp.stack([xp.reshape(c, (m,)) for c in columns], axis=1)
-        return y, tuple(xp.reshape(xp.reshape(c, (m,)) @ jac, problem.x_shape) for c in cotangents)
+        y, parts = columns.value_and_results(x, *ctx)
+        return y, apply(parts, cotangents)
 
     return Impl(
         value_and_pullback=value_and_pullback,
-        pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
+        pullback=lambda x, cotangents, *ctx: apply(columns.results(x, *ctx), cotangents),
     )
 
 

@@ -40,16 +40,19 @@ def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=Non
 def _pushforward_from_pullbacks(problem):
     xp, spec = problem.xp, problem.spec
     m, n = spec.size, problem.x_size
-    pullbacks = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+    rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+
+    def apply(jacobian_rows, tangents):
+        jac = xp.reshape(xp.stack(jacobian_rows), (m, n))
+        return tuple(xp.reshape(jac @ xp.reshape(t, (n,)), spec.shape) for t in tangents)
 
     def value_and_pushforward(x, tangents, *ctx):
-        y, rows = pullbacks(x, *ctx)
-        jac = xp.reshape(xp.stack(rows), (m, n))
-        return y, tuple(xp.reshape(jac @ xp.reshape(t, (n,)), spec.shape) for t in tangents)
+        y, parts = rows.value_and_results(x, *ctx)
+        return y, apply(parts, tangents)
 
     return Impl(
         value_and_pushforward=value_and_pushforward,
-        pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+        pushforward=lambda x, tangents, *ctx: apply(rows.results(x, *ctx), tangents),
     )
 
 
