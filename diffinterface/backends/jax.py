@@ -55,6 +55,7 @@ JAX arrays are immutable: two-argument functions ``f(y, x)`` are not supported
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 
 import jax
@@ -121,21 +122,9 @@ def _wrap(fn, convert, wide):
     return call
 
 
-class _X64Scope:
-    """``with _X64Scope(wide):`` x64 on for this thread when ``wide`` (preparation only)."""
-
-    __slots__ = ("wide", "previous")
-
-    def __init__(self, wide):
-        self.wide = wide
-
-    def __enter__(self):
-        if self.wide:
-            self.previous = _X64.swap_local(True)
-
-    def __exit__(self, *exc):
-        if self.wide:
-            _X64.set_local(self.previous)
+def _x64_scope(wide):
+    """x64 on for this thread when ``wide`` (preparation only: the public context manager)."""
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
 
 
 # -- transformations of f (x, *ctx) -> y, all traceable -----------------------------------------
@@ -315,7 +304,7 @@ class JAXAdapter(Adapter):
         args = (problem.x, problem.tangents, *problem.ctx) if tangents else (problem.x, *problem.ctx)
         static = self._static(problem, 2 if tangents else 1)
         methods = {}
-        with _X64Scope(wide):
+        with _x64_scope(wide):
             for name, build in builders.items():
                 fn = self._jitted((variant, name, problem.f), build, static)
                 if self.jit:
@@ -325,16 +314,9 @@ class JAXAdapter(Adapter):
         return Impl(**methods)
 
     def output_spec(self, problem):
-        f, ctx = problem.f, problem.ctx
-        static = {i: v for i, v in enumerate(ctx) if not _traceable(v)}
-        traced = [v for i, v in enumerate(ctx) if i not in static]
-
-        def with_static(x, *values):
-            values = iter(values)
-            return f(x, *(static[i] if i in static else next(values) for i in range(len(ctx))))
-
-        with _X64Scope(self._wide(problem)):
-            out = jax.eval_shape(with_static if static else f, problem.x, *traced)
+        static = self._static(problem, 1)
+        with _x64_scope(self._wide(problem)):
+            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *problem.ctx)
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
         return Spec(out.shape, str(out.dtype))
@@ -410,16 +392,20 @@ class JAXAdapter(Adapter):
         return "forward" if self.backend.mode == "forward" else "reverse"
 
     def prepare_second_derivative(self, problem):
-        inner, outer = self.backend.mode or "forward", self.backend.mode or "forward"
-        scalar_output = problem.spec.shape == ()
-        full = lambda: _second_order(_derivative_pair(problem.f, inner, scalar_output)[1], outer)  # noqa: E731
+        mode = self.backend.mode or "forward"  # inner and outer alike
+        scalar_output = mode == "reverse" and problem.spec.shape == ()
+
+        def full():
+            return _second_order(_derivative_pair(problem.f, mode, scalar_output)[1], mode)
+
+        def second_only():
+            value_first_and_second = full()
+            return lambda x, *ctx: value_first_and_second(x, *ctx)[2]
+
         return self._impl(
             problem,
-            ("second_derivative", inner, outer, scalar_output),
-            {
-                "second_derivative": lambda: (lambda g: lambda x, *ctx: g(x, *ctx)[2])(full()),
-                "value_derivative_and_second_derivative": full,
-            },
+            ("second_derivative", mode, scalar_output),
+            {"second_derivative": second_only, "value_derivative_and_second_derivative": full},
             {"second_derivative": np.asarray, "value_derivative_and_second_derivative": _to_numpy},
         )
 
