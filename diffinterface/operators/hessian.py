@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..backends.base import Impl
 from ..backends.second_order import cast, differentiated_problem, outer_mode
-from ._core import FALLBACKS, prepare, require_scalar_output, run
+from ._core import FALLBACKS, context_values, prepare, require_scalar_output, run
 
 
 def prepare_hessian(f, backend, x, *contexts, strict=False):
@@ -28,40 +28,18 @@ def prepare_hessian(f, backend, x, *contexts, strict=False):
 
 def hessian(f, backend, x, *contexts, prep=None, out=None):
     """The Hessian of the scalar ``f`` at ``x``, shape ``x.shape + x.shape``."""
+    if prep is not None and prep.fast == "hessian" and out is None:
+        fn = prep.impl.hessian
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("hessian", "hessian", f, backend, x, contexts, prep, out=out)
 
 
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), gradient, hessian)``; ``out`` is ``(gradient buffer, hessian buffer)``, None entries allowed."""
+    if prep is not None and prep.fast == "hessian" and out is None:
+        fn = prep.impl.value_gradient_and_hessian
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("hessian", "value_gradient_and_hessian", f, backend, x, contexts, prep, out=out, n_values=1)
-
-
-def _batched(problem, seeds, operator):
-    """``(products, value_and_products)``: the primitive ``operator`` of ``problem`` over ``seeds``.
-
-    Seeds go in batches of at most the outer adapter's ``max_batch``, each
-    prepared here once; only the first batch's pass gives the value.
-    """
-    step = problem.adapter.max_batch or len(seeds)
-    batches = [seeds[i : i + step] for i in range(0, len(seeds), step)]
-    impls = [problem.impl(operator, tangents=batch) for batch in batches]
-    calls = [(getattr(impl, operator), batch) for impl, batch in zip(impls, batches)]
-    first_with_value = getattr(impls[0], "value_and_" + operator)
-
-    def products(x, *ctx):
-        parts = []
-        for call, batch in calls:
-            parts.extend(call(x, batch, *ctx))
-        return parts
-
-    def value_and_products(x, *ctx):
-        value, parts = first_with_value(x, batches[0], *ctx)
-        parts = list(parts)
-        for call, batch in calls[1:]:
-            parts.extend(call(x, batch, *ctx))
-        return value, parts
-
-    return products, value_and_products
 
 
 def _hessian_fallback(problem):
@@ -79,8 +57,8 @@ def _hessian_fallback(problem):
         # [f, gradient] takes cotangents with a 0 for f.
         operator, seeds = "pullback", problem.basis(x_shape, x_dtype)
         augmented_seeds = problem.basis((1 + n,), augmented_problem.spec.dtype)[1:]
-    hvps = _batched(gradient_problem, seeds, operator)[0]
-    augmented_hvps = _batched(augmented_problem, augmented_seeds, operator)[1]
+    hvps = gradient_problem.seeded(operator, seeds).results
+    augmented_hvps = augmented_problem.seeded(operator, augmented_seeds).value_and_results
     # Row i of the augmented products is [gradient . e_i, (H e_i)^T] (forward) or e_i^T H (reverse).
     skip_first = operator == "pushforward"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..arrays import write_out
 from ..backends.base import Impl
 from ..backends.second_order import differentiated_problem, outer_mode
-from ._core import FALLBACKS, prepare, require_scalar_output, run
+from ._core import FALLBACKS, context_values, prepare, require_scalar_output, run
 
 
 def prepare_hvp(f, backend, x, tangents, *contexts, strict=False):
@@ -27,11 +27,17 @@ def prepare_hvp(f, backend, x, tangents, *contexts, strict=False):
 
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
     """``H(x) @ t`` for each ``t`` in the tuple ``tangents``; a tuple shaped like x."""
+    if prep is not None and prep.fast == "hvp" and out is None:
+        fn = prep.impl.hvp
+        return fn(x, tangents, *context_values(contexts)) if contexts else fn(x, tangents)
     return run("hvp", "hvp", f, backend, x, contexts, prep, tangents=tangents, out=out)
 
 
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
     """``(gradient(f)(x), hvp(...))``; ``out`` is ``(gradient buffer, tuple of buffers)``, None entries allowed."""
+    if prep is not None and prep.fast == "hvp" and out is None:
+        fn = prep.impl.gradient_and_hvp
+        return fn(x, tangents, *context_values(contexts)) if contexts else fn(x, tangents)
     gradient, products = run("hvp", "gradient_and_hvp", f, backend, x, contexts, prep, tangents=tangents)
     if out is None:
         return gradient, products

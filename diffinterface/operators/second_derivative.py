@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..backends.base import Impl
 from ..backends.second_order import differentiated_problem
-from ._core import FALLBACKS, prepare, run
+from ._core import FALLBACKS, context_values, prepare, run
 
 
 def prepare_second_derivative(f, backend, x, *contexts, strict=False):
@@ -23,11 +23,17 @@ def prepare_second_derivative(f, backend, x, *contexts, strict=False):
 
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
     """``d2f/dx2`` at the scalar ``x``, shaped like ``f(x)``."""
+    if prep is not None and prep.fast == "second_derivative" and out is None:
+        fn = prep.impl.second_derivative
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("second_derivative", "second_derivative", f, backend, x, contexts, prep, out=out, scalar_x=True)
 
 
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), derivative, second derivative)``; ``out`` is a pair of buffers, None entries allowed."""
+    if prep is not None and prep.fast == "second_derivative" and out is None:
+        fn = prep.impl.value_derivative_and_second_derivative
+        return fn(x, *context_values(contexts)) if contexts else fn(x)
     return run("second_derivative", "value_derivative_and_second_derivative", f, backend, x, contexts, prep,
                out=out, n_values=1, scalar_x=True)
 
