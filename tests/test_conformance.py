@@ -2,8 +2,9 @@
 
 Ids read ``backend-operator-scenario-dtype-family``; select backends with
 ``--di-backends=id,id`` or ``DI_BACKENDS``. A listed backend whose framework
-does not import fails here (MissingBackendError), it is never skipped; cases a
-backend cannot run by its declared capabilities are skipped with the reason.
+does not import fails here (MissingBackendError), it is never skipped; a case a
+backend declares it cannot run (two-argument f without in-place support) checks
+that the backend refuses it with UnsupportedError and leaves y untouched.
 """
 
 

@@ -239,16 +239,31 @@ class _NoInplaceAdapter(FiniteDiffAdapter):
     inplace = False
 
 
-def test_capabilities_exclude_cases_and_report_them(monkeypatch):
+def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported(monkeypatch):
     backend = di.AutoFiniteDiff(method="complex")
     monkeypatch.setitem(di_backends._adapters, backend, _NoInplaceAdapter(backend))
     scenarios = default_scenarios()
     report = test_differentiation({"no-inplace": backend}, scenarios, excluded=("gradient",), raise_on_failure=False)
     two_argument = {s.name for s in scenarios if s.two_argument}
     gradients = {s.name for s in scenarios if s.operator == "gradient"}
-    assert {r.scenario for r in report.excluded} == two_argument | gradients
-    assert all("check_inplace is False" in r.notes[0] for r in report.excluded if r.scenario in two_argument)
+    assert {r.scenario for r in report.excluded} == gradients
+    refused = [r for r in report.passed if r.scenario in two_argument]
+    assert {r.scenario for r in refused} == two_argument
+    assert all("refused as declared" in r.notes[0] and "check_inplace is False" in r.notes[0] for r in refused)
     assert "excluded" in str(report) and report.ok
+
+
+def test_a_declared_refusal_that_does_not_refuse_is_caught(monkeypatch):
+    backend = di.AutoFiniteDiff(method="complex")
+    adapter = _NoInplaceAdapter(backend)
+    monkeypatch.setitem(di_backends._adapters, backend, adapter)
+    two_argument = [s for s in default_scenarios() if s.two_argument]
+    cases = build_cases({"liar": backend}, two_argument)
+    assert cases and all(case.refused for case in cases)
+    adapter.inplace = True  # the capability was read when the cases were built; now it runs instead of refusing
+    results = [case.run() for case in cases]
+    assert all(r.status == "failed" for r in results)
+    assert any("expected UnsupportedError" in p for r in results for p in r.problems)
 
 
 def test_case_ids_are_readable_and_unique():

@@ -34,7 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..arrays import describe, dtype_name, family_of, shape_of
-from ..errors import MissingBackendError, PreparationMismatchError
+from ..errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from ..selectors import AbstractBackend, AutoFiniteDiff, SecondOrder
 from .families import CONVERTIBLE_FAMILIES, convert, reshaped_other, to_family, to_numpy, zeros_like
 from .scenarios import Scenario
@@ -195,6 +195,9 @@ class Case:
     atol: Any = None
     counts: bool = True
     excluded: Optional[str] = None
+    #: Why the backend declares it cannot run this scenario; the case then checks
+    #: that it refuses clearly (UnsupportedError, buffers untouched) instead of running it.
+    refused: Optional[str] = None
 
     @property
     def id(self):
@@ -212,7 +215,11 @@ class Case:
         if self.excluded:
             result.notes.append(self.excluded)
             return result
-        _Runner(self, result).run()
+        if self.refused:
+            result.notes.append(f"refused as declared: {self.refused}")
+            _Runner(self, result).refusal()
+        else:
+            _Runner(self, result).run()
         result.status = "failed" if result.problems else "passed"
         return result
 
@@ -360,6 +367,25 @@ class _Runner:
         return buffers[0] if len(buffers) == 1 else tuple(buffers)
 
     # -- stages ------------------------------------------------------------------------------------------
+
+    def refusal(self):
+        """A declared incapability: preparing and calling must raise UnsupportedError, y untouched."""
+        op = self.op
+        for label, call in (("prepare", _api("prepare_" + op.name)), ("call", _api(op.name))):
+            # Not y_kwargs(): the family conversion drops y for families that cannot be written.
+            y = convert(np.zeros_like(np.asarray(self.case.scenario.y)), self.case.family)
+            kwargs = {"y": y}
+            before = np.array(to_numpy(y), copy=True)
+            try:
+                call(*self.args(), **kwargs)
+            except UnsupportedError:
+                pass
+            except Exception as error:  # noqa: BLE001 - any other error is the problem reported
+                self.problem(f"{label} with y=: expected UnsupportedError, got {type(error).__name__}: {error}")
+            else:
+                self.problem(f"{label} with y=: expected UnsupportedError (check_inplace is False), got a result")
+            if not np.array_equal(to_numpy(y), before):
+                self.problem(f"{label} with y=: the refused call modified y")
 
     def run(self):
         s, op = self.s, self.op
@@ -583,15 +609,15 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
         accepted, inplace = _capabilities(backend)
         wanted = [f for f in CONVERTIBLE_FAMILIES if f in accepted and (families is None or f in families)]
         for s in scenarios:
-            reason = None
-            if s.operator in excluded or s.name in excluded:
-                reason = "excluded by the caller"
-            elif s.y is not None and not inplace:
-                reason = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
+            reason = "excluded by the caller" if s.operator in excluded or s.name in excluded else None
+            refused = None
+            if s.y is not None and not inplace:
+                refused = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
             for family in wanted:
                 if s.python_number and family != "numpy":
                     continue  # a Python float stays a Python float: there is no torch or JAX variant
-                cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason))
+                cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason,
+                                  refused))
     return cases
 
 
