@@ -14,8 +14,8 @@ PACKAGES = ("diffinterface", "numpy", "scipy", "jax", "jaxlib", "torch", "autogr
 WORKLOAD_ORDER = ("sumsq", "seed001-loop", "seed001-vec", "seed003", "seed004", "seed000-nested", "rosenbrock")
 THRESHOLD = 1.05
 CLOCK_TEXT = {
-    "cpu": "the process's CPU time (all its threads), so that other processes holding the shared cores do not "
-           "count; *prepare* and *1st call* are wall time (they include compilation)",
+    "cpu": "the process's CPU time (all its threads; `--clock cpu`), so that other processes holding the shared "
+           "cores do not count; *prepare* and *1st call* are wall time (they include compilation)",
     "wall": "wall time (`time.perf_counter`)",
 }
 
@@ -82,7 +82,8 @@ def _sort_key(row):
 
 
 def _command(results):
-    return "python -m benchmarks" + ("" if results["mode"] == "full" else f" --{results['mode']}")
+    return ("python -m benchmarks" + ("" if results["mode"] == "full" else f" --{results['mode']}")
+            + ("" if results.get("clock", "wall") == "wall" else f" --clock {results['clock']}"))
 
 
 def markdown(results):
@@ -101,7 +102,7 @@ def markdown(results):
         f"- Measurement: up to {settings['rounds']} rounds per case (at least {settings['min_rounds']}), each "
         f"round one native sample and one interface sample (order alternating), a sample lasting at least "
         f"{fmt_time(settings['sample_s'])}; all arrays float64 (JAX with `jax_enable_x64`), torch on one thread.",
-        f"- Clock: {CLOCK_TEXT[results.get('clock', 'cpu')]}",
+        f"- Clock: {CLOCK_TEXT[results.get('clock', 'wall')]}",
         "- **ratio** = median over rounds of (prepared interface time / native time) in the same round, "
         "[interquartile range]; 1.00 means no overhead. See `benchmarks/README.md` for every column.",
         "",
@@ -183,7 +184,8 @@ def markdown(results):
         "*call*: `di.<op>(f, backend, x, prep=prep)` (the fast path to the implementation); *via run*: the "
         "same through `operators/_core.py::run`, the general path taken with `out=`, `y=` or a strict "
         "preparation; *strict*: a `strict=True` preparation (signature check per call); *impl*: "
-        "`prep.impl.<op>(x)`; *bare*: `f(x)` plus allocating the zero result, the least any backend does. "
+        "`prep.impl.<op>(x)`; *bare*: allocating the zero result, the least any backend does (the zero "
+        "backends' plain primitives never evaluate f). "
         "*interface cost* = call − bare: the public function plus the fallback that builds the operator "
         "from the zero backend's primitive (impl − bare).",
         "",
