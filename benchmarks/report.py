@@ -280,7 +280,7 @@ def plot(results, path):
     axes[-1, 0].set_xlabel("prepared interface time / fastest native time (median over rounds, bars: IQR)",
                            fontsize=8)
     fig.suptitle(f"diffinterface vs native ({results['mode']} mode, {results['environment']['date']})", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return None
