@@ -86,8 +86,39 @@ def _pair_to_numpy(result):
     return np.asarray(result[0]), np.asarray(result[1])
 
 
-def _batch_to_numpy(result):
-    return tuple(map(np.asarray, result))
+def _numpy_batch_call(fn, batch, with_first):
+    """The numpy-family call of a batched operator compiled with flat arguments.
+
+    ``fn(x, *tangents, *ctx)`` returns the products stacked along a first axis
+    (the single product for a batch of one), after ``first`` (value or gradient)
+    when ``with_first``: one conversion to numpy, then numpy views per tangent.
+    Flat numpy arguments and one output array dispatch faster than tuples.
+    """
+    asarray = np.asarray
+    if batch == 1:
+        if with_first:
+
+            def call(x, tangents, *ctx):
+                first, product = fn(x, *tangents, *ctx)
+                return asarray(first), (asarray(product),)
+
+        else:
+
+            def call(x, tangents, *ctx):
+                return (asarray(fn(x, *tangents, *ctx)),)
+
+    elif with_first:
+
+        def call(x, tangents, *ctx):
+            first, products = fn(x, *tangents, *ctx)
+            return asarray(first), tuple(asarray(products))
+
+    else:
+
+        def call(x, tangents, *ctx):
+            return tuple(asarray(fn(x, *tangents, *ctx)))
+
+    return call
 
 
 def _wrap(fn, convert, wide):
@@ -178,32 +209,68 @@ def _derivative_pair(f, mode, scalar_output):
     return jax.jacrev(f), _value_and(jax.jacrev, f)
 
 
-def _pushforward(f, batch, with_value):
-    def value_and_pushforward(x, tangents, *ctx):
-        g = lambda x: f(x, *ctx)  # noqa: E731
-        if batch == 1:
-            y, dy = jax.jvp(g, (x,), (_like(tangents[0], x),))
-            return y, (dy,)
-        stacked = jnp.stack([_like(t, x) for t in tangents])
-        y, dys = jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
-        return y, tuple(dys[i] for i in range(batch))
+def _batched(products, batch, with_first, flat):
+    """A traceable batched operator from ``products(x, tangents, ctx) -> (first, stacked products)``.
 
-    if with_value:
-        return value_and_pushforward
-    return lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1]
+    With ``flat`` (numpy family): ``fn(x, *tangents, *ctx)`` returns the stacked
+    products (the single product for a batch of one). Otherwise (jax family):
+    ``fn(x, tangents, *ctx)`` returns them as a tuple. ``with_first`` puts
+    ``first`` (the value, or the gradient for hvp) before them.
+    """
+    if flat:
+
+        def fn(x, *args):
+            first, stacked = products(x, args[:batch], args[batch:])
+            return (first, stacked) if with_first else stacked
+
+    else:
+
+        def fn(x, tangents, *ctx):
+            first, stacked = products(x, tangents, ctx)
+            split = (stacked,) if batch == 1 else tuple(stacked[i] for i in range(batch))
+            return (first, split) if with_first else split
+
+    return fn
 
 
-def _pullback(f, batch, with_value):
-    def value_and_pullback(x, cotangents, *ctx):
-        y, vjp = jax.vjp(lambda x: f(x, *ctx), x)
-        if batch == 1:
-            return y, vjp(_like(cotangents[0], y))
-        (dxs,) = jax.vmap(vjp)(jnp.stack([_like(c, y) for c in cotangents]))
-        return y, tuple(dxs[i] for i in range(batch))
+def _forward_products(g, x, tangents):
+    """``(g(x), J @ t for each t)``: one ``jvp``, or ``vmap(jvp)`` stacked for a batch."""
+    if len(tangents) == 1:
+        return jax.jvp(g, (x,), (_like(tangents[0], x),))
+    stacked = jnp.stack([_like(t, x) for t in tangents])
+    return jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
 
-    if with_value:
-        return value_and_pullback
-    return lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1]
+
+def _reverse_products(g, x, cotangents):
+    """``(g(x), c @ J for each c)``: one ``vjp``, its pullback vmapped over a batch."""
+    y, vjp = jax.vjp(g, x)
+    if len(cotangents) == 1:
+        return y, vjp(_like(cotangents[0], y))[0]
+    return y, jax.vmap(vjp)(jnp.stack([_like(c, y) for c in cotangents]))[0]
+
+
+def _pushforward(f, batch, with_value, flat):
+    def products(x, tangents, ctx):
+        return _forward_products(lambda x: f(x, *ctx), x, tangents)
+
+    return _batched(products, batch, with_value, flat)
+
+
+def _pullback(f, batch, with_value, flat):
+    def products(x, cotangents, ctx):
+        return _reverse_products(lambda x: f(x, *ctx), x, cotangents)
+
+    return _batched(products, batch, with_value, flat)
+
+
+def _hvp(gradient_fn, outer_mode, batch, with_gradient, flat):
+    """``H @ t`` per tangent: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t)."""
+    outer = _reverse_products if outer_mode == "reverse" else _forward_products
+
+    def products(x, tangents, ctx):
+        return outer(lambda x: gradient_fn(x, *ctx), x, tangents)
+
+    return _batched(products, batch, with_gradient, flat)
 
 
 def _second_order(value_and_first, outer_mode):
@@ -219,30 +286,6 @@ def _second_order(value_and_first, outer_mode):
         return value, first, second
 
     return value_first_and_second
-
-
-def _hvp(gradient_fn, outer_mode, batch, with_gradient):
-    """``(x, tangents, *ctx) -> (gradient, tuple of H @ t)`` (or the tuple alone)."""
-
-    def gradient_and_hvp(x, tangents, *ctx):
-        g = lambda x: gradient_fn(x, *ctx)  # noqa: E731
-        if outer_mode == "reverse":
-            # H is symmetric: the VJP of the gradient with t is H @ t.
-            gradient, vjp = jax.vjp(g, x)
-            if batch == 1:
-                return gradient, vjp(_like(tangents[0], x))
-            (products,) = jax.vmap(vjp)(jnp.stack([_like(t, x) for t in tangents]))
-        else:
-            if batch == 1:
-                gradient, product = jax.jvp(g, (x,), (_like(tangents[0], x),))
-                return gradient, (product,)
-            stacked = jnp.stack([_like(t, x) for t in tangents])
-            gradient, products = jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
-        return gradient, tuple(products[i] for i in range(batch))
-
-    if with_gradient:
-        return gradient_and_hvp
-    return lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1]
 
 
 # -- the adapter -----------------------------------------------------------------------------------
@@ -295,21 +338,37 @@ class JAXAdapter(Adapter):
             self._compiled.move_to_end(key)
         return jitted
 
-    def _impl(self, problem, variant, builders, converters, tangents=False):
+    def _impl(self, problem, variant, builders, converters=None, batched=False):
         """An Impl of jitted ``builders`` (name -> build()), compiled now for the problem's arguments.
 
         ``converters`` maps each name to the numpy conversion of its result.
+        ``batched`` operators (with tangents) have ``build(flat)``: in the numpy
+        family they are compiled with flat arguments, ``fn(x, *tangents, *ctx)``,
+        and stacked results (see :func:`_numpy_batch_call`).
         """
         wide = self._wide(problem)
-        args = (problem.x, problem.tangents, *problem.ctx) if tangents else (problem.x, *problem.ctx)
-        static = self._static(problem, 2 if tangents else 1)
+        x, tangents, ctx = problem.x, problem.tangents, problem.ctx
+        flat = batched and problem.family == "numpy"
+        if not batched:
+            args = (x, *ctx)
+        elif flat:
+            args = (x, *tangents, *ctx)
+        else:
+            args = (x, tangents, *ctx)
+        static = self._static(problem, len(args) - len(ctx))
         methods = {}
         with _x64_scope(wide):
             for name, build in builders.items():
-                fn = self._jitted((variant, name, problem.f), build, static)
+                fn = self._jitted(
+                    (variant, name, flat, problem.f), (lambda: build(flat)) if batched else build, static
+                )
                 if self.jit:
                     fn.lower(*args).compile()
-                convert = converters[name] if problem.family == "numpy" else None
+                if flat:
+                    with_first = name.startswith(("value_and_", "gradient_and_"))
+                    fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
+                else:
+                    convert = converters[name] if problem.family == "numpy" else None
                 methods[name] = _wrap(fn, convert, wide)
         return Impl(**methods)
 
@@ -329,11 +388,10 @@ class JAXAdapter(Adapter):
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda: _pushforward(f, k, False),
-                "value_and_pushforward": lambda: _pushforward(f, k, True),
+                "pushforward": lambda flat: _pushforward(f, k, False, flat),
+                "value_and_pushforward": lambda flat: _pushforward(f, k, True, flat),
             },
-            {"pushforward": _batch_to_numpy, "value_and_pushforward": _to_numpy},
-            tangents=True,
+            batched=True,
         )
 
     def prepare_pullback(self, problem):
@@ -342,11 +400,10 @@ class JAXAdapter(Adapter):
             problem,
             ("pullback", k),
             {
-                "pullback": lambda: _pullback(f, k, False),
-                "value_and_pullback": lambda: _pullback(f, k, True),
+                "pullback": lambda flat: _pullback(f, k, False, flat),
+                "value_and_pullback": lambda flat: _pullback(f, k, True, flat),
             },
-            {"pullback": _batch_to_numpy, "value_and_pullback": _to_numpy},
-            tangents=True,
+            batched=True,
         )
 
     # -- first-order overrides ------------------------------------------------------------------
@@ -434,11 +491,10 @@ class JAXAdapter(Adapter):
             problem,
             ("hvp", inner, outer, k),
             {
-                "hvp": lambda: _hvp(gradient(), outer, k, False),
-                "gradient_and_hvp": lambda: _hvp(gradient(), outer, k, True),
+                "hvp": lambda flat: _hvp(gradient(), outer, k, False, flat),
+                "gradient_and_hvp": lambda flat: _hvp(gradient(), outer, k, True, flat),
             },
-            {"hvp": _batch_to_numpy, "gradient_and_hvp": _to_numpy},
-            tangents=True,
+            batched=True,
         )
 
     # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
