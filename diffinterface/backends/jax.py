@@ -209,30 +209,6 @@ def _derivative_pair(f, mode, scalar_output):
     return jax.jacrev(f), _value_and(jax.jacrev, f)
 
 
-def _batched(products, batch, with_first, flat):
-    """A traceable batched operator from ``products(x, tangents, ctx) -> (first, stacked products)``.
-
-    With ``flat`` (numpy family): ``fn(x, *tangents, *ctx)`` returns the stacked
-    products (the single product for a batch of one). Otherwise (jax family):
-    ``fn(x, tangents, *ctx)`` returns them as a tuple. ``with_first`` puts
-    ``first`` (the value, or the gradient for hvp) before them.
-    """
-    if flat:
-
-        def fn(x, *args):
-            first, stacked = products(x, args[:batch], args[batch:])
-            return (first, stacked) if with_first else stacked
-
-    else:
-
-        def fn(x, tangents, *ctx):
-            first, stacked = products(x, tangents, ctx)
-            split = (stacked,) if batch == 1 else tuple(stacked[i] for i in range(batch))
-            return (first, split) if with_first else split
-
-    return fn
-
-
 def _forward_products(g, x, tangents):
     """``(g(x), J @ t for each t)``: one ``jvp``, or ``vmap(jvp)`` stacked for a batch."""
     if len(tangents) == 1:
@@ -249,28 +225,29 @@ def _reverse_products(g, x, cotangents):
     return y, jax.vmap(vjp)(jnp.stack([_like(c, y) for c in cotangents]))[0]
 
 
-def _pushforward(f, batch, with_value, flat):
-    def products(x, tangents, ctx):
-        return _forward_products(lambda x: f(x, *ctx), x, tangents)
+def _batched(f, products, batch, with_first, flat):
+    """A batched operator: ``products`` (forward or reverse) of ``f(x, *ctx)`` over the tangents.
 
-    return _batched(products, batch, with_value, flat)
+    With ``flat`` (numpy family): ``fn(x, *tangents, *ctx)`` returns the stacked
+    products (the single product for a batch of one). Otherwise (jax family):
+    ``fn(x, tangents, *ctx)`` returns them as a tuple. ``with_first`` puts
+    ``f(x)`` (the value, or the gradient for hvp) before them.
+    """
+    if flat:
 
+        def fn(x, *args):
+            ctx = args[batch:]
+            first, stacked = products(lambda x: f(x, *ctx), x, args[:batch])
+            return (first, stacked) if with_first else stacked
 
-def _pullback(f, batch, with_value, flat):
-    def products(x, cotangents, ctx):
-        return _reverse_products(lambda x: f(x, *ctx), x, cotangents)
+    else:
 
-    return _batched(products, batch, with_value, flat)
+        def fn(x, tangents, *ctx):
+            first, stacked = products(lambda x: f(x, *ctx), x, tangents)
+            split = (stacked,) if batch == 1 else tuple(stacked[i] for i in range(batch))
+            return (first, split) if with_first else split
 
-
-def _hvp(gradient_fn, outer_mode, batch, with_gradient, flat):
-    """``H @ t`` per tangent: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t)."""
-    outer = _reverse_products if outer_mode == "reverse" else _forward_products
-
-    def products(x, tangents, ctx):
-        return outer(lambda x: gradient_fn(x, *ctx), x, tangents)
-
-    return _batched(products, batch, with_gradient, flat)
+    return fn
 
 
 def _second_order(value_and_first, outer_mode):
@@ -388,8 +365,8 @@ class JAXAdapter(Adapter):
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _pushforward(f, k, False, flat),
-                "value_and_pushforward": lambda flat: _pushforward(f, k, True, flat),
+                "pushforward": lambda flat: _batched(f, _forward_products, k, False, flat),
+                "value_and_pushforward": lambda flat: _batched(f, _forward_products, k, True, flat),
             },
             batched=True,
         )
@@ -400,8 +377,8 @@ class JAXAdapter(Adapter):
             problem,
             ("pullback", k),
             {
-                "pullback": lambda flat: _pullback(f, k, False, flat),
-                "value_and_pullback": lambda flat: _pullback(f, k, True, flat),
+                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat),
+                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat),
             },
             batched=True,
         )
@@ -486,13 +463,15 @@ class JAXAdapter(Adapter):
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
         inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
+        # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
+        products = _reverse_products if outer == "reverse" else _forward_products
         gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
         return self._impl(
             problem,
             ("hvp", inner, outer, k),
             {
-                "hvp": lambda flat: _hvp(gradient(), outer, k, False, flat),
-                "gradient_and_hvp": lambda flat: _hvp(gradient(), outer, k, True, flat),
+                "hvp": lambda flat: _batched(gradient(), products, k, False, flat),
+                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat),
             },
             batched=True,
         )
