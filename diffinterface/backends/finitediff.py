@@ -80,11 +80,7 @@ class FiniteDiffAdapter(Adapter):
 
     def _step(self, x, t):
         """Step along tangent ``t`` at ``x``, scaled to x's dtype and magnitude."""
-        dtype = np.asarray(x).dtype
-        rel = self.backend.rel_step
-        if rel is None:
-            rel = float(np.finfo(dtype).eps) ** _DEFAULT_POWER[self.method]
-        absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
+        rel, absolute = self._rel_abs(np.asarray(x).dtype)
         support = np.asarray(t) != 0
         scale = float(np.max(np.abs(np.asarray(x)[support]))) if support.any() else 0.0
         t_max = float(np.max(np.abs(t))) if support.any() else 1.0
@@ -156,61 +152,102 @@ class FiniteDiffAdapter(Adapter):
 
     # -- overrides with exact evaluation counts -------------------------------------------------
 
-    def _columns(self, problem):
-        """``columns(x, ctx, want_value) -> (value, [J @ e_i for each basis e_i])``."""
-        directional, evaluate, needs_value = self._directional(problem)
+    def _jacobian(self, problem, shape):
+        """``jacobian(x, ctx, want_value) -> (value or None, J reshaped to shape)``.
+
+        Derivative, gradient and Jacobian are all the columns ``J @ e_i`` stacked
+        on the last axis. The steps of every entry come from one vectorized
+        expression per call, each point is ``x + steps[i] * e_i`` (a fresh
+        array: f may keep or return its input), and the differences are
+        divided by the steps once.
+        """
+        if self.method == "adaptive":
+            return self._jacobian_along_tangents(problem, shape)
+        method, n = self.method, problem.x_size
+        evaluate = self._evaluate(problem)
+        rel, absolute = self._rel_abs(np.asarray(problem.x).dtype)
+
+        x_shape = problem.x_shape
+
+        def steps_at(x):
+            """Per-entry steps, and the moves along each basis vector (row i: steps[i] * e_i)."""
+            steps = np.maximum(rel * np.abs(np.reshape(x, -1)), absolute).astype(np.asarray(x).dtype)
+            return steps, np.diag(steps).reshape((n, *x_shape))
+
+        if not x_shape:  # a scalar x (derivatives): no arrays of steps to build
+            scalar_type = np.asarray(problem.x).dtype.type
+
+            def steps_at(x):
+                step = scalar_type(max(rel * abs(float(x)), absolute))
+                return step, (step,)
+
+        if method == "forward":
+
+            def jacobian(x, ctx, want_value):
+                steps, moves = steps_at(x)
+                fx = evaluate(x, ctx)
+                columns = [evaluate(x + move, ctx) - fx for move in moves]
+                return fx, np.reshape(np.stack(columns, axis=-1) / steps, shape)
+
+        elif method == "central":
+
+            def jacobian(x, ctx, want_value):
+                steps, moves = steps_at(x)
+                columns = [evaluate(x + move, ctx) - evaluate(x - move, ctx) for move in moves]
+                value = evaluate(x, ctx) if want_value else None
+                return value, np.reshape(np.stack(columns, axis=-1) / (2 * steps), shape)
+
+        else:  # complex step: the value is the real part of any evaluation
+            complex_type = np.result_type(problem.x_dtype, np.complex64)
+            evaluate_complex = self._evaluate(problem, dtype=complex_type)
+            out_dtype = problem.spec.dtype
+
+            def jacobian(x, ctx, want_value):
+                steps, moves = steps_at(x)
+                x_complex = np.asarray(x, dtype=complex_type)
+                values = [evaluate_complex(x_complex + 1j * move, ctx) for move in moves]
+                columns = np.stack(values, axis=-1)
+                derivative = (np.imag(columns) / steps).astype(out_dtype)
+                return np.real(values[-1]).astype(out_dtype), np.reshape(derivative, shape)
+
+        return jacobian
+
+    def _jacobian_along_tangents(self, problem, shape):
+        directional, evaluate, _ = self._directional(problem)
         n = problem.x_size
-        dtype = np.asarray(problem.x).dtype
-        seeds = np.eye(n, dtype=dtype).reshape((n, *problem.x_shape))
-        complex_value = self.method == "complex"
+        seeds = np.eye(n, dtype=np.asarray(problem.x).dtype).reshape((n, *problem.x_shape))
 
-        def columns(x, ctx, want_value):
-            fx = evaluate(x, ctx) if needs_value or (want_value and not complex_value) else None
-            value, parts = fx, []
-            for seed in seeds:
-                v, d = directional(x, seed, ctx, fx)
-                parts.append(d)
-                if complex_value:
-                    value = v
-            return value, parts
+        def jacobian(x, ctx, want_value):
+            value = evaluate(x, ctx) if want_value else None
+            columns = [directional(x, seed, ctx, None)[1] for seed in seeds]
+            return value, np.reshape(np.stack(columns, axis=-1), shape)
 
-        return columns
+        return jacobian
+
+    def _rel_abs(self, dtype):
+        """The relative and absolute step for this method and dtype (defaults scale with eps)."""
+        rel = self.backend.rel_step
+        if rel is None:
+            rel = float(np.finfo(dtype).eps) ** _DEFAULT_POWER[self.method]
+        absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
+        return rel, absolute
+
+    def _impl(self, problem, operator, shape):
+        jacobian = self._jacobian(problem, shape)
+        return Impl(**{
+            operator: lambda x, *ctx: jacobian(x, ctx, False)[1],
+            "value_and_" + operator: lambda x, *ctx: jacobian(x, ctx, True),
+        })
 
     def prepare_derivative(self, problem):
-        columns = self._columns(problem)
-
-        def value_and_derivative(x, *ctx):
-            value, (d,) = columns(x, ctx, True)
-            return value, d
-
-        return Impl(derivative=lambda x, *ctx: columns(x, ctx, False)[1][0], value_and_derivative=value_and_derivative)
+        return self._impl(problem, "derivative", problem.spec.shape)
 
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
-        columns = self._columns(problem)
-        shape = problem.x_shape
-
-        def value_and_gradient(x, *ctx):
-            value, parts = columns(x, ctx, True)
-            return value, np.reshape(np.stack(parts), shape)
-
-        def gradient(x, *ctx):
-            return np.reshape(np.stack(columns(x, ctx, False)[1]), shape)
-
-        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
+        return self._impl(problem, "gradient", problem.x_shape)
 
     def prepare_jacobian(self, problem):
-        columns = self._columns(problem)
-        shape = problem.spec.shape + problem.x_shape
-
-        def value_and_jacobian(x, *ctx):
-            value, parts = columns(x, ctx, True)
-            return value, np.reshape(np.stack(parts, axis=-1), shape)
-
-        def jacobian(x, *ctx):
-            return np.reshape(np.stack(columns(x, ctx, False)[1], axis=-1), shape)
-
-        return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian)
+        return self._impl(problem, "jacobian", problem.spec.shape + problem.x_shape)
 
     # -- second order ------------------------------------------------------------------------
     # Real methods: nested central differences, both steps eps**(1/4) relative (truncation
@@ -306,14 +343,12 @@ class FiniteDiffAdapter(Adapter):
     def prepare_hessian(self, problem):
         require_scalar_output(problem, "hessian")
         hessian = (self._complex_hessian if self.method == "complex" else self._real_hessian)(problem)
-        columns = self._columns(problem)
-        shape = problem.x_shape
+        value_and_gradient = self._jacobian(problem, problem.x_shape)
         # The real second differences reuse f(x) when the first-order method evaluated it.
         reuse_value = self.method != "complex"
 
         def value_gradient_and_hessian(x, *ctx):
-            value, parts = columns(x, ctx, True)
-            gradient = np.reshape(np.stack(parts), shape)
+            value, gradient = value_and_gradient(x, ctx, True)
             return value, gradient, hessian(x, ctx, value if reuse_value else None)
 
         return Impl(hessian=lambda x, *ctx: hessian(x, ctx, None), value_gradient_and_hessian=value_gradient_and_hessian)
@@ -321,7 +356,7 @@ class FiniteDiffAdapter(Adapter):
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
         shape, n = problem.x_shape, problem.x_size
-        columns = self._columns(problem)
+        gradient_at = self._jacobian(problem, shape)
         if self.method == "complex":
             first = self._inner_derivatives(problem)
 
@@ -353,13 +388,12 @@ class FiniteDiffAdapter(Adapter):
             return tuple(product(x, t, ctx) for t in tangents)
 
         def gradient_and_hvp(x, tangents, *ctx):
-            gradient = np.reshape(np.stack(columns(x, ctx, False)[1]), shape)
-            return gradient, hvp(x, tangents, *ctx)
+            return gradient_at(x, ctx, False)[1], hvp(x, tangents, *ctx)
 
         return Impl(hvp=hvp, gradient_and_hvp=gradient_and_hvp)
 
     def prepare_second_derivative(self, problem):
-        columns = self._columns(problem)
+        value_and_derivative = self._jacobian(problem, problem.spec.shape)
         evaluate = self._evaluate(problem)
         out_dtype = problem.spec.dtype
         if self.method == "complex":
@@ -383,7 +417,7 @@ class FiniteDiffAdapter(Adapter):
         reuse_value = self.method != "complex"
 
         def value_derivative_and_second_derivative(x, *ctx):
-            value, (d,) = columns(x, ctx, True)
+            value, d = value_and_derivative(x, ctx, True)
             return value, d, second(x, ctx, value if reuse_value else None)
 
         return Impl(
