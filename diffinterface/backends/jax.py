@@ -51,6 +51,14 @@ run under the configuration as it is.
 
 JAX arrays are immutable: two-argument functions ``f(y, x)`` are not supported
 (``check_inplace`` is False) and ``out=`` works only with numpy buffers.
+
+Cost of a prepared call over the native jitted recipe (``benchmarks/bench_jax_overhead.py``):
+with jax inputs the prepared function *is* the jitted function (no wrapper)
+unless the x64 switch is needed; numpy inputs add one Python frame around the
+``np.asarray`` the native recipe also needs, and batches of numpy tangents are
+passed as flat arguments with one stacked result (numpy arrays nested in
+tuples dispatch about 1.5 us slower). The thread-local x64 switch (float64
+while x64 is off globally) costs about 0.5-1 us per call.
 """
 
 from __future__ import annotations
