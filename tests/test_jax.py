@@ -47,11 +47,16 @@ def compiles():
 
 
 @pytest.fixture(autouse=True)
-def x64_untouched():
-    """Every test must leave JAX's x64 switch as it found it (off, globally and in this thread)."""
-    before = (jax.config.jax_enable_x64, jax.enable_x64.get_global())
-    yield
-    assert (jax.config.jax_enable_x64, jax.enable_x64.get_global()) == before
+def x64_off():
+    """Each test starts from JAX's defaults (x64 off, whatever an earlier test module left
+    globally) and must leave the switch off, globally and in this thread."""
+    previous = jax.enable_x64.get_global()
+    jax.config.update("jax_enable_x64", False)
+    try:
+        yield
+        assert (jax.config.jax_enable_x64, jax.enable_x64.get_global()) == (False, False)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
 
 
 def x64_array(a):
