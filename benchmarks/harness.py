@@ -114,19 +114,25 @@ def configure_frameworks():
 
     One torch thread keeps small workloads from fighting over a shared
     machine's cores; native recipes and the interface run under the same setting.
+    Returns a function that puts both settings back, so an in-process run (the
+    smoke test) leaves no global setting behind.
     """
+    restore = []
     try:
         import jax
 
+        restore.append(lambda old=jax.config.jax_enable_x64: jax.config.update("jax_enable_x64", old))
         jax.config.update("jax_enable_x64", True)
     except ImportError:
         pass
     try:
         import torch
 
+        restore.append(lambda old=torch.get_num_threads(): torch.set_num_threads(old))
         torch.set_num_threads(1)
     except ImportError:
         pass
+    return lambda: [undo() for undo in restore]
 
 
 # -- timing -----------------------------------------------------------------------------------
@@ -414,7 +420,14 @@ def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys
     clock = CLOCKS[clock_name]
     settings = MODES[mode]
     started = now()
-    configure_frameworks()
+    restore_frameworks = configure_frameworks()
+    try:
+        return _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settings, started)
+    finally:
+        restore_frameworks()
+
+
+def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settings, started):
     cases, skipped = plan(settings, backends, workloads)
     used = sorted({backend_id for _, _, backend_id in cases}, key=list(BACKENDS).index)
     imports = check_backends(used)

@@ -17,11 +17,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-harness = pytest.importorskip("benchmarks.harness")
+from benchmarks import harness  # noqa: E402 - the repository root is on sys.path from here on
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def settings_before():
+    """JAX's x64 flag and torch's thread count before the harness ran (it changes both while it runs)."""
+    import jax
+    import torch
+
+    return jax.config.jax_enable_x64, torch.get_num_threads()
+
+
+@pytest.fixture(scope="module")
+def results(settings_before, tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     log = io.StringIO()
     results = harness.run("tiny", out=out, plot=False, log=log)
@@ -65,6 +74,13 @@ def test_markdown_table_has_a_row_per_case(results):
     for row in results["rows"]:
         if row["status"] == "ok":
             assert f"| {row['backend']} | gradient | sumsq | 10 |" in text
+
+
+def test_an_in_process_run_leaves_global_settings_as_they_were(settings_before, results):
+    import jax
+    import torch
+
+    assert (jax.config.jax_enable_x64, torch.get_num_threads()) == settings_before
 
 
 def test_zero_backend_overhead_is_measured(results):
