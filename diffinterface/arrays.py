@@ -114,6 +114,26 @@ def namespace(family: str):
     raise TypeError(f"unknown array family {family!r}")
 
 
+def from_numpy(a, family, like):
+    """The numpy array ``a`` in ``family``, with its dtype kept and on ``like``'s device.
+
+    JAX would truncate float64 to float32 unless x64 is on: the conversion
+    switches it on for this thread only, and only for float64.
+    """
+    if family == "numpy":
+        return a
+    if family == "torch":
+        import torch
+
+        return torch.from_numpy(a).to(like.device)
+    if family == "jax":
+        import jax
+
+        with jax.enable_x64(a.dtype == np.float64):
+            return jax.device_put(a, like.device if hasattr(like, "device") else None)
+    return namespace(family).asarray(a)
+
+
 def framework_loaded(name: str) -> bool:
     return name in sys.modules
 

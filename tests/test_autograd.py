@@ -14,21 +14,13 @@ from autograd.differential_operators import make_hvp
 from autograd.numpy.numpy_boxes import ArrayBox
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction as Counted
 from diffinterface.backends import get_adapter
 from diffinterface.operators._core import Problem
 
 BACKEND = di.AutoAutograd()
 
 
-class Counted:
-    """f wrapped with a call counter."""
-
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.f(*args)
 
 
 def agnostic(x):
@@ -154,16 +146,16 @@ def test_function_independent_of_x_has_zero_derivatives():
 def native_calls(f, call):
     counted = Counted(f)
     call(counted)
-    return counted.calls
+    return counted.count
 
 
 def prepared_calls(prepare, operator, f, x, *extra):
     counted = Counted(f)
     prep = prepare(counted, BACKEND, x, *extra)
-    at_preparation = counted.calls
-    counted.calls = 0
+    at_preparation = counted.count
+    counted.count = 0
     operator(counted, BACKEND, x, *extra, prep=prep)
-    return at_preparation, counted.calls
+    return at_preparation, counted.count
 
 
 @pytest.mark.parametrize(
@@ -197,7 +189,7 @@ def test_prepared_calls_evaluate_f_as_often_as_native(prepare, operator, f, nati
 def test_unprepared_calls_evaluate_f_once_like_native(operator, f, native):
     counted = Counted(f)
     operator(counted, BACKEND, X)
-    assert counted.calls == native_calls(f, native) == 1
+    assert counted.count == native_calls(f, native) == 1
 
 
 @pytest.mark.parametrize("operator", [di.derivative, di.value_and_derivative])
@@ -234,9 +226,9 @@ def test_pushforward_runs_f_once_per_tangent_like_make_jvp():
 def test_hessian_and_value_gradient_hessian_from_one_forward_pass():
     counted = Counted(agnostic)
     prep = di.prepare_hessian(counted, BACKEND, X)
-    assert counted.calls == 0  # the output is a scalar by contract; each call checks it
+    assert counted.count == 0  # the output is a scalar by contract; each call checks it
     value, grad, hess = di.value_gradient_and_hessian(counted, BACKEND, X, prep=prep)
-    assert counted.calls == native_calls(agnostic, lambda f: autograd.hessian(f)(X)) == 1
+    assert counted.count == native_calls(agnostic, lambda f: autograd.hessian(f)(X)) == 1
     np.testing.assert_allclose(value, agnostic(X), rtol=1e-12)
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
@@ -258,9 +250,9 @@ def test_hvp_batch_from_one_forward_pass():
     tangents = (np.ones(4), np.arange(4.0), np.eye(4)[1])
     counted = Counted(agnostic)
     prep = di.prepare_hvp(counted, BACKEND, X, tangents)
-    counted.calls = 0
+    counted.count = 0
     grad, products = di.gradient_and_hvp(counted, BACKEND, X, tangents, prep=prep)
-    assert counted.calls == 1
+    assert counted.count == 1
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     hvp_native, _ = make_hvp(agnostic)(X)
     for t, p in zip(tangents, products):
@@ -275,9 +267,9 @@ def test_second_derivative_forward_over_forward():
 
     counted = Counted(f)
     prep = di.prepare_second_derivative(counted, BACKEND, 0.5)
-    counted.calls = 0
+    counted.count = 0
     value, d, dd = di.value_derivative_and_second_derivative(counted, BACKEND, 0.5, prep=prep)
-    assert counted.calls == 1
+    assert counted.count == 1
     s, c = np.sin(0.5), np.cos(0.5)
     np.testing.assert_allclose([value, d, dd], [s * 0.125, c * 0.125 + 0.75 * s, -s * 0.125 + 1.5 * c + 3 * s])
     matrix = di.second_derivative(matrix_of_scalar, BACKEND, 0.7)

@@ -12,21 +12,13 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction as Counted
 from diffinterface.testing.backends import BACKENDS
 
 ROOT = Path(__file__).resolve().parents[1]
 FD_METHODS = ["forward", "central", "complex"]
 
 
-class Counted:
-    """f wrapped with a call counter."""
-
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.f(*args)
 
 
 def sum_of_squares(x):
@@ -227,9 +219,9 @@ def test_finite_difference_evaluation_counts(method, operator):
     f = Counted(base)
     prepare = getattr(di, "prepare_" + operator.removeprefix("value_and_"))
     prep = prepare(f, backend, x)
-    f.calls = 0
+    f.count = 0
     getattr(di, operator)(f, backend, x, prep=prep)
-    assert f.calls == EXPECTED_COUNTS[method, operator](n)
+    assert f.count == EXPECTED_COUNTS[method, operator](n)
 
 
 def test_finite_differences_never_modify_x_and_keep_float32():
@@ -305,9 +297,9 @@ def test_reverse_derivative_spends_no_evaluation_on_the_output_shape(backend):
     # Seed 003: derivative in reverse mode; the output shape comes from preparation.
     f = Counted(lambda x: np.array([[x + 1, x + 2], [x - 1, x * 2]]))
     prep = di.prepare_derivative(f, backend, 1.0)
-    f.calls = 0
+    f.count = 0
     di.value_and_derivative(f, backend, 1.0, prep=prep)
-    assert f.calls == 1
+    assert f.count == 1
 
 
 def test_zero_backends_support_two_argument_functions():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction as Counted
 from diffinterface.testing import build_cases, second_order_scenarios
 
 F, J, T, A = di.AutoFiniteDiff, di.AutoJAX, di.AutoTorch, di.AutoAutograd
@@ -54,13 +55,6 @@ def _tolerance(backend):
     return 1e-5 if any(isinstance(b, F) for b in backends) else 1e-10
 
 
-class Counted:
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.f(*args)
 
 
 def rosenbrock(x):
@@ -177,16 +171,16 @@ def test_finite_difference_evaluation_counts(method, hessian_calls, value_calls,
     f = Counted(rosenbrock)
     backend = F(method=method)
     prep = di.prepare_hessian(f, backend, X)
-    f.calls = 0
+    f.count = 0
     di.hessian(f, backend, X, prep=prep)
-    assert f.calls == hessian_calls
-    f.calls = 0
+    assert f.count == hessian_calls
+    f.count = 0
     di.value_gradient_and_hessian(f, backend, X, prep=prep)
-    assert f.calls == value_calls
+    assert f.count == value_calls
     prep = di.prepare_hvp(f, backend, X, (np.ones(5),))
-    f.calls = 0
+    f.count = 0
     di.hvp(f, backend, X, (np.ones(5),), prep=prep)
-    assert f.calls == hvp_calls
+    assert f.count == hvp_calls
 
 
 def test_value_gradient_and_hessian_evaluates_the_inner_gradient_once_per_point():
@@ -196,9 +190,9 @@ def test_value_gradient_and_hessian_evaluates_the_inner_gradient_once_per_point(
     f = Counted(rosenbrock)
     backend = di.SecondOrder(F(method="forward"), F(method="complex"))
     prep = di.prepare_hessian(f, backend, X)
-    f.calls = 0
+    f.count = 0
     value, gradient, hessian = di.value_gradient_and_hessian(f, backend, X, prep=prep)
-    assert f.calls == 5 * 6
+    assert f.count == 5 * 6
     np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=1e-10)
     np.testing.assert_allclose(hessian, rosenbrock_hessian(X), rtol=1e-5, atol=1e-4)
 
@@ -249,18 +243,18 @@ def test_second_order_with_one_backend_twice_is_that_backend():
     f = Counted(rosenbrock)
     for backend in (F(), di.SecondOrder(F(), F())):
         prep = di.prepare_hessian(f, backend, X)
-        f.calls = 0
+        f.count = 0
         di.hessian(f, backend, X, prep=prep)
-        assert f.calls == 2 * 5**2 + 1
+        assert f.count == 2 * 5**2 + 1
 
 
 def test_second_order_as_a_first_order_backend_is_its_inner():
     backend = di.SecondOrder(F(), F(method="complex"))
     f = Counted(rosenbrock)
     prep = di.prepare_gradient(f, backend, X)
-    f.calls = 0
+    f.count = 0
     gradient = di.gradient(f, backend, X, prep=prep)
-    assert f.calls == 5  # the complex step: one evaluation per entry, not central's two
+    assert f.count == 5  # the complex step: one evaluation per entry, not central's two
     np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=1e-13)
     np.testing.assert_allclose(di.jacobian(np.sin, backend, X), np.diag(np.cos(X)), rtol=1e-13)
 

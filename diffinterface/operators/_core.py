@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import describe, dtype_name, family_of, is_array, namespace, shape_of, size_of, write_out
+from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of, write_out
 from ..backends import get_adapter
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
@@ -91,13 +91,8 @@ class Problem:
 
     def basis(self, shape, dtype):
         """The standard basis of arrays of ``shape`` and ``dtype`` in the user's family, as a tuple."""
-        xp = self.xp
         n = size_of(shape)
-        kwargs = {}
-        if self.family == "torch":
-            kwargs["device"] = self.x.device
-            dtype = getattr(__import__("torch"), dtype)
-        eye = xp.reshape(xp.eye(n, dtype=dtype, **kwargs), (n, *shape))
+        eye = from_numpy(np.eye(n, dtype=dtype).reshape((n, *shape)), self.family, self.x)
         return tuple(eye[i] for i in range(n))
 
     def seeded(self, operator, seeds):
