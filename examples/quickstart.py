@@ -25,7 +25,7 @@ BACKENDS = [di.AutoFiniteDiff(), di.AutoJAX(), di.AutoTorch(), di.AutoAutograd()
 
 
 def main():
-    x = np.linspace(-1.0, 1.0, 5)
+    x = np.linspace(-1.0, 1.5, 6)
     expected = analytic_gradient(x)
     print(f"f(x) = sum(sin(x) * x**2) at x = {x}")
     print(f"{'analytic':<40} gradient = {np.array2string(expected, precision=6)}")
