@@ -317,15 +317,16 @@ def measure_case(workload, size, backend_id, settings):
 def zero_overhead(settings):
     """The interface's own cost per prepared call, on backends that compute nothing.
 
-    For each operator, interleaved: the public prepared call
-    (``di.<op>(..., prep=prep)``, which takes the fast path straight to the
-    implementation), the same through ``operators/_core.py::run`` (the general
-    path: ``out=``, ``y=``, strict preparations), a strict preparation (its
-    signature check on every call), the prepared implementation called
+    For each operator, interleaved: the public prepared call with the default
+    (checked) preparation (``di.<op>(..., prep=prep)``: the key comparison, then
+    the implementation), the same with a ``strict=False`` preparation (no
+    check), the same through the core's slow path (``_call_slowly``, taken with
+    ``out=``, ``y=`` or on a mismatch), the prepared implementation called
     directly (``prep.impl.<op>``), and the bare work any backend must do:
     allocate the result (the zero backends' plain primitives never evaluate f).
     """
-    from diffinterface.operators._core import run as core_run
+    from diffinterface.core import OPERATORS
+    from diffinterface.core.call import _call_slowly
 
     x = numpy_input(WORKLOADS[0], 10)
     cases = [
@@ -345,12 +346,13 @@ def zero_overhead(settings):
             prepare, public = interface_operator(operator)
             args = () if seeds is None else (seeds,)
             prep = prepare(f, backend, x_at, *args)
-            strict = prepare(f, backend, x_at, *args, strict=True)
+            unchecked = prepare(f, backend, x_at, *args, strict=False)
             method = getattr(prep.impl, operator)
+            op = OPERATORS[operator]
             calls = {
                 "call_s": lambda: public(f, backend, x_at, *args, prep=prep),
-                "run_s": lambda: core_run(operator, operator, f, backend, x_at, (), prep, tangents=seeds),
-                "strict_s": lambda: public(f, backend, x_at, *args, prep=strict),
+                "unchecked_s": lambda: public(f, backend, x_at, *args, prep=unchecked),
+                "slow_s": lambda: _call_slowly(op, 0, f, backend, x_at, seeds, (), prep, None, None),
                 "impl_s": lambda: method(x_at, *args),
                 "bare_s": zeros.copy,
             }
@@ -401,7 +403,7 @@ def plan(settings, backend_filter=None, workload_filter=None):
 
 def check_backends(backend_ids):
     """Which adapters import: ``{id: None or the error line}``."""
-    from diffinterface.backends import get_adapter
+    from diffinterface.core import get_adapter
 
     status = {}
     for backend_id in backend_ids:

@@ -181,16 +181,16 @@ def markdown(results):
         "",
         "The interface's own cost per prepared call, measured on backends that compute nothing "
         "(`AutoZeroForward`, `AutoZeroReverse`; numpy x of length 10, or a scalar for derivative). "
-        "*call*: `di.<op>(f, backend, x, prep=prep)` (the fast path to the implementation); *via run*: the "
-        "same through `operators/_core.py::run`, the general path taken with `out=`, `y=` or a strict "
-        "preparation; *strict*: a `strict=True` preparation (signature check per call); *impl*: "
+        "*call*: `di.<op>(f, backend, x, prep=prep)` with the default, checked preparation (the key comparison, then the implementation); *strict=False*: the "
+        "same with a `strict=False` preparation (no check); *slow path*: the same through the core's "
+        "`_call_slowly` (taken with `out=`, `y=`, or on a mismatch); *impl*: "
         "`prep.impl.<op>(x)`; *bare*: allocating the zero result, the least any backend does (the zero "
         "backends' plain primitives never evaluate f). "
-        "*interface cost* = call − bare: the public function plus the fallback that builds the operator "
-        "from the zero backend's primitive (impl − bare).",
+        "*interface cost* = call − bare: the public function, the check and the fallback that builds the "
+        "operator from the zero backend's primitive (impl − bare); *check* = call − strict=False.",
         "",
-        "| operator | backend | call | via run | strict | impl | bare | interface cost (call − bare) "
-        "| public function (call − impl) | `run` (via run − impl) |",
+        "| operator | backend | call | strict=False | slow path | impl | bare | interface cost (call − bare) "
+        "| check (call − strict=False) | public function (strict=False − impl) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     us = lambda s: f"{s * 1e6:.2f} µs"  # noqa: E731
@@ -199,10 +199,10 @@ def markdown(results):
             lines.append(f"| {o['operator']} | {o['backend']} | **error**: {o['error']} ||||||||")
             continue
         lines.append(
-            f"| {o['operator']} | {o['backend']} | {fmt_time(o['call_s'])} | {fmt_time(o['run_s'])} "
-            f"| {fmt_time(o['strict_s'])} | {fmt_time(o['impl_s'])} | {fmt_time(o['bare_s'])} "
-            f"| **{us(o['call_s'] - o['bare_s'])}** | {us(o['call_s'] - o['impl_s'])} "
-            f"| {us(o['run_s'] - o['impl_s'])} |"
+            f"| {o['operator']} | {o['backend']} | {fmt_time(o['call_s'])} | {fmt_time(o['unchecked_s'])} "
+            f"| {fmt_time(o['slow_s'])} | {fmt_time(o['impl_s'])} | {fmt_time(o['bare_s'])} "
+            f"| **{us(o['call_s'] - o['bare_s'])}** | {us(o['call_s'] - o['unchecked_s'])} "
+            f"| {us(o['unchecked_s'] - o['impl_s'])} |"
         )
     lines.append("")
 

@@ -10,11 +10,17 @@
 
 Importing this package imports no framework; each backend's adapter
 (``diffinterface/backends/<name>.py``) is imported the first time it is used.
+Layers, bottom up: ``arrays``, ``selectors``, ``contexts``, ``errors`` ->
+``core`` (the contract and the one prepared-call path) -> ``backends`` (one
+adapter per AD library) -> ``operators`` (one module per operator family) ->
+``wrappers`` (backends made of backends) -> this module.
 """
 
+from . import backends as _backends  # noqa: F401  (registers the built-in backends)
+from . import wrappers as _wrappers  # noqa: F401  (registers SecondOrder)
 from .arrays import array_namespace
-from .backends import check_available, check_inplace
 from .contexts import Cache, Constant
+from .core import Preparation, check_available, check_inplace, register_backend
 from .errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from .operators import (
     derivative,
@@ -42,7 +48,6 @@ from .operators import (
     value_derivative_and_second_derivative,
     value_gradient_and_hessian,
 )
-from .preparation import Preparation
 from .selectors import (
     AbstractBackend,
     AutoAutograd,
@@ -61,7 +66,7 @@ __all__ = [
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
     "Cache", "Constant",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "check_available", "check_inplace",
+    "array_namespace", "check_available", "check_inplace", "register_backend",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",

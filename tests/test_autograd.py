@@ -15,8 +15,8 @@ from autograd.numpy.numpy_boxes import ArrayBox
 
 import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
-from diffinterface.backends import get_adapter
-from diffinterface.operators._core import Problem
+from diffinterface.core import get_adapter
+from diffinterface.core import Problem
 
 BACKEND = di.AutoAutograd()
 
@@ -128,8 +128,11 @@ def test_constant_context_changes_without_repreparing():
     prep = di.prepare_gradient(scaled, BACKEND, X, di.Constant(2.0))
     np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(2.0), prep=prep), 4 * X)
     np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(-3.0), prep=prep), -6 * X)
-    prep = di.prepare_jacobian(lambda x, a: a * x, BACKEND, X, di.Constant(np.arange(4.0)))
-    jac = di.jacobian(lambda x, a: a * x, BACKEND, X, di.Constant(np.ones(4)), prep=prep)
+    def weighted(x, a):
+        return a * x
+
+    prep = di.prepare_jacobian(weighted, BACKEND, X, di.Constant(np.arange(4.0)))
+    jac = di.jacobian(weighted, BACKEND, X, di.Constant(np.ones(4)), prep=prep)
     np.testing.assert_allclose(jac, np.eye(4))
 
 
@@ -232,7 +235,7 @@ def test_hessian_and_value_gradient_hessian_from_one_forward_pass():
     np.testing.assert_allclose(value, agnostic(X), rtol=1e-12)
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
-    hess = di.hessian(agnostic, BACKEND, X, prep=prep)
+    hess = di.hessian(counted, BACKEND, X, prep=prep)
     np.testing.assert_allclose(hess, autograd.hessian(agnostic)(X), rtol=1e-12, atol=1e-14)
 
 
@@ -258,7 +261,7 @@ def test_hvp_batch_from_one_forward_pass():
     for t, p in zip(tangents, products):
         np.testing.assert_allclose(p, agnostic_hessian_diagonal(X) * t, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(p, hvp_native(t), rtol=1e-12, atol=1e-14)
-    assert len(di.hvp(agnostic, BACKEND, X, tangents, prep=prep)) == 3
+    assert len(di.hvp(counted, BACKEND, X, tangents, prep=prep)) == 3
 
 
 def test_second_derivative_forward_over_forward():
@@ -325,10 +328,13 @@ def test_scalar_x_gives_numpy_scalars():
 def test_inputs_and_seeds_are_not_modified_or_aliased():
     x, a = X.copy(), np.arange(4.0)
     cotangents = (np.ones(4),)
-    prep = di.prepare_jacobian(lambda x: x, BACKEND, x)
-    first = di.jacobian(lambda x: x, BACKEND, x, prep=prep)
+    def identity(x):
+        return x
+
+    prep = di.prepare_jacobian(identity, BACKEND, x)
+    first = di.jacobian(identity, BACKEND, x, prep=prep)
     first[:] = 7.0  # a result the caller overwrites must not leak into the next call
-    np.testing.assert_array_equal(di.jacobian(lambda x: x, BACKEND, x, prep=prep), np.eye(4))
+    np.testing.assert_array_equal(di.jacobian(identity, BACKEND, x, prep=prep), np.eye(4))
     di.pullback(lambda x, a: a * x, BACKEND, x, cotangents, di.Constant(a))
     di.gradient(agnostic, BACKEND, x)
     np.testing.assert_array_equal(x, X)

@@ -82,7 +82,7 @@ def test_selectors_are_frozen_and_hashable():
 
 
 def test_unknown_backend_names_the_selectors():
-    with pytest.raises(TypeError, match=r"backend: expected a backend selector \(AutoJAX\(\), AutoTorch\(\)"):
+    with pytest.raises(TypeError, match=r"backend: expected a backend selector \(AutoFiniteDiff\(\), AutoJAX\(\), AutoTorch\(\)"):
         di.gradient(sum_of_squares, "jax", np.ones(3))
 
 
@@ -155,7 +155,7 @@ def test_prepared_call_mismatch_lists_every_slot():
         di.gradient(f, backend, np.ones(4, dtype=np.float32), di.Constant(2.0), prep=prep)
     message = str(info.value)
     assert "f: matches" in message and "backend: matches" in message and "contexts: matches" in message
-    assert "x: MISMATCH, prepared numpy float64 (3,), given numpy float32 (4,)" in message
+    assert "x: MISMATCH, prepared numpy.ndarray float64 (3,), given numpy.ndarray float32 (4,)" in message
     assert isinstance(info.value, ValueError)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from diffinterface.backends import get_adapter
+from diffinterface.core import get_adapter
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -206,7 +206,7 @@ def test_x64_restored_when_f_raises():
     with pytest.raises(RuntimeError, match="boom"):
         di.gradient(broken, di.AutoJAX(), np.ones(2))
     # a prepared float64 call that raises (a new shape, traced again) restores the switch too
-    prep = di.prepare_gradient(vectors_only, di.AutoJAX(), np.ones(2))
+    prep = di.prepare_gradient(vectors_only, di.AutoJAX(), np.ones(2), strict=False)
     with pytest.raises(RuntimeError, match="boom"):
         di.gradient(vectors_only, di.AutoJAX(), np.ones((2, 2)), prep=prep)
     assert jax.config.jax_enable_x64 is False
@@ -255,11 +255,14 @@ def test_new_constant_value_does_not_recompile(compiles, family):
     for scale in (2.0, 3.0, -1.0):
         grad = di.gradient(f, di.AutoJAX(), x, di.Constant(scale * w), prep=prep)
         np.testing.assert_allclose(np.asarray(grad), scale * np.cos(np.asarray(x)), rtol=1e-6)
-    # a Python float Constant too
-    prep = di.prepare_derivative(lambda x, c: jnp.sin(c * x), di.AutoJAX(), np.float32(0.5), di.Constant(1.0))
+    # a Python float Constant too, then a NumPy scalar and a 0-d array of the same dtype (one kind)
+    def scaled_sine(x, c):
+        return jnp.sin(c * x)
+
+    prep = di.prepare_derivative(scaled_sine, di.AutoJAX(), np.float32(0.5), di.Constant(1.0))
     compiled = len(compiles)
-    for c in (2.0, 3.0):
-        d = di.derivative(lambda x, c: jnp.sin(c * x), di.AutoJAX(), np.float32(0.5), di.Constant(c), prep=prep)
+    for c in (2.0, 3.0, np.float64(1.5), np.array(2.5)):
+        d = di.derivative(scaled_sine, di.AutoJAX(), np.float32(0.5), di.Constant(c), prep=prep)
         np.testing.assert_allclose(d, c * np.cos(c * 0.5), rtol=1e-6)
     assert (f.count, len(compiles) - compiled) == (traced, 0)
 
@@ -391,7 +394,7 @@ def test_output_spec_learned_without_evaluation():
 
 def test_jacobian_mode_follows_shape_or_selector():
     adapter = get_adapter(di.AutoJAX())
-    from diffinterface.operators._core import Problem
+    from diffinterface.core import Problem
 
     def problem(x, f):
         return Problem(adapter, f, x, None, (), None)
@@ -407,7 +410,7 @@ def test_jacobian_mode_follows_shape_or_selector():
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
 def test_second_order_impls_directly(backend):
-    from diffinterface.operators._core import Problem
+    from diffinterface.core import Problem
 
     adapter = get_adapter(backend)
     x = np.array([0.3, -0.2, 0.5])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-import diffinterface.backends as di_backends
+from diffinterface.core import Impl, get_adapter
 from diffinterface.backends.finitediff import FiniteDiffAdapter
 from diffinterface.selectors import AbstractBackend
 from diffinterface.testing import (
@@ -50,7 +50,7 @@ class SlightlyWrongAdapter(FiniteDiffAdapter):
             value, results = exact.value_and_pushforward(x, tangents, *ctx)
             return value, tuple((r * scale).astype(r.dtype) for r in results)
 
-        return di_backends.base.Impl(
+        return Impl(
             value_and_pushforward=value_and_pushforward,
             pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
         )
@@ -65,15 +65,27 @@ class BakedAdapter(FiniteDiffAdapter):
     def prepare_pushforward(self, problem):
         exact = super().prepare_pushforward(problem)
         value, results = exact.value_and_pushforward(problem.x, problem.tangents, *problem.ctx)
-        return di_backends.base.Impl(
+        return Impl(
             value_and_pushforward=lambda x, tangents, *ctx: (value, results),
             pushforward=lambda x, tangents, *ctx: results,
         )
 
 
-def test_a_backend_baking_values_in_at_preparation_is_caught(monkeypatch):
-    backend = di.AutoFiniteDiff(method="complex", abs_step=1e-30)
-    monkeypatch.setitem(di_backends._adapters, backend, BakedAdapter(backend))
+@dataclasses.dataclass(frozen=True)
+class Baked(AbstractBackend):
+    """Selector of the test double that bakes the preparation's values in."""
+
+    method: str = "complex"
+    rel_step: float = None
+    abs_step: float = 1e-30
+
+
+di.register_backend(Baked, BakedAdapter)
+di.register_backend(SlightlyWrong, SlightlyWrongAdapter)
+
+
+def test_a_backend_baking_values_in_at_preparation_is_caught():
+    backend = Baked()
     report = test_differentiation({"baked": backend}, default_scenarios("pushforward"), raise_on_failure=False)
     assert len(report.failed) == len(report.results), str(report)
     for result in report.failed:
@@ -83,15 +95,9 @@ def test_a_backend_baking_values_in_at_preparation_is_caught(monkeypatch):
 
 
 @pytest.fixture
-def slightly_wrong(monkeypatch):
-    """``slightly_wrong(error)`` -> a registered test-double selector."""
-
-    def make(error):
-        backend = SlightlyWrong(error)
-        monkeypatch.setitem(di_backends._adapters, backend, SlightlyWrongAdapter(backend))
-        return backend
-
-    return make
+def slightly_wrong():
+    """``slightly_wrong(error)`` -> the registered test-double selector."""
+    return SlightlyWrong
 
 
 def test_the_test_double_is_right_without_its_error(slightly_wrong):
@@ -167,7 +173,7 @@ def test_tolerances_depend_on_dtype_backend_and_overrides():
 
 def test_an_operator_ignoring_out_is_caught(monkeypatch):
     original = di.gradient
-    monkeypatch.setattr(di, "gradient", lambda *args, out=None, **kwargs: original(*args, **kwargs))
+    monkeypatch.setattr(di.operators, "gradient", lambda *args, out=None, **kwargs: original(*args, **kwargs))
     report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
     assert len(report.failed) == 4
     assert all(
@@ -177,24 +183,24 @@ def test_an_operator_ignoring_out_is_caught(monkeypatch):
 
 def test_a_preparation_that_is_never_strict_is_caught(monkeypatch):
     original = di.prepare_jacobian
-    monkeypatch.setattr(di, "prepare_jacobian", lambda *args, strict=False, **kw: original(*args, **kw))
+    monkeypatch.setattr(di.operators, "prepare_jacobian", lambda *args, strict=True, **kw: original(*args, strict=False, **kw))
     report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("jacobian"), raise_on_failure=False)
     assert report.failed and len(report.failed) == len(report.results)
     for result in report.failed:
-        assert any(p.startswith("strict mismatch") for p in result.problems), result.message()
+        assert any(p.startswith("mismatch (x shape)") for p in result.problems), result.message()
 
 
 def test_results_in_the_wrong_family_or_dtype_are_caught(monkeypatch):
     from diffinterface.testing.families import to_numpy
 
     original = di.gradient
-    monkeypatch.setattr(di, "gradient", lambda *args, **kwargs: to_numpy(original(*args, **kwargs)))
+    monkeypatch.setattr(di.operators, "gradient", lambda *args, **kwargs: to_numpy(original(*args, **kwargs)))
     report = test_differentiation(di.AutoTorch(), default_scenarios("gradient"), families=["torch"],
                                   raise_on_failure=False)
     assert len(report.failed) == 4
     assert all(any("expected a torch result; got numpy" in p for p in r.problems) for r in report.failed)
 
-    monkeypatch.setattr(di, "gradient", lambda *args, **kwargs: original(*args, **kwargs).astype("float64"))
+    monkeypatch.setattr(di.operators, "gradient", lambda *args, **kwargs: original(*args, **kwargs).astype("float64"))
     report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
     (float32,) = [r for r in report.failed if "float32" in r.scenario]
     assert any("expected shape (4,) and dtype float32; got numpy float64" in p for p in float32.problems)
@@ -214,7 +220,7 @@ def test_a_function_modifying_its_inputs_is_caught():
 
 def test_a_wrong_result_type_is_caught(monkeypatch):
     original = di.pushforward
-    monkeypatch.setattr(di, "pushforward", lambda *args, **kwargs: list(original(*args, **kwargs)))
+    monkeypatch.setattr(di.operators, "pushforward", lambda *args, **kwargs: list(original(*args, **kwargs)))
     report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("pushforward")[:1], raise_on_failure=False)
     assert any("expected a tuple of 2 results; got list" in p for p in report.failed[0].problems), str(report)
 
@@ -224,7 +230,7 @@ def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
     class AutoNowhere(AbstractBackend):
         pass
 
-    monkeypatch.setitem(di_backends.REGISTRY, AutoNowhere, ("no_such_framework_module", "Adapter", "nowhere"))
+    di.register_backend(AutoNowhere, "no_such_framework_module:Adapter", extra="nowhere")
     cases = build_cases({"nowhere": AutoNowhere()}, default_scenarios())
     assert cases and not any(case.excluded for case in cases)
     result = cases[0].run()
@@ -239,9 +245,20 @@ class _NoInplaceAdapter(FiniteDiffAdapter):
     inplace = False
 
 
-def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported(monkeypatch):
-    backend = di.AutoFiniteDiff(method="complex")
-    monkeypatch.setitem(di_backends._adapters, backend, _NoInplaceAdapter(backend))
+@dataclasses.dataclass(frozen=True)
+class NoInplace(AbstractBackend):
+    """Complex-step finite differences that declare they cannot differentiate f(y, x)."""
+
+    method: str = "complex"
+    rel_step: float = None
+    abs_step: float = None
+
+
+di.register_backend(NoInplace, _NoInplaceAdapter)
+
+
+def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported():
+    backend = NoInplace()
     scenarios = default_scenarios()
     report = test_differentiation({"no-inplace": backend}, scenarios, excluded=("gradient",), raise_on_failure=False)
     two_argument = {s.name for s in scenarios if s.two_argument}
@@ -253,15 +270,17 @@ def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported
     assert "excluded" in str(report) and report.ok
 
 
-def test_a_declared_refusal_that_does_not_refuse_is_caught(monkeypatch):
-    backend = di.AutoFiniteDiff(method="complex")
-    adapter = _NoInplaceAdapter(backend)
-    monkeypatch.setitem(di_backends._adapters, backend, adapter)
+def test_a_declared_refusal_that_does_not_refuse_is_caught():
+    backend = NoInplace(abs_step=1e-30)  # its own adapter instance, changed below
+    adapter = get_adapter(backend)
     two_argument = [s for s in default_scenarios() if s.two_argument]
     cases = build_cases({"liar": backend}, two_argument)
     assert cases and all(case.refused for case in cases)
     adapter.inplace = True  # the capability was read when the cases were built; now it runs instead of refusing
-    results = [case.run() for case in cases]
+    try:
+        results = [case.run() for case in cases]
+    finally:
+        adapter.inplace = False
     assert all(r.status == "failed" for r in results)
     assert any("expected UnsupportedError" in p for r in results for p in r.problems)
 
@@ -276,7 +295,7 @@ def test_case_ids_are_readable_and_unique():
 
 def test_native_family_variants_follow_the_adapters_families():
     families = {case.family for case in build_cases({"torch": di.AutoTorch()}, default_scenarios())}
-    assert families == set(di_backends.get_adapter(di.AutoTorch()).families) & {"numpy", "torch", "jax"}
+    assert families == set(get_adapter(di.AutoTorch()).families) & {"numpy", "torch", "jax"}
     assert {case.family for case in build_cases(di.AutoFiniteDiff(), default_scenarios())} == {"numpy"}
 
 

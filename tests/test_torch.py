@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import diffinterface as di
-from diffinterface.backends import get_adapter
+from diffinterface.core import get_adapter
 from diffinterface.backends.torch import _numpy_to_torch
 
 BACKENDS = {

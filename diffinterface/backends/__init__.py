@@ -1,78 +1,41 @@
 """Backend adapters: one module per AD library, imported on first use.
 
-The table below maps each selector to its adapter module and the pip extra
-that installs its framework. Nothing here imports a framework until
-:func:`get_adapter` is called with that framework's selector.
+Each built-in backend is declared once, here: its selector, its adapter
+(``"module:Class"``, imported the first time the selector is used), the pip
+extra that installs its framework, and the configurations the conformance kit
+tests by default. Nothing here imports a framework.
 """
 
-from __future__ import annotations
+from ..core import register_backend
+from ..selectors import AutoAutograd, AutoFiniteDiff, AutoJAX, AutoTorch, AutoZeroForward, AutoZeroReverse
 
-import importlib
-
-from ..errors import MissingBackendError
-from ..selectors import (
-    AbstractBackend,
-    AutoAutograd,
-    AutoFiniteDiff,
-    AutoJAX,
-    AutoTorch,
-    AutoZeroForward,
-    AutoZeroReverse,
-    SecondOrder,
+register_backend(
+    AutoFiniteDiff, "diffinterface.backends.finitediff:FiniteDiffAdapter", extra=None,
+    test_backends={
+        "finitediff-central": AutoFiniteDiff(),
+        "finitediff-forward": AutoFiniteDiff(method="forward"),
+        "finitediff-complex": AutoFiniteDiff(method="complex"),
+    },
 )
-
-# selector class -> (adapter module, adapter class, pip extra or None)
-REGISTRY = {
-    AutoJAX: ("jax", "JAXAdapter", "jax"),
-    AutoTorch: ("torch", "TorchAdapter", "torch"),
-    AutoAutograd: ("autograd", "AutogradAdapter", "autograd"),
-    AutoFiniteDiff: ("finitediff", "FiniteDiffAdapter", None),
-    AutoZeroForward: ("zero", "ZeroForwardAdapter", None),
-    AutoZeroReverse: ("zero", "ZeroReverseAdapter", None),
-    SecondOrder: ("second_order", "SecondOrderAdapter", None),
-}
-
-_adapters = {}
-
-
-def get_adapter(backend):
-    """The adapter for a selector (cached per selector value)."""
-    adapter = _adapters.get(backend)
-    if adapter is not None:
-        return adapter
-    entry = REGISTRY.get(type(backend))
-    if entry is None:
-        accepted = ", ".join(f"{cls.__name__}()" for cls in REGISTRY)
-        raise TypeError(f"backend: expected a backend selector ({accepted}); got {backend!r}")
-    module_name, class_name, extra = entry
-    try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
-    except ImportError as error:
-        hint = f"pip install 'diffinterface[{extra}]'" if extra else "pip install diffinterface"
-        raise MissingBackendError(
-            f"{type(backend).__name__} needs {error.name or module_name}, which is not installed: {hint}"
-        ) from error
-    adapter = getattr(module, class_name)(backend)
-    _adapters[backend] = adapter
-    return adapter
-
-
-def check_available(backend) -> bool:
-    """True when the backend's framework imports.
-
-        >>> import diffinterface as di
-        >>> di.check_available(di.AutoFiniteDiff())
-        True
-    """
-    if not isinstance(backend, AbstractBackend):
-        get_adapter(backend)  # raises the TypeError naming the selectors
-    try:
-        get_adapter(backend)
-    except MissingBackendError:
-        return False
-    return True
-
-
-def check_inplace(backend) -> bool:
-    """True when the backend differentiates two-argument functions ``f(y, x)`` that write ``y``."""
-    return get_adapter(backend).inplace
+register_backend(
+    AutoJAX, "diffinterface.backends.jax:JAXAdapter", extra="jax",
+    test_backends={"jax": AutoJAX(), "jax-forward": AutoJAX(mode="forward"), "jax-reverse": AutoJAX(mode="reverse")},
+)
+register_backend(
+    AutoTorch, "diffinterface.backends.torch:TorchAdapter", extra="torch",
+    test_backends={
+        "torch": AutoTorch(), "torch-forward": AutoTorch(mode="forward"), "torch-reverse": AutoTorch(mode="reverse"),
+    },
+)
+register_backend(
+    AutoAutograd, "diffinterface.backends.autograd:AutogradAdapter", extra="autograd",
+    test_backends={"autograd": AutoAutograd()},
+)
+register_backend(
+    AutoZeroForward, "diffinterface.backends.zero:ZeroForwardAdapter",
+    test_backends={"zero-forward": AutoZeroForward()}, returns_zeros=True,
+)
+register_backend(
+    AutoZeroReverse, "diffinterface.backends.zero:ZeroReverseAdapter",
+    test_backends={"zero-reverse": AutoZeroReverse()}, returns_zeros=True,
+)

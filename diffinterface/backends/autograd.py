@@ -55,7 +55,7 @@ from autograd.core import make_jvp, make_vjp
 from autograd.tracer import getval
 
 from ..arrays import describe
-from .base import Adapter, Impl
+from ..core import Adapter, Impl
 
 
 def _bound(f, ctx):

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operators._core import Spec, require_scalar_output
-from .base import Adapter, Impl
+from ..core import Spec, require_scalar_output
+from ..core import Adapter, Impl
 
 _DEFAULT_POWER = {"forward": 1 / 2, "central": 1 / 3, "complex": 1.0, "adaptive": 1 / 3}
 

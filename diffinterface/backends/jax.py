@@ -71,8 +71,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..operators._core import Spec, require_scalar_output
-from .base import Adapter, Impl
+from ..core import Spec, require_scalar_output
+from ..core import Adapter, Impl
 
 #: JAX's x64 switch: ``swap_local``/``set_local`` flip it for this thread only.
 _X64 = jax.enable_x64
@@ -276,6 +276,46 @@ def _second_order(value_and_first, outer_mode):
 # -- the adapter -----------------------------------------------------------------------------------
 
 
+def _scalar_like(value):
+    """A Python number, a NumPy scalar or a 0-d numpy array: one kind of Constant (see below)."""
+    cls = value.__class__
+    if cls is float or cls is int:
+        return True
+    return isinstance(value, np.generic) or (cls is np.ndarray and value.ndim == 0)
+
+
+def _canonical_scalar(value):
+    """One traced form per dtype, so that a float, then an ``np.float64``, then a 0-d array compile once.
+
+    float64 and int64 values become Python numbers (weakly typed for JAX, as a
+    Python float in ``f`` would be); other dtypes 0-d arrays of that dtype.
+    """
+    cls = value.__class__
+    if cls is float or cls is int:
+        return value
+    dtype = value.dtype
+    if dtype == np.float64:
+        return float(value)
+    if dtype == np.int64:
+        return int(value)
+    return np.asarray(value)
+
+
+def _canonical_scalars(fn, offset, positions):
+    """``fn`` with the scalar-like contexts at ``positions`` (after ``offset`` arguments) made canonical."""
+    if not positions:
+        return fn
+    positions = tuple(offset + i for i in positions)
+
+    def call(*args):
+        args = list(args)
+        for i in positions:
+            args[i] = _canonical_scalar(args[i])
+        return fn(*args)
+
+    return call
+
+
 def _traceable(value):
     """True when ``value`` is a pytree of arrays and numbers (a traced argument of jit)."""
     return all(isinstance(leaf, _LEAF_TYPES) for leaf in jax.tree_util.tree_leaves(value))
@@ -332,7 +372,9 @@ class JAXAdapter(Adapter):
         and stacked results (see :func:`_numpy_batch_call`).
         """
         wide = self._wide(problem)
-        x, tangents, ctx = problem.x, problem.tangents, problem.ctx
+        x, tangents = problem.x, problem.tangents
+        scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value))
+        ctx = tuple(_canonical_scalar(v) if i in scalars else v for i, v in enumerate(problem.ctx))
         flat = batched and problem.family == "numpy"
         if not batched:
             args = (x, *ctx)
@@ -354,7 +396,7 @@ class JAXAdapter(Adapter):
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
                 else:
                     convert = converters[name] if problem.family == "numpy" else None
-                methods[name] = _wrap(fn, convert, wide)
+                methods[name] = _canonical_scalars(_wrap(fn, convert, wide), 2 if batched else 1, scalars)
         return Impl(**methods)
 
     def output_spec(self, problem):

@@ -84,8 +84,8 @@ import numpy as np
 import torch
 from torch.autograd import forward_ad as fwAD
 
-from ..operators._core import Spec, require_scalar_output
-from .base import Adapter, Impl
+from ..core import Spec, require_scalar_output
+from ..core import Adapter, Impl
 
 _Tensor = torch.Tensor
 _grad = torch.autograd.grad

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Adapter, Impl
+from ..core import Adapter, Impl, Spec
 
 
 class _ZeroAdapter(Adapter):
     inplace = True
 
     def output_spec(self, problem):
-        from ..operators._core import Spec
 
         if problem.y is not None:
             return Spec.of(problem.y)

@@ -11,30 +11,24 @@ preparation, so a prepared call spends no evaluation on learning it.
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ._core import FALLBACKS, context_values, prepare, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+
+_OP = OPERATORS["derivative"]
 
 
-def prepare_derivative(f, backend, x, *contexts, y=None, strict=False):
+def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
     """Prepare ``derivative`` for ``f`` at a scalar like ``x``."""
-    return prepare("derivative", f, backend, x, contexts, y=y, strict=strict, scalar_x=True)
+    return prepare(_OP, f, backend, x, None, contexts, y, strict)
 
 
 def derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     """``df/dx`` at the scalar ``x``, shaped like ``f(x)``."""
-    if prep is not None and prep.fast == "derivative" and out is None and y is None:
-        fn = prep.impl.derivative
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("derivative", "derivative", f, backend, x, contexts, prep, out=out, y=y, scalar_x=True)
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
 def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     """``(f(x), derivative(...))``."""
-    if prep is not None and prep.fast == "derivative" and out is None and y is None:
-        fn = prep.impl.value_and_derivative
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("derivative", "value_and_derivative", f, backend, x, contexts, prep,
-               out=out, y=y, n_values=1, scalar_x=True)
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
 
 def _derivative_fallback(problem):

@@ -10,29 +10,24 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ._core import FALLBACKS, context_values, prepare, require_scalar_output, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+
+_OP = OPERATORS["gradient"]
 
 
-def prepare_gradient(f, backend, x, *contexts, strict=False):
+def prepare_gradient(f, backend, x, *contexts, strict=True):
     """Prepare ``gradient`` for ``f`` at arrays like ``x``."""
-    return prepare("gradient", f, backend, x, contexts, strict=strict)
+    return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def gradient(f, backend, x, *contexts, prep=None, out=None):
     """The gradient of the scalar ``f`` at ``x``, shaped like ``x``."""
-    if prep is not None and prep.fast == "gradient" and out is None:
-        fn = prep.impl.gradient
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("gradient", "gradient", f, backend, x, contexts, prep, out=out)
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), gradient(...))``."""
-    if prep is not None and prep.fast == "gradient" and out is None:
-        fn = prep.impl.value_and_gradient
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("gradient", "value_and_gradient", f, backend, x, contexts, prep, out=out, n_values=1)
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
 def _gradient_fallback(problem):

@@ -6,7 +6,7 @@
     array([[8., 8.],
            [8., 2.]])
 
-Fallback (see ``backends/second_order.py``): hvps over the basis of ``x``,
+Fallback (see ``operators/_second_order.py``): hvps over the basis of ``x``,
 that is the outer backend's pushforwards (or pullbacks) of the inner
 backend's gradient, in batches of the outer's ``max_batch`` chosen at
 preparation. For ``value_gradient_and_hessian`` the outer differentiates
@@ -16,30 +16,26 @@ time.
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ..backends.second_order import cast, differentiated_problem, outer_mode
-from ._core import FALLBACKS, context_values, prepare, require_scalar_output, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+from ..arrays import cast
+from ._second_order import differentiated_problem, outer_mode
+
+_OP = OPERATORS["hessian"]
 
 
-def prepare_hessian(f, backend, x, *contexts, strict=False):
+def prepare_hessian(f, backend, x, *contexts, strict=True):
     """Prepare ``hessian`` for ``f`` at arrays like ``x``."""
-    return prepare("hessian", f, backend, x, contexts, strict=strict)
+    return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def hessian(f, backend, x, *contexts, prep=None, out=None):
     """The Hessian of the scalar ``f`` at ``x``, shape ``x.shape + x.shape``."""
-    if prep is not None and prep.fast == "hessian" and out is None:
-        fn = prep.impl.hessian
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("hessian", "hessian", f, backend, x, contexts, prep, out=out)
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), gradient, hessian)``; ``out`` is ``(gradient buffer, hessian buffer)``, None entries allowed."""
-    if prep is not None and prep.fast == "hessian" and out is None:
-        fn = prep.impl.value_gradient_and_hessian
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("hessian", "value_gradient_and_hessian", f, backend, x, contexts, prep, out=out, n_values=1)
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
 def _hessian_fallback(problem):

@@ -12,29 +12,24 @@ mode follows the backend, or the smaller side when the backend does both.
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ._core import FALLBACKS, context_values, prepare, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+
+_OP = OPERATORS["jacobian"]
 
 
-def prepare_jacobian(f, backend, x, *contexts, y=None, strict=False):
+def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
     """Prepare ``jacobian`` for ``f`` at arrays like ``x``."""
-    return prepare("jacobian", f, backend, x, contexts, y=y, strict=strict)
+    return prepare(_OP, f, backend, x, None, contexts, y, strict)
 
 
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     """The Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
-    if prep is not None and prep.fast == "jacobian" and out is None and y is None:
-        fn = prep.impl.jacobian
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("jacobian", "jacobian", f, backend, x, contexts, prep, out=out, y=y)
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     """``(f(x), jacobian(...))``."""
-    if prep is not None and prep.fast == "jacobian" and out is None and y is None:
-        fn = prep.impl.value_and_jacobian
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("jacobian", "value_and_jacobian", f, backend, x, contexts, prep, out=out, y=y, n_values=1)
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
 
 def _jacobian_fallback(problem):

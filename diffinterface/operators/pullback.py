@@ -11,30 +11,24 @@ Jacobian once, then each cotangent is a vector-matrix product.
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ._core import FALLBACKS, context_values, prepare, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+
+_OP = OPERATORS["pullback"]
 
 
-def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=False):
+def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
     """Prepare ``pullback`` for ``f`` at arrays like ``x`` and a batch like ``cotangents``."""
-    return prepare("pullback", f, backend, x, contexts, tangents=cotangents, y=y, strict=strict)
+    return prepare(_OP, f, backend, x, cotangents, contexts, y, strict)
 
 
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     """``c @ J(x)`` for each ``c`` in the tuple ``cotangents``; a tuple shaped like x."""
-    if prep is not None and prep.fast == "pullback" and out is None and y is None:
-        fn = prep.impl.pullback
-        return fn(x, cotangents, *context_values(contexts)) if contexts else fn(x, cotangents)
-    return run("pullback", "pullback", f, backend, x, contexts, prep, tangents=cotangents, out=out, y=y)
+    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
 
 
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     """``(f(x), pullback(...))``."""
-    if prep is not None and prep.fast == "pullback" and out is None and y is None:
-        fn = prep.impl.value_and_pullback
-        return fn(x, cotangents, *context_values(contexts)) if contexts else fn(x, cotangents)
-    return run("pullback", "value_and_pullback", f, backend, x, contexts, prep,
-               tangents=cotangents, out=out, y=y, n_values=1)
+    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
 
 
 def _pullback_from_pushforwards(problem):

@@ -11,30 +11,24 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ._core import FALLBACKS, context_values, prepare, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+
+_OP = OPERATORS["pushforward"]
 
 
-def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=False):
+def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
     """Prepare ``pushforward`` for ``f`` at arrays like ``x`` and a batch like ``tangents``."""
-    return prepare("pushforward", f, backend, x, contexts, tangents=tangents, y=y, strict=strict)
+    return prepare(_OP, f, backend, x, tangents, contexts, y, strict)
 
 
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
     """``J(x) @ t`` for each ``t`` in the tuple ``tangents``; a tuple shaped like f(x)."""
-    if prep is not None and prep.fast == "pushforward" and out is None and y is None:
-        fn = prep.impl.pushforward
-        return fn(x, tangents, *context_values(contexts)) if contexts else fn(x, tangents)
-    return run("pushforward", "pushforward", f, backend, x, contexts, prep, tangents=tangents, out=out, y=y)
+    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
 
 
 def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
     """``(f(x), pushforward(...))``."""
-    if prep is not None and prep.fast == "pushforward" and out is None and y is None:
-        fn = prep.impl.value_and_pushforward
-        return fn(x, tangents, *context_values(contexts)) if contexts else fn(x, tangents)
-    return run("pushforward", "value_and_pushforward", f, backend, x, contexts, prep,
-               tangents=tangents, out=out, y=y, n_values=1)
+    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
 
 
 def _pushforward_from_pullbacks(problem):

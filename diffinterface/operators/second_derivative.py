@@ -4,38 +4,32 @@
     >>> float(di.second_derivative(np.sin, di.AutoFiniteDiff(), np.pi / 2).round(6))
     -1.0
 
-Fallback (see ``backends/second_order.py``): the outer backend's derivative of
+Fallback (see ``operators/_second_order.py``): the outer backend's derivative of
 the inner backend's derivative. For ``value_derivative_and_second_derivative``
 the outer differentiates ``stack([f(x), derivative])`` in one pass.
 """
 
 from __future__ import annotations
 
-from ..backends.base import Impl
-from ..backends.second_order import differentiated_problem
-from ._core import FALLBACKS, context_values, prepare, run
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._second_order import differentiated_problem
+
+_OP = OPERATORS["second_derivative"]
 
 
-def prepare_second_derivative(f, backend, x, *contexts, strict=False):
+def prepare_second_derivative(f, backend, x, *contexts, strict=True):
     """Prepare ``second_derivative`` for ``f`` at a scalar like ``x``."""
-    return prepare("second_derivative", f, backend, x, contexts, strict=strict, scalar_x=True)
+    return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
     """``d2f/dx2`` at the scalar ``x``, shaped like ``f(x)``."""
-    if prep is not None and prep.fast == "second_derivative" and out is None:
-        fn = prep.impl.second_derivative
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("second_derivative", "second_derivative", f, backend, x, contexts, prep, out=out, scalar_x=True)
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
     """``(f(x), derivative, second derivative)``; ``out`` is a pair of buffers, None entries allowed."""
-    if prep is not None and prep.fast == "second_derivative" and out is None:
-        fn = prep.impl.value_derivative_and_second_derivative
-        return fn(x, *context_values(contexts)) if contexts else fn(x)
-    return run("second_derivative", "value_derivative_and_second_derivative", f, backend, x, contexts, prep,
-               out=out, n_values=1, scalar_x=True)
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
 def _second_derivative_fallback(problem):

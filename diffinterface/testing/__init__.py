@@ -18,16 +18,11 @@ Importing this package imports no framework.
 
 from .backends import BACKENDS, ZERO_BACKENDS
 from .benchmark import benchmark_differentiation
-from .conformance import (
-    Case,
-    CaseResult,
-    CountingFunction,
-    Report,
-    build_cases,
-    default_tolerances,
-    pytest_cases,
-    test_differentiation,
-)
+from .cases import Case, CaseResult
+from .counting import CountingFunction
+from .report import Report
+from .runner import build_cases, pytest_cases, test_differentiation
+from .tolerances import default_tolerances
 from .scenarios import FIRST_ORDER, SECOND_ORDER, Scenario, default_scenarios, second_order_scenarios
 
 __all__ = [

@@ -20,7 +20,10 @@ from __future__ import annotations
 import statistics
 import time
 
-from .conformance import _OPERATORS, CountingFunction, _api, _as_backend_dict, _capabilities
+from ..core import OPERATORS
+from .cases import _api
+from .counting import CountingFunction
+from .runner import _as_backend_dict, _capabilities
 from .families import CONVERTIBLE_FAMILIES, to_family
 
 _COLUMNS = ("backend", "scenario", "family", "operator", "prepared", "evaluations", "median_time_s",
@@ -88,10 +91,10 @@ def benchmark_differentiation(backends, scenarios, *, repeats=10, families=("num
 
 
 def _benchmark_one(backend_id, backend, s, original, family, repeats):
-    op = _OPERATORS[s.operator]
+    op = OPERATORS[s.operator]
     operator, prepare = _api(op.name), _api("prepare_" + op.name)
     f = CountingFunction(s.f)
-    args = (f, backend, s.x) + ((s.tangents,) if op.tangents else ()) + s.contexts
+    args = (f, backend, s.x) + ((s.tangents,) if op.seeds else ()) + s.contexts
     kwargs = {} if s.y is None else {"y": s.y.copy() if hasattr(s.y, "copy") else s.y}
     base = {"backend": backend_id, "scenario": original.name, "family": family, "operator": op.name}
     rows = []

@@ -30,7 +30,7 @@ import pytest
 
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
-from .conformance import build_cases
+from .runner import build_cases
 from .scenarios import default_scenarios, second_order_scenarios
 
 ENVIRONMENT_VARIABLE = "DI_BACKENDS"

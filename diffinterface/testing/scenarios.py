@@ -26,12 +26,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..arrays import array_namespace
+from ..core import FIRST_ORDER, SECOND_ORDER
+from ..core import OPERATORS as OPERATOR_TABLE
 
-FIRST_ORDER = ("pushforward", "pullback", "derivative", "gradient", "jacobian")
-SECOND_ORDER = ("second_derivative", "hvp", "hessian")
 OPERATORS = FIRST_ORDER + SECOND_ORDER
 #: operators whose function may be two-argument, f(y, x, *contexts)
-TWO_ARGUMENT_OPERATORS = ("pushforward", "pullback", "derivative", "jacobian")
+TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op.allows_y)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

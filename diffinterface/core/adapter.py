@@ -1,17 +1,19 @@
-"""The adapter contract: what a backend module implements.
+"""The adapter contract: what a backend implements.
 
-An adapter wraps one AD library. It declares its ``mode`` and implements at
-least one primitive preparation, ``prepare_pushforward`` or
-``prepare_pullback``. Every other ``prepare_<operator>`` returns ``None`` here,
-which tells the core to build that operator from the primitives (the
-fallbacks in ``diffinterface/operators/``); an adapter overrides one only where
-its framework does it faster.
+An adapter wraps one AD library (``diffinterface/backends/``) or other
+backends (``diffinterface/wrappers/``). It declares its ``mode`` and
+implements at least one primitive preparation, ``prepare_pushforward`` or
+``prepare_pullback``. Every other ``prepare_<operator>`` of the operator table
+returns ``None`` here, which tells the core to build that operator from the
+primitives (the fallbacks registered by ``diffinterface/operators/``); an
+adapter overrides one only where its framework does it faster.
 
-Each ``prepare_<operator>(problem)`` receives a :class:`~diffinterface.operators._core.Problem`
+Each ``prepare_<operator>(problem)`` receives a :class:`~diffinterface.core.problem.Problem`
 (``f``, ``x``, ``ctx`` values, ``tangents``, the two-argument buffer ``y``,
 the user's array ``family`` and, on demand, ``problem.spec``: the output shape
 and dtype) and returns an :class:`Impl` whose methods do the numeric work and
-nothing else. Their signatures, per operator family:
+nothing else. Their names come from the operator table
+(:mod:`diffinterface.core.operator_table`); their signatures:
 
 =================  ==========================================================
 pushforward        ``pushforward(x, tangents, *ctx)`` -> tuple,
@@ -30,7 +32,7 @@ Inputs and results are in the user's array family (numpy in, numpy out); the
 adapter converts at its boundary. For two-argument functions ``f(y, x, *ctx)``
 the returned value is a fresh array; the core copies it into the user's ``y``.
 
-Second order (``SecondOrder(outer, inner)``, see ``backends/second_order.py``):
+Second order (``SecondOrder(outer, inner)``, ``diffinterface/wrappers/second_order.py``):
 the outer backend differentiates the inner backend's first derivative. An
 adapter whose ``framework`` is None (finite differences, zeros) only evaluates
 functions at concrete arrays, so as the outer it differentiates any inner's
@@ -45,15 +47,17 @@ framework can differentiate again, through two optional hooks:
 ``vg``/``vd`` take and return the framework's own arrays (tracers included),
 exactly as the adapter's primitives pass them to ``f``, convert nothing, and
 must be usable as ``f`` in a problem given to any adapter of the same
-framework (for example ``jax.value_and_grad(f)`` unjitted or jitted,
-``torch.func.grad_and_value(f)`` with its results swapped,
-``autograd.value_and_grad(f)``). They follow the adapter's mode (a
-forward-mode adapter may build the gradient from forward passes). ``None``
-(the default) means the adapter cannot be differentiated through; a pair that
-needs it raises UnsupportedError at preparation.
+framework. ``None`` (the default) means the adapter cannot be differentiated
+through; a pair that needs it raises UnsupportedError at preparation.
+
+A plain adapter is its own ``outer`` and ``inner``; ``SecondOrder`` sets them
+to its two backends' adapters.
 """
 
 from __future__ import annotations
+
+from .operator_table import OPERATORS
+from .problem import Spec
 
 
 class Impl:
@@ -64,6 +68,11 @@ class Impl:
 
     def __repr__(self):
         return f"Impl({', '.join(self.__dict__)})"
+
+
+def _build_from_primitives(self, problem):
+    """None: the core builds this operator from the adapter's primitives (its fallback)."""
+    return None
 
 
 class Adapter:
@@ -83,6 +92,7 @@ class Adapter:
 
     def __init__(self, backend):
         self.backend = backend
+        self.outer = self.inner = self
 
     def __repr__(self):
         return f"<{type(self).__name__} for {self.backend!r}>"
@@ -103,35 +113,7 @@ class Adapter:
 
     def output_spec(self, problem):
         """Output shape and dtype of ``f``: by default, one evaluation at preparation."""
-        from ..operators._core import Spec
-
         return Spec.of(problem.f(problem.x, *problem.ctx))
-
-    # Primitives: an adapter implements at least one.
-    def prepare_pushforward(self, problem):
-        return None
-
-    def prepare_pullback(self, problem):
-        return None
-
-    # Overrides: None means "build it from the primitives".
-    def prepare_derivative(self, problem):
-        return None
-
-    def prepare_gradient(self, problem):
-        return None
-
-    def prepare_jacobian(self, problem):
-        return None
-
-    def prepare_second_derivative(self, problem):
-        return None
-
-    def prepare_hvp(self, problem):
-        return None
-
-    def prepare_hessian(self, problem):
-        return None
 
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
     def differentiable_value_and_gradient(self, problem):
@@ -139,3 +121,11 @@ class Adapter:
 
     def differentiable_value_and_derivative(self, problem):
         return None
+
+
+# Every operator of the table: ``prepare_<name>`` returns None (build it from the primitives)
+# unless the adapter overrides it; primitives (pushforward, pullback) included, so an adapter
+# implements at least one of those two.
+for _name in OPERATORS:
+    setattr(Adapter, "prepare_" + _name, _build_from_primitives)
+del _name

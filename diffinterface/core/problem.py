@@ -1,0 +1,139 @@
+"""What an adapter prepares from: the :class:`Problem`, the output :class:`Spec`, seeded batches.
+
+``Problem.impl(operator)`` asks the adapter for a native implementation and,
+where it has none, builds one with the operator family's fallback, which the
+operator modules register in :data:`FALLBACKS` (the core imports no operator).
+Fallbacks work in the user's array family with the namespace of
+:mod:`diffinterface.arrays`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
+
+#: operator family name -> fallback(problem) -> Impl, filled by each operator module
+FALLBACKS = {}
+
+
+class Spec:
+    """Shape and dtype of an array, as learned at preparation."""
+
+    __slots__ = ("shape", "dtype", "size")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.size = size_of(self.shape)
+
+    @classmethod
+    def of(cls, a):
+        if not is_array(a):
+            raise TypeError(f"f: expected f to return an array or a number; it returned {describe(a)}")
+        return cls(shape_of(a), dtype_name(a))
+
+    def __repr__(self):
+        return f"Spec({self.shape}, {self.dtype})"
+
+
+class Problem:
+    """Everything an adapter needs to prepare one operator (see :mod:`diffinterface.core.adapter`)."""
+
+    def __init__(self, adapter, f, x, tangents, contexts, y):
+        self.adapter = adapter
+        self.f = f
+        self.x = x
+        self.tangents = tangents
+        self.contexts = contexts
+        self.ctx = tuple(c.value for c in contexts)
+        self.y = y
+        self.family = family_of(x)
+        self.x_shape = shape_of(x)
+        self.x_size = size_of(self.x_shape)
+        self.x_dtype = dtype_name(x)
+        self._spec = None if y is None else Spec.of(y)
+
+    @property
+    def spec(self):
+        """Output shape and dtype, learned once (the adapter decides how)."""
+        if self._spec is None:
+            self._spec = self.adapter.output_spec(self)
+        return self._spec
+
+    def replace(self, **changes):
+        """A copy with some fields changed (for instance other tangents); keeps the spec."""
+        new = object.__new__(Problem)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    def mode(self, operator):
+        return self.adapter.choose_mode(operator, self)
+
+    def impl(self, operator, tangents=None):
+        """The adapter's implementation of ``operator``, or the fallback built from primitives."""
+        problem = self if tangents is None else self.replace(tangents=tangents)
+        impl = getattr(self.adapter, "prepare_" + operator)(problem)
+        if impl is None:
+            impl = FALLBACKS[operator](problem)
+        return impl
+
+    # Helpers for fallbacks, in the user's array family.
+    @property
+    def xp(self):
+        return namespace(self.family)
+
+    def basis(self, shape, dtype):
+        """The standard basis of arrays of ``shape`` and ``dtype`` in the user's family, as a tuple."""
+        n = size_of(shape)
+        eye = from_numpy(np.eye(n, dtype=dtype).reshape((n, *shape)), self.family, self.x)
+        return tuple(eye[i] for i in range(n))
+
+    def seeded(self, operator, seeds):
+        """The primitive ``operator`` over all ``seeds``, as a :class:`Seeded` (batches prepared here once)."""
+        return Seeded(self, operator, seeds)
+
+
+class Seeded:
+    """A primitive (pushforward or pullback) run over a fixed set of seeds.
+
+    The seeds go in batches of at most the adapter's ``max_batch``, each batch
+    prepared once. ``results(x, *ctx)`` gives the list of per-seed results;
+    ``value_and_results(x, *ctx)`` gives ``(f(x), list)``: fallbacks use the
+    former for plain operators so that no evaluation is spent on a value that
+    is thrown away.
+    """
+
+    def __init__(self, problem, operator, seeds):
+        step = problem.adapter.max_batch or len(seeds) or 1
+        batches = [seeds[i : i + step] for i in range(0, len(seeds), step)]
+        impls = [problem.impl(operator, tangents=batch) for batch in batches]
+        plain = [(getattr(impl, operator), batch) for impl, batch in zip(impls, batches)]
+        valued = [(getattr(impl, "value_and_" + operator), batch) for impl, batch in zip(impls, batches)]
+        if len(batches) == 1:
+            (fn, batch), (value_fn, _) = plain[0], valued[0]
+            self.results = lambda x, *ctx: fn(x, batch, *ctx)
+            self.value_and_results = lambda x, *ctx: value_fn(x, batch, *ctx)
+            return
+
+        def results(x, *ctx):
+            return [r for fn, batch in plain for r in fn(x, batch, *ctx)]
+
+        def value_and_results(x, *ctx):
+            (value_fn, first), rest = valued[0], plain[1:]
+            value, parts = value_fn(x, first, *ctx)
+            return value, [*parts, *(r for fn, batch in rest for r in fn(x, batch, *ctx))]
+
+        self.results, self.value_and_results = results, value_and_results
+
+
+def require_scalar_output(problem, operator):
+    """The output spec, or a ValueError naming ``f`` when ``operator`` needs a scalar output."""
+    spec = problem.spec
+    if spec.shape != ():
+        raise ValueError(
+            f"f: {operator} needs f to return a scalar; it returns shape {spec.shape}"
+            + (" (use jacobian for array outputs)" if operator == "gradient" else "")
+        )
+    return spec

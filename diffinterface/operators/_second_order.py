@@ -1,0 +1,121 @@
+"""Second-order fallbacks' shared step: the outer backend differentiates the inner's first derivative.
+
+A problem's adapter names its ``outer`` and ``inner`` adapters (a plain
+adapter is both; ``SecondOrder`` sets them, see
+``diffinterface/wrappers/second_order.py``). :func:`differentiated_problem`
+builds the problem the outer differentiates: ``f`` replaced by the inner's
+gradient (for hvp and hessian) or derivative (for second_derivative).
+
+Which pairs work:
+
+- an outer whose adapter has ``framework = None`` (AutoFiniteDiff, the zero
+  backends) only evaluates functions at concrete arrays, so it differentiates
+  any inner's prepared first derivative;
+- an outer and inner of one framework: the inner hands over its first
+  derivative as a function that framework can trace again (the adapter hooks
+  ``differentiable_value_and_gradient`` / ``_derivative``);
+- anything else raises :class:`~diffinterface.UnsupportedError` at preparation,
+  naming both backends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import array_namespace
+from ..core import Problem, Spec
+from ..errors import UnsupportedError
+
+
+def outer_mode(adapter):
+    """The mode the outer works in: its own, or forward (over the inner) when it does both."""
+    outer = adapter.outer
+    if outer.mode != "both":
+        return outer.mode
+    return getattr(outer.backend, "mode", None) or "forward"
+
+
+def _describe_pair(outer, inner):
+    if outer.backend == inner.backend:
+        return repr(outer.backend)
+    return f"SecondOrder(outer={outer.backend!r}, inner={inner.backend!r})"
+
+
+def _first_derivative(problem, outer, inner, operator):
+    """``value_and_<operator>(x, *ctx)`` of the inner, as a function ``outer`` can differentiate."""
+    inner_problem = problem.replace(adapter=inner)
+    if outer.framework is None:
+        # The outer only evaluates at concrete arrays of the user's family: any prepared inner works.
+        return getattr(inner_problem.impl(operator), "value_and_" + operator)
+    pair = _describe_pair(outer, inner)
+    if inner.framework != outer.framework:
+        computed_by = inner.framework or "numpy, outside any AD framework"
+        raise UnsupportedError(
+            f"backend: {pair} cannot work: the outer backend traces {outer.framework} computations "
+            f"and cannot differentiate the inner's {operator}, computed by {computed_by}. "
+            "Use an outer and inner of the same framework, or AutoFiniteDiff() as the outer backend."
+        )
+    hook = getattr(inner, "differentiable_value_and_" + operator, None)
+    function = hook(inner_problem) if hook is not None else None
+    if function is None:
+        raise UnsupportedError(
+            f"backend: {pair} cannot work: the inner adapter {type(inner).__name__} does not provide its "
+            f"{operator} as a function {outer.framework} can differentiate again "
+            f"(differentiable_value_and_{operator}). Use AutoFiniteDiff() as the outer backend."
+        )
+    return function
+
+
+def _common_dtype(a, b):
+    try:
+        return np.result_type(a, b).name
+    except TypeError:  # a dtype numpy does not know (bfloat16): keep x's
+        return b
+
+
+def _concat(xp, parts):
+    concatenate = getattr(xp, "concatenate", None) or xp.concat
+    return concatenate(parts)
+
+
+def differentiated_problem(problem, operator, *, with_value=False):
+    """The problem the outer differentiates: ``problem.f`` replaced by the inner's first derivative.
+
+    ``operator`` is "gradient" (for hvp and hessian) or "derivative" (for
+    second_derivative). Without ``with_value`` the new function is that
+    derivative, shaped like x (gradient) or like f(x) (derivative). With it,
+    the function also carries f(x), so one outer pass gives value, first and
+    second derivatives: ``[f(x), *gradient.ravel()]`` (flat, length 1 + x.size)
+    or ``stack([f(x), derivative])`` (shape ``(2, *f(x).shape)``).
+    Raises UnsupportedError when the outer cannot differentiate the inner.
+    """
+    outer, inner = problem.adapter.outer, problem.adapter.inner
+    value_and_first = _first_derivative(problem, outer, inner, operator)
+    if operator == "gradient":
+        first_spec = Spec(problem.x_shape, problem.x_dtype)
+    else:
+        first_spec = problem.spec
+    if not with_value:
+
+        def first(x, *ctx):
+            return value_and_first(x, *ctx)[1]
+
+        spec = first_spec
+    elif operator == "gradient":
+
+        def first(x, *ctx):
+            value, gradient = value_and_first(x, *ctx)
+            xp = array_namespace(gradient)
+            return _concat(xp, (xp.reshape(value, (1,)), xp.reshape(gradient, (-1,))))
+
+        spec = Spec((1 + problem.x_size,), _common_dtype(problem.spec.dtype, problem.x_dtype))
+    else:
+
+        def first(x, *ctx):
+            value, derivative = value_and_first(x, *ctx)
+            return array_namespace(derivative).stack((value, derivative))
+
+        spec = Spec((2, *first_spec.shape), first_spec.dtype)
+    differentiated = Problem(outer, first, problem.x, None, problem.contexts, None)
+    differentiated._spec = spec
+    return differentiated

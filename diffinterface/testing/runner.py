@@ -1,0 +1,145 @@
+"""Building the cases (backends × scenarios × array families) and running them: ``test_differentiation``.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import default_scenarios, test_differentiation
+    >>> report = test_differentiation(di.AutoFiniteDiff(), default_scenarios(operators="gradient"))
+    >>> report.ok, len(report.passed)
+    (True, 4)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from ..core import get_adapter
+from ..errors import MissingBackendError
+from ..selectors import AbstractBackend
+from .cases import Case
+from .families import CONVERTIBLE_FAMILIES
+from .report import Report
+from .scenarios import Scenario
+
+
+def _as_backend_dict(backends):
+    """``backends`` as {id: selector}: a selector, a list of selectors, or a dict."""
+    if isinstance(backends, AbstractBackend):
+        return {_default_id(backends): backends}
+    if isinstance(backends, dict):
+        for key, value in backends.items():
+            if not isinstance(value, AbstractBackend):
+                raise TypeError(f"backends[{key!r}]: expected a backend selector such as di.AutoJAX(); got {value!r}")
+        return dict(backends)
+    if isinstance(backends, (list, tuple)):
+        result = {}
+        for i, b in enumerate(backends):
+            if not isinstance(b, AbstractBackend):
+                raise TypeError(f"backends[{i}]: expected a backend selector such as di.AutoJAX(); got {b!r}")
+            result[_default_id(b)] = b
+        return result
+    raise TypeError(
+        f"backends: expected a backend selector, a list of selectors or a dict id -> selector; got {type(backends).__name__}"
+    )
+
+
+def _default_id(backend):
+    """A short id: the selector's class and its non-default fields, e.g. ``AutoJAX(mode='forward')``."""
+    if not dataclasses.is_dataclass(backend):
+        return type(backend).__name__
+    changed = [
+        f"{field.name}={getattr(backend, field.name)!r}"
+        for field in dataclasses.fields(backend)
+        if field.default is dataclasses.MISSING or getattr(backend, field.name) != field.default
+    ]
+    return type(backend).__name__ + (f"({','.join(changed)})" if changed else "")
+
+
+def _capabilities(backend):
+    """(families, inplace) of the backend's adapter; numpy only and inplace when the import fails,
+    so that the cases run and fail with MissingBackendError rather than disappear."""
+    try:
+        adapter = get_adapter(backend)
+    except MissingBackendError:
+        return ("numpy",), True
+    return tuple(adapter.families), bool(adapter.inplace)
+
+
+def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None):
+    """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
+
+    ``families`` limits the array families tried (default: every family the
+    backend accepts among numpy, torch and jax). ``zero`` names the backend ids
+    whose derivatives are zeros (shapes and dtypes checked, not values).
+    ``excluded`` holds operator or scenario names to leave out.
+    """
+    backends = _as_backend_dict(backends)
+    scenarios = list(scenarios)
+    for i, s in enumerate(scenarios):
+        if not isinstance(s, Scenario):
+            raise TypeError(f"scenarios[{i}]: expected a Scenario; got {type(s).__name__}")
+    if isinstance(excluded, str):
+        excluded = (excluded,)
+    excluded = set(excluded)
+    cases = []
+    for backend_id, backend in backends.items():
+        accepted, inplace = _capabilities(backend)
+        wanted = [f for f in CONVERTIBLE_FAMILIES if f in accepted and (families is None or f in families)]
+        for s in scenarios:
+            reason = "excluded by the caller" if s.operator in excluded or s.name in excluded else None
+            refused = None
+            if s.y is not None and not inplace:
+                refused = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
+            for family in wanted:
+                if s.python_number and family != "numpy":
+                    continue  # a Python float stays a Python float: there is no torch or JAX variant
+                cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason,
+                                  refused))
+    return cases
+
+
+def pytest_cases(backends, scenarios, **options):
+    """``pytest.param`` objects (one per case, with readable ids) for ``@pytest.mark.parametrize``.
+
+        import pytest, diffinterface.testing as dit
+        @pytest.mark.parametrize("case", dit.pytest_cases({"mine": MyBackend()}, dit.default_scenarios()))
+        def test_my_backend(case):
+            case.check()
+    """
+    import pytest
+
+    return [pytest.param(case, id=case.id) for case in build_cases(backends, scenarios, **options)]
+
+
+def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(),
+                         families=None, raise_on_failure=None):
+    """Check backends against the contract on scenarios; return a :class:`Report`.
+
+    ``backends``: a selector, a list of selectors or a dict id -> selector.
+    ``rtol``/``atol``: a number, or a dict dtype -> number, overriding
+    :func:`default_tolerances`. ``excluded``: operator or scenario names to
+    leave out. ``counts``: wrap f in a :class:`CountingFunction` and record
+    evaluations per stage. ``raise_on_failure`` (default: only when running
+    inside a pytest test) raises AssertionError listing every failed case.
+    For one pytest test id per case, use :func:`pytest_cases` or the
+    ``di_case`` fixture of ``diffinterface.testing.pytest_plugin``.
+
+        >>> import diffinterface as di
+        >>> from diffinterface.testing import default_scenarios
+        >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))
+        backend         scenario                             family  status  prep  call  value_and  unprepared
+        --------------  -----------------------------------  ------  ------  ----  ----  ---------  ----------
+        AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  0     2     3          2
+        1 passed, 0 failed, 0 excluded
+    """
+    cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,
+                        families=families)
+    report = Report(case.run() for case in cases)
+    if raise_on_failure is None:
+        raise_on_failure = "PYTEST_CURRENT_TEST" in os.environ
+    if raise_on_failure:
+        report.raise_for_failures()
+    return report
+
+
+# pytest must not collect the kit's entry point as a test when a test module imports it.
+test_differentiation.__test__ = False

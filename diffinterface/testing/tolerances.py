@@ -1,0 +1,39 @@
+"""Tolerances the kit compares results with: per dtype, per order, exact AD or finite differences."""
+
+from __future__ import annotations
+
+from ..selectors import AutoFiniteDiff, SecondOrder
+
+EXACT_TOLERANCES = {"float64": (1e-9, 1e-11), "float32": (2e-5, 2e-6)}
+#: (rtol, atol) per dtype for finite differences, first order (central float32 is ~1e-3 relative)
+FINITE_DIFFERENCE_TOLERANCES = {"float64": (1e-5, 1e-7), "float32": (5e-3, 2e-3)}
+#: (rtol, atol) per dtype for second order with finite differences in the chain
+FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32": (1e-1, 5e-2)}
+
+
+def _uses_finite_differences(backend):
+    if isinstance(backend, SecondOrder):
+        return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
+    return isinstance(backend, AutoFiniteDiff)
+
+
+def default_tolerances(backend, dtype, order=1):
+    """``(rtol, atol)`` the kit uses for ``backend`` on ``dtype`` results of an ``order`` operator.
+
+        >>> import diffinterface as di
+        >>> default_tolerances(di.AutoFiniteDiff(), "float64")
+        (1e-05, 1e-07)
+    """
+    if _uses_finite_differences(backend):
+        table = FINITE_DIFFERENCE_TOLERANCES if order == 1 else FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES
+    else:
+        table = EXACT_TOLERANCES
+    return table.get(dtype, table["float32"])
+
+
+def pick(override, dtype, default):
+    if override is None:
+        return default
+    if isinstance(override, dict):
+        return override.get(dtype, default)
+    return float(override)

@@ -1,0 +1,96 @@
+"""SecondOrder(outer, inner): the inner backend differentiates f, the outer differentiates that.
+
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.SecondOrder(di.AutoFiniteDiff(), di.AutoFiniteDiff(method="complex"))
+    >>> di.hessian(lambda x: (x[0] * x[1]) ** 2, backend, np.array([1.0, 2.0])).round(6)
+    array([[8., 8.],
+           [8., 2.]])
+
+Strategies follow the modes of the two backends:
+
+==================  =========================================================
+outer mode          hvp / hessian
+==================  =========================================================
+forward (default)   pushforward of the inner gradient (forward-over-reverse
+                    when the inner is reverse: the usual fastest choice);
+                    the hessian is these hvps over x's basis, in batches
+                    of the outer's ``max_batch``
+reverse             pullback of the inner gradient (reverse-over-reverse,
+                    reverse-over-forward); H is symmetric, so ``t @ H = H @ t``
+==================  =========================================================
+
+An outer backend of mode "both" with no ``mode=`` set works forward. The
+inner's own mode picks how it computes the gradient.
+
+Which pairs work:
+
+- An outer whose adapter has ``framework = None`` (AutoFiniteDiff, the zero
+  backends) only evaluates functions at concrete arrays, so it differentiates
+  any inner's prepared gradient: ``SecondOrder(AutoFiniteDiff(), AutoTorch())``.
+- An outer and inner of one framework (JAX over JAX, torch over torch,
+  autograd over autograd): the inner hands over its first derivative as a
+  function that framework can trace again (the adapter hooks
+  ``differentiable_value_and_gradient`` / ``_derivative`` of ``core/adapter.py``).
+- Anything else (JAX over torch, torch over finite differences...) cannot be
+  traced and raises :class:`~diffinterface.UnsupportedError` at preparation,
+  naming both backends.
+
+``SecondOrder(b, b)`` is the plain backend ``b``: it uses ``b``'s native
+second-order operators where its adapter has them. A pair of different
+backends is composed exactly as asked. As a first-order backend,
+``SecondOrder(outer, inner)`` is its inner backend (``gradient`` with it is
+``gradient`` with ``inner``).
+"""
+
+from __future__ import annotations
+
+from ..core import FIRST_ORDER, SECOND_ORDER, Adapter, get_adapter
+
+
+class SecondOrderAdapter(Adapter):
+    """Holds the outer and inner adapters; first order is the inner's.
+
+    The second-order fallbacks (``operators/_second_order.py``) read ``outer``
+    and ``inner``; this adapter only routes each operator of the table.
+    """
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.outer = get_adapter(backend.outer)
+        self.inner = get_adapter(backend.inner)
+        self.mode = self.inner.mode
+        self.inplace = self.inner.inplace
+        self.max_batch = self.inner.max_batch
+        self.families = tuple(f for f in self.outer.families if f in self.inner.families)
+
+    def choose_mode(self, operator, problem):
+        return self.inner.choose_mode(operator, problem)
+
+    def output_spec(self, problem):
+        return self.inner.output_spec(problem.replace(adapter=self.inner))
+
+
+def _first_order(name):
+    def prepare(self, problem):
+        return problem.replace(adapter=self.inner).impl(name)
+
+    prepare.__doc__ = f"``{name}`` of the inner backend."
+    return prepare
+
+
+def _second_order(name):
+    def prepare(self, problem):
+        # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
+        if self.backend.outer != self.backend.inner:
+            return None
+        return getattr(self.inner, "prepare_" + name)(problem.replace(adapter=self.inner))
+
+    prepare.__doc__ = f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
+    return prepare
+
+
+for _name in FIRST_ORDER:
+    setattr(SecondOrderAdapter, "prepare_" + _name, _first_order(_name))
+for _name in SECOND_ORDER:
+    setattr(SecondOrderAdapter, "prepare_" + _name, _second_order(_name))
+del _name
