@@ -99,31 +99,52 @@ def _same(slot, prepared, given):
     return given == prepared
 
 
+def _raw_key(a):
+    """(class, shape, dtype) as the objects themselves: compared by the fast check without conversions."""
+    return (a.__class__, getattr(a, "shape", None), getattr(a, "dtype", None))
+
+
+def _raw_matches(a, key):
+    cls, shape, dtype = key
+    return a.__class__ is cls and (shape is None or (a.shape == shape and a.dtype == dtype))
+
+
 def _matcher(f, backend, x, tangents, contexts):
     """``matches(f, backend, x, tangents, contexts) -> bool``: the cheap check of every prepared call.
 
-    Specialized at preparation for the arguments it was made for, so the common
-    calls (no tangents, no contexts) cost a handful of identity tests and two
-    attribute reads.
+    Specialized at preparation for the arguments it was made for: identity
+    tests and the raw ``shape``/``dtype`` attributes, no conversion. False
+    sends the call to the slow path, which compares the full signature (there a
+    Python float, a NumPy scalar and a 0-d array are one kind) and raises on a
+    real mismatch.
     """
     x_class = x.__class__
     x_shape = getattr(x, "shape", ())
     x_dtype = getattr(x, "dtype", None)
-    contexts_key = tuple(_context_key(c) for c in contexts)
     n_ctx = len(contexts)
-    if tangents is not None:
-        tangents_key = tuple(_array_key(t) for t in tangents)
+    ctx_keys = tuple((c.__class__, *_raw_key(c.value)) for c in contexts)
+    n_seeds = None if tangents is None else len(tangents)
+    seed_keys = None if tangents is None else tuple(_raw_key(t) for t in tangents)
 
-    def rest_matches(tangents, contexts):
-        if tangents is not None:
-            if tangents.__class__ is not tuple or len(tangents) != len(tangents_key):
+    def seeds_and_contexts_match(tangents, contexts):
+        if tangents is None:
+            if n_seeds is not None:
                 return False
-            if tuple(_array_key(t) for t in tangents) != tangents_key:
-                return False
+        elif tangents.__class__ is not tuple or len(tangents) != n_seeds:
+            return False
+        else:
+            for t, key in zip(tangents, seed_keys):
+                if not _raw_matches(t, key):
+                    return False
         if len(contexts) != n_ctx:
             return False
-        return not n_ctx or tuple(_context_key(c) if isinstance(c, Context) else None
-                                  for c in contexts) == contexts_key
+        for c, (context_class, cls, shape, dtype) in zip(contexts, ctx_keys):
+            if c.__class__ is not context_class:
+                return False
+            v = c.value
+            if v.__class__ is not cls or (shape is not None and (v.shape != shape or v.dtype != dtype)):
+                return False
+        return True
 
     if x_class is float:
 
@@ -132,7 +153,7 @@ def _matcher(f, backend, x, tangents, contexts):
                 (f_ is f or (f_.__class__ is MethodType and f_ == f))
                 and (backend_ is backend or backend_ == backend)
                 and x_.__class__ is float
-                and rest_matches(tangents_, contexts_)
+                and seeds_and_contexts_match(tangents_, contexts_)
             )
 
     elif tangents is None and not contexts:
@@ -148,6 +169,24 @@ def _matcher(f, backend, x, tangents, contexts):
                 and tangents_ is None
             )
 
+    elif n_seeds == 1 and not contexts:
+        ((t_class, t_shape, t_dtype),) = seed_keys
+
+        def matches(f_, backend_, x_, tangents_, contexts_):
+            if not (
+                (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                and (backend_ is backend or backend_ == backend)
+                and x_.__class__ is x_class
+                and x_.shape == x_shape
+                and x_.dtype == x_dtype
+                and not contexts_
+                and tangents_.__class__ is tuple
+                and len(tangents_) == 1
+            ):
+                return False
+            t = tangents_[0]
+            return t.__class__ is t_class and t.shape == t_shape and t.dtype == t_dtype
+
     else:
 
         def matches(f_, backend_, x_, tangents_, contexts_):
@@ -157,7 +196,7 @@ def _matcher(f, backend, x, tangents, contexts):
                 and x_.__class__ is x_class
                 and x_.shape == x_shape
                 and x_.dtype == x_dtype
-                and rest_matches(tangents_, contexts_)
+                and seeds_and_contexts_match(tangents_, contexts_)
             )
 
     return matches
