@@ -1,0 +1,107 @@
+"""The open registry: a backend defined outside the package is routed, checked by the kit, and queried safely."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+from diffinterface.core import Adapter, Impl, OPERATORS, Spec, registration
+from diffinterface.testing import default_scenarios, second_order_scenarios, test_differentiation
+
+
+# -- a third-party backend in a few lines: forward-mode central differences, one tangent at a time ----------
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoCentral(di.AbstractBackend):
+    """Central differences with a fixed relative step (a third party's selector)."""
+
+    step: float = 1e-6
+
+
+class CentralAdapter(Adapter):
+    mode = "forward"
+    inplace = False
+
+    def output_spec(self, problem):
+        return Spec.of(problem.f(problem.x, *problem.ctx))
+
+    def prepare_pushforward(self, problem):
+        f, h = problem.f, self.backend.step
+
+        def pushforward(x, tangents, *ctx):
+            x = np.asarray(x)
+            scale = h * max(1.0, float(np.max(np.abs(x)))) if x.size else h
+            return tuple(
+                ((np.asarray(f(x + scale * t, *ctx)) - np.asarray(f(x - scale * t, *ctx))) / (2 * scale))
+                .astype(problem.spec.dtype)
+                for t in tangents
+            )
+
+        def value_and_pushforward(x, tangents, *ctx):
+            return np.asarray(f(x, *ctx)), pushforward(x, tangents, *ctx)
+
+        return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
+
+
+di.register_backend(AutoCentral, CentralAdapter, test_backends={"central": AutoCentral()})
+
+
+def test_a_third_party_backend_passes_the_kit():
+    float64 = [s for s in default_scenarios() if s.dtype == "float64"]
+    report = test_differentiation(AutoCentral(), float64, rtol=1e-6, atol=1e-8, raise_on_failure=False)
+    assert report.ok, str(report)
+    assert len(report.passed) == len(float64)
+
+
+def test_a_third_party_backend_composes_with_second_order():
+    backend = di.SecondOrder(di.AutoFiniteDiff(), AutoCentral(step=1e-5))
+    float64 = [s for s in second_order_scenarios() if s.dtype == "float64"]
+    report = test_differentiation(backend, float64, rtol=1e-3, atol=1e-4, raise_on_failure=False)
+    assert report.ok, str(report)
+
+
+def test_its_registration_is_declared_once_and_listed_for_the_kit():
+    entry = registration(AutoCentral())
+    assert entry.adapter is CentralAdapter and entry.test_backends == {"central": AutoCentral()}
+    assert di.check_available(AutoCentral()) and not di.check_inplace(AutoCentral())
+
+
+def test_registering_needs_a_selector_class_and_an_adapter():
+    with pytest.raises(TypeError, match="selector: expected a selector class subclassing di.AbstractBackend"):
+        di.register_backend(object, CentralAdapter)
+    with pytest.raises(TypeError, match="adapter: expected a callable or a 'module:Class' string"):
+        di.register_backend(AutoCentral, "no colon")
+
+
+@pytest.mark.parametrize("thing", ["jax", None, 3, [di.AutoJAX()]], ids=["string", "none", "int", "list"])
+def test_queries_never_raise(thing):
+    assert di.check_available(thing) is False
+    assert di.check_inplace(thing) is False
+
+
+def test_an_unregistered_selector_is_named_in_the_error():
+    @dataclasses.dataclass(frozen=True)
+    class Unknown(di.AbstractBackend):
+        pass
+
+    with pytest.raises(TypeError, match=r"or one registered with di.register_backend\); got .*Unknown\(\)"):
+        di.gradient(lambda x: (x**2).sum(), Unknown(), np.ones(2))
+
+
+def test_every_operator_of_the_table_is_public_with_its_value_form():
+    for name, op in OPERATORS.items():
+        for function in (name, op.valued, "prepare_" + name):
+            assert callable(getattr(di, function)), function
+        assert hasattr(Adapter, "prepare_" + name)
+
+
+def test_importing_the_package_imports_no_framework():
+    code = "import sys, diffinterface; print(sorted(m for m in ('jax', 'torch', 'autograd', 'scipy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
