@@ -15,35 +15,26 @@ from autograd.numpy.numpy_boxes import ArrayBox
 
 import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
-from diffinterface.core import get_adapter
-from diffinterface.core import Problem
+from diffinterface.core import Problem, get_adapter
+
+from analytic import coupled, coupled_jacobian
+from analytic import sin_weighted_sum as agnostic
+from analytic import sin_weighted_sum_gradient as agnostic_gradient
+from analytic import sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal
 
 BACKEND = di.AutoAutograd()
 
 
 
 
-def agnostic(x):
-    xp = di.array_namespace(x)
-    return xp.sum(xp.sin(x) * x**2)
 
 
-def agnostic_gradient(x):
-    return np.cos(x) * x**2 + 2 * x * np.sin(x)
 
 
-def agnostic_hessian_diagonal(x):
-    return -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x)
 
 
-def coupled(x):
-    """Array output with a dense Jacobian: sin(x) * sum(x**2)."""
-    xp = di.array_namespace(x)
-    return xp.sin(x) * xp.sum(x**2)
 
 
-def coupled_jacobian(x):
-    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
 
 
 def matrix_of_scalar(x):

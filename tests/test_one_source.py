@@ -19,23 +19,19 @@ import pytest
 import diffinterface as di
 from diffinterface.testing.backends import BACKENDS
 
-
-def scalar_of_vector(x):
-    xp = di.array_namespace(x)
-    return xp.sum(xp.sin(x) * x**2)
-
-
-def scalar_of_vector_gradient(x):
-    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+from analytic import coupled as vector_of_vector
+from analytic import coupled_jacobian as vector_of_vector_jacobian
+from analytic import sin_weighted_sum as scalar_of_vector
+from analytic import sin_weighted_sum_gradient as scalar_of_vector_gradient
+from analytic import sin_weighted_sum_hessian as scalar_of_vector_hessian
 
 
-def vector_of_vector(x):
-    xp = di.array_namespace(x)
-    return xp.sin(x) * xp.sum(x**2)
 
 
-def vector_of_vector_jacobian(x):
-    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
+
+
+
+
 
 
 def vector_of_scalar(x):
@@ -47,8 +43,6 @@ def vector_of_scalar_derivative(x):
     return np.array([np.cos(x), 2 * x, np.exp(-x) * (1 - x)])
 
 
-def scalar_of_vector_hessian(x):
-    return np.diag(-np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x))
 
 
 X = np.array([0.3, -1.2, 2.0, 0.7])

@@ -14,6 +14,11 @@ import diffinterface as di
 from diffinterface.core import get_adapter
 from diffinterface.backends.torch import _numpy_to_torch
 
+from analytic import coupled, coupled_jacobian
+from analytic import sin_weighted_sum as scalar_f
+from analytic import sin_weighted_sum_gradient as scalar_f_gradient
+from analytic import sin_weighted_sum_hessian as scalar_f_hessian
+
 BACKENDS = {
     "torch": di.AutoTorch(),
     "torch-forward": di.AutoTorch(mode="forward"),
@@ -41,27 +46,14 @@ class Counted:
         return self.f(x, *ctx)
 
 
-def scalar_f(x):
-    xp = di.array_namespace(x)
-    return xp.sum(xp.sin(x) * x**2)
 
 
-def scalar_f_gradient(x):
-    return np.cos(x) * x**2 + 2 * x * np.sin(x)
 
 
-def scalar_f_hessian(x):
-    return np.diag(-np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x))
 
 
-def coupled(x):
-    """sin(x) * sum(x**2): a dense Jacobian."""
-    xp = di.array_namespace(x)
-    return xp.sin(x) * xp.sum(x**2)
 
 
-def coupled_jacobian(x):
-    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
 
 
 def curve(x):
