@@ -63,6 +63,11 @@ def register_backend(selector, adapter, *, extra=None, test_backends=None, retur
     returns_zeros : bool
         The backend returns zeros by design (the kit then checks shapes only).
 
+    Returns
+    -------
+    None
+        Later uses of such selectors reach the adapter; a new registration replaces an old one.
+
     Examples
     --------
     >>> import dataclasses, diffinterface as di
@@ -144,13 +149,23 @@ def get_adapter(backend):
 
 
 def check_available(backend) -> bool:
-    """True when the backend's framework (and, for wrappers, every wrapped backend's) imports.
+    """True when the backend can be used here: its framework (for wrappers, every wrapped one's) imports.
 
-    Never raises: an object that is no selector is not available.
+    Parameters
+    ----------
+    backend : object
+        A backend selector (anything else is simply not available).
 
-        >>> import diffinterface as di
-        >>> di.check_available(di.AutoFiniteDiff()), di.check_available("jax")
-        (True, False)
+    Returns
+    -------
+    bool
+        Never raises.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> di.check_available(di.AutoFiniteDiff()), di.check_available("jax")
+    (True, False)
     """
     try:
         get_adapter(backend)
@@ -162,11 +177,21 @@ def check_available(backend) -> bool:
 def check_inplace(backend) -> bool:
     """True when the backend differentiates two-argument functions ``f(y, x)`` that write ``y``.
 
-    Never raises: an unavailable backend cannot.
+    Parameters
+    ----------
+    backend : object
+        A backend selector.
 
-        >>> import diffinterface as di
-        >>> di.check_inplace(di.AutoTorch()), di.check_inplace(di.AutoJAX())
-        (True, False)
+    Returns
+    -------
+    bool
+        Never raises: an unavailable backend, or anything that is no selector, cannot.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> di.check_inplace(di.AutoTorch()), di.check_inplace(di.AutoJAX())
+    (True, False)
     """
     try:
         return bool(get_adapter(backend).inplace)

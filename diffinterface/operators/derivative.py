@@ -1,7 +1,7 @@
 """Derivative of ``f`` at a scalar ``x``: shaped like ``f(x)``.
 
     >>> import numpy as np, diffinterface as di
-    >>> float(di.derivative(np.sin, di.AutoFiniteDiff(), 0.0))
+    >>> round(float(di.derivative(np.sin, di.AutoFiniteDiff(), 0.0)), 6)
     1.0
 
 Fallback: one pushforward with tangent 1 (forward mode), or one pullback per
@@ -12,22 +12,20 @@ preparation, so a prepared call spends no evaluation on learning it.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._docs import document
 
 _OP = OPERATORS["derivative"]
 
 
 def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
-    """Prepare ``derivative`` for ``f`` at a scalar like ``x``."""
     return prepare(_OP, f, backend, x, None, contexts, y, strict)
 
 
 def derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
-    """``df/dx`` at the scalar ``x``, shaped like ``f(x)``."""
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
 def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
-    """``(f(x), derivative(...))``."""
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
 
@@ -57,3 +55,18 @@ def _derivative_fallback(problem):
 
 
 FALLBACKS["derivative"] = _derivative_fallback
+
+
+document(
+    _OP, prepare_derivative, derivative, value_and_derivative,
+    summary='The derivative ``df/dx`` at a scalar ``x``, shaped like ``f(x)``.',
+    x='float or 0-d array',
+    result='array shaped like ``f(x)``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: np.stack([np.sin(x), x ** 2])), di.AutoFiniteDiff()
+>>> prep = di.prepare_derivative(f, backend, 0.0)
+>>> di.derivative(f, backend, 1.0, prep=prep).round(4)
+array([0.5403, 2.    ])
+""",
+)

@@ -11,22 +11,20 @@ the basis of ``x`` in batches (forward mode).
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+from ._docs import document
 
 _OP = OPERATORS["gradient"]
 
 
 def prepare_gradient(f, backend, x, *contexts, strict=True):
-    """Prepare ``gradient`` for ``f`` at arrays like ``x``."""
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def gradient(f, backend, x, *contexts, prep=None, out=None):
-    """The gradient of the scalar ``f`` at ``x``, shaped like ``x``."""
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
-    """``(f(x), gradient(...))``."""
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
@@ -57,3 +55,21 @@ def _gradient_fallback(problem):
 
 
 FALLBACKS["gradient"] = _gradient_fallback
+
+
+document(
+    _OP, prepare_gradient, gradient, value_and_gradient,
+    summary='The gradient of a scalar-valued ``f`` at ``x``, shaped like ``x``.',
+    x='array or float',
+    result='array shaped like ``x``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: (x ** 2).sum()), di.AutoFiniteDiff()
+>>> prep = di.prepare_gradient(f, backend, np.zeros(3))
+>>> di.gradient(f, backend, np.array([1.0, 2.0, 3.0]), prep=prep).round(4)
+array([2., 4., 6.])
+>>> value, grad = di.value_and_gradient(f, backend, np.ones(3), prep=prep)
+>>> float(value), grad.round(4)
+(3.0, array([2., 2., 2.]))
+""",
+)

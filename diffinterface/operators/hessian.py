@@ -16,25 +16,23 @@ time.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
 from ..arrays import cast
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = OPERATORS["hessian"]
 
 
 def prepare_hessian(f, backend, x, *contexts, strict=True):
-    """Prepare ``hessian`` for ``f`` at arrays like ``x``."""
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def hessian(f, backend, x, *contexts, prep=None, out=None):
-    """The Hessian of the scalar ``f`` at ``x``, shape ``x.shape + x.shape``."""
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
-    """``(f(x), gradient, hessian)``; ``out`` is ``(gradient buffer, hessian buffer)``, None entries allowed."""
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
@@ -76,3 +74,20 @@ def _hessian_fallback(problem):
 
 
 FALLBACKS["hessian"] = _hessian_fallback
+
+
+document(
+    _OP, prepare_hessian, hessian, value_gradient_and_hessian,
+    summary='The Hessian of a scalar-valued ``f`` at ``x``, of shape ``x.shape + x.shape``.',
+    x='array',
+    result='array of shape ``x.shape + x.shape``',
+    valued_summary='``f(x)``, the gradient and the Hessian, from one pass.',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: (x[0] * x[1]) ** 2), di.AutoFiniteDiff()
+>>> prep = di.prepare_hessian(f, backend, np.ones(2))
+>>> di.hessian(f, backend, np.array([1.0, 2.0]), prep=prep).round(5)
+array([[8., 8.],
+       [8., 2.]])
+""",
+)

@@ -15,23 +15,21 @@ same pass: no second gradient evaluation.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = OPERATORS["hvp"]
 
 
 def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
-    """Prepare ``hvp`` for ``f`` at arrays like ``x`` and a batch like ``tangents``."""
     return prepare(_OP, f, backend, x, tangents, contexts, None, strict)
 
 
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    """``H(x) @ t`` for each ``t`` in the tuple ``tangents``; a tuple shaped like x."""
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
 
 
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    """``(gradient(f)(x), hvp(...))``; ``out`` is ``(gradient buffer, tuple of buffers)``, None entries allowed."""
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
 
 
@@ -47,3 +45,20 @@ def _hvp_fallback(problem):
 
 
 FALLBACKS["hvp"] = _hvp_fallback
+
+
+document(
+    _OP, prepare_hvp, hvp, gradient_and_hvp,
+    summary='Hessian-vector products ``H(x) @ t`` of a scalar-valued ``f``, one per tangent.',
+    x='array or float',
+    result='tuple of arrays, one per tangent, each shaped like ``x``',
+    valued_summary='The gradient and the Hessian-vector products, from the same pass (no second gradient).',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: (x[0] * x[1]) ** 2), di.AutoFiniteDiff()
+>>> x, tangents = np.array([1.0, 2.0]), (np.array([1.0, 0.0]),)
+>>> prep = di.prepare_hvp(f, backend, x, tangents)
+>>> di.hvp(f, backend, x, tangents, prep=prep)[0].round(5)
+array([8., 8.])
+""",
+)

@@ -13,22 +13,20 @@ mode follows the backend, or the smaller side when the backend does both.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._docs import document
 
 _OP = OPERATORS["jacobian"]
 
 
 def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
-    """Prepare ``jacobian`` for ``f`` at arrays like ``x``."""
     return prepare(_OP, f, backend, x, None, contexts, y, strict)
 
 
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    """The Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    """``(f(x), jacobian(...))``."""
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
 
@@ -53,3 +51,19 @@ def _jacobian_fallback(problem):
 
 
 FALLBACKS["jacobian"] = _jacobian_fallback
+
+
+document(
+    _OP, prepare_jacobian, jacobian, value_and_jacobian,
+    summary='The Jacobian of ``f`` at ``x``, of shape ``f(x).shape + x.shape``.',
+    x='array',
+    result='array of shape ``f(x).shape + x.shape``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()
+>>> prep = di.prepare_jacobian(f, backend, np.zeros(2))
+>>> di.jacobian(f, backend, np.array([1.0, 2.0]), prep=prep).round(4)
+array([[2., 0.],
+       [0., 4.]])
+""",
+)

@@ -12,22 +12,20 @@ Jacobian once, then each cotangent is a vector-matrix product.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._docs import document
 
 _OP = OPERATORS["pullback"]
 
 
 def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
-    """Prepare ``pullback`` for ``f`` at arrays like ``x`` and a batch like ``cotangents``."""
     return prepare(_OP, f, backend, x, cotangents, contexts, y, strict)
 
 
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    """``c @ J(x)`` for each ``c`` in the tuple ``cotangents``; a tuple shaped like x."""
     return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
 
 
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    """``(f(x), pullback(...))``."""
     return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
 
 
@@ -51,3 +49,19 @@ def _pullback_from_pushforwards(problem):
 
 
 FALLBACKS["pullback"] = _pullback_from_pushforwards
+
+
+document(
+    _OP, prepare_pullback, pullback, value_and_pullback,
+    summary='Pullbacks (vector-Jacobian products) ``c @ J(x)`` for each cotangent ``c``.',
+    x='array or float',
+    result='tuple of arrays, one per cotangent, each shaped like ``x``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()
+>>> x, cotangents = np.array([1.0, 2.0]), (np.array([0.0, 1.0]),)
+>>> prep = di.prepare_pullback(f, backend, x, cotangents)
+>>> di.pullback(f, backend, x, cotangents, prep=prep)[0].round(4)
+array([0., 4.])
+""",
+)

@@ -12,22 +12,20 @@ Jacobian once, then each tangent is a matrix-vector product.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._docs import document
 
 _OP = OPERATORS["pushforward"]
 
 
 def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
-    """Prepare ``pushforward`` for ``f`` at arrays like ``x`` and a batch like ``tangents``."""
     return prepare(_OP, f, backend, x, tangents, contexts, y, strict)
 
 
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    """``J(x) @ t`` for each ``t`` in the tuple ``tangents``; a tuple shaped like f(x)."""
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
 
 
 def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    """``(f(x), pushforward(...))``."""
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
 
 
@@ -51,3 +49,19 @@ def _pushforward_from_pullbacks(problem):
 
 
 FALLBACKS["pushforward"] = _pushforward_from_pullbacks
+
+
+document(
+    _OP, prepare_pushforward, pushforward, value_and_pushforward,
+    summary='Pushforwards (Jacobian-vector products) ``J(x) @ t`` for each tangent ``t``.',
+    x='array or float',
+    result='tuple of arrays, one per tangent, each shaped like ``f(x)``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()
+>>> x, tangents = np.array([1.0, 2.0]), (np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+>>> prep = di.prepare_pushforward(f, backend, x, tangents)
+>>> [t.round(4) for t in di.pushforward(f, backend, x, tangents, prep=prep)]
+[array([2., 0.]), array([0., 4.])]
+""",
+)

@@ -12,23 +12,21 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 from __future__ import annotations
 
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ._docs import document
 from ._second_order import differentiated_problem
 
 _OP = OPERATORS["second_derivative"]
 
 
 def prepare_second_derivative(f, backend, x, *contexts, strict=True):
-    """Prepare ``second_derivative`` for ``f`` at a scalar like ``x``."""
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
-    """``d2f/dx2`` at the scalar ``x``, shaped like ``f(x)``."""
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
-    """``(f(x), derivative, second derivative)``; ``out`` is a pair of buffers, None entries allowed."""
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
@@ -48,3 +46,18 @@ def _second_derivative_fallback(problem):
 
 
 FALLBACKS["second_derivative"] = _second_derivative_fallback
+
+
+document(
+    _OP, prepare_second_derivative, second_derivative, value_derivative_and_second_derivative,
+    summary='The second derivative ``d2f/dx2`` at a scalar ``x``, shaped like ``f(x)``.',
+    x='float or 0-d array',
+    result='array shaped like ``f(x)``',
+    example="""\
+>>> import numpy as np, diffinterface as di
+>>> backend = di.AutoFiniteDiff()
+>>> prep = di.prepare_second_derivative(np.sin, backend, 0.0)
+>>> float(di.second_derivative(np.sin, backend, np.pi / 2, prep=prep).round(6))
+-1.0
+""",
+)

@@ -128,7 +128,7 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
         >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))
         backend         scenario                             family  status  prep  call  value_and  unprepared
         --------------  -----------------------------------  ------  ------  ----  ----  ---------  ----------
-        AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  0     2     3          2
+        AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  1     2     3          3
         1 passed, 0 failed, 0 excluded
     """
     cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,

@@ -1,0 +1,137 @@
+"""Docstrings of the public operators, written once from the operator table.
+
+Each operator module calls :func:`document` with what is particular to its
+family (a summary, what ``x`` may be, what the results are, one runnable
+example); the parameters, keywords, errors and cross references follow from
+the family's row of :data:`diffinterface.core.OPERATORS`, so the three
+functions of every family (``prepare_op``, ``op``, its value form) read the same.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+_SEEDS = {
+    "tangents": "tangents : tuple of arrays\n    A batch of one or more tangents, each shaped like ``x`` (same family and dtype).",
+    "cotangents": "cotangents : tuple of arrays\n    A batch of one or more cotangents, each shaped like ``f(x)`` (same family and dtype).",
+}
+
+
+def _parameters(op, x, *, prepare):
+    f = "f : callable\n    ``f(x, *contexts)``, returning an array (or a number)."
+    if op.allows_y:
+        f += " With ``y=``, a two-argument ``f(y, x, *contexts)`` that writes its output into ``y``."
+    lines = [
+        f,
+        "backend : backend selector\n    Which library differentiates: ``di.AutoJAX()``, ``di.AutoTorch()``, "
+        "``di.AutoAutograd()``, ``di.AutoFiniteDiff()``, ``di.SecondOrder(outer, inner)``, or one registered "
+        "with ``di.register_backend``.",
+        f"x : {x}\n    The point. Results come back in x's array family, dtype and device; x is never modified.",
+    ]
+    if op.seeds:
+        lines.append(_SEEDS[op.seeds])
+    lines.append(
+        "*contexts : di.Constant or di.Cache\n    Extra arguments passed to ``f`` after ``x``, not "
+        "differentiated. A Constant's value may change between prepared calls."
+    )
+    if prepare:
+        if op.allows_y:
+            lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; its shape gives the output's.")
+        lines.append(
+            "strict : bool, default True\n    Every prepared call checks that its arguments fit this preparation "
+            "(the function object, the backend, x's type, shape and dtype"
+            + (", the seeds' count, shapes and dtypes" if op.seeds else "")
+            + ", the contexts' kinds) and raises ``PreparationMismatchError`` otherwise. ``strict=False`` "
+            "skips the check, at your own risk: a call that does not fit may return wrong results."
+        )
+        return lines
+    lines.append(
+        f"prep : Preparation, optional\n    The result of ``prepare_{op.name}`` with arguments like these. "
+        "Without it the call prepares, then runs."
+    )
+    lines.append(
+        "out : array or tuple, optional\n    Buffers (same family, shape and dtype as the derivatives; a tuple "
+        "for several, None entries allowed) written in place and returned."
+    )
+    if op.allows_y:
+        lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards.")
+    return lines
+
+
+def _wrapped(entry):
+    """``"name : type\n    description"`` with the description wrapped at 88 columns."""
+    head, _, description = entry.partition("\n")
+    if not description:
+        return entry
+    return head + "\n" + textwrap.fill(description.strip(), 88, initial_indent="    ", subsequent_indent="    ")
+
+
+def _section(title, lines):
+    return [title, "-" * len(title), *(_wrapped(line) for line in lines), ""]
+
+
+def _raises(op, *, prepare):
+    lines = [
+        "TypeError, ValueError\n    Bad input, naming the argument: x not a real floating-point array of a family "
+        "the backend accepts"
+        + (", or not a scalar" if op.scalar_x else "")
+        + (", f not returning a scalar" if op.scalar_y else "")
+        + (f", {op.seeds} not a tuple shaped as stated" if op.seeds else "")
+        + ("" if prepare else ", an ``out=`` buffer of the wrong family, shape or dtype")
+        + ".",
+    ]
+    if not prepare:
+        lines.append(
+            f"PreparationMismatchError\n    ``prep`` was made by another operator, or (checked preparations) "
+            "for other arguments; the message lists every slot."
+        )
+    if op.allows_y:
+        lines.append("UnsupportedError\n    ``y=`` on a backend that cannot differentiate two-argument functions.")
+    lines.append("MissingBackendError\n    The backend's framework is not installed (the message names the pip extra).")
+    return lines
+
+
+def _docstring(summary, body, op, x, returns, example, *, prepare, see_also):
+    lines = [summary, ""]
+    if body:
+        lines += [textwrap.fill(body, 88), ""]
+    lines += _section("Parameters", _parameters(op, x, prepare=prepare))
+    lines += _section("Returns", returns)
+    lines += _section("Raises", _raises(op, prepare=prepare))
+    lines += ["See Also", "--------", ", ".join(see_also), ""]
+    lines += ["Examples", "--------", *example.strip("\n").splitlines(), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def document(op, prepare_function, plain, valued, *, summary, x, result, example, valued_summary=None):
+    """Write the docstrings of one family's three public functions.
+
+    ``result`` describes what the plain operator returns; the value form
+    returns, in the order of ``op.valued_returns``, the value ``f(x)``, the
+    first derivative and (second order) the plain result.
+    """
+    first = {1: result, 2: "the first derivative (the gradient, or the derivative for a scalar x)"}[op.order]
+    described = {
+        "value": "``f(x)``: for a scalar-valued f, a 0-d array of x's family and dtype",
+        "first": first,
+        "second": result,
+    }
+    plain_returns = [f"{op.returns}\n    {result}"]
+    valued_returns = [f"{field}\n    {described[field]}" for field in op.valued_returns]
+    plain.__doc__ = _docstring(
+        summary, None, op, x, plain_returns, example, prepare=False,
+        see_also=[f"prepare_{op.name}", op.valued],
+    )
+    valued.__doc__ = _docstring(
+        valued_summary or f"``{op.name}`` together with ``f(x)``, from the same pass (no second evaluation).",
+        None, op, x, valued_returns, example, prepare=False,
+        see_also=[op.name, f"prepare_{op.name}"],
+    )
+    prepare_function.__doc__ = _docstring(
+        f"Prepare ``{op.name}`` (and ``{op.valued}``) for arguments like these.",
+        "Decides once what every call can reuse: the output's shape and dtype, seeds and batches, "
+        "compiled functions (JAX), buffers. Pass the result as ``prep=``; preparing at one point and "
+        "calling at others of the same shapes and dtypes is the intended use.",
+        op, x, ["Preparation\n    Pass it as ``prep=`` to the calls."], example, prepare=True,
+        see_also=[op.name, op.valued],
+    )
