@@ -43,6 +43,18 @@ from .operators import (
     value_gradient_and_hessian,
 )
 from .preparation import Preparation
+from .wrappers import (
+    AutoSparse,
+    Coloring,
+    DenseSparsityDetector,
+    GreedyColoring,
+    KnownSparsity,
+    TracerSparsityDetector,
+    coloring,
+    ncolors,
+    plot_sparsity,
+    sparsity_pattern,
+)
 from .selectors import (
     AbstractBackend,
     AutoAutograd,
@@ -59,6 +71,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
+    "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
+    "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
     "Cache", "Constant",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "check_available", "check_inplace",

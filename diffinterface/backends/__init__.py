@@ -21,7 +21,8 @@ from ..selectors import (
     SecondOrder,
 )
 
-# selector class -> (adapter module, adapter class, pip extra or None)
+# selector class -> (adapter module, adapter class, pip extra or None); a module name with a dot
+# is absolute (a wrapper's adapter outside this folder), one without is a module of this folder
 REGISTRY = {
     AutoJAX: ("jax", "JAXAdapter", "jax"),
     AutoTorch: ("torch", "TorchAdapter", "torch"),
@@ -46,7 +47,7 @@ def get_adapter(backend):
         raise TypeError(f"backend: expected a backend selector ({accepted}); got {backend!r}")
     module_name, class_name, extra = entry
     try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
+        module = importlib.import_module(module_name if "." in module_name else f"{__name__}.{module_name}")
     except ImportError as error:
         hint = f"pip install 'diffinterface[{extra}]'" if extra else "pip install diffinterface"
         raise MissingBackendError(
