@@ -124,6 +124,10 @@ FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32":
 
 
 def _uses_finite_differences(backend):
+    from ..wrappers import AutoSparse
+
+    if isinstance(backend, AutoSparse):
+        return _uses_finite_differences(backend.dense_backend)
     if isinstance(backend, SecondOrder):
         return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
     return isinstance(backend, AutoFiniteDiff)
