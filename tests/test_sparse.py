@@ -95,14 +95,17 @@ def test_gather_positions_agree_with_asdex_decompression():
     import jax
     import jax.numpy as jnp
 
-    prep = di.prepare_hessian(chain, di.AutoSparse(di.AutoJAX()), X)
-    compression = prep.impl.sparse.compression
+    preps = [di.prepare_hessian(chain, di.AutoSparse(di.AutoJAX()), X)]
+    for mode in ("forward", "reverse"):
+        preps.append(di.prepare_jacobian(banded, di.AutoSparse(di.AutoJAX(mode=mode)), X))
     rng = np.random.default_rng(0)
-    compressed = rng.normal(size=(compression.ncolors, compression.product_size))
-    with jax.enable_x64(True):
-        reference = asdex.decompress(jnp.asarray(compressed), compression.colored)
-        ours = compressed.reshape(-1)[compression.gather]
-        np.testing.assert_array_equal(ours, np.asarray(reference.data))
+    for prep in preps:
+        compression = prep.impl.sparse.compression
+        compressed = rng.normal(size=(compression.ncolors, compression.product_size))
+        with jax.enable_x64(True):
+            reference = asdex.decompress(jnp.asarray(compressed), compression.colored)
+            ours = compressed.reshape(-1)[compression.gather]
+            np.testing.assert_array_equal(ours, np.asarray(reference.data), err_msg=compression.kind)
 
 
 def test_one_source_function_detected_with_jax_differentiated_with_torch():

@@ -19,7 +19,8 @@ value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
                              value, gradient and the hvps from one pass
 ===========================  ===================================================
 
-A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
+With ``AutoJAX()`` as the dense backend, products and gather are one compiled
+function (``fused.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
 times for a Jacobian (Curtis-Powell-Reid: a whole color group is perturbed
 at once). Every other operator is the dense backend's own.
 """
@@ -35,6 +36,7 @@ from ...backends.second_order import SecondOrderAdapter, cast, differentiated_pr
 from ...operators._core import require_scalar_output
 from .coloring import compress
 from .detection import detect
+from .fused import can_fuse, fused_hessian, fused_jacobian
 from .matrices import decompressor
 
 
@@ -119,6 +121,13 @@ class SparseAdapter(Adapter):
         spec = dense.spec
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
         compression = compress(rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm)
+        structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
+        dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
+        if can_fuse(self.dense, dense):
+            dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
+            jacobian, value_and_jacobian = fused_jacobian(dense, compression, _seed_matrix(compression, dtype),
+                                                          dense_shape)
+            return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
         if compression.kind == "columns":
             operator, seeds = "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
         else:
@@ -134,8 +143,7 @@ class SparseAdapter(Adapter):
             value, products = value_and_results(x, *ctx)
             return value, decompress(products)
 
-        return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian,
-                    sparse=SparseStructure("jacobian", compression, self.backend.sparsity_detector))
+        return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
 
     def prepare_hessian(self, problem):
         spec = require_scalar_output(problem, "hessian")
@@ -143,6 +151,14 @@ class SparseAdapter(Adapter):
         x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "hessian")
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
+        structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
+        outer, inner = outer_and_inner(self.dense)
+        if outer is inner and can_fuse(self.dense, dense):
+            value_and_gradient = self.dense.differentiable_value_and_gradient(dense)
+            hessian, value_gradient_and_hessian = fused_hessian(
+                dense, value_and_gradient, compression, _seed_matrix(compression, x_dtype),
+                x_shape + x_shape if self.backend.dense_result else None)
+            return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
         seeds = self._seeds(problem, compression, x_shape, x_dtype)
         decompress = self._decompressor(problem, compression, x_shape + x_shape)
         # H @ seed from the dense backend's own hvp (batched as it prefers).
@@ -157,7 +173,6 @@ class SparseAdapter(Adapter):
         def hessian(x, *ctx):
             return decompress(products(x, *ctx))
 
-        outer, inner = outer_and_inner(self.dense)
         if outer.framework is None and inner.framework is None:
             # Differences of differences: the dense backend's own gradient and hvps (differencing
             # a difference-quotient gradient again would lose every digit).
@@ -171,8 +186,7 @@ class SparseAdapter(Adapter):
             value_gradient_and_hessian = self._value_gradient_and_hessian(problem, dense, compression, seeds,
                                                                           decompress)
 
-        return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian,
-                    sparse=SparseStructure("hessian", compression, self.backend.sparsity_detector))
+        return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
 
     def _value_gradient_and_hessian(self, problem, dense, compression, seeds, decompress):
         """One pass of the outer backend over ``[f, gradient]``: value, gradient and ``H @ seed``."""

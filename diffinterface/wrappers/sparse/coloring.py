@@ -54,7 +54,11 @@ class Compression:
         self.ncolors = int(colored.num_colors)
         self.seeds = self.colors[None, :] == np.arange(self.ncolors)[:, None]
         self.product_size = shape[0] if kind == "columns" else shape[1]
-        self.gather = _gather_indices(colored, self.ncolors, self.product_size)
+        if kind == "symmetric":
+            self.gather = _gather_indices(colored, self.ncolors, self.product_size)
+        else:  # entry (i, j) sits in the product of its column's (or row's) color, at i (or j)
+            color, position = (self.colors[cols], rows) if kind == "columns" else (self.colors[rows], cols)
+            self.gather = color.astype(np.int64) * self.product_size + position
 
     def __repr__(self):
         return f"<Compression {self.kind}: {self.shape[0]}x{self.shape[1]}, {len(self.rows)} entries, {self.ncolors} colors>"
@@ -64,7 +68,8 @@ def _gather_indices(colored, ncolors, product_size):
     """Flat positions of the entries in the stacked products, from asdex's own decompression.
 
     asdex gathers entries out of a compressed matrix; gathering out of the
-    matrix of flat positions gives the positions, through its public API.
+    matrix of flat positions gives the positions, through its public API
+    (star colorings read each entry in its star's hub: asdex knows where).
     """
     total = ncolors * product_size
     if total >= 2**31:

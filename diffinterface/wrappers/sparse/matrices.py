@@ -144,3 +144,46 @@ def _torch(compression, like, dense_shape):
         return torch.sparse_csr_tensor(crow, col, data, size=(m, n))
 
     return decompress
+
+
+def assembler(compression, family, like, dense_shape=None):
+    """``assemble(data) -> result`` from the entries' values in pattern order (numpy or JAX families).
+
+    Used where the products and the gather already ran inside one compiled
+    function (``fused.py``).
+    """
+    m, n = compression.shape
+    if family == "numpy":
+        if dense_shape is not None:
+            flat = compression.rows.astype(np.int64) * n + compression.cols
+
+            def assemble_dense(data):
+                data = np.asarray(data)
+                result = np.zeros(m * n, dtype=data.dtype)
+                result[flat] = data
+                return result.reshape(dense_shape)
+
+            return assemble_dense
+        from scipy.sparse import csr_array
+
+        indices = _readonly(compression.cols.astype(np.int32))
+        indptr = _readonly(_indptr(compression.rows, m).astype(np.int32))
+
+        def assemble(data):
+            matrix = csr_array((np.asarray(data), indices, indptr), shape=(m, n), copy=False)
+            matrix.has_sorted_indices = True
+            return matrix
+
+        return assemble
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental.sparse import BCOO
+
+    device = like.devices().pop() if hasattr(like, "devices") else None
+    if dense_shape is not None:
+        rows, cols = jax.device_put(compression.rows, device), jax.device_put(compression.cols, device)
+        wide = str(like.dtype) == "float64" and not jax.enable_x64.get_global()
+        scatter = jax.jit(lambda data: jnp.zeros((m, n), dtype=data.dtype).at[rows, cols].set(data).reshape(dense_shape))
+        return _x64_call(scatter, wide)
+    indices = jax.device_put(np.stack([compression.rows, compression.cols], axis=1), device)
+    return lambda data: BCOO((data, indices), shape=(m, n), indices_sorted=True, unique_indices=True)
