@@ -44,8 +44,7 @@ def brusselator(x):
 
 def optimize(backend, x0):
     start = time.perf_counter()
-    prep_g = di.prepare_value_and_gradient(chain_energy, backend, x0) if hasattr(di, "prepare_value_and_gradient") \
-        else di.prepare_gradient(chain_energy, backend, x0)
+    prep_g = di.prepare_gradient(chain_energy, backend, x0)
     prep_h = di.prepare_hessian(chain_energy, backend, x0)
     fun = lambda x: tuple(np.asarray(a) for a in di.value_and_gradient(chain_energy, backend, x, prep=prep_g))  # noqa: E731
     hess = lambda x: di.hessian(chain_energy, backend, x, prep=prep_h)  # noqa: E731
