@@ -17,7 +17,6 @@ adapter per AD library) -> ``operators`` (one module per operator family) ->
 """
 
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
-from . import wrappers as _wrappers  # noqa: F401  (registers SecondOrder)
 from .arrays import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, register_backend
@@ -48,6 +47,18 @@ from .operators import (
     value_derivative_and_second_derivative,
     value_gradient_and_hessian,
 )
+from .wrappers import (  # also registers SecondOrder and AutoSparse
+    AutoSparse,
+    Coloring,
+    DenseSparsityDetector,
+    GreedyColoring,
+    KnownSparsity,
+    TracerSparsityDetector,
+    coloring,
+    ncolors,
+    plot_sparsity,
+    sparsity_pattern,
+)
 from .selectors import (
     AbstractBackend,
     AutoAutograd,
@@ -64,6 +75,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
+    "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
+    "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
     "Cache", "Constant",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "check_available", "check_inplace", "register_backend",

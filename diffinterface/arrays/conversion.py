@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .families import FAMILIES, describe, dtype_name, family_of, shape_of
 
 
@@ -26,6 +28,47 @@ def cast(a, dtype):
     return a.astype(dtype)
 
 
+def sparse_format(a):
+    """"scipy-csr", "torch-csr" or "bcoo" for the sparse matrices diffinterface returns, else None."""
+    module = type(a).__module__
+    if module.startswith("scipy.sparse"):
+        return "scipy-" + a.format
+    if module.startswith("jax.experimental.sparse"):
+        return "bcoo"
+    if module.startswith("torch") and str(getattr(a, "layout", "")) == "torch.sparse_csr":
+        return "torch-csr"
+    return None
+
+
+def _write_sparse(out, result, name, sparse):
+    """Overwrite the values of the sparse ``out``, which must have ``result``'s pattern."""
+    if sparse == "bcoo":
+        raise ValueError(f"{name}: JAX sparse matrices (BCOO) are immutable and cannot be written in place; "
+                         f"call without {name}=")
+    expected = f"a {sparse} matrix of shape {shape_of(result)} and dtype {dtype_name(result)} with the prepared pattern"
+    if sparse_format(out) != sparse or shape_of(out) != shape_of(result) or dtype_name(out) != dtype_name(result):
+        given = f"{sparse_format(out) or type(out).__name__} of shape {shape_of(out)} and dtype {dtype_name(out)}"
+        raise ValueError(f"{name}: expected {expected}; got a {given}")
+    if sparse == "torch-csr":
+        same = out.col_indices() is result.col_indices() or (
+            out.col_indices().shape == result.col_indices().shape
+            and bool((out.col_indices() == result.col_indices()).all())
+            and bool((out.crow_indices() == result.crow_indices()).all())
+        )
+        if not same:
+            raise ValueError(f"{name}: expected {expected}; got a matrix with another pattern")
+        out.values().copy_(result.values())
+        return out
+    same = out.indices is result.indices or (
+        out.indices.shape == result.indices.shape
+        and np.array_equal(out.indices, result.indices) and np.array_equal(out.indptr, result.indptr)
+    )
+    if not same:
+        raise ValueError(f"{name}: expected {expected}; got a matrix with another pattern")
+    np.copyto(out.data, result.data)
+    return out
+
+
 def write_out(out, result, name="out"):
     """Copy ``result`` into the user's buffer ``out`` (checked) and return ``out``.
 
@@ -43,6 +86,9 @@ def write_out(out, result, name="out"):
                 f"got {type(out).__name__}" + (f" of length {len(out)}" if isinstance(out, tuple) else "")
             )
         return tuple(r if o is None else write_out(o, r, f"{name}[{i}]") for i, (o, r) in enumerate(zip(out, result)))
+    sparse = sparse_format(result)
+    if sparse is not None:
+        return _write_sparse(out, result, name, sparse)
     if (
         family_of(out) != family_of(result)
         or shape_of(out) != shape_of(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..selectors import AutoFiniteDiff, SecondOrder
+from ..wrappers import AutoSparse
 
 EXACT_TOLERANCES = {"float64": (1e-9, 1e-11), "float32": (2e-5, 2e-6)}
 #: (rtol, atol) per dtype for finite differences, first order (central float32 is ~1e-3 relative)
@@ -12,6 +13,8 @@ FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32":
 
 
 def _uses_finite_differences(backend):
+    if isinstance(backend, AutoSparse):
+        return _uses_finite_differences(backend.dense_backend)
     if isinstance(backend, SecondOrder):
         return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
     return isinstance(backend, AutoFiniteDiff)

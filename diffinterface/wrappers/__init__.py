@@ -1,9 +1,21 @@
-"""Backends made of backends: ``SecondOrder`` (``second_order.py``).
+"""Backends made of backends: ``SecondOrder`` (``second_order.py``) and ``AutoSparse`` (``sparse/``).
 
 Each wrapper registers its selector here; its adapter module is imported on first use.
 """
 
 from ..core import register_backend
 from ..selectors import SecondOrder
+from .sparse import (  # noqa: F401  (re-exported by diffinterface)
+    AutoSparse,
+    Coloring,
+    DenseSparsityDetector,
+    GreedyColoring,
+    KnownSparsity,
+    TracerSparsityDetector,
+    coloring,
+    ncolors,
+    plot_sparsity,
+    sparsity_pattern,
+)
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")

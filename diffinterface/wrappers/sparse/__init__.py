@@ -1,0 +1,27 @@
+"""AutoSparse: sparse Jacobians and Hessians by sparsity detection, coloring and compressed products.
+
+=================  ===========================================================
+module             what it holds
+=================  ===========================================================
+``config.py``      the selector and its detectors and coloring (import nothing)
+``detection.py``   the pattern: traced by asdex, from one dense derivative, or given
+``coloring.py``    asdex's colorings, the seeds and where each entry is read
+``matrices.py``    decompression into scipy.sparse / BCOO / torch sparse CSR
+``adapter.py``     the adapter: prepared compressed products, other operators delegated
+``introspection``  ``sparsity_pattern``, ``ncolors``, ``coloring``, ``plot_sparsity``
+=================  ===========================================================
+
+Only ``config.py`` and ``introspection.py`` are imported with diffinterface;
+the rest (asdex, JAX) on the first use of an ``AutoSparse`` backend.
+"""
+
+from ...core import register_backend
+from .config import AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, TracerSparsityDetector
+from .introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
+
+register_backend(AutoSparse, "diffinterface.wrappers.sparse.adapter:SparseAdapter", extra="sparse")
+
+__all__ = [
+    "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "TracerSparsityDetector",
+    "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",
+]

@@ -1,0 +1,221 @@
+"""The adapter of ``AutoSparse``: compressed Jacobians and Hessians over a dense backend's products.
+
+Preparation (once): detect the pattern (``detection.py``), color it
+(``coloring.py``), build one seed per color in x's family (or f(x)'s, for
+row colorings) and prepare the dense backend's batched products over those
+seeds; build the decompression (``matrices.py``).
+
+A prepared call runs the products and decompresses, nothing else:
+
+===========================  ===================================================
+operator                     products of the dense backend, one per color
+===========================  ===================================================
+jacobian (column coloring)   pushforwards ``J @ seed`` (forward backends)
+jacobian (row coloring)      pullbacks ``seed @ J`` (reverse backends); a
+                             backend doing both takes the coloring with
+                             fewer colors unless its ``mode=`` is set
+hessian                      hvps ``H @ seed`` (star coloring)
+value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
+                             value, gradient and the hvps from one pass
+===========================  ===================================================
+
+With ``AutoJAX()`` as the dense backend, products and gather are one compiled
+function (``fused.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
+times for a Jacobian (Curtis-Powell-Reid: a whole color group is perturbed
+at once). Every other operator is the dense backend's own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...arrays import cast, from_numpy
+from ...core import Adapter, Impl, get_adapter, require_scalar_output
+from ...operators._second_order import differentiated_problem, outer_mode
+from ..second_order import SecondOrderAdapter
+from .coloring import compress
+from .detection import detect
+from .fused import can_fuse, fused_hessian, fused_jacobian
+from .matrices import decompressor
+
+
+class SparseStructure:
+    """What a sparse preparation decided: the pattern and its coloring (see ``di.coloring``)."""
+
+    def __init__(self, operator, compression, detector):
+        self.operator = operator
+        self.compression = compression
+        self.detector = detector
+
+
+def _explicit_jacobian_mode(adapter):
+    """"columns", "rows" or None (free choice) for a Jacobian with the dense adapter."""
+    if isinstance(adapter, SecondOrderAdapter):  # as a first-order backend it is its inner
+        adapter = adapter.inner
+    mode = adapter.mode if adapter.mode != "both" else getattr(adapter.backend, "mode", None)
+    return {"forward": "columns", "reverse": "rows", None: None}[mode]
+
+
+def _batches(seeds, max_batch):
+    step = max_batch or len(seeds)
+    return [seeds[i : i + step] for i in range(0, len(seeds), step)]
+
+
+class SparseAdapter(Adapter):
+    """Sparse jacobian and hessian; every other operator is the dense backend's."""
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.dense = get_adapter(backend.dense_backend)
+        self.mode = self.dense.mode
+        self.inplace = self.dense.inplace
+        self.max_batch = self.dense.max_batch
+        self.families = self.dense.families
+        self.framework = self.dense.framework
+
+    def choose_mode(self, operator, problem):
+        return self.dense.choose_mode(operator, problem)
+
+    def output_spec(self, problem):
+        return self.dense.output_spec(problem.replace(adapter=self.dense))
+
+    def _dense_problem(self, problem):
+        return problem.replace(adapter=self.dense)
+
+    def _delegate(self, operator, problem):
+        return self._dense_problem(problem).impl(operator)
+
+    def prepare_pushforward(self, problem):
+        return self._delegate("pushforward", problem)
+
+    def prepare_pullback(self, problem):
+        return self._delegate("pullback", problem)
+
+    def prepare_derivative(self, problem):
+        return self._delegate("derivative", problem)
+
+    def prepare_gradient(self, problem):
+        return self._delegate("gradient", problem)
+
+    def prepare_second_derivative(self, problem):
+        return self._delegate("second_derivative", problem)
+
+    def prepare_hvp(self, problem):
+        return self._delegate("hvp", problem)
+
+    # -- the sparse operators ------------------------------------------------------------------------
+
+    def _seeds(self, problem, compression, shape, dtype, matrix=None):
+        """One seed per color in the user's family, shaped ``shape``."""
+        matrix = _seed_matrix(compression, dtype) if matrix is None else matrix
+        seeds = from_numpy(matrix.reshape((len(matrix), *shape)), problem.family, problem.x)
+        return tuple(seeds[i] for i in range(len(matrix)))
+
+    def _decompressor(self, problem, compression, dense_shape):
+        return decompressor(compression, problem.family, problem.x,
+                            dense_shape if self.backend.dense_result else None)
+
+    def prepare_jacobian(self, problem):
+        dense = self._dense_problem(problem)
+        spec = dense.spec
+        rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
+        compression = compress(rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm)
+        structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
+        dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
+        if can_fuse(self.dense, dense):
+            dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
+            jacobian, value_and_jacobian = fused_jacobian(dense, compression, _seed_matrix(compression, dtype),
+                                                          dense_shape)
+            return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
+        if compression.kind == "columns":
+            operator, seeds = "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
+        else:
+            operator, seeds = "pullback", self._seeds(problem, compression, spec.shape, spec.dtype)
+        seeded = dense.seeded(operator, seeds)
+        decompress = self._decompressor(problem, compression, spec.shape + problem.x_shape)
+        results, value_and_results = seeded.results, seeded.value_and_results
+
+        def jacobian(x, *ctx):
+            return decompress(results(x, *ctx))
+
+        def value_and_jacobian(x, *ctx):
+            value, products = value_and_results(x, *ctx)
+            return value, decompress(products)
+
+        return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
+
+    def prepare_hessian(self, problem):
+        spec = require_scalar_output(problem, "hessian")
+        dense = self._dense_problem(problem)
+        x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
+        rows, cols, shape = detect(dense, self.backend.sparsity_detector, "hessian")
+        compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
+        structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
+        outer, inner = self.dense.outer, self.dense.inner
+        if outer is inner and can_fuse(self.dense, dense):
+            value_and_gradient = self.dense.differentiable_value_and_gradient(dense)
+            hessian, value_gradient_and_hessian = fused_hessian(
+                dense, value_and_gradient, compression, _seed_matrix(compression, x_dtype),
+                x_shape + x_shape if self.backend.dense_result else None)
+            return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
+        seeds = self._seeds(problem, compression, x_shape, x_dtype)
+        decompress = self._decompressor(problem, compression, x_shape + x_shape)
+        # H @ seed from the dense backend's own hvp (batched as it prefers).
+        hvps = [(dense.impl("hvp", tangents=batch).hvp, batch) for batch in _batches(seeds, self.dense.max_batch)]
+        if len(hvps) == 1:
+            (hvp, batch), = hvps
+            products = lambda x, *ctx: hvp(x, batch, *ctx)  # noqa: E731
+        else:
+            def products(x, *ctx):
+                return [p for hvp, batch in hvps for p in hvp(x, batch, *ctx)]
+
+        def hessian(x, *ctx):
+            return decompress(products(x, *ctx))
+
+        if outer.framework is None and inner.framework is None:
+            # Differences of differences: the dense backend's own gradient and hvps (differencing
+            # a difference-quotient gradient again would lose every digit).
+            value_and_gradient = dense.impl("gradient").value_and_gradient
+
+            def value_gradient_and_hessian(x, *ctx):
+                value, gradient = value_and_gradient(x, *ctx)
+                return value, gradient, decompress(products(x, *ctx))
+
+        else:
+            value_gradient_and_hessian = self._value_gradient_and_hessian(problem, dense, compression, seeds,
+                                                                          decompress)
+
+        return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
+
+    def _value_gradient_and_hessian(self, problem, dense, compression, seeds, decompress):
+        """One pass of the outer backend over ``[f, gradient]``: value, gradient and ``H @ seed``."""
+        spec, xp = problem.spec, problem.xp
+        x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
+        augmented = differentiated_problem(dense, "gradient", with_value=True)
+        if outer_mode(self.dense) == "forward":
+            operator, augmented_seeds = "pushforward", seeds
+        else:  # pullbacks with cotangents [0, seed]: H is symmetric, seed @ H = H @ seed
+            dtype = augmented.spec.dtype
+            matrix = _seed_matrix(compression, dtype)
+            matrix = np.concatenate([np.zeros((len(matrix), 1), dtype=dtype), matrix], axis=1)
+            operator, augmented_seeds = "pullback", self._seeds(problem, compression, (1 + n,), dtype, matrix)
+        products = augmented.seeded(operator, augmented_seeds).value_and_results
+
+        def value_gradient_and_hessian(x, *ctx):
+            value_and_gradient, parts = products(x, *ctx)
+            if operator == "pushforward":  # each product is [gradient . seed, H @ seed]
+                parts = [xp.reshape(p[1:], x_shape) for p in parts]
+            return (
+                cast(value_and_gradient[0], spec.dtype),
+                cast(xp.reshape(value_and_gradient[1:], x_shape), x_dtype),
+                decompress(parts),
+            )
+
+        return value_gradient_and_hessian
+
+
+def _seed_matrix(compression, dtype):
+    """The seeds as a numpy ``(ncolors, size)`` array of ``dtype``; one zero seed when there is no color
+    (f does not depend on x, and one product still gives the value)."""
+    seeds = compression.seeds.astype(dtype)
+    return seeds if len(seeds) else np.zeros((1, seeds.shape[1]), dtype=dtype)

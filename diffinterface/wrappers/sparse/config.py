@@ -1,0 +1,254 @@
+"""Configuration of ``AutoSparse``: the selector, its detectors and its coloring (import nothing).
+
+Every object here is a frozen, hashable dataclass validated at construction,
+like the backend selectors in ``diffinterface/selectors.py``; the work is done
+by ``detection.py``, ``coloring.py`` and ``adapter.py`` of this folder,
+imported the first time an ``AutoSparse`` backend is used.
+
+    >>> import diffinterface as di
+    >>> di.AutoSparse(di.AutoJAX()) == di.AutoSparse(di.AutoJAX(), di.TracerSparsityDetector())
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...selectors import AbstractBackend
+
+
+@dataclass(frozen=True)
+class TracerSparsityDetector:
+    """The global sparsity pattern, found by tracing ``f`` with JAX (``asdex``).
+
+    The pattern holds at every ``x`` (it follows the operations of ``f``, not
+    the values), so one preparation serves every point. ``f`` must be
+    traceable by JAX: a JAX function, or a one-source function written with
+    ``xp = di.array_namespace(x)``, whatever the dense backend (a one-source
+    function is detected through JAX and differentiated by torch, for
+    instance). Functions JAX cannot trace (torch-only code, two-argument
+    ``f(y, x)``) raise an error naming :class:`DenseSparsityDetector` and
+    :class:`KnownSparsity`. Branches on values (``where``, ``cond``) keep the
+    entries of every branch, so the pattern may hold a few structural zeros.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.TracerSparsityDetector())
+    >>> prep = di.prepare_jacobian(lambda x: x[1:] * x[:-1], backend, np.ones(4))
+    >>> di.sparsity_pattern(prep).toarray().astype(int)
+    array([[1, 1, 0, 0],
+           [0, 1, 1, 0],
+           [0, 0, 1, 1]])
+    """
+
+
+@dataclass(frozen=True)
+class DenseSparsityDetector:
+    """The pattern of one dense Jacobian or Hessian computed by ``backend`` at the preparation point.
+
+    The pattern is *local*: an entry that happens to be zero at the
+    preparation point (``|value| <= atol``) is left out, so later calls at other
+    points may miss entries that are nonzero there. It costs one dense
+    Jacobian or Hessian (an ``m x n`` array) at preparation. Use it for
+    functions JAX cannot trace; prefer :class:`TracerSparsityDetector`
+    (global) or :class:`KnownSparsity` when possible.
+
+    Parameters
+    ----------
+    backend : AbstractBackend
+        The backend computing the dense Jacobian or Hessian (any selector).
+    atol : float
+        Entries with ``|value| <= atol`` count as zeros (default 0.0).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> detector = di.DenseSparsityDetector(di.AutoFiniteDiff(), atol=1e-8)
+    >>> backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=detector)
+    >>> di.jacobian(lambda x: x ** 2, backend, np.array([1.0, 2.0])).toarray().round(4)
+    array([[2., 0.],
+           [0., 4.]])
+    """
+
+    backend: AbstractBackend
+    atol: float = 0.0
+
+    def __post_init__(self):
+        if not isinstance(self.backend, AbstractBackend):
+            raise TypeError(
+                f"DenseSparsityDetector(backend=...) expected a backend selector such as di.AutoJAX(); "
+                f"got {self.backend!r}"
+            )
+        if isinstance(self.atol, bool) or not isinstance(self.atol, (int, float)) or not self.atol >= 0:
+            raise ValueError(f"DenseSparsityDetector(atol=...) expected a float >= 0; got {self.atol!r}")
+
+
+@dataclass(frozen=True, init=False)
+class KnownSparsity:
+    """A pattern the user knows: a scipy.sparse matrix or a 2-D boolean (or 0/1) array.
+
+    The pattern is over flattened indices: ``f(x).size x x.size`` for a
+    Jacobian, ``x.size x x.size`` (symmetric) for a Hessian. It is stored as
+    sorted flat indices so that the object stays hashable.
+
+    Parameters
+    ----------
+    pattern : scipy.sparse matrix or array
+        Nonzero (or True) where the derivative may be nonzero; stored entries
+        of a sparse matrix count whatever their value.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> known = di.KnownSparsity(np.eye(3, dtype=bool))
+    >>> known.shape, known.nnz
+    ((3, 3), 3)
+    """
+
+    shape: tuple
+    entries: bytes = field(repr=False)
+
+    def __init__(self, pattern):
+        if hasattr(pattern, "tocoo") and hasattr(pattern, "nnz"):  # scipy.sparse, without importing it
+            coo = pattern.tocoo()
+            shape = tuple(int(d) for d in coo.shape)
+            rows, cols = np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64)
+        else:
+            try:
+                dense = np.asarray(pattern)
+            except Exception as error:  # noqa: BLE001 - any unconvertible object is the user's error
+                raise TypeError(
+                    "KnownSparsity(pattern=...) expected a scipy.sparse matrix or a 2-D boolean array; "
+                    f"got {type(pattern).__name__}"
+                ) from error
+            if dense.ndim != 2 or dense.dtype.kind not in "biuf":
+                raise TypeError(
+                    "KnownSparsity(pattern=...) expected a scipy.sparse matrix or a 2-D boolean array; "
+                    f"got a {dense.dtype} array of shape {dense.shape}"
+                )
+            shape = tuple(int(d) for d in dense.shape)
+            rows, cols = (np.asarray(i, dtype=np.int64) for i in np.nonzero(dense))
+        flat = np.unique(rows * shape[1] + cols)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "entries", flat.tobytes())
+
+    @property
+    def nnz(self) -> int:
+        """Number of entries of the pattern."""
+        return len(self.entries) // 8
+
+    def coordinates(self):
+        """``(rows, cols)``: int64 arrays of the entries, row-major sorted."""
+        flat = np.frombuffer(self.entries, dtype=np.int64)
+        return flat // self.shape[1], flat % self.shape[1]
+
+
+_ORDERS = ("largest_first",)
+
+
+@dataclass(frozen=True)
+class GreedyColoring:
+    """Greedy coloring of the pattern (asdex's port of SparseMatrixColorings.jl).
+
+    Jacobians get a partial distance-2 coloring of the columns (forward dense
+    backends: one pushforward per color) or of the rows (reverse: one pullback
+    per color); a backend doing both takes whichever needs fewer colors,
+    unless its ``mode=`` is set. Hessians get a star coloring (symmetric: one
+    Hessian-vector product per color).
+
+    Parameters
+    ----------
+    order : str
+        Vertex order of the greedy pass: ``"largest_first"`` (the only order
+        asdex implements).
+    postprocess : bool
+        For Hessians, drop colors that star coloring does not need (asdex's
+        postprocessing; may save a product).
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> di.GreedyColoring()
+    GreedyColoring(order='largest_first', postprocess=False)
+    """
+
+    order: str = "largest_first"
+    postprocess: bool = False
+
+    def __post_init__(self):
+        if self.order not in _ORDERS:
+            raise ValueError(f"GreedyColoring(order=...) expected one of {_ORDERS}; got {self.order!r}")
+        if not isinstance(self.postprocess, bool):
+            raise TypeError(f"GreedyColoring(postprocess=...) expected True or False; got {self.postprocess!r}")
+
+
+_DETECTORS = (TracerSparsityDetector, DenseSparsityDetector, KnownSparsity)
+
+
+@dataclass(frozen=True)
+class AutoSparse(AbstractBackend):
+    """Sparse Jacobians and Hessians from colored, compressed products of ``dense_backend``.
+
+    At preparation the sparsity pattern is detected and colored; each call
+    then runs one pushforward, pullback or Hessian-vector product of the dense
+    backend per color (batched as the dense backend prefers) and scatters the
+    compressed results into a sparse matrix. No dense ``m x n`` array is built.
+    ``jacobian`` and ``hessian`` (and their ``value_*`` variants) are sparse;
+    every other operator is the dense backend's.
+
+    Results are 2-D matrices over flattened indices, ``f(x).size x x.size``
+    (``x.size x x.size`` for Hessians), in x's family: ``scipy.sparse.csr_array``
+    for numpy, ``jax.experimental.sparse.BCOO`` for JAX, a sparse CSR tensor
+    for torch. ``out=`` takes such a matrix with the prepared pattern and
+    overwrites its values. ``dense_result=True`` returns dense arrays shaped as
+    the dense operators' results (for small problems and comparisons).
+
+    Parameters
+    ----------
+    dense_backend : AbstractBackend
+        Any backend selector (``SecondOrder`` included, for Hessians).
+    sparsity_detector : TracerSparsityDetector, DenseSparsityDetector or KnownSparsity
+    coloring_algorithm : GreedyColoring
+    dense_result : bool
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoSparse(di.AutoFiniteDiff(method="forward"))
+    >>> f = lambda x: x[1:] ** 2 - x[:-1]
+    >>> prep = di.prepare_jacobian(f, backend, np.ones(5))
+    >>> di.ncolors(prep)
+    2
+    >>> di.jacobian(f, backend, np.arange(5.0), prep=prep).toarray().round(3)
+    array([[-1.,  2.,  0.,  0.,  0.],
+           [ 0., -1.,  4.,  0.,  0.],
+           [ 0.,  0., -1.,  6.,  0.],
+           [ 0.,  0.,  0., -1.,  8.]])
+    """
+
+    dense_backend: AbstractBackend
+    sparsity_detector: object = TracerSparsityDetector()
+    coloring_algorithm: GreedyColoring = GreedyColoring()
+    dense_result: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.dense_backend, AbstractBackend) or isinstance(self.dense_backend, AutoSparse):
+            raise TypeError(
+                "AutoSparse(dense_backend=...) expected a dense backend selector such as di.AutoJAX(); "
+                f"got {self.dense_backend!r}"
+            )
+        if not isinstance(self.sparsity_detector, _DETECTORS):
+            raise TypeError(
+                "AutoSparse(sparsity_detector=...) expected di.TracerSparsityDetector(), "
+                "di.DenseSparsityDetector(backend) or di.KnownSparsity(pattern); "
+                f"got {self.sparsity_detector!r}"
+            )
+        if not isinstance(self.coloring_algorithm, GreedyColoring):
+            raise TypeError(
+                f"AutoSparse(coloring_algorithm=...) expected di.GreedyColoring(); got {self.coloring_algorithm!r}"
+            )
+        if not isinstance(self.dense_result, bool):
+            raise TypeError(f"AutoSparse(dense_result=...) expected True or False; got {self.dense_result!r}")

@@ -1,0 +1,148 @@
+"""One compiled function per sparse operator when the dense backend is JAX.
+
+With ``AutoJAX(jit=True)`` as the dense backend, the products over the seeds
+(``vmap`` of ``jvp``, ``vjp`` or forward-over-reverse hvps) and the gather of
+the entries are traced into one ``jax.jit`` function, as asdex does: a
+prepared call is one dispatch plus wrapping the values into the result
+(BCOO or scipy CSR), instead of the products' call, a gather call and the
+wrapping. The functions differentiated are the dense adapter's own: ``f``,
+and for Hessians its ``differentiable_value_and_gradient`` hook (see
+``core/adapter.py``).
+
+Preparation compiles ``jacobian`` / ``hessian``; the ``value_*`` variant is
+compiled by ``jax.jit`` on its first call (one compilation saved for callers
+that never ask for it).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...arrays import family_of, is_array
+from .matrices import _x64_call, assembler
+
+
+def can_fuse(adapter, problem):
+    """True when the dense adapter is JAX with jit, and f is one-argument with array contexts only."""
+    return (
+        adapter.framework == "jax"
+        and getattr(adapter.backend, "jit", False)
+        and problem.y is None
+        and problem.family in ("numpy", "jax")
+        and all(is_array(value) and family_of(value) in ("numpy", "jax") for value in problem.ctx)
+    )
+
+
+def _stacked_seeds(compression, matrix, shape):
+    return jnp.asarray(matrix.reshape((len(matrix), *shape)))
+
+
+def _compile(fn, problem, wide):
+    jitted = jax.jit(fn)
+    with jax.enable_x64(True) if wide else _nothing():
+        jitted.lower(problem.x, *problem.ctx).compile()
+    return jitted
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _inside_jit(compression, problem, dense_shape):
+    """For JAX results, the BCOO is built inside the compiled function (about 20 us less per call
+    than wrapping its values afterwards); None for the others."""
+    if problem.family != "jax" or dense_shape is not None:
+        return None
+    from jax.experimental.sparse import BCOO
+
+    indices = np.stack([compression.rows, compression.cols], axis=1)
+    shape = compression.shape
+    return lambda data: BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
+
+
+def _assembled(value_and_data, compression, problem, dense_shape):
+    """``(value_and_result, assemble)``: wraps ``value_and_data`` (last item: the entries' values) so that
+    it returns BCOO from inside the compiled function when it can, and what is left to assemble after."""
+    inside = _inside_jit(compression, problem, dense_shape)
+    if inside is None:
+        return value_and_data, assembler(compression, problem.family, problem.x, dense_shape)
+
+    def value_and_result(x, *ctx):
+        *first, data = value_and_data(x, *ctx)
+        return (*first, inside(data))
+
+    return value_and_result, lambda result: result
+
+
+def fused_jacobian(problem, compression, seed_matrix, dense_shape):
+    """``(jacobian, value_and_jacobian)`` compiled as one function each."""
+    f, x_shape = problem.f, problem.x_shape
+    spec = problem.spec
+    wide = problem.x_dtype == "float64" and not jax.enable_x64.get_global()
+    gather = np.asarray(compression.gather, dtype=np.int32)
+    with jax.enable_x64(wide):
+        if compression.kind == "columns":
+            seeds = _stacked_seeds(compression, seed_matrix, x_shape)
+
+            def value_and_data(x, *ctx):
+                g = lambda x: f(x, *ctx)  # noqa: E731
+                value, products = jax.vmap(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+                return value, products.reshape(-1)[gather]
+        else:
+            seeds = _stacked_seeds(compression, seed_matrix, spec.shape)
+
+            def value_and_data(x, *ctx):
+                value, pullback = jax.vjp(lambda x: f(x, *ctx), x)
+                products = jax.vmap(lambda s: pullback(s.astype(value.dtype))[0])(seeds)
+                return value, products.reshape(-1)[gather]
+
+    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape)
+    data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[1], problem, wide)
+    valued = jax.jit(value_and_data)
+    to_value = np.asarray if problem.family == "numpy" else (lambda v: v)
+    data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
+
+    def jacobian(x, *ctx):
+        return assemble(data_call(x, *ctx))
+
+    def value_and_jacobian(x, *ctx):
+        value, entries = valued_call(x, *ctx)
+        return to_value(value), assemble(entries)
+
+    return jacobian, value_and_jacobian
+
+
+def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape):
+    """``(hessian, value_gradient_and_hessian)``: forward-over-reverse hvps on the seeds and the gather."""
+    x_shape = problem.x_shape
+    wide = problem.x_dtype == "float64" and not jax.enable_x64.get_global()
+    gather = np.asarray(compression.gather, dtype=np.int32)
+    with jax.enable_x64(wide):
+        seeds = _stacked_seeds(compression, seed_matrix, x_shape)
+
+    def value_gradient_and_data(x, *ctx):
+        vg = lambda x: value_and_gradient(x, *ctx)  # noqa: E731
+        (value, gradient), (_, products) = jax.vmap(
+            lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+        return value, gradient, products.reshape(-1)[gather]
+
+    value_gradient_and_data, assemble = _assembled(value_gradient_and_data, compression, problem, dense_shape)
+    data = _compile(lambda x, *ctx: value_gradient_and_data(x, *ctx)[2], problem, wide)
+    valued = jax.jit(value_gradient_and_data)
+    to_array = np.asarray if problem.family == "numpy" else (lambda v: v)
+    data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
+
+    def hessian(x, *ctx):
+        return assemble(data_call(x, *ctx))
+
+    def value_gradient_and_hessian(x, *ctx):
+        value, gradient, entries = valued_call(x, *ctx)
+        return to_array(value), to_array(gradient), assemble(entries)
+
+    return hessian, value_gradient_and_hessian
