@@ -125,7 +125,7 @@ def markdown(results):
         head = f"| {row['backend']} | {row['operator']} | {row['workload']} | {_size(row['size'])} |"
         if row["status"] == "ok":
             lines.append(
-                f"{head} {row['native_recipe']} | {fmt_time(row['native_s'])} | {fmt_time(row['prepared_s'])} "
+                f"{head} `{row['native_recipe']}` | {fmt_time(row['native_s'])} | {fmt_time(row['prepared_s'])} "
                 f"| **{row['ratio']:.2f}** [{row['ratio_q1']:.2f}–{row['ratio_q3']:.2f}] "
                 f"| {row['ratio_of_minima']:.2f} | {fmt_time(row['delta_s'])} | {fmt_time(row['unprepared_s'])} | {fmt_time(row['prepare_s'])} "
                 f"| {fmt_time(row['first_call_s'])} "
@@ -215,7 +215,7 @@ def markdown(results):
             continue
         parts = []
         for c in row["candidates"]:
-            label = f"{c['recipe']} ({c['mode'] or 'any'})"
+            label = f"`{c['recipe']}` ({c['mode'] or 'any'})"
             if "error" in c:
                 parts.append(f"{label}: fails ({c['error'][:80]})")
             else:

@@ -61,7 +61,7 @@ class Family:
     #: modules whose types belong to the family (``type(a).__module__`` starts with one)
     modules: tuple
     #: the module giving its array-API namespace, imported on demand
-    namespace_module: Optional[str]
+    namespace_module: str
     #: ``(numpy array, like) -> array of this family`` on ``like``'s device, dtype kept
     from_numpy: Optional[Callable] = None
     #: ``(out, result) -> None or a reason``: copies ``result`` into the user's buffer ``out``

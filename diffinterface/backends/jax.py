@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -241,6 +242,7 @@ def _batched(f, products, batch, with_first, flat):
     ``fn(x, tangents, *ctx)`` returns them as a tuple. ``with_first`` puts
     ``f(x)`` (the value, or the gradient for hvp) before them.
     """
+    fn: Callable[..., Any]
     if flat:
 
         def fn(x, *args):

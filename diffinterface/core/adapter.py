@@ -85,10 +85,10 @@ class Adapter:
     #: Largest batch of tangents one primitive call takes (None: any).
     max_batch = None
     #: The array families accepted for ``x``.
-    families = ("numpy",)
+    families: tuple[str, ...] = ("numpy",)
     #: The framework whose computations this adapter traces ("jax", "torch", "autograd"),
     #: or None when it only evaluates functions at concrete arrays (see the module docstring).
-    framework = None
+    framework: str | None = None
 
     def __init__(self, backend):
         self.backend = backend

@@ -9,12 +9,14 @@ Fallbacks work in the user's array family with the namespace of
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
 
 #: operator family name -> fallback(problem) -> Impl, filled by each operator module
-FALLBACKS = {}
+FALLBACKS: dict[str, Callable[[Problem], Any]] = {}
 
 
 class Spec:

@@ -142,4 +142,4 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
 
 
 # pytest must not collect the kit's entry point as a test when a test module imports it.
-test_differentiation.__test__ = False
+test_differentiation.__test__ = False  # type: ignore[attr-defined]
