@@ -12,7 +12,7 @@ import torch
 
 import diffinterface as di
 from diffinterface.core import get_adapter
-from diffinterface.backends.torch import _numpy_to_torch
+from diffinterface.backends.torch.boundary import _numpy_to_torch
 
 BACKENDS = {
     "torch": di.AutoTorch(),
