@@ -21,7 +21,14 @@ from . import wrappers as _wrappers  # noqa: F401  (registers SecondOrder)
 from .arrays import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, register_backend
-from .errors import MissingBackendError, PreparationMismatchError, UnsupportedError
+from .errors import (
+    DifferentiationError,
+    GraphBreakError,
+    MissingBackendError,
+    PreparationMismatchError,
+    TracedArrayError,
+    UnsupportedError,
+)
 from .operators import (
     derivative,
     gradient,
@@ -65,6 +72,7 @@ __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
     "Cache", "Constant",
+    "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "check_available", "check_inplace", "register_backend",
     "derivative", "prepare_derivative", "value_and_derivative",

@@ -321,11 +321,23 @@ def _traceable(value):
     return all(isinstance(leaf, _LEAF_TYPES) for leaf in jax.tree_util.tree_leaves(value))
 
 
+#: jax.errors raised when f converts the tracer it is differentiated at
+_TRACED_ARRAY_ERRORS = frozenset((
+    "TracerArrayConversionError", "ConcretizationTypeError", "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+))
+
+
 class JAXAdapter(Adapter):
     mode = "both"
     inplace = False
     families = ("numpy", "jax")
     framework = "jax"
+    traced_array_name = "JAX tracer"
+
+    def is_traced_array_error(self, error):
+        # numpy, float(), bool() or .item() on a tracer
+        return type(error).__module__.startswith("jax") and type(error).__name__ in _TRACED_ARRAY_ERRORS
 
     def __init__(self, backend):
         super().__init__(backend)

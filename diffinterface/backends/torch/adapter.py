@@ -18,6 +18,15 @@ from .autodiff import (
 from .boundary import _basis, _Boundary, _contexts, _Tensor, _torch_dtype
 from .second_order import TorchSecondOrder
 
+#: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
+_TRACED_ARRAY_MESSAGES = (
+    "numpy() on Tensor that requires grad",
+    ".item()",
+    "data-dependent",
+    "Cannot access data pointer",
+    "Cannot access storage",
+)
+
 
 class TorchAdapter(TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
@@ -25,12 +34,18 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     mode = "both"
     inplace = True
     framework = "torch"
+    traced_array_name = "torch tensor recording gradients"
     families = ("numpy", "torch")
 
     def __init__(self, backend):
         super().__init__(backend)
         self.forward_only = backend.mode == "forward"
         self.reverse_only = backend.mode == "reverse"
+
+    def is_traced_array_error(self, error):
+        # numpy() / item() on a tensor that requires grad or inside torch.func's transforms
+        text = str(error)
+        return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
 
     # -- output shape ------------------------------------------------------------------------------
 
@@ -62,6 +77,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if self.forward_only:
             return self._contracted_jacobian(problem, b, "pullback")
         to_torch, as_tensor, back, back_value, fn = b.to_torch, b.as_tensor, b.back, b.back_value, b.fn
+        broken = b.broken
 
         if len(problem.tangents) == 1:
 
@@ -70,13 +86,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                     ctx = _contexts(ctx)
                 xr = to_torch(x).requires_grad_()
                 y = _traced(fn, xr, ctx)
-                return back_value(y), (back(_vjp(y, xr, as_tensor(cotangents[0]))),)
+                return back_value(y), (back(_vjp(y, xr, as_tensor(cotangents[0]), broken)),)
 
             def pullback(x, cotangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
                 xr = to_torch(x).requires_grad_()
-                return (back(_vjp(_traced(fn, xr, ctx), xr, as_tensor(cotangents[0]))),)
+                return (back(_vjp(_traced(fn, xr, ctx), xr, as_tensor(cotangents[0]), broken)),)
 
             return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
 
@@ -86,7 +102,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             xr = to_torch(x).requires_grad_()
             y = _traced(fn, xr, ctx)
             seeds = torch.stack([as_tensor(c) for c in cotangents])
-            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds))
+            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken))
 
         return Impl(
             value_and_pullback=value_and_pullback,
@@ -98,16 +114,17 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if self.reverse_only:
             return self._contracted_jacobian(problem, b, "pushforward")
         as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
         if len(problem.tangents) == 1:
 
             def value_and_pushforward(x, tangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                value, tangent = _dual_jvp(fn, as_tensor(x), as_tensor(tangents[0]), ctx)
+                value, tangent = _dual_jvp(fn, as_tensor(x), as_tensor(tangents[0]), ctx, broken)
                 return back_value(value), (back_value(tangent),)
 
         else:
-            batched = _vmapped_jvp(fn, len(problem.ctx))
+            batched = _vmapped_jvp(fn, len(problem.ctx), b.broken)
 
             def value_and_pushforward(x, tangents, *ctx):
                 if ctx:
@@ -161,6 +178,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         require_scalar_output(problem, "gradient")
         b = _Boundary(problem)
         to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        broken = b.broken
         if self.forward_only:
             return self._forward_jacobian_impl(problem, b, "gradient")
         if self.backend.compile:
@@ -170,14 +188,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             if ctx:
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
-            return back(_vjp(_traced(fn, xr, ctx), xr, None))
+            return back(_vjp(_traced(fn, xr, ctx), xr, None, broken))
 
         def value_and_gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
             y = _traced(fn, xr, ctx)
-            return back_value(y), back(_vjp(y, xr, None))
+            return back_value(y), back(_vjp(y, xr, None, broken))
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
@@ -205,9 +223,10 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def _forward_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "gradient") by forward mode over the input basis."""
         as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
         spec = problem.spec
         basis = _basis(problem.x_shape, problem.x_dtype, as_tensor(problem.x).device)
-        columns = _vmapped_jvp(fn, len(problem.ctx))
+        columns = _vmapped_jvp(fn, len(problem.ctx), b.broken)
         jac_shape = spec.shape + problem.x_shape
         scalar_out = spec.shape == ()
         reshape = (basis.shape[0],) != problem.x_shape
@@ -233,7 +252,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             def derivative(x, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                return back_value(_forward_jacobian(fn, as_tensor(x), ctx))
+                return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
 
         def value_and_derivative(x, *ctx):
             value, jac = run(x, ctx)
@@ -252,6 +271,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
         to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        broken = b.broken
         spec = problem.spec
         if spec.shape == ():
             seeds = None
@@ -266,7 +286,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 ctx = _contexts(ctx)
             xr = to_torch(x).requires_grad_()
             y = _traced(fn, xr, ctx)
-            jac = _vjp(y, xr, None) if seeds is None else _vjps(y, xr, seeds)
+            jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken)
             return y, (jac.reshape(jac_shape) if reshape else jac)
 
         if raw:
@@ -292,12 +312,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if self.reverse_only or (not self.forward_only and problem.spec.size <= _REVERSE_DERIVATIVE_MAX_OUTPUT):
             return self._reverse_jacobian_impl(problem, b, "derivative")
         as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
         one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=as_tensor(problem.x).device)
 
         def value_and_derivative(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            value, tangent = _dual_jvp(fn, as_tensor(x), one, ctx)
+            value, tangent = _dual_jvp(fn, as_tensor(x), one, ctx, broken)
             return back_value(value), back_value(tangent)
 
         return Impl(

@@ -26,25 +26,34 @@ def _traced(fn, xr, ctx):
     return y if isinstance(y, _Tensor) else _as_output(y, xr)
 
 
-def _vjp(y, xr, seed, create_graph=False):
-    """``seed @ J`` by one backward pass (seed None: a scalar ``y``); zeros where ``y`` ignores ``xr``."""
+# ``broken``: None where an output torch cannot trace back to x is a true zero (the derivative
+# of a linear function, differentiated again); otherwise a function returning the GraphBreakError
+# to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
+
+
+def _vjp(y, xr, seed, broken, create_graph=False):
+    """``seed @ J`` by one backward pass (seed None: a scalar ``y``)."""
     if y.requires_grad:
         g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
         if g is not None:
             return g
+    if broken is not None:
+        raise broken()
     return torch.zeros_like(xr)
 
 
-def _vjps(y, xr, seeds, create_graph=False):
+def _vjps(y, xr, seeds, broken, create_graph=False):
     """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass."""
     if y.requires_grad:
         g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
         if g is not None:
             return g
+    if broken is not None and seeds.shape[0]:
+        raise broken()
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
 
-def _dual_jvp(fn, x, t, ctx):
+def _dual_jvp(fn, x, t, ctx, broken):
     """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent)."""
     with fwAD.dual_level():
         y = fn(fwAD.make_dual(x, t), *ctx)
@@ -52,11 +61,30 @@ def _dual_jvp(fn, x, t, ctx):
             y = _as_output(y, x)
         primal, tangent = fwAD.unpack_dual(y)
     if tangent is None:
+        if broken is not None:
+            raise broken()
         tangent = torch.zeros_like(primal)
     return primal, tangent
 
 
-def _vmapped_jvp(fn, n_ctx):
+def _dual_output(fn, ctx, broken):
+    """``z -> fn(z, *ctx)`` for torch.func's forward transforms: a tensor, and (unless ``broken``
+    is None) one that carries a tangent, so that a broken graph raises instead of giving zeros."""
+    if broken is None:
+        return (lambda z: fn(z, *ctx)) if ctx else fn
+
+    def bound(z):
+        y = fn(z, *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, z)
+        if fwAD.unpack_dual(y).tangent is None:
+            raise broken()
+        return y
+
+    return bound
+
+
+def _vmapped_jvp(fn, n_ctx, broken):
     """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
 
     The batch stays the leading axis: vmap cannot place an unbatched result
@@ -64,7 +92,7 @@ def _vmapped_jvp(fn, n_ctx):
     """
 
     def one(x, t, *ctx):
-        return _jvp(lambda z: fn(z, *ctx), (x,), (t,))
+        return _jvp(_dual_output(fn, ctx, broken), (x,), (t,))
 
     return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
 
@@ -78,10 +106,9 @@ _FUNCTIONAL_FORWARD_MAX_INPUT = 300
 _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 
 
-def _forward_jacobian(fn, x, ctx):
+def _forward_jacobian(fn, x, ctx, broken):
     """The Jacobian by forward mode over the input basis, vectorized (no value)."""
-    f = (lambda z: fn(z, *ctx)) if ctx else fn
-    return _functional_jacobian(f, x, vectorize=True, strategy="forward-mode")
+    return _functional_jacobian(_dual_output(fn, ctx, broken), x, vectorize=True, strategy="forward-mode")
 
 
 def _with_value(fn):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...arrays import describe
+from ...errors import graph_break
+
 _Tensor = torch.Tensor
 
 
@@ -62,7 +65,8 @@ class _Boundary:
     (seeds, and x for forward mode); ``back(t)``: a result that carries no graph (a plain
     backward pass's output) in the user's family; ``back_value(t)``: any
     result (values, forward-mode tangents), detached first; ``fn(x, *ctx)``:
-    ``f`` as a one-argument function.
+    ``f`` as a one-argument function; ``broken()``: the GraphBreakError for ``f``
+    (None when ``f`` is itself a derivative, whose constant outputs are true zeros).
     """
 
     def __init__(self, problem):
@@ -73,6 +77,11 @@ class _Boundary:
             self.to_torch = self.as_tensor = _numpy_to_torch
             self.back, self.back_value = _Tensor.numpy, _detached_numpy
         f = problem.f
+        if problem.constant_output_is_zero:
+            self.broken = None
+        else:
+            backend = problem.adapter.backend
+            self.broken = lambda: graph_break(f, backend, "torch")
         if problem.y is None:
             self.fn = f
         else:
@@ -92,7 +101,11 @@ def _as_output(y, like):
     """``f``'s result as a tensor (a Python number or numpy scalar becomes one, on x's device)."""
     if isinstance(y, _Tensor):
         return y
-    return torch.as_tensor(y, device=like.device)
+    if isinstance(y, float):  # a Python float is a float64, as everywhere in diffinterface
+        return torch.tensor(y, dtype=torch.float64, device=like.device)
+    if isinstance(y, (int, np.ndarray, np.generic)) and not isinstance(y, bool):
+        return torch.as_tensor(y, device=like.device)
+    raise TypeError(f"f: expected f to return an array or a number; it returned {describe(y)}")
 
 
 def _basis(shape, dtype, device):

@@ -19,7 +19,7 @@ class TorchSecondOrder:
     def _gradient_graph(self, problem):
         """``run(x, ctx) -> (xr, value, gradient with its graph)`` for a scalar ``f``."""
         b = _Boundary(problem)
-        to_torch, fn = b.to_torch, b.fn
+        to_torch, fn, broken = b.to_torch, b.fn, b.broken
 
         def run(x, ctx):
             if ctx:
@@ -27,10 +27,10 @@ class TorchSecondOrder:
             xr = to_torch(x).requires_grad_()
             if _grad_enabled():
                 y = _traced(fn, xr, ctx)
-                return xr, y, _vjp(y, xr, None, create_graph=True)
+                return xr, y, _vjp(y, xr, None, broken, create_graph=True)
             with _enable_grad():
                 y = _traced(fn, xr, ctx)
-                return xr, y, _vjp(y, xr, None, create_graph=True)
+                return xr, y, _vjp(y, xr, None, broken, create_graph=True)
 
         return b, run
 
@@ -43,7 +43,7 @@ class TorchSecondOrder:
 
         def value_gradient_and_hessian(x, *ctx):
             xr, y, g = run(x, ctx)
-            h = _vjps(g, xr, basis).reshape(hess_shape)
+            h = _vjps(g, xr, basis, None).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
         return Impl(
@@ -60,10 +60,10 @@ class TorchSecondOrder:
         def gradient_and_hvp(x, tangents, *ctx):
             xr, y, g = run(x, ctx)
             if n_seeds == 1:
-                results = (back(_vjp(g, xr, as_tensor(tangents[0]))),)
+                results = (back(_vjp(g, xr, as_tensor(tangents[0]), None)),)
             else:
                 seeds = torch.stack([as_tensor(t) for t in tangents])
-                results = tuple(back(r) for r in _vjps(g, xr, seeds))
+                results = tuple(back(r) for r in _vjps(g, xr, seeds, None))
             return back(g.detach()), results
 
         return Impl(
@@ -73,7 +73,7 @@ class TorchSecondOrder:
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)
-        to_torch, back, fn = b.to_torch, b.back, b.fn
+        to_torch, back, fn, broken = b.to_torch, b.back, b.fn, b.broken
         spec = problem.spec
         scalar_out = spec.shape == ()
         basis = _basis(spec.shape, spec.dtype, to_torch(problem.x).device)
@@ -81,11 +81,11 @@ class TorchSecondOrder:
         def derivatives(xr, ctx):
             y = _traced(fn, xr, ctx)
             if scalar_out:
-                d = _vjp(y, xr, None, create_graph=True)
-                return y, d, _vjp(d, xr, None)
+                d = _vjp(y, xr, None, broken, create_graph=True)
+                return y, d, _vjp(d, xr, None, None)
             # x is a scalar: row i of a batched backward pass over the output basis is dy_i/dx.
-            d = _vjps(y, xr, basis, create_graph=True).reshape(spec.shape)
-            return y, d, _vjps(d, xr, basis).reshape(spec.shape)
+            d = _vjps(y, xr, basis, broken, create_graph=True).reshape(spec.shape)
+            return y, d, _vjps(d, xr, basis, None).reshape(spec.shape)
 
         def value_derivative_and_second_derivative(x, *ctx):
             if ctx:
