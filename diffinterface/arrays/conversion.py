@@ -26,23 +26,44 @@ def cast(a, dtype):
     return a.astype(dtype)
 
 
-def write_out(out, result, name="out"):
+def write_out(out, result, name="out", avoid=None):
     """Copy ``result`` into the user's buffer ``out`` (checked) and return ``out``.
 
-    Tuples of results go into tuples of buffers; a ``None`` entry keeps that result as it is.
+    Tuples of results go into tuples of buffers; a ``None`` entry keeps that
+    result as it is. Every buffer is checked before any is written, so a
+    refused ``out=`` leaves all of them unchanged; ``avoid`` (x) must not
+    share memory with any buffer.
 
     >>> import numpy as np
     >>> buffer = np.zeros(2)
     >>> write_out(buffer, np.ones(2)) is buffer
     True
     """
+    pairs = list(_pairs(out, result, name))
+    for o, r, label in pairs:
+        _check_buffer(o, r, label, avoid)
+    for o, r, label in pairs:
+        problem = FAMILIES[family_of(o)].write(o, r)
+        if problem is not None:
+            raise ValueError(f"{label}: {problem}")
+    return out
+
+
+def _pairs(out, result, name):
     if isinstance(result, tuple):
         if not isinstance(out, tuple) or len(out) != len(result):
             raise ValueError(
                 f"{name}: expected a tuple of {len(result)} buffers (None entries allowed); "
                 f"got {type(out).__name__}" + (f" of length {len(out)}" if isinstance(out, tuple) else "")
             )
-        return tuple(r if o is None else write_out(o, r, f"{name}[{i}]") for i, (o, r) in enumerate(zip(out, result)))
+        for i, (o, r) in enumerate(zip(out, result)):
+            if o is not None:
+                yield from _pairs(o, r, f"{name}[{i}]")
+        return
+    yield out, result, name
+
+
+def _check_buffer(out, result, name, avoid):
     if (
         family_of(out) != family_of(result)
         or shape_of(out) != shape_of(result)
@@ -54,7 +75,21 @@ def write_out(out, result, name="out"):
         raise ValueError(
             f"{name}: {family.name} arrays are immutable and cannot be written in place; call without {name}="
         )
-    problem = family.write(out, result)
-    if problem is not None:
-        raise ValueError(f"{name}: {problem}")
-    return out
+    if getattr(out, "flags", None) is not None and not out.flags.writeable:
+        raise ValueError(f"{name}: expected a writable buffer; got a read-only {describe(out)}")
+    if getattr(out, "requires_grad", False):
+        raise ValueError(f"{name}: expected a buffer outside autograd's graph; got a tensor that requires grad")
+    if avoid is not None and family_of(avoid) == family_of(out) and _shares_memory(out, avoid):
+        raise ValueError(f"{name}: the buffer shares memory with x, which diffinterface never modifies; "
+                         "pass a separate buffer")
+
+
+def _shares_memory(a, b):
+    import numpy as np
+
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.shares_memory(a, b)
+    pointer = getattr(a, "untyped_storage", None)
+    if pointer is not None and hasattr(b, "untyped_storage"):
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return a is b

@@ -71,6 +71,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..core.boundary import check_output
 from ..core import Spec, require_scalar_output
 from ..core import Adapter, Impl
 
@@ -328,6 +329,16 @@ _TRACED_ARRAY_ERRORS = frozenset((
 ))
 
 
+def _output_checked(f):
+    """``f`` raising a TypeError naming it when it returns no array (jax.jvp accepts lists and None);
+    under jit this runs only while tracing."""
+
+    def checked(*args):
+        return check_output(f, f(*args))
+
+    return checked
+
+
 class JAXAdapter(Adapter):
     mode = "both"
     inplace = False
@@ -427,8 +438,8 @@ class JAXAdapter(Adapter):
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _batched(f, _forward_products, k, False, flat),
-                "value_and_pushforward": lambda flat: _batched(f, _forward_products, k, True, flat),
+                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat),
+                "value_and_pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat),
             },
             batched=True,
         )

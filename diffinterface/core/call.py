@@ -153,16 +153,16 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
             raise
         raise better from error
     if y is None and not valued:
-        return result if out is None else write_out(out, result)
+        return result if out is None else write_out(out, result, avoid=x)
     n_values = op.n_values
     if y is not None:
         result = (write_out(y, result[0], "y"), *result[1:])
     if out is not None:
         derivatives = result[n_values:]
         if len(derivatives) == 1:
-            derivatives = (write_out(out, derivatives[0]),)
+            derivatives = (write_out(out, derivatives[0], avoid=x),)
         else:
-            derivatives = write_out(out, tuple(derivatives))
+            derivatives = write_out(out, tuple(derivatives), avoid=x)
         result = (*result[:n_values], *derivatives)
     if returns_value_only_for_y:
         return result[1] if len(result) == 2 else result[1:]
