@@ -46,6 +46,13 @@ def write_out(out, result, name="out", avoid=None):
         problem = FAMILIES[family_of(o)].write(o, r)
         if problem is not None:
             raise ValueError(f"{label}: {problem}")
+    return _written(out, result)
+
+
+def _written(out, result):
+    """``out``, with the results of its None entries in their place."""
+    if isinstance(result, tuple):
+        return tuple(r if o is None else _written(o, r) for o, r in zip(out, result))
     return out
 
 
