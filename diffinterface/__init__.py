@@ -20,7 +20,14 @@ from . import backends as _backends  # noqa: F401  (registers the built-in backe
 from .arrays import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, register_backend
-from .errors import MissingBackendError, PreparationMismatchError, UnsupportedError
+from .errors import (
+    DifferentiationError,
+    GraphBreakError,
+    MissingBackendError,
+    PreparationMismatchError,
+    TracedArrayError,
+    UnsupportedError,
+)
 from .operators import (
     derivative,
     gradient,
@@ -78,6 +85,7 @@ __all__ = [
     "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
     "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
     "Cache", "Constant",
+    "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "check_available", "check_inplace", "register_backend",
     "derivative", "prepare_derivative", "value_and_derivative",

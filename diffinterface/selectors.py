@@ -51,7 +51,7 @@ class AutoTorch(AbstractBackend):
 
     ``compile=True`` (experimental) compiles the gradient with ``torch.compile``
     at preparation: seconds to minutes of compilation, then faster gradients on
-    large vectorized functions (see ``diffinterface/backends/torch.py``).
+    large vectorized functions (see ``diffinterface/backends/torch/``).
     """
 
     mode: Optional[str] = None

@@ -23,6 +23,7 @@ CLAIMS = {
     "stiff_ode.py": "the exact Jacobians reproduce the solution",
     "swap_backends.py": "same standard errors from every backend",
     "custom_backend.py": "the complex-step backend passes all",
+    "sparse_scipy.py": "solve_ivp BDF, Brusselator 32 x 32",
 }
 
 

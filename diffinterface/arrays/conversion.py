@@ -28,6 +28,35 @@ def cast(a, dtype):
     return a.astype(dtype)
 
 
+def write_out(out, result, name="out", avoid=None):
+    """Copy ``result`` into the user's buffer ``out`` (checked) and return ``out``.
+
+    Tuples of results go into tuples of buffers; a ``None`` entry keeps that
+    result as it is. Every buffer is checked before any is written, so a
+    refused ``out=`` leaves all of them unchanged; ``avoid`` (x) must not
+    share memory with any buffer.
+
+    >>> import numpy as np
+    >>> buffer = np.zeros(2)
+    >>> write_out(buffer, np.ones(2)) is buffer
+    True
+    """
+    pairs = list(_pairs(out, result, name))
+    for o, r, label in pairs:
+        if sparse_format(r) is not None:
+            _check_sparse_buffer(o, r, label)
+        else:
+            _check_buffer(o, r, label, avoid)
+    for o, r, label in pairs:
+        if sparse_format(r) is not None:
+            _write_sparse_values(o, r)
+            continue
+        problem = FAMILIES[family_of(o)].write(o, r)
+        if problem is not None:
+            raise ValueError(f"{label}: {problem}")
+    return _written(out, result)
+
+
 def sparse_format(a):
     """"scipy-csr", "torch-csr" or "bcoo" for the sparse matrices diffinterface returns, else None."""
     module = type(a).__module__
@@ -40,8 +69,9 @@ def sparse_format(a):
     return None
 
 
-def _write_sparse(out, result, name, sparse):
-    """Overwrite the values of the sparse ``out``, which must have ``result``'s pattern."""
+def _check_sparse_buffer(out, result, name):
+    """The sparse ``out`` must have ``result``'s format, shape, dtype and pattern (only values are written)."""
+    sparse = sparse_format(result)
     if sparse == "bcoo":
         raise ValueError(f"{name}: JAX sparse matrices (BCOO) are immutable and cannot be written in place; "
                          f"call without {name}=")
@@ -55,40 +85,44 @@ def _write_sparse(out, result, name, sparse):
             and bool((out.col_indices() == result.col_indices()).all())
             and bool((out.crow_indices() == result.crow_indices()).all())
         )
-        if not same:
-            raise ValueError(f"{name}: expected {expected}; got a matrix with another pattern")
-        out.values().copy_(result.values())
-        return out
-    same = out.indices is result.indices or (
-        out.indices.shape == result.indices.shape
-        and np.array_equal(out.indices, result.indices) and np.array_equal(out.indptr, result.indptr)
-    )
+    else:
+        same = out.indices is result.indices or (
+            out.indices.shape == result.indices.shape
+            and np.array_equal(out.indices, result.indices) and np.array_equal(out.indptr, result.indptr)
+        )
     if not same:
         raise ValueError(f"{name}: expected {expected}; got a matrix with another pattern")
-    np.copyto(out.data, result.data)
+
+
+def _write_sparse_values(out, result):
+    if sparse_format(out) == "torch-csr":
+        out.values().copy_(result.values())
+    else:
+        np.copyto(out.data, result.data)
+
+
+def _written(out, result):
+    """``out``, with the results of its None entries in their place."""
+    if isinstance(result, tuple):
+        return tuple(r if o is None else _written(o, r) for o, r in zip(out, result))
     return out
 
 
-def write_out(out, result, name="out"):
-    """Copy ``result`` into the user's buffer ``out`` (checked) and return ``out``.
-
-    Tuples of results go into tuples of buffers; a ``None`` entry keeps that result as it is.
-
-    >>> import numpy as np
-    >>> buffer = np.zeros(2)
-    >>> write_out(buffer, np.ones(2)) is buffer
-    True
-    """
+def _pairs(out, result, name):
     if isinstance(result, tuple):
         if not isinstance(out, tuple) or len(out) != len(result):
             raise ValueError(
                 f"{name}: expected a tuple of {len(result)} buffers (None entries allowed); "
                 f"got {type(out).__name__}" + (f" of length {len(out)}" if isinstance(out, tuple) else "")
             )
-        return tuple(r if o is None else write_out(o, r, f"{name}[{i}]") for i, (o, r) in enumerate(zip(out, result)))
-    sparse = sparse_format(result)
-    if sparse is not None:
-        return _write_sparse(out, result, name, sparse)
+        for i, (o, r) in enumerate(zip(out, result)):
+            if o is not None:
+                yield from _pairs(o, r, f"{name}[{i}]")
+        return
+    yield out, result, name
+
+
+def _check_buffer(out, result, name, avoid):
     if (
         family_of(out) != family_of(result)
         or shape_of(out) != shape_of(result)
@@ -100,7 +134,19 @@ def write_out(out, result, name="out"):
         raise ValueError(
             f"{name}: {family.name} arrays are immutable and cannot be written in place; call without {name}="
         )
-    problem = family.write(out, result)
-    if problem is not None:
-        raise ValueError(f"{name}: {problem}")
-    return out
+    if getattr(out, "flags", None) is not None and not out.flags.writeable:
+        raise ValueError(f"{name}: expected a writable buffer; got a read-only {describe(out)}")
+    if getattr(out, "requires_grad", False):
+        raise ValueError(f"{name}: expected a buffer outside autograd's graph; got a tensor that requires grad")
+    if avoid is not None and family_of(avoid) == family_of(out) and _shares_memory(out, avoid):
+        raise ValueError(f"{name}: the buffer shares memory with x, which diffinterface never modifies; "
+                         "pass a separate buffer")
+
+
+def _shares_memory(a, b):
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.shares_memory(a, b)
+    pointer = getattr(a, "untyped_storage", None)
+    if pointer is not None and hasattr(b, "untyped_storage"):
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return a is b

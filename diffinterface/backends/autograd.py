@@ -51,11 +51,12 @@ differentiate mutation (``check_inplace(AutoAutograd())`` is False).
 from __future__ import annotations
 
 import numpy as np
-from autograd.core import make_jvp, make_vjp
-from autograd.tracer import getval
+from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, vspace
+from autograd.tracer import getval, trace
 
-from ..arrays import describe
+from ..arrays import describe, is_array
 from ..core import Adapter, Impl
+from ..errors import graph_break
 
 
 def _bound(f, ctx):
@@ -63,6 +64,47 @@ def _bound(f, ctx):
     if not ctx:
         return f
     return lambda x: f(x, *ctx)
+
+
+def _breaks(problem):
+    """``broken()``: the GraphBreakError for ``problem.f``; None when f is itself a derivative
+    (SecondOrder's outer), whose constant outputs are true zeros."""
+    if problem.constant_output_is_zero:
+        return None
+    f, backend = problem.f, problem.adapter.backend
+    return lambda: graph_break(f, backend, "autograd")
+
+
+def _check_output(value):
+    if not is_array(getval(value)):
+        raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
+
+
+def _vjp_of(fun, x, broken):
+    """autograd's ``make_vjp``, but raising ``broken()`` where autograd would warn and return zeros."""
+    end_value, end_node = trace(VJPNode.new_root(), fun, x)
+    if end_node is None:
+        _check_output(end_value)
+        if broken is not None:
+            raise broken()
+        zeros = vspace(x).zeros()
+        return (lambda g: zeros), end_value
+    return (lambda g: backward_pass(g, end_node)), end_value
+
+
+def _jvp_of(fun, x, broken):
+    """autograd's ``make_jvp``, raising ``broken()`` when f's output does not depend on x."""
+
+    def jvp(g):
+        end_value, end_node = trace(JVPNode.new_root(g), fun, x)
+        if end_node is None:
+            _check_output(end_value)
+            if broken is not None:
+                raise broken()
+            return end_value, vspace(end_value).zeros()
+        return end_value, end_node.g
+
+    return jvp
 
 
 def _one(dtype):
@@ -124,6 +166,11 @@ class AutogradAdapter(Adapter):
     # nest inside functions that autograd differentiates (results stay boxed).
     families = ("numpy", "autograd")
     framework = "autograd"
+    traced_array_name = "autograd ArrayBox"
+
+    def is_traced_array_error(self, error):
+        # float(), int() or a numpy function autograd does not wrap, called on the box it traces
+        return isinstance(error, TypeError) and "Box" in str(error)
 
     def choose_mode(self, operator, problem):
         # make_jvp re-runs f for each tangent, make_vjp records f once for any
@@ -133,23 +180,23 @@ class AutogradAdapter(Adapter):
     # -- primitives -------------------------------------------------------------------------
 
     def prepare_pullback(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
 
         def value_and_pullback(x, cotangents, *ctx):
-            vjp, value = make_vjp(_bound(f, ctx), x)
+            vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             return value, tuple(vjp(c) for c in cotangents)
 
         def pullback(x, cotangents, *ctx):
-            vjp, _ = make_vjp(_bound(f, ctx), x)
+            vjp, _ = _vjp_of(_bound(f, ctx), x, broken)
             return tuple(vjp(c) for c in cotangents)
 
         return Impl(pullback=pullback, value_and_pullback=value_and_pullback)
 
     def prepare_pushforward(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
 
         def value_and_pushforward(x, tangents, *ctx):
-            jvp = make_jvp(_bound(f, ctx), x)
+            jvp = _jvp_of(_bound(f, ctx), x, broken)
             results = []
             for t in tangents:
                 value, d = jvp(t)
@@ -165,17 +212,17 @@ class AutogradAdapter(Adapter):
 
     def prepare_gradient(self, problem):
         # No evaluation here: f's output is a scalar by contract, checked on each call for free.
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
         seed = _one(problem.x_dtype)
 
         def gradient(x, *ctx):
-            vjp, value = make_vjp(_bound(f, ctx), x)
+            vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             if getattr(value, "shape", None) != ():
                 _check_scalar(value, "gradient")
             return vjp(seed)
 
         def value_and_gradient(x, *ctx):
-            vjp, value = make_vjp(_bound(f, ctx), x)
+            vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             if getattr(value, "shape", None) != ():
                 _check_scalar(value, "gradient")
             return value, vjp(seed)
@@ -185,9 +232,10 @@ class AutogradAdapter(Adapter):
     def prepare_jacobian(self, problem):
         # No evaluation here: the forward pass each call records gives the output's shape.
         f, x_shape, xp = problem.f, problem.x_shape, problem.xp
+        broken = _breaks(problem)
 
         def value_and_jacobian(x, *ctx):
-            vjp, value = make_vjp(_bound(f, ctx), x)
+            vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             y_shape, y_dtype = _shape_and_dtype(value)
             return value, xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
 
@@ -197,14 +245,14 @@ class AutogradAdapter(Adapter):
         )
 
     def prepare_derivative(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
         tangent = _one(problem.x_dtype)
 
         def value_and_derivative(x, *ctx):
-            return make_jvp(_bound(f, ctx), x)(tangent)
+            return _jvp_of(_bound(f, ctx), x, broken)(tangent)
 
         def derivative(x, *ctx):
-            return make_jvp(_bound(f, ctx), x)(tangent)[1]
+            return _jvp_of(_bound(f, ctx), x, broken)(tangent)[1]
 
         return Impl(derivative=derivative, value_and_derivative=value_and_derivative)
 
@@ -220,7 +268,7 @@ class AutogradAdapter(Adapter):
     # -- second order: nested recordings of the same single forward pass --------------------
 
     @staticmethod
-    def _gradient_recording_value(fun, seed, values, operator):
+    def _gradient_recording_value(fun, seed, values, operator, broken):
         """The gradient of ``fun`` as a function autograd can differentiate again.
 
         The value of ``fun`` computed on the way (checked to be a scalar, unboxed)
@@ -229,7 +277,7 @@ class AutogradAdapter(Adapter):
         """
 
         def gradient(z):
-            vjp, value = make_vjp(fun, z)
+            vjp, value = _vjp_of(fun, z, broken)
             _check_scalar(value, operator)
             values.append(getval(value))
             return vjp(seed)
@@ -237,7 +285,7 @@ class AutogradAdapter(Adapter):
         return gradient
 
     def prepare_hessian(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
         seed = _one(problem.x_dtype)
         x_shape, x_dtype, xp = problem.x_shape, problem.x_dtype, problem.xp
         shape = x_shape + x_shape
@@ -246,7 +294,7 @@ class AutogradAdapter(Adapter):
         def value_gradient_and_hessian(x, *ctx):
             values = []
             # The Hessian is symmetric: its rows are the vjps of the gradient.
-            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian"), x)
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x)
             return values[0], gradient, xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape)
 
         return Impl(
@@ -255,13 +303,13 @@ class AutogradAdapter(Adapter):
         )
 
     def prepare_hvp(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
         seed = _one(problem.x_dtype)
         gradient_of = self._gradient_recording_value
 
         def gradient_and_hvp(x, tangents, *ctx):
             values = []
-            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp"), x)
+            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp", broken), x)
             return gradient, tuple(vjp(t) for t in tangents)
 
         return Impl(
@@ -270,7 +318,7 @@ class AutogradAdapter(Adapter):
         )
 
     def prepare_second_derivative(self, problem):
-        f = problem.f
+        f, broken = problem.f, _breaks(problem)
         tangent = _one(problem.x_dtype)
 
         def value_derivative_and_second_derivative(x, *ctx):
@@ -278,7 +326,7 @@ class AutogradAdapter(Adapter):
             values = []
 
             def derivative(z):
-                value, d = make_jvp(fun, z)(tangent)
+                value, d = _jvp_of(fun, z, broken)(tangent)
                 values.append(value)
                 return d
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MissingBackendError
 from ..core import Spec, require_scalar_output
 from ..core import Adapter, Impl
 
@@ -49,7 +50,7 @@ class FiniteDiffAdapter(Adapter):
             try:
                 import scipy.differentiate  # noqa: F401
             except ImportError as error:
-                raise ImportError(
+                raise MissingBackendError(
                     "AutoFiniteDiff(method='adaptive') uses scipy.differentiate (scipy >= 1.15), which is "
                     "not installed: pip install 'diffinterface[scipy]'",
                     name="scipy",

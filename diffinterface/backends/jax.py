@@ -72,6 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..core.boundary import check_output
 from ..core import Spec, require_scalar_output
 from ..core import Adapter, Impl
 
@@ -323,11 +324,33 @@ def _traceable(value):
     return all(isinstance(leaf, _LEAF_TYPES) for leaf in jax.tree_util.tree_leaves(value))
 
 
+#: jax.errors raised when f converts the tracer it is differentiated at
+_TRACED_ARRAY_ERRORS = frozenset((
+    "TracerArrayConversionError", "ConcretizationTypeError", "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+))
+
+
+def _output_checked(f):
+    """``f`` raising a TypeError naming it when it returns no array (jax.jvp accepts lists and None);
+    under jit this runs only while tracing."""
+
+    def checked(*args):
+        return check_output(f, f(*args))
+
+    return checked
+
+
 class JAXAdapter(Adapter):
     mode = "both"
     inplace = False
     families = ("numpy", "jax")
     framework = "jax"
+    traced_array_name = "JAX tracer"
+
+    def is_traced_array_error(self, error):
+        # numpy, float(), bool() or .item() on a tracer
+        return type(error).__module__.startswith("jax") and type(error).__name__ in _TRACED_ARRAY_ERRORS
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -417,8 +440,8 @@ class JAXAdapter(Adapter):
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _batched(f, _forward_products, k, False, flat),
-                "value_and_pushforward": lambda flat: _batched(f, _forward_products, k, True, flat),
+                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat),
+                "value_and_pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat),
             },
             batched=True,
         )

@@ -89,6 +89,8 @@ class Adapter:
     #: The framework whose computations this adapter traces ("jax", "torch", "autograd"),
     #: or None when it only evaluates functions at concrete arrays (see the module docstring).
     framework: str | None = None
+    #: What ``f`` receives as x while the framework traces it, for error messages ("JAX tracer").
+    traced_array_name = "traced array"
 
     def __init__(self, backend):
         self.backend = backend
@@ -114,6 +116,11 @@ class Adapter:
     def output_spec(self, problem):
         """Output shape and dtype of ``f``: by default, one evaluation at preparation."""
         return Spec.of(problem.f(problem.x, *problem.ctx))
+
+    def is_traced_array_error(self, error):
+        """True when ``error``, raised by ``f``, is the framework refusing a conversion of its traced
+        array (numpy called on it, ``float()``, ``.item()``): see :mod:`diffinterface.core.boundary`."""
+        return False
 
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
     def differentiable_value_and_gradient(self, problem):

@@ -15,8 +15,9 @@ from __future__ import annotations
 from ..arrays import describe, dtype_name, family_of, is_array, shape_of, write_out
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
+from .boundary import explain
 from .preparation import Preparation
-from .problem import Problem
+from .problem import Problem, Spec
 from .registry import get_adapter
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -40,16 +41,32 @@ def check_x(x, adapter, op):
         raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got {describe(x)}")
 
 
-def check_tangents(tangents, like_shape, like_name, name="tangents"):
+def check_tangents(tangents, like, like_name, name="tangents"):
+    """Raise unless ``tangents`` is a non-empty tuple of real floating arrays shaped like ``like`` (a Spec).
+
+    Each must have ``like``'s dtype too: derivatives are computed in that dtype,
+    and a complex tangent for a real function has no real meaning (JAX would
+    silently drop its imaginary part).
+    """
     if not isinstance(tangents, tuple) or not tangents:
         raise TypeError(
-            f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch); "
-            f"got {type(tangents).__name__}"
+            f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch; for one, "
+            f"({name[:-1]},)); got {describe(tangents) if is_array(tangents) else type(tangents).__name__}"
         )
     for i, t in enumerate(tangents):
-        if not is_array(t) or shape_of(t) != like_shape:
+        if not is_array(t) or shape_of(t) != like.shape:
             raise ValueError(
-                f"{name}[{i}]: expected an array shaped like {like_name}, {like_shape}; got {describe(t)}"
+                f"{name}[{i}]: expected an array shaped like {like_name}, {like.shape}; got {describe(t)}"
+            )
+        dtype = dtype_name(t)
+        if dtype != like.dtype:
+            kind = (
+                "a real floating-point array" if dtype not in _FLOAT_DTYPES
+                else f"the dtype of {like_name}"
+            )
+            raise TypeError(
+                f"{name}[{i}]: expected {kind}, {like.dtype} like {like_name}; got {describe(t)}. "
+                "Convert it yourself: diffinterface does not change dtypes."
             )
 
 
@@ -73,12 +90,23 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
         if not is_array(y) or family_of(y) != family_of(x):
             raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
     problem = Problem(adapter, f, x, tangents, contexts, y)
-    if op.seeds == "cotangents":
-        check_tangents(tangents, problem.spec.shape, "the output y", "cotangents")
-    elif op.seeds == "tangents":
-        check_tangents(tangents, problem.x_shape, "x")
-    impl = problem.impl(op.name)
+    try:
+        if op.seeds == "cotangents":
+            check_tangents(tangents, problem.spec, "the output y", "cotangents")
+        elif op.seeds == "tangents":
+            check_tangents(tangents, Spec(problem.x_shape, problem.x_dtype), "x")
+        impl = problem.impl(op.name)
+    except Exception as error:
+        better = explain(error, adapter, f, x, problem.ctx, y)
+        if better is None:
+            raise
+        raise better from error
     return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict)
+
+
+def _explained(error, prep, f, x, contexts, y):
+    """``error`` raised by a prepared method, as :func:`~diffinterface.core.boundary.explain` sees it."""
+    return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y)
 
 
 def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
@@ -87,13 +115,20 @@ def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         matches = prep.matches
         if matches is None or matches(f, backend, x, tangents, contexts):
             fn = prep.methods[valued]
-            if tangents is None:
+            # try costs nothing until f raises; then the error is explained (core/boundary.py).
+            try:
+                if tangents is None:
+                    if contexts:
+                        return fn(x, *[c.value for c in contexts])
+                    return fn(x)
                 if contexts:
-                    return fn(x, *[c.value for c in contexts])
-                return fn(x)
-            if contexts:
-                return fn(x, tangents, *[c.value for c in contexts])
-            return fn(x, tangents)
+                    return fn(x, tangents, *[c.value for c in contexts])
+                return fn(x, tangents)
+            except Exception as error:
+                better = _explained(error, prep, f, x, contexts, y)
+                if better is None:
+                    raise
+                raise better from error
     return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
 
 
@@ -110,18 +145,24 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
     args = (x,) if tangents is None else (x, tangents)
     if contexts:
         args = (*args, *[c.value for c in contexts])
-    result = prep.methods[1 if y is not None else valued](*args)
+    try:
+        result = prep.methods[1 if y is not None else valued](*args)
+    except Exception as error:
+        better = _explained(error, prep, f, x, contexts, y)
+        if better is None:
+            raise
+        raise better from error
     if y is None and not valued:
-        return result if out is None else write_out(out, result)
+        return result if out is None else write_out(out, result, avoid=x)
     n_values = op.n_values
     if y is not None:
         result = (write_out(y, result[0], "y"), *result[1:])
     if out is not None:
         derivatives = result[n_values:]
         if len(derivatives) == 1:
-            derivatives = (write_out(out, derivatives[0]),)
+            derivatives = (write_out(out, derivatives[0], avoid=x),)
         else:
-            derivatives = write_out(out, tuple(derivatives))
+            derivatives = write_out(out, tuple(derivatives), avoid=x)
         result = (*result[:n_values], *derivatives)
     if returns_value_only_for_y:
         return result[1] if len(result) == 2 else result[1:]

@@ -55,6 +55,9 @@ class Problem:
         self.x_size = size_of(self.x_shape)
         self.x_dtype = dtype_name(x)
         self._spec = None if y is None else Spec.of(y)
+        #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
+        #: output the framework cannot trace back to x is then a true zero, not a broken graph
+        self.constant_output_is_zero = False
 
     @property
     def spec(self):

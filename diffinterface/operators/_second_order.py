@@ -118,4 +118,5 @@ def differentiated_problem(problem, operator, *, with_value=False):
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
     differentiated = Problem(outer, first, problem.x, None, problem.contexts, None)
     differentiated._spec = spec
+    differentiated.constant_output_is_zero = True
     return differentiated

@@ -1,0 +1,327 @@
+"""The :class:`TorchAdapter`: output shapes, the primitives and the first-order recipes."""
+
+from __future__ import annotations
+
+import torch
+
+from ...core import Adapter, Impl, Spec, require_scalar_output
+from .autodiff import (
+    _FUNCTIONAL_FORWARD_MAX_INPUT,
+    _REVERSE_DERIVATIVE_MAX_OUTPUT,
+    _dual_jvp,
+    _forward_jacobian,
+    _traced,
+    _vjp,
+    _vjps,
+    _vmapped_jvp,
+)
+from .boundary import _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .second_order import TorchSecondOrder
+
+#: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
+_TRACED_ARRAY_MESSAGES = (
+    "numpy() on Tensor that requires grad",
+    ".item()",
+    "data-dependent",
+    "Cannot access data pointer",
+    "Cannot access storage",
+)
+
+
+class TorchAdapter(TorchSecondOrder, Adapter):
+    """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
+
+    mode = "both"
+    inplace = True
+    framework = "torch"
+    traced_array_name = "torch tensor recording gradients"
+    families = ("numpy", "torch")
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.forward_only = backend.mode == "forward"
+        self.reverse_only = backend.mode == "reverse"
+
+    def is_traced_array_error(self, error):
+        # numpy() / item() on a tensor that requires grad or inside torch.func's transforms
+        text = str(error)
+        return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
+
+    # -- output shape ------------------------------------------------------------------------------
+
+    def output_spec(self, problem):
+        if problem.y is not None:
+            return Spec.of(problem.y)
+        x = _Boundary(problem).to_torch(problem.x)
+        ctx = _contexts(problem.ctx)
+        try:
+            meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
+            meta_ctx = tuple(
+                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
+            )
+            y = problem.f(meta_x, *meta_ctx)
+            if isinstance(y, _Tensor) and y.device.type == "meta":
+                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
+            pass
+        with torch.no_grad():
+            y = problem.f(x, *ctx)
+        if isinstance(y, _Tensor):
+            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        return Spec.of(y)
+
+    # -- primitives ----------------------------------------------------------------------------------
+
+    def prepare_pullback(self, problem):
+        b = _Boundary(problem)
+        if self.forward_only:
+            return self._contracted_jacobian(problem, b, "pullback")
+        to_torch, as_tensor, back, back_value, fn = b.to_torch, b.as_tensor, b.back, b.back_value, b.fn
+        broken = b.broken
+
+        if len(problem.tangents) == 1:
+
+            def value_and_pullback(x, cotangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                xr = to_torch(x).requires_grad_()
+                y = _traced(fn, xr, ctx)
+                return back_value(y), (back(_vjp(y, xr, as_tensor(cotangents[0]), broken)),)
+
+            def pullback(x, cotangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                xr = to_torch(x).requires_grad_()
+                return (back(_vjp(_traced(fn, xr, ctx), xr, as_tensor(cotangents[0]), broken)),)
+
+            return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
+
+        def value_and_pullback(x, cotangents, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            seeds = torch.stack([as_tensor(c) for c in cotangents])
+            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken))
+
+        return Impl(
+            value_and_pullback=value_and_pullback,
+            pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
+        )
+
+    def prepare_pushforward(self, problem):
+        b = _Boundary(problem)
+        if self.reverse_only:
+            return self._contracted_jacobian(problem, b, "pushforward")
+        as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
+        if len(problem.tangents) == 1:
+
+            def value_and_pushforward(x, tangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, tangent = _dual_jvp(fn, as_tensor(x), as_tensor(tangents[0]), ctx, broken)
+                return back_value(value), (back_value(tangent),)
+
+        else:
+            batched = _vmapped_jvp(fn, len(problem.ctx), b.broken)
+
+            def value_and_pushforward(x, tangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                seeds = torch.stack([as_tensor(t) for t in tangents])
+                value, results = batched(as_tensor(x), seeds, *ctx)
+                return back_value(value), tuple(back_value(r) for r in results)
+
+        return Impl(
+            value_and_pushforward=value_and_pushforward,
+            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+        )
+
+    def _contracted_jacobian(self, problem, b, operator):
+        """The primitive of the other mode: the Jacobian in this mode, contracted with each seed.
+
+        ``pushforward`` under ``mode="reverse"`` (batched backward passes over the
+        output basis) and ``pullback`` under ``mode="forward"`` (``vmap(jvp)`` over
+        the input basis), one evaluation of ``f`` per call whatever the batch.
+        """
+        as_tensor, back_value = b.as_tensor, b.back_value
+        spec = problem.spec
+        m, n = spec.size, problem.x_size
+        if operator == "pushforward":
+            run = self._reverse_jacobian_impl(problem, b, "jacobian", raw=True)
+            out_shape, flat_seed = spec.shape, n
+
+            def contract(jac, seeds):
+                return seeds @ jac.reshape(m, n).T
+        else:
+            run = self._forward_jacobian_impl(problem, b, "jacobian", raw=True)
+            out_shape, flat_seed = problem.x_shape, m
+
+            def contract(jac, seeds):
+                return seeds @ jac.reshape(m, n)
+
+        def value_and_contracted(x, seeds, *ctx):
+            value, jac = run(x, ctx)
+            stacked = torch.stack([as_tensor(s).reshape(flat_seed) for s in seeds]).to(jac.dtype)
+            results = contract(jac, stacked)
+            return back_value(value), tuple(back_value(r.reshape(out_shape)) for r in results)
+
+        return Impl(**{
+            "value_and_" + operator: value_and_contracted,
+            operator: lambda x, seeds, *ctx: value_and_contracted(x, seeds, *ctx)[1],
+        })
+
+    # -- first-order overrides -----------------------------------------------------------------------
+
+    def prepare_gradient(self, problem):
+        require_scalar_output(problem, "gradient")
+        b = _Boundary(problem)
+        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        broken = b.broken
+        if self.forward_only:
+            return self._forward_jacobian_impl(problem, b, "gradient")
+        if self.backend.compile:
+            return self._compiled_gradient(problem, b)
+
+        def gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            return back(_vjp(_traced(fn, xr, ctx), xr, None, broken))
+
+        def value_and_gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            return back_value(y), back(_vjp(y, xr, None, broken))
+
+        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
+
+    def _compiled_gradient(self, problem, b):
+        """``compile=True``: ``torch.compile(torch.func.grad_and_value(f))``, compiled at preparation."""
+        as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+
+        def gradient_and_value(x, *ctx):
+            return torch.func.grad_and_value(lambda z: fn(z, *ctx))(x)
+
+        compiled = torch.compile(gradient_and_value)
+        compiled(as_tensor(problem.x), *_contexts(problem.ctx))  # compile now, not on the first call
+
+        def value_and_gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            g, value = compiled(as_tensor(x), *ctx)
+            return back_value(value), back_value(g)
+
+        return Impl(
+            value_and_gradient=value_and_gradient,
+            gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+        )
+
+    def _forward_jacobian_impl(self, problem, b, operator, raw=False):
+        """``operator`` ("jacobian" or "gradient") by forward mode over the input basis."""
+        as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
+        spec = problem.spec
+        basis = _basis(problem.x_shape, problem.x_dtype, as_tensor(problem.x).device)
+        columns = _vmapped_jvp(fn, len(problem.ctx), b.broken)
+        jac_shape = spec.shape + problem.x_shape
+        scalar_out = spec.shape == ()
+        reshape = (basis.shape[0],) != problem.x_shape
+
+        def run(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            value, parts = columns(as_tensor(x), basis, *ctx)  # parts: (n, *y.shape)
+            if not scalar_out:
+                return value, parts.movedim(0, -1).reshape(jac_shape)
+            return value, (parts.reshape(jac_shape) if reshape else parts)
+
+        if raw:
+            return run
+
+        if problem.x_size > _FUNCTIONAL_FORWARD_MAX_INPUT:
+
+            def derivative(x, *ctx):
+                return back_value(run(x, ctx)[1])
+
+        else:
+
+            def derivative(x, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+
+        def value_and_derivative(x, *ctx):
+            value, jac = run(x, ctx)
+            return back_value(value), back_value(jac)
+
+        return Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative})
+
+    def _use_columns(self, problem):
+        if self.forward_only:
+            return True
+        if self.reverse_only:
+            return False
+        # Forward-mode AD costs several backward passes per operation here: use it only for tall Jacobians.
+        return problem.spec.size > 4 * problem.x_size
+
+    def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
+        """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
+        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        broken = b.broken
+        spec = problem.spec
+        if spec.shape == ():
+            seeds = None
+            reshape = problem.x_shape != ()
+        else:
+            seeds = _basis(spec.shape, spec.dtype, to_torch(problem.x).device)
+            reshape = (spec.size, *problem.x_shape) != spec.shape + problem.x_shape
+        jac_shape = spec.shape + problem.x_shape
+
+        def rows(x, ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            xr = to_torch(x).requires_grad_()
+            y = _traced(fn, xr, ctx)
+            jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken)
+            return y, (jac.reshape(jac_shape) if reshape else jac)
+
+        if raw:
+            return rows
+
+        def value_and_derivative(x, *ctx):
+            value, jac = rows(x, ctx)
+            return back_value(value), back(jac)
+
+        return Impl(**{
+            operator: lambda x, *ctx: back(rows(x, ctx)[1]),
+            "value_and_" + operator: value_and_derivative,
+        })
+
+    def prepare_jacobian(self, problem):
+        b = _Boundary(problem)
+        if self._use_columns(problem):
+            return self._forward_jacobian_impl(problem, b, "jacobian")
+        return self._reverse_jacobian_impl(problem, b, "jacobian")
+
+    def prepare_derivative(self, problem):
+        b = _Boundary(problem)
+        if self.reverse_only or (not self.forward_only and problem.spec.size <= _REVERSE_DERIVATIVE_MAX_OUTPUT):
+            return self._reverse_jacobian_impl(problem, b, "derivative")
+        as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
+        broken = b.broken
+        one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=as_tensor(problem.x).device)
+
+        def value_and_derivative(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            value, tangent = _dual_jvp(fn, as_tensor(x), one, ctx, broken)
+            return back_value(value), back_value(tangent)
+
+        return Impl(
+            value_and_derivative=value_and_derivative,
+            derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
+        )

@@ -1,0 +1,121 @@
+"""torch's autodiff primitives as this adapter uses them: traced calls, batched backward passes, dual numbers, vmap(jvp)."""
+
+from __future__ import annotations
+
+import torch
+from torch.autograd import forward_ad as fwAD
+
+from .boundary import _as_output
+
+_Tensor = torch.Tensor
+_grad = torch.autograd.grad
+_grad_enabled = torch.is_grad_enabled
+_enable_grad = torch.enable_grad
+_vmap = torch.func.vmap
+_jvp = torch.func.jvp
+_functional_jacobian = torch.autograd.functional.jacobian
+
+
+def _traced(fn, xr, ctx):
+    """``fn(xr, *ctx)`` with autograd recording, even inside the user's ``torch.no_grad()``."""
+    if _grad_enabled():
+        y = fn(xr, *ctx)
+    else:
+        with _enable_grad():
+            y = fn(xr, *ctx)
+    return y if isinstance(y, _Tensor) else _as_output(y, xr)
+
+
+# ``broken``: None where an output torch cannot trace back to x is a true zero (the derivative
+# of a linear function, differentiated again); otherwise a function returning the GraphBreakError
+# to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
+
+
+def _vjp(y, xr, seed, broken, create_graph=False):
+    """``seed @ J`` by one backward pass (seed None: a scalar ``y``)."""
+    if y.requires_grad:
+        g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
+        if g is not None:
+            return g
+    if broken is not None:
+        raise broken()
+    return torch.zeros_like(xr)
+
+
+def _vjps(y, xr, seeds, broken, create_graph=False):
+    """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass."""
+    if y.requires_grad:
+        g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        if g is not None:
+            return g
+    if broken is not None and seeds.shape[0]:
+        raise broken()
+    return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
+
+
+def _dual_jvp(fn, x, t, ctx, broken):
+    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent)."""
+    with fwAD.dual_level():
+        y = fn(fwAD.make_dual(x, t), *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, x)
+        primal, tangent = fwAD.unpack_dual(y)
+    if tangent is None:
+        if broken is not None:
+            raise broken()
+        tangent = torch.zeros_like(primal)
+    return primal, tangent
+
+
+def _dual_output(fn, ctx, broken):
+    """``z -> fn(z, *ctx)`` for torch.func's forward transforms: a tensor, and (unless ``broken``
+    is None) one that carries a tangent, so that a broken graph raises instead of giving zeros."""
+    if broken is None:
+        return (lambda z: fn(z, *ctx)) if ctx else fn
+
+    def bound(z):
+        y = fn(z, *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, z)
+        if fwAD.unpack_dual(y).tangent is None:
+            raise broken()
+        return y
+
+    return bound
+
+
+def _vmapped_jvp(fn, n_ctx, broken):
+    """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
+
+    The batch stays the leading axis: vmap cannot place an unbatched result
+    (f ignoring x) at another axis.
+    """
+
+    def one(x, t, *ctx):
+        return _jvp(_dual_output(fn, ctx, broken), (x,), (t,))
+
+    return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
+
+
+#: Largest input for ``torch.autograd.functional.jacobian``'s forward strategy: measured against
+#: ``vmap(jvp)`` on ``x**2``, it takes 0.72x the time at n=100, 0.82x at 300 and 1.6x at 500.
+_FUNCTIONAL_FORWARD_MAX_INPUT = 300
+
+#: Largest output for which ``mode=None`` computes a derivative by batched backward passes: measured
+#: against dual numbers on ``sin(a * x)``, they take 0.48x the time at 3 outputs, 0.71x at 30, 3x at 300.
+_REVERSE_DERIVATIVE_MAX_OUTPUT = 100
+
+
+def _forward_jacobian(fn, x, ctx, broken):
+    """The Jacobian by forward mode over the input basis, vectorized (no value)."""
+    return _functional_jacobian(_dual_output(fn, ctx, broken), x, vectorize=True, strategy="forward-mode")
+
+
+def _with_value(fn):
+    """``z -> (fn(z), fn(z))`` from one evaluation: the value rides along as a transform's aux output."""
+
+    def both(z):
+        y = fn(z)
+        return y, y
+
+    return both

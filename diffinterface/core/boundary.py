@@ -1,0 +1,90 @@
+"""The boundary of ``f``: what it may return, and what an error it raised while being differentiated means.
+
+Every public operator runs ``f`` through :mod:`diffinterface.core.call`,
+which catches what ``f`` raises (Python's exceptions cost nothing until one is
+raised, so the prepared fast path pays nothing) and hands it to
+:func:`explain`. Two mistakes are common enough to be named with their fix:
+
+- ``f`` returned something that is not an array or a number (a string,
+  ``None``, a list): a TypeError naming ``f`` and what it returned, the same
+  on every backend, found by evaluating ``f`` once at ``x`` after the failure;
+- ``f`` called numpy (or ``float()``, ``.item()``, ``.numpy()``) on the
+  framework's traced array: a :class:`~diffinterface.TracedArrayError`
+  naming ``f``, the backend, the traced type and the fix
+  (``di.array_namespace(x)``, ``di.Constant``). Each adapter recognizes its
+  framework's errors (:meth:`~diffinterface.core.adapter.Adapter.is_traced_array_error`);
+  an error raised from inside numpy's own Python code while a framework traced
+  ``x`` counts too.
+
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: "abc", di.AutoFiniteDiff(), np.ones(2))
+    Traceback (most recent call last):
+    ...
+    TypeError: f: expected f to return an array or a number; it returned str object (f is <lambda>)
+"""
+
+from __future__ import annotations
+
+from ..arrays import describe, is_array
+from ..errors import (
+    DifferentiationError,
+    MissingBackendError,
+    PreparationMismatchError,
+    UnsupportedError,
+    function_name,
+    traced_array,
+)
+
+#: errors diffinterface raises itself: never reinterpreted
+_OWN = (DifferentiationError, PreparationMismatchError, MissingBackendError, UnsupportedError)
+
+
+def non_array_output(f, value):
+    """The TypeError for ``f`` that returned ``value``, which is not an array or a number."""
+    return TypeError(
+        f"f: expected f to return an array or a number; it returned {describe(value)} (f is {function_name(f)})"
+    )
+
+
+def check_output(f, value):
+    """``value`` when it is an array or a number; otherwise the TypeError naming ``f``."""
+    if not is_array(value):
+        raise non_array_output(f, value)
+    return value
+
+
+def _raised_inside_numpy(error):
+    """True when the innermost frames of ``error``'s traceback are numpy's Python code."""
+    tb, last = error.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    if last is None:
+        return False
+    module = last.tb_frame.f_globals.get("__name__", "")
+    return module == "numpy" or module.startswith("numpy.")
+
+
+def explain(error, adapter, f, x, ctx, y):
+    """A clearer exception for ``error`` raised while ``adapter`` differentiated ``f`` at ``x``, or None.
+
+    Only called once ``error`` was raised; the caller raises the result ``from error``.
+    """
+    if isinstance(error, _OWN) or not isinstance(error, (TypeError, ValueError, RuntimeError, AttributeError)):
+        return None
+    if y is None:
+        # f may have failed because of what it returned: look at it, outside any framework.
+        try:
+            value = f(x, *ctx)
+        except Exception:  # noqa: BLE001 - f cannot run on x itself: the framework's error stands
+            pass
+        else:
+            if not is_array(value):
+                return non_array_output(f, value)
+    if adapter.framework is None:
+        return None
+    if adapter.is_traced_array_error(error) or _raised_inside_numpy(error):
+        return traced_array(f, adapter.backend, adapter.traced_array_name, error)
+    return None
+
+
+__all__ = ["check_output", "explain", "function_name", "non_array_output"]
