@@ -321,11 +321,28 @@ def _traceable(value):
     return all(isinstance(leaf, _LEAF_TYPES) for leaf in jax.tree_util.tree_leaves(value))
 
 
+def _tree_to_numpy(tree):
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def _pair_tree_to_numpy(pair):
+    return np.asarray(pair[0]), _tree_to_numpy(pair[1])
+
+
 class JAXAdapter(Adapter):
     mode = "both"
     inplace = False
     families = ("numpy", "jax")
     framework = "jax"
+    # jax.grad takes pytrees as they are: no ravel per call.
+    pytrees = frozenset({"gradient"})
+
+    def takes_tree(self, operator, tree):
+        # Node types registered with optree only are unknown to JAX: those trees go flat.
+        if operator not in self.pytrees:
+            return False
+        positions = list(range(len(tree.shapes)))
+        return jax.tree_util.tree_leaves(tree.unflatten(positions)) == positions
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -454,7 +471,8 @@ class JAXAdapter(Adapter):
             problem,
             ("gradient", mode),
             {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
-            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy},
+            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy} if problem.tree is None
+            else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
 
     def prepare_jacobian(self, problem):

@@ -37,16 +37,19 @@ import numpy as np
 from ..arrays import dtype_name, family_of, is_array, shape_of
 from ..contexts import Context
 from ..errors import PreparationMismatchError
+from .pytree import TreeKey, tree_key
 
 
 def _array_key(a):
-    """(type, dtype, shape) of an array; None for None.
+    """(type, dtype, shape) of an array, a :class:`TreeKey` for a pytree; None for None.
 
     A Python float, a NumPy scalar and a 0-d ndarray are one type here: numpy
     arithmetic turns one into another (``np.array(0.7) + 0.25`` is an ``np.float64``).
     """
     if a is None:
         return None
+    if not is_array(a):
+        return tree_key(a)
     cls, shape = type(a), shape_of(a)
     if not shape and (cls is float or cls is np.ndarray or isinstance(a, np.generic)):
         return (_NUMPY_SCALAR, dtype_name(a), shape)
@@ -84,10 +87,12 @@ def signature(f, backend, x, tangents, contexts, y):
 def _format(slot, value):
     if value is None:
         return "none"
+    if isinstance(value, TreeKey):
+        return repr(value)
     if slot == "x" or slot == "y":
         cls, dtype, shape = value
         return f"{cls} {dtype} {shape}"
-    if slot == "tangents" and value and isinstance(value[0], tuple):
+    if slot == "tangents" and value and all(isinstance(v, tuple) for v in value):
         return f"{len(value)} of [" + ", ".join(f"{d} {s}" for _, d, s in value) + "]"
     return repr(value)
 
@@ -99,7 +104,18 @@ def _same(slot, prepared, given):
     return given == prepared
 
 
-def _matcher(f, backend, x, tangents, contexts):
+def _mismatch_line(slot, prepared, given):
+    if slot == "x" and isinstance(prepared, TreeKey):
+        return f"  x: MISMATCH, {prepared.difference(given)}"
+    if slot == "tangents" and isinstance(prepared, tuple) and any(isinstance(p, TreeKey) for p in prepared):
+        if isinstance(given, tuple) and len(given) == len(prepared):
+            i = next(i for i, (p, g) in enumerate(zip(prepared, given)) if p != g)
+            if isinstance(prepared[i], TreeKey):
+                return f"  tangents: MISMATCH, tangents[{i}]: {prepared[i].difference(given[i])}"
+    return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
+
+
+def _matcher(f, backend, x, tangents, contexts, tree=None):
     """``matches(f, backend, x, tangents, contexts) -> bool``: the cheap check of every prepared call.
 
     Specialized at preparation for the arguments it was made for, so the common
@@ -124,6 +140,9 @@ def _matcher(f, backend, x, tangents, contexts):
             return False
         return not n_ctx or tuple(_context_key(c) if isinstance(c, Context) else None
                                   for c in contexts) == contexts_key
+
+    if tree is not None:
+        return tree.matcher(f, backend, rest_matches)
 
     if x_class is float:
 
@@ -171,19 +190,21 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded", "tree")
 
-    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict):
+    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None):
         self.op = op
         self.backend = backend
         self.impl = impl
         self.spec = spec
         self.strict = bool(strict)
-        #: (plain, valued) prepared methods, looked up once
-        self.methods = (getattr(impl, op.plain), getattr(impl, op.valued))
+        #: the flattening plan of a pytree x (None for arrays), see :mod:`diffinterface.core.pytree`
+        self.tree = tree
+        #: (plain, valued) prepared methods, looked up once (for a flat tree problem, wrapped by the plan)
+        self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
         # None: prepared calls skip the check (strict=False)
-        self.matches = _matcher(f, backend, x, tangents, contexts) if strict else None
+        self.matches = _matcher(f, backend, x, tangents, contexts, tree) if strict else None
 
     @property
     def operator(self):
@@ -209,7 +230,7 @@ class Preparation:
                 lines.append(f"  {slot}: matches")
             else:
                 mismatch = True
-                lines.append(f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, now)}")
+                lines.append(_mismatch_line(slot, prepared, now))
         if mismatch:
             raise PreparationMismatchError(
                 f"prep: the call does not match the preparation of {op.name}:\n" + "\n".join(lines)
