@@ -20,7 +20,8 @@ from . import backends as _backends  # noqa: F401  (registers the built-in backe
 from . import wrappers as _wrappers  # noqa: F401  (registers SecondOrder)
 from .arrays import array_namespace
 from .contexts import Cache, Constant
-from .core import Preparation, check_available, check_inplace, register_backend
+from .core import Preparation, check_available, check_inplace, flatten, register_backend
+from .modules import module_function
 from .errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from .operators import (
     derivative,
@@ -66,7 +67,7 @@ __all__ = [
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
     "Cache", "Constant",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "check_available", "check_inplace", "register_backend",
+    "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",
