@@ -390,8 +390,8 @@ class JAXAdapter(Adapter):
 
     def takes_tree(self, operator, tree):
         # Node types registered with optree only are unknown to JAX: those trees go flat.
-        if operator not in self.pytrees:
-            return False
+        if operator not in self.pytrees or self.backend.mode == "forward":
+            return False  # jacfwd's gradients take the output's dtype: the flat path casts them back
         positions = list(range(len(tree.shapes)))
         return jax.tree_util.tree_leaves(tree.unflatten(positions)) == positions
 

@@ -295,7 +295,7 @@ class TorchAdapter(Adapter):
 
     def _tree_output_spec(self, problem, ctx):
         tree, to_torch = problem.tree, _Boundary(problem).to_torch
-        leaves = [to_torch(leaf) for leaf in tree.leaves(problem.x)]
+        leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
         try:
             meta = [torch.empty(leaf.shape, dtype=leaf.dtype, device="meta") for leaf in leaves]
             meta_ctx = tuple(
@@ -315,7 +315,7 @@ class TorchAdapter(Adapter):
     def _tree_gradient(self, problem, b):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
         tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
-        leaves_of, unflatten = tree.leaves, tree.unflatten
+        leaves_of, unflatten = tree.array_leaves, tree.unflatten
 
         def value_and_gradient(x, *ctx):
             if ctx:

@@ -93,7 +93,7 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
 
 def _tree_plan(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
-    tree = TreePlan(x)
+    tree = TreePlan(x, narrowest=adapter.framework is None)
     if tree.family not in adapter.families:
         raise TypeError(
             f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "

@@ -16,8 +16,10 @@ two ways, chosen at preparation:
   the flat ``x``, and :meth:`TreePlan.wrap` ravels the tangents and unravels
   the results of every prepared call.
 
-Leaves keep their dtypes: the flat array has the leaves' promoted dtype, and
-each leaf is cast back to its own dtype inside ``f`` and in the results.
+Leaves keep their dtypes: the flat array has the leaves' promoted dtype (the
+narrowest for adapters that only evaluate ``f``, such as finite differences,
+whose steps must survive the cast), and each leaf is cast back to its own
+dtype inside ``f`` and in the results.
 Results use the layout of ``jax.jacobian`` / ``jax.hessian``: a gradient is a
 tree like ``x``; a Jacobian of an array ``y`` is a tree like ``x`` whose leaf
 ``l`` has shape ``y.shape + l.shape``; a Hessian is a tree like ``x`` of trees
@@ -40,7 +42,7 @@ from types import MethodType
 import numpy as np
 
 from ..arrays import cast as _cast
-from ..arrays import describe, dtype_name, family_of, is_array, shape_of, size_of, write_out
+from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS = OrderedDict()
@@ -76,9 +78,16 @@ def _promoted(dtypes):
     return max(dtypes, key=order.index)
 
 
-def _as_array(leaf):
-    # A Python float leaf is a 0-d float64 numpy array in the flat array and in the results.
-    return np.asarray(leaf) if leaf.__class__ is float else leaf
+_COMPLEX = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+def _inside(flat, dtype):
+    """The dtype a leaf of ``dtype`` takes inside f when the flat array is ``flat``.
+
+    A complex flat array (complex-step differences) keeps leaves complex:
+    casting to a real dtype would drop the imaginary part that carries the derivative.
+    """
+    return _COMPLEX[dtype] if dtype_name(flat).startswith("complex") else dtype
 
 
 class TreeKey:
@@ -126,7 +135,7 @@ def tree_key(tree):
 class TreePlan:
     """How one tree structure is raveled into a flat array and back (see the module docstring)."""
 
-    def __init__(self, tree, name="x"):
+    def __init__(self, tree, name="x", narrowest=False):
         optree = _optree()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
@@ -142,20 +151,26 @@ class TreePlan:
                     f"{where}: expected a real floating-point array (float32 or float64); got {describe(leaf)}. "
                     "Convert it yourself: diffinterface does not change dtypes."
                 )
-            families.add(family_of(leaf))
+            if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
+                families.add(family_of(leaf))
         if len(families) > 1:
             raise TypeError(f"{name}: expected every leaf in one array family; got leaves of {sorted(families)}")
         self.spec = spec
         self.paths = tuple(paths)
-        self.family = families.pop()
-        self.like = _as_array(leaves[0])
+        self.family = families.pop() if families else "numpy"
+        arrays = [leaf for leaf in leaves if leaf.__class__ is not float]
+        self.like = arrays[0] if arrays else None
+        self._floats = tuple(i for i, leaf in enumerate(leaves) if leaf.__class__ is float)
         self.shapes = tuple(shape_of(leaf) for leaf in leaves)
         self.dtypes = tuple(dtype_name(leaf) for leaf in leaves)
         self.sizes = tuple(size_of(s) for s in self.shapes)
         bounds = np.cumsum((0, *self.sizes))
         self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
         self.size = int(bounds[-1])
-        self.dtype = _promoted(self.dtypes)
+        # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it, except
+        # for adapters that evaluate f at perturbed points (finite differences): a step sized for
+        # float64 would vanish when cast back to a float32 leaf, so they get the narrowest.
+        self.dtype = min(self.dtypes, key=_FLOAT_DTYPES.index) if narrowest else _promoted(self.dtypes)
         self.mixed = len(set(self.dtypes)) > 1
         self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves))
         self._checks = tuple((leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None))
@@ -171,6 +186,13 @@ class TreePlan:
 
     def unflatten(self, leaves):
         return self._unflatten(leaves)
+
+    def array_leaves(self, tree):
+        """The leaves of ``tree`` with Python floats as 0-d float64 arrays of the plan's family."""
+        leaves = self._flatten(tree)[0]
+        for i in self._floats:
+            leaves[i] = from_numpy(np.asarray(leaves[i]), self.family, self.like)
+        return leaves
 
     def fits(self, tree):
         """True when ``tree`` has the prepared structure and leaves (the cheap per-call check)."""
@@ -191,21 +213,23 @@ class TreePlan:
 
     def ravel(self, tree):
         """The leaves of ``tree`` as one flat 1-D array of the promoted dtype, in the tree's family."""
-        parts = [_cast(_as_array(leaf), self.dtype).reshape(-1) for leaf in self._flatten(tree)[0]]
+        if self.family == "jax":
+            import jax
+
+            # float64 exists in JAX only under x64: on for this thread, as the adapter does.
+            with jax.enable_x64(self.dtype == "float64"):
+                return jax.numpy.concatenate([_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)])
+        parts = [_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)]
         if self.family == "torch":
             import torch
 
             return torch.cat(parts)
-        if self.family == "jax":
-            import jax.numpy as jnp
-
-            return jnp.concatenate(parts)
         return np.concatenate(parts)
 
     def unravel(self, flat):
         """The tree of the plan's structure from a flat array (any family, traced values included)."""
         if self.mixed:
-            return self._unflatten([_cast(flat[s].reshape(shape), d)
+            return self._unflatten([_cast(flat[s].reshape(shape), _inside(flat, d))
                                     for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
         return self._unflatten([flat[s].reshape(shape) for s, shape in zip(self.slices, self.shapes)])
 
