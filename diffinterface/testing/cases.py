@@ -210,8 +210,9 @@ class _Runner:
             self.problem(f"{label}: expected a {type(expected).__name__}; got {_describe_any(got)}")
             return
         if isinstance(expected, (tuple, list)):
-            if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-                self.problem(f"{label}: expected a tuple of {len(expected)} results; got {_describe_any(got)}")
+            kind = list if isinstance(expected, list) else tuple
+            if not isinstance(got, kind) or len(got) != len(expected):
+                self.problem(f"{label}: expected a {kind.__name__} of {len(expected)} results; got {_describe_any(got)}")
                 return
             for i, (g, e) in enumerate(zip(got, expected)):
                 self.compare(stage, f"{what}[{i}]", g, e, derivative)
@@ -407,6 +408,8 @@ class _Runner:
 
 
 def _describe_any(a):
+    if isinstance(a, list):
+        return f"list of length {len(a)}"
     if isinstance(a, dict):
         return f"dict with keys {sorted(a)}"
     if isinstance(a, tuple):
