@@ -19,7 +19,7 @@ adapter per AD library) -> ``operators`` (one module per operator family) ->
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .arrays import array_namespace
 from .contexts import Cache, Constant
-from .core import Preparation, check_available, check_inplace, register_backend
+from .core import Preparation, check_available, check_inplace, flatten, register_backend
 from .errors import (
     DifferentiationError,
     GraphBreakError,
@@ -28,6 +28,7 @@ from .errors import (
     TracedArrayError,
     UnsupportedError,
 )
+from .modules import module_function
 from .operators import (
     derivative,
     gradient,
@@ -87,7 +88,7 @@ __all__ = [
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "check_available", "check_inplace", "register_backend",
+    "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",

@@ -14,3 +14,7 @@ def test_first_order(di_case):
 
 def test_second_order(di_second_order_case):
     di_second_order_case.check()
+
+
+def test_pytree_x(di_pytree_case):
+    di_pytree_case.check()

@@ -99,7 +99,7 @@ def test_derivative_needs_scalar_x():
 def test_x_must_be_a_float_array():
     with pytest.raises(TypeError, match="x: expected a real floating-point array.*int64"):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), np.arange(3))
-    with pytest.raises(TypeError, match="x: expected a float or an array; got str"):
+    with pytest.raises(TypeError, match="x: expected a float, an array or a pytree of arrays; got str"):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), "1.0")
 
 

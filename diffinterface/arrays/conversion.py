@@ -18,14 +18,35 @@ def from_numpy(a, family, like):
 
 
 def cast(a, dtype):
-    """``a`` as ``dtype`` (a name) in its own family; ``a`` itself when it already is."""
+    """``a`` as ``dtype`` (a name) in its own family, traced values included; ``a`` itself when it already is."""
     if dtype_name(a) == dtype:
         return a
-    if family_of(a) == "torch":
+    family = family_of(a)
+    if family == "torch":
         import torch
 
         return a.to(getattr(torch, dtype))
+    if family == "autograd":
+        return _autograd_cast()(a, dtype)
     return a.astype(dtype)
+
+
+_AUTOGRAD_CAST = []
+
+
+def _autograd_cast():
+    """A cast autograd differentiates in both modes (its own ``astype`` has no forward-mode rule)."""
+    if not _AUTOGRAD_CAST:
+        from autograd.extend import defjvp, defvjp, primitive
+
+        @primitive
+        def cast_box(a, dtype):
+            return a.astype(dtype)
+
+        defvjp(cast_box, lambda ans, a, dtype: lambda g: cast_box(g, a.dtype))
+        defjvp(cast_box, lambda g, ans, a, dtype: cast_box(g, dtype))
+        _AUTOGRAD_CAST.append(cast_box)
+    return _AUTOGRAD_CAST[0]
 
 
 def write_out(out, result, name="out", avoid=None):

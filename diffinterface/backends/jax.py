@@ -304,16 +304,20 @@ def _canonical_scalar(value):
     return np.asarray(value)
 
 
-def _canonical_scalars(fn, offset, positions):
-    """``fn`` with the scalar-like contexts at ``positions`` (after ``offset`` arguments) made canonical."""
-    if not positions:
+def _canonical_scalars(fn, offset, positions, mixed=()):
+    """``fn`` with the scalar-like contexts at ``positions`` (after ``offset`` arguments) made canonical,
+    and the contexts at ``mixed`` wrapped as :class:`_Mixed`."""
+    if not positions and not mixed:
         return fn
     positions = tuple(offset + i for i in positions)
+    mixed = tuple(offset + i for i in mixed)
 
     def call(*args):
         args = list(args)
         for i in positions:
             args[i] = _canonical_scalar(args[i])
+        for i in mixed:
+            args[i] = _Mixed(args[i])
         return fn(*args)
 
     return call
@@ -341,6 +345,61 @@ def _output_checked(f):
     return checked
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+class _Mixed:
+    """A context value mixing arrays and other leaves (``{"mode": "sum", "scale": 2.0}``), for jit.
+
+    Its arrays and numbers are traced; its other leaves (strings...) and its
+    structure are the static part of the tree, so a new scale reuses the compiled
+    code and a new mode recompiles. ``f`` receives the value itself, rebuilt.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _flatten_mixed(mixed):
+    leaves, treedef = jax.tree_util.tree_flatten(mixed.value)
+    traced = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, _LEAF_TYPES))
+    static = tuple((i, leaf) for i, leaf in enumerate(leaves) if not isinstance(leaf, _LEAF_TYPES))
+    return [leaves[i] for i in traced], (treedef, traced, static)
+
+
+def _unflatten_mixed(aux, children):
+    treedef, traced, static = aux
+    leaves = [None] * treedef.num_leaves
+    for i, child in zip(traced, children):
+        leaves[i] = child
+    for i, leaf in static:
+        leaves[i] = leaf
+    return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+jax.tree_util.register_pytree_node(_Mixed, _flatten_mixed, _unflatten_mixed)
+
+
+def _mixed_positions(ctx):
+    """Contexts that are neither traceable nor hashable: passed as :class:`_Mixed` trees."""
+    return tuple(i for i, value in enumerate(ctx) if not _traceable(value) and not _hashable(value))
+
+
+def _tree_to_numpy(tree):
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def _pair_tree_to_numpy(pair):
+    return np.asarray(pair[0]), _tree_to_numpy(pair[1])
+
+
 class JAXAdapter(Adapter):
     mode = "both"
     inplace = False
@@ -351,6 +410,16 @@ class JAXAdapter(Adapter):
     def is_traced_array_error(self, error):
         # numpy, float(), bool() or .item() on a tracer
         return type(error).__module__.startswith("jax") and type(error).__name__ in _TRACED_ARRAY_ERRORS
+
+    # jax.grad takes pytrees as they are: no ravel per call.
+    pytrees = frozenset({"gradient"})
+
+    def takes_tree(self, operator, tree):
+        # Node types registered with optree only are unknown to JAX: those trees go flat.
+        if operator not in self.pytrees or self.backend.mode == "forward":
+            return False  # jacfwd's gradients take the output's dtype: the flat path casts them back
+        positions = list(range(len(tree.shapes)))
+        return jax.tree_util.tree_leaves(tree.unflatten(positions)) == positions
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -368,7 +437,7 @@ class JAXAdapter(Adapter):
     @staticmethod
     def _static(problem, offset):
         """Positions (in the compiled function's arguments) of contexts passed as static values."""
-        return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value))
+        return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value) and _hashable(value))
 
     def _jitted(self, key, build, static):
         """``jax.jit(build())``, cached under ``key``; ``build()`` itself without jit."""
@@ -399,7 +468,9 @@ class JAXAdapter(Adapter):
         wide = self._wide(problem)
         x, tangents = problem.x, problem.tangents
         scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value))
-        ctx = tuple(_canonical_scalar(v) if i in scalars else v for i, v in enumerate(problem.ctx))
+        mixed = _mixed_positions(problem.ctx)
+        ctx = tuple(_canonical_scalar(v) if i in scalars else _Mixed(v) if i in mixed else v
+                    for i, v in enumerate(problem.ctx))
         flat = batched and problem.family == "numpy"
         if not batched:
             args = (x, *ctx)
@@ -421,13 +492,15 @@ class JAXAdapter(Adapter):
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
                 else:
                     convert = converters[name] if problem.family == "numpy" else None
-                methods[name] = _canonical_scalars(_wrap(fn, convert, wide), 2 if batched else 1, scalars)
+                methods[name] = _canonical_scalars(_wrap(fn, convert, wide), 2 if batched else 1, scalars, mixed)
         return Impl(**methods)
 
     def output_spec(self, problem):
         static = self._static(problem, 1)
+        mixed = _mixed_positions(problem.ctx)
+        ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
         with _x64_scope(self._wide(problem)):
-            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *problem.ctx)
+            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
         return Spec(out.shape, str(out.dtype))
@@ -479,7 +552,8 @@ class JAXAdapter(Adapter):
             problem,
             ("gradient", mode),
             {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
-            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy},
+            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy} if problem.tree is None
+            else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
 
     def prepare_jacobian(self, problem):

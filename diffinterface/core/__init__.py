@@ -14,11 +14,12 @@ from .adapter import Adapter, Impl
 from .call import call, check_tangents, prepare
 from .operator_table import FIRST_ORDER, OPERATORS, SECOND_ORDER, Operator
 from .preparation import Preparation
+from .pytree import TreePlan, flatten
 from .problem import FALLBACKS, Problem, Seeded, Spec, require_scalar_output
 from .registry import check_available, check_inplace, get_adapter, register_backend, registration, registrations
 
 __all__ = [
     "Adapter", "Impl", "call", "check_tangents", "prepare", "FIRST_ORDER", "OPERATORS", "SECOND_ORDER",
     "Operator", "Preparation", "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output",
-    "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
+    "TreePlan", "flatten", "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
 ]

@@ -50,6 +50,12 @@ must be usable as ``f`` in a problem given to any adapter of the same
 framework. ``None`` (the default) means the adapter cannot be differentiated
 through; a pair that needs it raises UnsupportedError at preparation.
 
+Pytrees: when ``x`` is a pytree, the core hands the adapter a flat problem
+(``f`` of one flat array, see :mod:`diffinterface.core.pytree`) unless the
+adapter lists the operator in ``pytrees`` (and ``takes_tree`` agrees): then
+``problem.x`` is the tree, ``problem.tree`` its flattening plan (leaves,
+``unflatten``), and the prepared methods take and return trees.
+
 A plain adapter is its own ``outer`` and ``inner``; ``SecondOrder`` sets them
 to its two backends' adapters.
 """
@@ -91,6 +97,9 @@ class Adapter:
     framework: str | None = None
     #: What ``f`` receives as x while the framework traces it, for error messages ("JAX tracer").
     traced_array_name = "traced array"
+    #: Operators whose ``prepare_<name>`` takes a pytree ``x`` as it is (``problem.tree`` is its
+    #: flattening plan); for every other operator the core hands the adapter a flat array.
+    pytrees = frozenset()
 
     def __init__(self, backend):
         self.backend = backend
@@ -112,6 +121,10 @@ class Adapter:
             x_size, y_size = problem.x_size, problem.spec.size
             return "forward" if x_size <= y_size else "reverse"
         return "forward"
+
+    def takes_tree(self, operator, tree):
+        """True when ``prepare_<operator>`` should receive the pytree ``x`` itself (its plan: ``tree``)."""
+        return operator in self.pytrees
 
     def output_spec(self, problem):
         """Output shape and dtype of ``f``: by default, one evaluation at preparation."""

@@ -8,6 +8,11 @@ preparation's (unless ``strict=False``) and calls the prepared method, and
 nothing else; every other case (no preparation, ``out=``, ``y=``, a mismatch)
 goes through :func:`_call_slowly`, where the checks, ``out=`` and ``y=`` are
 handled in this one place.
+
+A pytree ``x`` is prepared by :func:`_prepare_tree`: its flattening plan
+(:mod:`diffinterface.core.pytree`) is part of the preparation, whose methods
+already ravel and unravel, so :func:`call` takes the same fast path for trees
+and arrays, and a plain array pays nothing for trees.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from ..errors import UnsupportedError
 from .boundary import explain
 from .preparation import Preparation
 from .problem import Problem, Spec
+from .pytree import TreePlan, write_tree_out
 from .registry import get_adapter
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -75,7 +81,9 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
     adapter = get_adapter(backend)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
-    check_x(x, adapter, op)
+    tree = None if is_array(x) else _tree_plan(x, adapter, op)
+    if tree is None:
+        check_x(x, adapter, op)
     check_contexts(contexts)
     if not isinstance(strict, bool):
         raise TypeError(f"strict: expected True or False; got {strict!r}")
@@ -89,6 +97,8 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
             )
         if not is_array(y) or family_of(y) != family_of(x):
             raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
+    if tree is not None:
+        return _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict)
     problem = Problem(adapter, f, x, tangents, contexts, y)
     try:
         if op.seeds == "cotangents":
@@ -107,6 +117,45 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
 def _explained(error, prep, f, x, contexts, y):
     """``error`` raised by a prepared method, as :func:`~diffinterface.core.boundary.explain` sees it."""
     return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y)
+
+
+def _tree_plan(x, adapter, op):
+    """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
+    tree = TreePlan(x, narrowest=adapter.framework is None)
+    if tree.family not in adapter.families:
+        raise TypeError(
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"arrays; got a tree of {tree.family} arrays"
+        )
+    if op.scalar_x:
+        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got a tree of {len(tree.shapes)} leaves")
+    return tree
+
+
+def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict):
+    """The preparation of ``op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
+    if op.seeds == "tangents":
+        if not isinstance(tangents, tuple) or not tangents:
+            raise TypeError(
+                "tangents: expected a non-empty tuple of trees shaped like x (a batch); "
+                f"got {type(tangents).__name__}"
+            )
+        for i, t in enumerate(tangents):
+            tree.check(t, f"tangents[{i}]")
+    native = adapter.takes_tree(op.name, tree)
+    if native:
+        problem = Problem(adapter, f, x, tangents, contexts, y, tree=tree)
+        methods = None
+    else:
+        flat_tangents = tuple(tree.ravel(t) for t in tangents) if op.seeds == "tangents" else tangents
+        flat_f = tree.flat_function(f, two_argument=y is not None)
+        problem = Problem(adapter, flat_f, tree.ravel(x), flat_tangents, contexts, y)
+    if op.seeds == "cotangents":
+        check_tangents(tangents, problem.spec, "the output y", "cotangents")
+    impl = problem.impl(op.name)
+    if not native:
+        methods = tree.wrap(op, impl, problem.spec.shape if op.name == "jacobian" else None)
+    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods)
 
 
 def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
@@ -152,17 +201,22 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         if better is None:
             raise
         raise better from error
+    if prep.tree is None:
+        def write(o, r):
+            return write_out(o, r, avoid=x)
+    else:
+        write = write_tree_out
     if y is None and not valued:
-        return result if out is None else write_out(out, result, avoid=x)
+        return result if out is None else write(out, result)
     n_values = op.n_values
     if y is not None:
         result = (write_out(y, result[0], "y"), *result[1:])
     if out is not None:
         derivatives = result[n_values:]
         if len(derivatives) == 1:
-            derivatives = (write_out(out, derivatives[0], avoid=x),)
+            derivatives = (write(out, derivatives[0]),)
         else:
-            derivatives = write_out(out, tuple(derivatives), avoid=x)
+            derivatives = write(out, tuple(derivatives))
         result = (*result[:n_values], *derivatives)
     if returns_value_only_for_y:
         return result[1] if len(result) == 2 else result[1:]

@@ -37,16 +37,19 @@ import numpy as np
 from ..arrays import dtype_name, family_of, is_array, shape_of
 from ..contexts import Context
 from ..errors import PreparationMismatchError
+from .pytree import TreeKey, tree_key
 
 
 def _array_key(a):
-    """(type, dtype, shape) of an array; None for None.
+    """(type, dtype, shape) of an array, a :class:`TreeKey` for a pytree; None for None.
 
     A Python float, a NumPy scalar and a 0-d ndarray are one type here: numpy
     arithmetic turns one into another (``np.array(0.7) + 0.25`` is an ``np.float64``).
     """
     if a is None:
         return None
+    if not is_array(a):
+        return tree_key(a)
     cls, shape = type(a), shape_of(a)
     if not shape and (cls is float or cls is np.ndarray or isinstance(a, np.generic)):
         return (_NUMPY_SCALAR, dtype_name(a), shape)
@@ -84,10 +87,12 @@ def signature(f, backend, x, tangents, contexts, y):
 def _format(slot, value):
     if value is None:
         return "none"
+    if isinstance(value, TreeKey):
+        return repr(value)
     if slot == "x" or slot == "y":
         cls, dtype, shape = value
         return f"{cls} {dtype} {shape}"
-    if slot == "tangents" and value and isinstance(value[0], tuple):
+    if slot == "tangents" and value and all(isinstance(v, tuple) for v in value):
         return f"{len(value)} of [" + ", ".join(f"{d} {s}" for _, d, s in value) + "]"
     return repr(value)
 
@@ -109,7 +114,18 @@ def _raw_matches(a, key):
     return a.__class__ is cls and (shape is None or (a.shape == shape and a.dtype == dtype))
 
 
-def _matcher(f, backend, x, tangents, contexts):
+def _mismatch_line(slot, prepared, given):
+    if slot == "x" and isinstance(prepared, TreeKey):
+        return f"  x: MISMATCH, {prepared.difference(given)}"
+    if slot == "tangents" and isinstance(prepared, tuple) and any(isinstance(p, TreeKey) for p in prepared):
+        if isinstance(given, tuple) and len(given) == len(prepared):
+            i = next(i for i, (p, g) in enumerate(zip(prepared, given)) if p != g)
+            if isinstance(prepared[i], TreeKey):
+                return f"  tangents: MISMATCH, tangents[{i}]: {prepared[i].difference(given[i])}"
+    return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
+
+
+def _matcher(f, backend, x, tangents, contexts, tree=None):
     """``matches(f, backend, x, tangents, contexts) -> bool``: the cheap check of every prepared call.
 
     Specialized at preparation for the arguments it was made for: identity
@@ -145,6 +161,20 @@ def _matcher(f, backend, x, tangents, contexts):
             if v.__class__ is not cls or (shape is not None and (v.shape != shape or v.dtype != dtype)):
                 return False
         return True
+
+    if tree is not None:
+        # tangents shaped like a tree x are checked leaf by leaf (cotangents shaped like y are arrays)
+        fits = tree.fits
+        tree_seeds = tangents is not None and not all(is_array(t) for t in tangents)
+
+        def tree_seeds_and_contexts_match(tangents_, contexts_):
+            if not tree_seeds:
+                return seeds_and_contexts_match(tangents_, contexts_)
+            if tangents_.__class__ is not tuple or len(tangents_) != n_seeds or not all(map(fits, tangents_)):
+                return False
+            return seeds_and_contexts_match(tangents, contexts_)
+
+        return tree.matcher(f, backend, tree_seeds_and_contexts_match)
 
     if x_class is float:
 
@@ -210,19 +240,21 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded", "tree")
 
-    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict):
+    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None):
         self.op = op
         self.backend = backend
         self.impl = impl
         self.spec = spec
         self.strict = bool(strict)
-        #: (plain, valued) prepared methods, looked up once
-        self.methods = (getattr(impl, op.plain), getattr(impl, op.valued))
+        #: the flattening plan of a pytree x (None for arrays), see :mod:`diffinterface.core.pytree`
+        self.tree = tree
+        #: (plain, valued) prepared methods, looked up once (for a flat tree problem, wrapped by the plan)
+        self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
         # None: prepared calls skip the check (strict=False)
-        self.matches = _matcher(f, backend, x, tangents, contexts) if strict else None
+        self.matches = _matcher(f, backend, x, tangents, contexts, tree) if strict else None
 
     @property
     def operator(self):
@@ -248,7 +280,7 @@ class Preparation:
                 lines.append(f"  {slot}: matches")
             else:
                 mismatch = True
-                lines.append(f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, now)}")
+                lines.append(_mismatch_line(slot, prepared, now))
         if mismatch:
             raise PreparationMismatchError(
                 f"prep: the call does not match the preparation of {op.name}:\n" + "\n".join(lines)

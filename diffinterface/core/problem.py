@@ -42,7 +42,7 @@ class Spec:
 class Problem:
     """Everything an adapter needs to prepare one operator (see :mod:`diffinterface.core.adapter`)."""
 
-    def __init__(self, adapter, f, x, tangents, contexts, y):
+    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None):
         self.adapter = adapter
         self.f = f
         self.x = x
@@ -50,10 +50,16 @@ class Problem:
         self.contexts = contexts
         self.ctx = tuple(c.value for c in contexts)
         self.y = y
-        self.family = family_of(x)
-        self.x_shape = shape_of(x)
+        #: the flattening plan when ``x`` is a pytree handed to the adapter as it is (``adapter.pytrees``);
+        #: then x_shape, x_size and x_dtype describe its flat form (the promoted dtype).
+        self.tree = tree
+        if tree is None:
+            self.family = family_of(x)
+            self.x_shape = shape_of(x)
+            self.x_dtype = dtype_name(x)
+        else:
+            self.family, self.x_shape, self.x_dtype = tree.family, (tree.size,), tree.dtype
         self.x_size = size_of(self.x_shape)
-        self.x_dtype = dtype_name(x)
         self._spec = None if y is None else Spec.of(y)
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph

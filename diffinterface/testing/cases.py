@@ -34,7 +34,7 @@ from ..core import OPERATORS
 from ..errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from ..selectors import AbstractBackend
 from .counting import CountingFunction
-from .families import convert, to_family, to_numpy, zeros_like
+from .families import convert, is_container, to_family, to_numpy, tree_leaves, tree_map, zeros_like
 from .mismatches import mismatched_calls
 from .scenarios import Scenario
 from .tolerances import default_tolerances, pick
@@ -174,8 +174,8 @@ class _Runner:
         def moved(a):
             if a is None:
                 return None
-            if isinstance(a, tuple):
-                return tuple(moved(i) for i in a)
+            if is_container(a):
+                return tree_map(moved, a)
             if a.__class__ in (int, float):
                 return 0.5 * a + 0.25
             base = np.asarray(a)
@@ -199,9 +199,20 @@ class _Runner:
     def compare(self, stage, what, got, expected, derivative=True):
         """Record a problem unless ``got`` matches ``expected`` in family, shape, dtype and value."""
         label = f"{stage}: {what}"
-        if isinstance(expected, tuple):
-            if not isinstance(got, tuple) or len(got) != len(expected):
-                self.problem(f"{label}: expected a tuple of {len(expected)} results; got {_describe_any(got)}")
+        if isinstance(expected, dict):
+            if not isinstance(got, dict) or sorted(got) != sorted(expected):
+                self.problem(f"{label}: expected a dict with keys {sorted(expected)}; got {_describe_any(got)}")
+                return
+            for k in expected:
+                self.compare(stage, f"{what}[{k!r}]", got[k], expected[k], derivative)
+            return
+        if isinstance(expected, tuple) and hasattr(expected, "_fields") and type(got) is not type(expected):
+            self.problem(f"{label}: expected a {type(expected).__name__}; got {_describe_any(got)}")
+            return
+        if isinstance(expected, (tuple, list)):
+            kind = list if isinstance(expected, list) else tuple
+            if not isinstance(got, kind) or len(got) != len(expected):
+                self.problem(f"{label}: expected a {kind.__name__} of {len(expected)} results; got {_describe_any(got)}")
                 return
             for i, (g, e) in enumerate(zip(got, expected)):
                 self.compare(stage, f"{what}[{i}]", g, e, derivative)
@@ -253,10 +264,7 @@ class _Runner:
         buffers = []
         for field in fields:
             expected = self.expected(field)
-            if isinstance(expected, tuple):
-                buffers.append(tuple(zeros_like(e, self.case.family) for e in expected))
-            else:
-                buffers.append(zeros_like(expected, self.case.family))
+            buffers.append(zeros_like(expected, self.case.family))
         return buffers[0] if len(buffers) == 1 else tuple(buffers)
 
     # -- stages ------------------------------------------------------------------------------------------
@@ -400,6 +408,10 @@ class _Runner:
 
 
 def _describe_any(a):
+    if isinstance(a, list):
+        return f"list of length {len(a)}"
+    if isinstance(a, dict):
+        return f"dict with keys {sorted(a)}"
     if isinstance(a, tuple):
         return f"tuple of length {len(a)}"
     return describe(a)
@@ -415,8 +427,8 @@ def _same_objects(got, wanted):
 
 def _snapshot(s):
     def copy(a):
-        if isinstance(a, tuple):
-            return tuple(copy(i) for i in a)
+        if is_container(a):
+            return tuple(to_numpy(leaf) for leaf in tree_leaves(a))
         return None if a is None else to_numpy(a)
 
     return {

@@ -22,6 +22,31 @@ from ..contexts import Context
 CONVERTIBLE_FAMILIES = ("numpy", "torch", "jax")
 
 
+def is_container(a):
+    """True for the pytree nodes the kit builds scenarios with: tuples (named too), lists, dicts."""
+    return isinstance(a, (tuple, list, dict))
+
+
+def tree_map(fn, a):
+    """``fn`` applied to every leaf of nested tuples, namedtuples, lists and dicts, structure kept."""
+    if isinstance(a, dict):
+        return {k: tree_map(fn, v) for k, v in a.items()}
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        return type(a)(*(tree_map(fn, v) for v in a))
+    if isinstance(a, (tuple, list)):
+        return type(a)(tree_map(fn, v) for v in a)
+    return fn(a)
+
+
+def tree_leaves(a):
+    """The leaves of ``a`` in order (dicts by sorted key, as optree and JAX order them)."""
+    if isinstance(a, dict):
+        return [leaf for k in sorted(a) for leaf in tree_leaves(a[k])]
+    if isinstance(a, (tuple, list)):
+        return [leaf for v in a for leaf in tree_leaves(v)]
+    return [a]
+
+
 def to_numpy(a):
     """A numpy copy of an array of any family (Python numbers become 0-d arrays)."""
     family = family_of(a)
@@ -34,8 +59,8 @@ def convert(a, family):
     """``a`` (numpy array, Python number or tuple of them) in ``family``; Python numbers stay numbers."""
     if a is None or a.__class__ in (int, float):
         return a
-    if isinstance(a, tuple):
-        return tuple(convert(item, family) for item in a)
+    if is_container(a):
+        return tree_map(lambda leaf: convert(leaf, family), a)
     if family == "numpy":
         return a
     a = np.asarray(a)
@@ -81,6 +106,8 @@ def to_family(scenario, family):
 
 def zeros_like(a, family):
     """A fresh zero buffer shaped like the numpy array ``a`` in ``family`` (None for immutable JAX)."""
+    if is_container(a):
+        return tree_map(lambda leaf: zeros_like(leaf, family), a)
     a = np.asarray(a)
     if family == "numpy":
         return np.zeros(a.shape, dtype=a.dtype)
@@ -92,6 +119,19 @@ def zeros_like(a, family):
 
 
 def reshaped_other(x, family):
-    """An input like ``x`` but with one more element (shape differs), for the mismatch check."""
+    """An input like ``x`` but with one more element (shape differs), for the mismatch check.
+
+    For a tree, the same tree with one more element in its first leaf.
+    """
+    if is_container(x):
+        first = [True]
+
+        def grow(leaf):
+            if first[0]:
+                first[0] = False
+                return reshaped_other(leaf, family)
+            return leaf
+
+        return tree_map(grow, x)
     flat = np.concatenate([np.reshape(to_numpy(x), (-1,)), np.zeros(1, dtype=np.asarray(to_numpy(x)).dtype)])
     return convert(flat, family)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..contexts import Cache, Constant
 from ..selectors import AutoZeroForward, AutoZeroReverse
-from .families import convert, reshaped_other, to_numpy
+from .families import convert, is_container, reshaped_other, to_numpy, tree_map
 
 
 class _OtherArray(np.ndarray):
@@ -27,6 +27,26 @@ def _other_type(x, family):
     return to_numpy(x)
 
 
+def _in_first_leaf(change, x, family):
+    """``change`` applied to x, or to the first leaf only of a tree x."""
+    if not is_container(x):
+        return change(x, family)
+    first = [True]
+
+    def one(leaf):
+        if first[0]:
+            first[0] = False
+            return change(leaf, family)
+        return leaf
+
+    return tree_map(one, x)
+
+
+def _other_structure(x):
+    """The tree x with one more leaf (a copy of its first) in a new node."""
+    return {"x": x, "extra": x} if not isinstance(x, dict) else {**x, "extra leaf": next(iter(x.values()))}
+
+
 def mismatched_calls(case, scenario, args, op):
     """``(slot, args)`` pairs: the case's call arguments with one slot changed."""
     f, backend, x, *rest = args
@@ -37,8 +57,10 @@ def mismatched_calls(case, scenario, args, op):
         return (f, backend, x, *((seeds,) if op.seeds else ()), *contexts)
 
     yield "x shape", call(x=reshaped_other(x, family))
-    yield "x dtype", call(x=_other_dtype(x, family))
-    yield "x array type", call(x=_other_type(x, family))
+    yield "x dtype", call(x=_in_first_leaf(_other_dtype, x, family))
+    yield "x array type", call(x=_in_first_leaf(_other_type, x, family))
+    if is_container(x):
+        yield "x tree structure", call(x=_other_structure(x))
     if op.seeds:
         yield f"{op.seeds} count", call(seeds=seeds + (seeds[0],))
         yield f"{op.seeds} shape", call(seeds=tuple(reshaped_other(t, family) for t in seeds))

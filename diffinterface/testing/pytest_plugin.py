@@ -11,7 +11,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   naming a selector or a dict id -> selector in your own code. Default: all.
 - fixtures parametrized over the selection: ``di_backend`` (a selector),
   ``di_case`` (first-order cases over :func:`default_scenarios`) and
-  ``di_second_order_case`` (over :func:`second_order_scenarios`).
+  ``di_second_order_case`` (over :func:`second_order_scenarios`),
+  ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...).
 
 A third party checks its backend with::
 
@@ -31,6 +32,7 @@ import pytest
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
 from .runner import build_cases
+from .pytree_scenarios import pytree_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
 ENVIRONMENT_VARIABLE = "DI_BACKENDS"
@@ -124,3 +126,5 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("di_case", _case_params(config, default_scenarios()))
     if "di_second_order_case" in metafunc.fixturenames:
         metafunc.parametrize("di_second_order_case", _case_params(config, second_order_scenarios()))
+    if "di_pytree_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_pytree_case", _case_params(config, pytree_scenarios()))

@@ -98,15 +98,20 @@ class Scenario:
 
     @property
     def dtype(self) -> str:
+        """x's dtype; for a pytree x, its least precise leaf's (the tolerances follow it)."""
         from ..arrays import dtype_name
+        from .families import is_container, tree_leaves
 
+        if is_container(self.x):
+            return min((dtype_name(leaf) for leaf in tree_leaves(self.x)), key=("float32", "float64").index)
         return dtype_name(self.x)
 
     @property
     def x_shape(self) -> tuple:
-        from ..arrays import shape_of
+        """x's shape (``()`` for a pytree x)."""
+        from ..arrays import is_array, shape_of
 
-        return shape_of(self.x)
+        return shape_of(self.x) if is_array(self.x) else ()
 
     @property
     def two_argument(self) -> bool:

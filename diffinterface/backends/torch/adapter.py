@@ -15,7 +15,7 @@ from .autodiff import (
     _vjps,
     _vmapped_jvp,
 )
-from .boundary import _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
@@ -41,6 +41,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         super().__init__(backend)
         self.forward_only = backend.mode == "forward"
         self.reverse_only = backend.mode == "reverse"
+        # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go flat).
+        self.pytrees = frozenset() if self.forward_only or backend.compile else frozenset({"gradient"})
 
     def is_traced_array_error(self, error):
         # numpy() / item() on a tensor that requires grad or inside torch.func's transforms
@@ -52,8 +54,10 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def output_spec(self, problem):
         if problem.y is not None:
             return Spec.of(problem.y)
-        x = _Boundary(problem).to_torch(problem.x)
         ctx = _contexts(problem.ctx)
+        if problem.tree is not None:
+            return self._tree_output_spec(problem, ctx)
+        x = _Boundary(problem).to_torch(problem.x)
         try:
             meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
             meta_ctx = tuple(
@@ -69,6 +73,45 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if isinstance(y, _Tensor):
             return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
         return Spec.of(y)
+
+    def _tree_output_spec(self, problem, ctx):
+        tree, to_torch = problem.tree, _Boundary(problem).to_torch
+        leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
+        try:
+            meta = [torch.empty(leaf.shape, dtype=leaf.dtype, device="meta") for leaf in leaves]
+            meta_ctx = tuple(
+                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
+            )
+            y = problem.f(tree.unflatten(meta), *meta_ctx)
+            if isinstance(y, _Tensor) and y.device.type == "meta":
+                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
+            pass
+        with torch.no_grad():
+            y = problem.f(tree.unflatten(leaves), *ctx)
+        if isinstance(y, _Tensor):
+            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+        return Spec.of(y)
+
+    def _tree_gradient(self, problem, b):
+        """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
+        tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
+        leaves_of, unflatten = tree.array_leaves, tree.unflatten
+
+        def value_and_gradient(x, *ctx):
+            if ctx:
+                ctx = _contexts(ctx)
+            leaves = [to_torch(leaf).requires_grad_() for leaf in leaves_of(x)]
+            with torch.enable_grad():
+                y = f(unflatten(leaves), *ctx)
+            if not isinstance(y, _Tensor):
+                y = _as_output(y, leaves[0])
+            grads = torch.autograd.grad(y, leaves, allow_unused=True, materialize_grads=True) if y.requires_grad else [
+                torch.zeros_like(leaf) for leaf in leaves]
+            return back_value(y), unflatten([back(g) for g in grads])
+
+        return Impl(value_and_gradient=value_and_gradient,
+                    gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1])
 
     # -- primitives ----------------------------------------------------------------------------------
 
@@ -183,6 +226,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             return self._forward_jacobian_impl(problem, b, "gradient")
         if self.backend.compile:
             return self._compiled_gradient(problem, b)
+        if problem.tree is not None:
+            return self._tree_gradient(problem, b)
 
         def gradient(x, *ctx):
             if ctx:

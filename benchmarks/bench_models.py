@@ -1,0 +1,146 @@
+"""Model training steps: value_and_gradient over a model's parameter tree vs the native recipes.
+
+Workload: an MLP with 2 hidden layers of 256 (tanh), 64 inputs, 10 outputs,
+batch 512, float32, mean squared error. Each recipe computes the loss and the
+gradient of every parameter:
+
+- torch: ``di.value_and_gradient`` (AutoTorch) over ``dict(model.named_parameters())``
+  with ``di.module_function``, vs ``loss.backward()`` (gradients zeroed each step),
+  vs ``torch.func.grad_and_value`` + ``functional_call``;
+- JAX: ``di.value_and_gradient`` (AutoJAX) over a dict of jax arrays, vs
+  ``jax.jit(jax.value_and_grad(loss))``.
+
+Recipes run interleaved in one process (round-robin, one timed step each per
+round); the ratio is of medians. Run ``python -m benchmarks.bench_models``
+(``--rounds N``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import diffinterface as di
+
+SIZES = (64, 256, 256, 10)
+BATCH = 512
+
+
+def _interleaved(recipes, rounds):
+    """Median seconds per call of each recipe, timed round-robin."""
+    times = {name: [] for name in recipes}
+    for name, step in recipes.items():  # warm up
+        step()
+        step()
+    for _ in range(rounds):
+        for name, step in recipes.items():
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def torch_recipes():
+    import torch
+
+    torch.manual_seed(0)
+    layers = []
+    for a, b in zip(SIZES[:-1], SIZES[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers[:-1])
+    inputs, targets = torch.randn(BATCH, SIZES[0]), torch.randn(BATCH, SIZES[-1])
+
+    def mse(model, inputs, targets):
+        return ((model(inputs) - targets) ** 2).mean()
+
+    f, params = di.module_function(model, mse)
+    backend = di.AutoTorch()
+    contexts = (di.Constant(inputs), di.Constant(targets))
+    prep = di.prepare_gradient(f, backend, params, *contexts)
+
+    def diffinterface_step():
+        return di.value_and_gradient(f, backend, params, *contexts, prep=prep)
+
+    def backward_step():
+        model.zero_grad(set_to_none=True)
+        loss = mse(model, inputs, targets)
+        loss.backward()
+        return loss.detach(), [p.grad for p in model.parameters()]
+
+    detached = {k: v.detach() for k, v in params.items()}
+
+    def functional_loss(p):
+        return ((torch.func.functional_call(model, p, (inputs,)) - targets) ** 2).mean()
+
+    grad_and_value = torch.func.grad_and_value(functional_loss)
+
+    def func_step():
+        return grad_and_value(detached)
+
+    (value, grads), (native_value, native_grads) = diffinterface_step(), backward_step()
+    torch.testing.assert_close(value, native_value)
+    for g, n in zip((grads[k] for k, _ in model.named_parameters()), native_grads):
+        torch.testing.assert_close(g, n)
+    model.zero_grad(set_to_none=True)
+    return {"diffinterface": diffinterface_step, "loss.backward()": backward_step,
+            "torch.func.grad_and_value": func_step}
+
+
+def jax_recipes():
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    params = {}
+    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+        params[f"w{i}"] = jnp.asarray(rng.normal(size=(a, b)) / np.sqrt(a), dtype=jnp.float32)
+        params[f"b{i}"] = jnp.zeros(b, dtype=jnp.float32)
+    inputs = jnp.asarray(rng.normal(size=(BATCH, SIZES[0])), dtype=jnp.float32)
+    targets = jnp.asarray(rng.normal(size=(BATCH, SIZES[-1])), dtype=jnp.float32)
+    n_layers = len(SIZES) - 1
+
+    def loss(p, inputs, targets):
+        h = inputs
+        for i in range(n_layers):
+            h = h @ p[f"w{i}"] + p[f"b{i}"]
+            if i < n_layers - 1:
+                h = jnp.tanh(h)
+        return jnp.mean((h - targets) ** 2)
+
+    backend = di.AutoJAX()
+    contexts = (di.Constant(inputs), di.Constant(targets))
+    prep = di.prepare_gradient(loss, backend, params, *contexts)
+    native = jax.jit(jax.value_and_grad(loss))
+
+    def diffinterface_step():
+        value, grads = di.value_and_gradient(loss, backend, params, *contexts, prep=prep)
+        return jax.block_until_ready((value, grads))
+
+    def native_step():
+        return jax.block_until_ready(native(params, inputs, targets))
+
+    (value, grads), (native_value, native_grads) = diffinterface_step(), native_step()
+    np.testing.assert_allclose(value, native_value, rtol=1e-6)
+    for k in params:
+        np.testing.assert_allclose(grads[k], native_grads[k], rtol=1e-5, atol=1e-7)
+    return {"diffinterface": diffinterface_step, "jax.jit(value_and_grad)": native_step}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args(argv)
+    print(f"MLP {SIZES}, batch {BATCH}, float32; medians of {args.rounds} interleaved rounds")
+    for framework, build in (("torch", torch_recipes), ("jax", jax_recipes)):
+        medians = _interleaved(build(), args.rounds)
+        ours = medians["diffinterface"]
+        for name, seconds in medians.items():
+            ratio = "" if name == "diffinterface" else f"  diffinterface / this = {ours / seconds:.3f}"
+            print(f"{framework:6s} {name:28s} {seconds * 1e3:8.3f} ms{ratio}")
+
+
+if __name__ == "__main__":
+    main()

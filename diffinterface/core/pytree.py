@@ -1,0 +1,388 @@
+"""Pytrees as ``x``: the flattening plan, decided once at preparation.
+
+``x`` may be a pytree of arrays: nested tuples, lists and dicts,
+namedtuples, and any node type registered with ``optree`` (the pytree
+library of the ``pytree`` extra; its semantics are ``jax.tree_util``'s).
+:class:`TreePlan` records the tree's structure and each leaf's path, shape and
+dtype, and knows how to ravel the tree into one flat 1-D array and back.
+
+The prepared-call path (:mod:`diffinterface.core.call`) uses a plan in one of
+two ways, chosen at preparation:
+
+- the adapter takes the tree natively for this operator (``operator in
+  adapter.pytrees``, JAX's and torch's gradients): the plan only checks the
+  calls (``problem.tree`` is the plan);
+- otherwise the adapter sees a flat problem: ``f(unravel(flat), *ctx)`` at
+  the flat ``x``, and :meth:`TreePlan.wrap` ravels the tangents and unravels
+  the results of every prepared call.
+
+Leaves keep their dtypes: the flat array has the leaves' promoted dtype (the
+narrowest for adapters that only evaluate ``f``, such as finite differences,
+whose steps must survive the cast), and each leaf is cast back to its own
+dtype inside ``f`` and in the results.
+Results use the layout of ``jax.jacobian`` / ``jax.hessian``: a gradient is a
+tree like ``x``; a Jacobian of an array ``y`` is a tree like ``x`` whose leaf
+``l`` has shape ``y.shape + l.shape``; a Hessian is a tree like ``x`` of trees
+like ``x``, block ``[i][j]`` of shape ``leaf_i.shape + leaf_j.shape``.
+
+    >>> import numpy as np
+    >>> from diffinterface.core.pytree import flatten
+    >>> flat, unravel = flatten({"w": np.ones((2, 2)), "b": np.zeros(2)})
+    >>> flat
+    array([0., 0., 1., 1., 1., 1.])
+    >>> unravel(flat)["w"].shape
+    (2, 2)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from types import MethodType
+
+import numpy as np
+
+from ..arrays import cast as _cast
+from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
+
+_FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+_FLAT_FUNCTIONS = OrderedDict()
+_FLAT_FUNCTIONS_SIZE = 128
+
+
+def _optree():
+    try:
+        import optree
+    except ImportError as error:  # pragma: no cover - optree is in the pytree extra
+        raise ImportError(
+            "x: a pytree x needs optree; install it with pip install 'diffinterface[pytree]'"
+        ) from error
+    return optree
+
+
+def _path_name(path):
+    """``('layer', 0)`` -> ``['layer'][0]``, as one indexes the tree."""
+    return "".join(f"[{p!r}]" for p in path) or "(root)"
+
+
+def _leaf_key(leaf):
+    cls = leaf.__class__
+    return (cls.__module__ + "." + cls.__qualname__, dtype_name(leaf), shape_of(leaf))
+
+
+def _promoted(dtypes):
+    order = ("float16", "bfloat16", "float32", "float64")
+    if len(set(dtypes)) == 1:
+        return dtypes[0]
+    if set(dtypes) == {"float16", "bfloat16"}:
+        return "float32"
+    return max(dtypes, key=order.index)
+
+
+_COMPLEX = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+def _inside(flat, dtype):
+    """The dtype a leaf of ``dtype`` takes inside f when the flat array is ``flat``.
+
+    A complex flat array (complex-step differences) keeps leaves complex:
+    casting to a real dtype would drop the imaginary part that carries the derivative.
+    """
+    return _COMPLEX[dtype] if dtype_name(flat).startswith("complex") else dtype
+
+
+class TreeKey:
+    """The comparable description of a tree (structure and leaves) in a preparation's key."""
+
+    __slots__ = ("spec", "paths", "leaves")
+
+    def __init__(self, spec, paths, leaves):
+        self.spec, self.paths, self.leaves = spec, paths, leaves
+
+    def __eq__(self, other):
+        return isinstance(other, TreeKey) and self.spec == other.spec and self.leaves == other.leaves
+
+    def __hash__(self):
+        return hash((self.spec, self.leaves))
+
+    def __repr__(self):
+        return f"a tree of {len(self.leaves)} leaves {self.spec}"
+
+    def difference(self, given):
+        """One line naming the first leaf where ``given`` differs from this (prepared) tree."""
+        if not isinstance(given, TreeKey):
+            return f"prepared {self!r}, given {given}"
+        prepared_paths, given_paths = dict(zip(self.paths, self.leaves)), dict(zip(given.paths, given.leaves))
+        for path, leaf in prepared_paths.items():
+            if path not in given_paths:
+                return f"leaf {_path_name(path)} is missing from the given tree (prepared {self.spec}, given {given.spec})"
+            if given_paths[path] != leaf:
+                (_, d0, s0), (_, d1, s1) = leaf, given_paths[path]
+                return (f"leaf {_path_name(path)}: prepared {leaf[0]} {d0} {s0}, "
+                        f"given {given_paths[path][0]} {d1} {s1}")
+        for path in given_paths:
+            if path not in prepared_paths:
+                return f"leaf {_path_name(path)} was not prepared (prepared {self.spec}, given {given.spec})"
+        return f"the node types differ: prepared {self.spec}, given {given.spec}"
+
+
+def tree_key(tree):
+    """The :class:`TreeKey` of ``tree`` (its structure and leaves' type, dtype and shape)."""
+    optree = _optree()
+    paths, leaves, spec = optree.tree_flatten_with_path(tree)
+    return TreeKey(spec, tuple(paths), tuple(_leaf_key(leaf) for leaf in leaves))
+
+
+class TreePlan:
+    """How one tree structure is raveled into a flat array and back (see the module docstring)."""
+
+    def __init__(self, tree, name="x", narrowest=False):
+        optree = _optree()
+        paths, leaves, spec = optree.tree_flatten_with_path(tree)
+        if not leaves:
+            raise TypeError(f"{name}: expected a float, an array or a pytree of arrays; got {type(tree).__name__} "
+                            "with no array leaves")
+        families = set()
+        for path, leaf in zip(paths, leaves):
+            where = name + _path_name(path) if path else name
+            if not is_array(leaf):
+                raise TypeError(f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}")
+            if leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES:
+                raise TypeError(
+                    f"{where}: expected a real floating-point array (float32 or float64); got {describe(leaf)}. "
+                    "Convert it yourself: diffinterface does not change dtypes."
+                )
+            if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
+                families.add(family_of(leaf))
+        if len(families) > 1:
+            raise TypeError(f"{name}: expected every leaf in one array family; got leaves of {sorted(families)}")
+        self.spec = spec
+        self.paths = tuple(paths)
+        self.family = families.pop() if families else "numpy"
+        arrays = [leaf for leaf in leaves if leaf.__class__ is not float]
+        self.like = arrays[0] if arrays else None
+        self._floats = tuple(i for i, leaf in enumerate(leaves) if leaf.__class__ is float)
+        self.shapes = tuple(shape_of(leaf) for leaf in leaves)
+        self.dtypes = tuple(dtype_name(leaf) for leaf in leaves)
+        self.sizes = tuple(size_of(s) for s in self.shapes)
+        bounds = np.cumsum((0, *self.sizes))
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+        self.size = int(bounds[-1])
+        # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it, except
+        # for adapters that evaluate f at perturbed points (finite differences): a step sized for
+        # float64 would vanish when cast back to a float32 leaf, so they get the narrowest.
+        self.dtype = min(self.dtypes, key=_FLOAT_DTYPES.index) if narrowest else _promoted(self.dtypes)
+        self.mixed = len(set(self.dtypes)) > 1
+        self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves))
+        self._checks = tuple((leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None))
+                             for leaf in leaves)
+        self._flatten = optree.tree_flatten
+        self._unflatten = spec.unflatten
+
+    # -- leaves ---------------------------------------------------------------------------------------
+
+    def leaves(self, tree):
+        """The leaves of ``tree`` (assumed to fit the plan), in the plan's order."""
+        return self._flatten(tree)[0]
+
+    def unflatten(self, leaves):
+        return self._unflatten(leaves)
+
+    def array_leaves(self, tree):
+        """The leaves of ``tree`` with Python floats as 0-d float64 arrays of the plan's family."""
+        leaves = self._flatten(tree)[0]
+        for i in self._floats:
+            leaves[i] = from_numpy(np.asarray(leaves[i]), self.family, self.like)
+        return leaves
+
+    def fits(self, tree):
+        """True when ``tree`` has the prepared structure and leaves (the cheap per-call check)."""
+        leaves, spec = self._flatten(tree)
+        if spec != self.spec:
+            return False
+        for leaf, (cls, shape, dtype) in zip(leaves, self._checks):
+            if leaf.__class__ is not cls or getattr(leaf, "shape", ()) != shape or getattr(leaf, "dtype", None) != dtype:
+                return False
+        return True
+
+    def check(self, tree, name):
+        """Raise a ValueError naming the leaf where ``tree`` does not fit the plan (tangents)."""
+        if not self.fits(tree):
+            raise ValueError(f"{name}: expected a tree shaped like x; {self.key.difference(tree_key(tree))}")
+
+    # -- ravel / unravel --------------------------------------------------------------------------------
+
+    def ravel(self, tree):
+        """The leaves of ``tree`` as one flat 1-D array of the promoted dtype, in the tree's family."""
+        if self.family == "jax":
+            import jax
+
+            # float64 exists in JAX only under x64: on for this thread, as the adapter does.
+            with jax.enable_x64(self.dtype == "float64"):
+                return jax.numpy.concatenate([_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)])
+        parts = [_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)]
+        if self.family == "torch":
+            import torch
+
+            return torch.cat(parts)
+        return np.concatenate(parts)
+
+    def unravel(self, flat):
+        """The tree of the plan's structure from a flat array (any family, traced values included)."""
+        if self.mixed:
+            return self._unflatten([_cast(flat[s].reshape(shape), _inside(flat, d))
+                                    for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
+        return self._unflatten([flat[s].reshape(shape) for s, shape in zip(self.slices, self.shapes)])
+
+    def unravel_last(self, a, lead):
+        """``a`` of shape ``lead + (size,)`` as a tree of leaves shaped ``lead + leaf.shape`` (Jacobians)."""
+        return self._unflatten([_cast(a[..., s].reshape((*lead, *shape)), d)
+                                for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
+
+    def unravel_square(self, h):
+        """``h`` of shape ``(size, size)`` as a tree of trees, block ``[i][j]`` shaped ``leaf_i + leaf_j``."""
+        rows = []
+        for si, shape_i, di in zip(self.slices, self.shapes, self.dtypes):
+            row = [_cast(h[si, sj].reshape((*shape_i, *shape_j)), _promoted((di, dj)))
+                   for sj, shape_j, dj in zip(self.slices, self.shapes, self.dtypes)]
+            rows.append(self._unflatten(row))
+        return self._unflatten(rows)
+
+    def flat_function(self, f, two_argument):
+        """``f`` as a function of the flat array (``f(y, flat, *ctx)`` when ``two_argument``), cached."""
+        key = (f, self.key, two_argument)
+        try:
+            cached = _FLAT_FUNCTIONS.get(key)
+        except TypeError:  # an unhashable f: no cache
+            cached, key = None, None
+        if cached is not None:
+            _FLAT_FUNCTIONS.move_to_end(key)
+            return cached
+        unravel = self.unravel
+        if two_argument:
+
+            def flat_f(y, flat, *ctx):
+                return f(y, unravel(flat), *ctx)
+
+        else:
+
+            def flat_f(flat, *ctx):
+                return f(unravel(flat), *ctx)
+
+        if key is not None:
+            _FLAT_FUNCTIONS[key] = flat_f
+            if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
+                _FLAT_FUNCTIONS.popitem(last=False)
+        return flat_f
+
+    # -- prepared methods over the flat problem ------------------------------------------------------------
+
+    def wrap(self, op, impl, output_shape):
+        """(plain, valued) prepared methods of ``op`` taking and returning trees, over ``impl``'s flat ones."""
+        plain, valued = getattr(impl, op.plain), getattr(impl, op.valued)
+        ravel, unravel = self.ravel, self.unravel
+        name = op.name
+        if name == "gradient":
+            return (lambda x, *ctx: unravel(plain(ravel(x), *ctx)),
+                    lambda x, *ctx: _second(valued(ravel(x), *ctx), unravel))
+        if name == "pullback":
+
+            def value_and_pullback(x, cotangents, *ctx):
+                value, results = valued(ravel(x), cotangents, *ctx)
+                return value, tuple(unravel(r) for r in results)
+
+            return (lambda x, cotangents, *ctx: tuple(unravel(r) for r in plain(ravel(x), cotangents, *ctx)),
+                    value_and_pullback)
+        if name == "pushforward":
+            return (lambda x, tangents, *ctx: plain(ravel(x), tuple(ravel(t) for t in tangents), *ctx),
+                    lambda x, tangents, *ctx: valued(ravel(x), tuple(ravel(t) for t in tangents), *ctx))
+        if name == "hvp":
+
+            def gradient_and_hvp(x, tangents, *ctx):
+                g, products = valued(ravel(x), tuple(ravel(t) for t in tangents), *ctx)
+                return unravel(g), tuple(unravel(p) for p in products)
+
+            return (lambda x, tangents, *ctx: tuple(unravel(p) for p in plain(ravel(x), tuple(ravel(t) for t in tangents), *ctx)),
+                    gradient_and_hvp)
+        if name == "jacobian":
+            lead = tuple(output_shape)
+            nested = lambda j: self.unravel_last(j, lead)  # noqa: E731
+            return (lambda x, *ctx: nested(plain(ravel(x), *ctx)),
+                    lambda x, *ctx: _second(valued(ravel(x), *ctx), nested))
+        if name == "hessian":
+            square = self.unravel_square
+
+            def value_gradient_and_hessian(x, *ctx):
+                value, g, h = valued(ravel(x), *ctx)
+                return value, unravel(g), square(h)
+
+            return (lambda x, *ctx: square(plain(ravel(x), *ctx)), value_gradient_and_hessian)
+        raise ValueError(f"x: {name} expects a scalar x; got a tree")  # derivative, second_derivative
+
+    # -- the per-call check of a tree preparation ---------------------------------------------------------
+
+    def matcher(self, f, backend, rest_matches):
+        """``matches(f, backend, x, tangents, contexts)`` for a preparation of this tree (see preparation.py)."""
+        fits = self.fits
+
+        def matches(f_, backend_, x_, tangents_, contexts_):
+            return (
+                (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                and (backend_ is backend or backend_ == backend)
+                and fits(x_)
+                and rest_matches(tangents_, contexts_)
+            )
+
+        return matches
+
+
+def _second(pair, convert):
+    return pair[0], convert(pair[1])
+
+
+def flatten(tree):
+    """``(flat, unravel)``: the leaves of ``tree`` as one flat 1-D array, and the function undoing it.
+
+    The flat array is in the leaves' family (numpy, torch or JAX) with their
+    promoted dtype; ``unravel(flat)`` rebuilds the tree, each leaf in its own
+    dtype, from any flat array of that size (traced values included, so it may
+    be used inside a differentiated function).
+
+    Parameters
+    ----------
+    tree : pytree of arrays
+        Nested tuples, lists, dicts, namedtuples (and ``optree``-registered nodes) of
+        arrays and numbers of one family.
+
+    Returns
+    -------
+    flat : array
+        1-D, the leaves raveled in tree order.
+    unravel : callable
+        ``unravel(flat) -> tree`` with the structure, shapes and dtypes of ``tree``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> params = {"k": 2.0, "x0": np.array([0.5, 1.5])}
+    >>> flat, unravel = di.flatten(params)
+    >>> flat
+    array([2. , 0.5, 1.5])
+    >>> unravel(flat * 2)["x0"]
+    array([1., 3.])
+    """
+    plan = TreePlan(tree, "tree")
+    return plan.ravel(tree), plan.unravel
+
+
+def write_tree_out(out, result, name="out"):
+    """``out=`` for tree results: ``out`` has the result's structure; each leaf is written in place."""
+    if is_array(result):
+        return write_out(out, result, name)
+    optree = _optree()
+    paths, results, spec = optree.tree_flatten_with_path(result)
+    buffers, out_spec = optree.tree_flatten(out)
+    if out_spec != spec:
+        raise ValueError(f"{name}: expected buffers in a tree shaped like the result, {spec}; got {out_spec}")
+    for path, buffer, leaf in zip(paths, buffers, results):
+        write_out(buffer, leaf, name + _path_name(path))
+    return out

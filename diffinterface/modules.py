@@ -1,0 +1,64 @@
+"""Models as functions of their parameters: a torch ``nn.Module`` and a loss as ``(f, params)``.
+
+    >>> import torch, diffinterface as di
+    >>> model = torch.nn.Linear(3, 1)
+    >>> def loss(model, inputs, targets):
+    ...     return ((model(inputs) - targets) ** 2).mean()
+    >>> f, params = di.module_function(model, loss)
+    >>> batch = (torch.ones(4, 3), torch.zeros(4, 1))
+    >>> g = di.gradient(f, di.AutoTorch(), params, di.Constant(batch[0]), di.Constant(batch[1]))
+    >>> sorted(g), model.weight.grad is None
+    (['bias', 'weight'], True)
+
+Importing this module imports no framework; torch is imported at the first call.
+"""
+
+from __future__ import annotations
+
+
+def module_function(module, loss):
+    """``(f, params)`` for differentiating ``loss`` with respect to a torch module's parameters.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model. Its parameters are never modified and their ``.grad`` is never touched.
+    loss : callable
+        ``loss(model, *contexts) -> scalar``, where ``model(*inputs)`` runs ``module``
+        with the parameters being differentiated (through ``torch.func.functional_call``)
+        and the module's current buffers (batch-norm statistics...).
+
+    Returns
+    -------
+    f : callable
+        ``f(params, *contexts) = loss(model, *contexts)``: pass it to any operator with
+        ``params`` as ``x`` and the batch as ``di.Constant`` contexts.
+    params : dict
+        ``dict(module.named_parameters())``, the module's own parameters (update them in
+        place under ``torch.no_grad()`` to train).
+
+    Examples
+    --------
+    >>> import torch, diffinterface as di
+    >>> model = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    >>> f, params = di.module_function(model, lambda model, x: model(x).sum())
+    >>> value, g = di.value_and_gradient(f, di.AutoTorch(), params, di.Constant(torch.ones(5, 2)))
+    >>> g["0.weight"].shape
+    torch.Size([4, 2])
+    """
+    if not callable(loss):
+        raise TypeError(f"loss: expected a callable loss(model, *contexts); got {type(loss).__name__}")
+    named_parameters = getattr(module, "named_parameters", None)
+    if named_parameters is None or not callable(getattr(module, "named_buffers", None)):
+        raise TypeError(f"module: expected a torch.nn.Module; got {type(module).__name__}")
+    from torch.func import functional_call
+
+    def f(params, *contexts):
+        state = {**dict(module.named_buffers()), **params}
+
+        def model(*args, **kwargs):
+            return functional_call(module, state, args, kwargs)
+
+        return loss(model, *contexts)
+
+    return f, dict(named_parameters())
