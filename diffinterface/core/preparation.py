@@ -99,68 +99,123 @@ def _same(slot, prepared, given):
     return given == prepared
 
 
-def _matcher(f, backend, x, tangents, contexts):
-    """``matches(f, backend, x, tangents, contexts) -> bool``: the cheap check of every prepared call.
+#: what a fast-path runner returns when the call does not fit (the slow path then explains why)
+MISMATCH = object()
 
-    Specialized at preparation for the arguments it was made for, so the common
-    calls (no tangents, no contexts) cost a handful of identity tests and two
-    attribute reads.
+
+def _exact(a):
+    """``(class, shape, dtype)`` read as attributes: the happy path's comparison, before any normalizing."""
+    return a.__class__, getattr(a, "shape", None), getattr(a, "dtype", None)
+
+
+def _fits_exactly(a, exact):
+    cls, shape, dtype = exact
+    return a.__class__ is cls and (shape is None or (a.shape == shape and (a.dtype is dtype or a.dtype == dtype)))
+
+
+def _tangents_check(tangents):
+    """``fits(tangents) -> bool`` for a batch like ``tangents`` (None: no tangents)."""
+    if tangents is None:
+        return None
+    exact = tuple(_exact(t) for t in tangents)
+    keys = tuple(_array_key(t) for t in tangents)
+    k = len(tangents)
+
+    def fits(given):
+        if given.__class__ is not tuple or len(given) != k:
+            return False
+        for t, e in zip(given, exact):
+            if not _fits_exactly(t, e):
+                # another class may still be the same kind (a float for an np.float64): compare the keys
+                return tuple(_array_key(t) for t in given) == keys
+        return True
+
+    return fits
+
+
+def _contexts_check(contexts):
+    """``fits(contexts) -> bool`` for contexts of the kinds of ``contexts``."""
+    exact = tuple((c.__class__, _exact(c.value)) for c in contexts)
+    keys = tuple(_context_key(c) for c in contexts)
+    n = len(contexts)
+
+    def fits(given):
+        if len(given) != n:
+            return False
+        for c, (cls, e) in zip(given, exact):
+            if c.__class__ is not cls or not _fits_exactly(c.value, e):
+                return tuple(_context_key(c) if isinstance(c, Context) else None for c in given) == keys
+        return True
+
+    return fits
+
+
+def _runners(methods, f, backend, x, tangents, contexts, strict):
+    """``(plain, valued)`` fast-path runners: ``run(f, backend, x, tangents, contexts)``.
+
+    Each runs its prepared method, after the key comparison when ``strict``, and
+    returns :data:`MISMATCH` when the call does not fit. Specialized here for
+    the arguments the preparation was made for, so the common calls (an array
+    x, no tangents, no contexts) cost a handful of identity tests and two
+    attribute reads, in the one frame that also calls the method.
     """
+    return tuple(_runner(method, f, backend, x, tangents, contexts, strict) for method in methods)
+
+
+def _runner(fn, f, backend, x, tangents, contexts, strict):
     x_class = x.__class__
     x_shape = getattr(x, "shape", ())
     x_dtype = getattr(x, "dtype", None)
-    contexts_key = tuple(_context_key(c) for c in contexts)
-    n_ctx = len(contexts)
-    if tangents is not None:
-        tangents_key = tuple(_array_key(t) for t in tangents)
+    simple = tangents is None and not contexts
+    if not strict:
+        if simple:
+            return lambda f_, backend_, x_, tangents_, contexts_: fn(x_)
 
-    def rest_matches(tangents, contexts):
-        if tangents is not None:
-            if tangents.__class__ is not tuple or len(tangents) != len(tangents_key):
-                return False
-            if tuple(_array_key(t) for t in tangents) != tangents_key:
-                return False
-        if len(contexts) != n_ctx:
-            return False
-        return not n_ctx or tuple(_context_key(c) if isinstance(c, Context) else None
-                                  for c in contexts) == contexts_key
+        def run(f_, backend_, x_, tangents_, contexts_):
+            if contexts_:
+                args = [c.value for c in contexts_]
+                return fn(x_, *args) if tangents_ is None else fn(x_, tangents_, *args)
+            return fn(x_) if tangents_ is None else fn(x_, tangents_)
 
-    if x_class is float:
+        return run
 
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            return (
-                (f_ is f or (f_.__class__ is MethodType and f_ == f))
-                and (backend_ is backend or backend_ == backend)
-                and x_.__class__ is float
-                and rest_matches(tangents_, contexts_)
-            )
+    if simple and x_class is not float:
 
-    elif tangents is None and not contexts:
-
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            return (
+        def run(f_, backend_, x_, tangents_, contexts_):
+            if (
                 (f_ is f or (f_.__class__ is MethodType and f_ == f))
                 and (backend_ is backend or backend_ == backend)
                 and x_.__class__ is x_class
                 and x_.shape == x_shape
-                and x_.dtype == x_dtype
-                and not contexts_
+                and (x_.dtype is x_dtype or x_.dtype == x_dtype)
                 and tangents_ is None
-            )
+                and not contexts_
+            ):
+                return fn(x_)
+            return MISMATCH
 
-    else:
+        return run
 
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            return (
-                (f_ is f or (f_.__class__ is MethodType and f_ == f))
-                and (backend_ is backend or backend_ == backend)
-                and x_.__class__ is x_class
-                and x_.shape == x_shape
-                and x_.dtype == x_dtype
-                and rest_matches(tangents_, contexts_)
-            )
+    tangents_fit = _tangents_check(tangents)
+    contexts_fit = _contexts_check(contexts)
+    x_is_float = x_class is float
 
-    return matches
+    def run(f_, backend_, x_, tangents_, contexts_):
+        if not (
+            (f_ is f or (f_.__class__ is MethodType and f_ == f))
+            and (backend_ is backend or backend_ == backend)
+            and x_.__class__ is x_class
+            and (x_is_float or (x_.shape == x_shape and (x_.dtype is x_dtype or x_.dtype == x_dtype)))
+            and (tangents_ is None if tangents_fit is None else (tangents_ is not None and tangents_fit(tangents_)))
+            and (not contexts_ if not contexts else contexts_fit(contexts_))
+        ):
+            return MISMATCH
+        args = [c.value for c in contexts_] if contexts_ else ()
+        if tangents_ is None:
+            return fn(x_, *args)
+        return fn(x_, tangents_, *args)
+
+    return run
 
 
 class Preparation:
@@ -171,7 +226,7 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded")
 
     def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict):
         self.op = op
@@ -182,8 +237,8 @@ class Preparation:
         #: (plain, valued) prepared methods, looked up once
         self.methods = (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
-        # None: prepared calls skip the check (strict=False)
-        self.matches = _matcher(f, backend, x, tangents, contexts) if strict else None
+        #: (plain, valued) fast paths of the prepared call (see :func:`_runners`)
+        self.runners = _runners(self.methods, f, backend, x, tangents, contexts, self.strict)
 
     @property
     def operator(self):
