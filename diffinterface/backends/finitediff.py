@@ -17,6 +17,13 @@ over the entries where ``t`` is non-zero, with ``rel_step`` defaulting to
 dtype, and ``abs_step`` to ``rel_step``. ``x`` is never modified: each
 perturbation is made on a fresh copy.
 
+Derivatives, gradients and Jacobians step along each coordinate by
+``h_i = max(rel_step * |x_i|, abs_step)``, decided once at preparation from
+the prepared ``x`` (as a hand-written loop would bake its steps in), with the
+moves ``h_i * e_i`` and the divisors: a prepared call only adds, evaluates and
+divides. The steps stay those of the prepared ``x``: at an ``x`` whose entries
+are orders of magnitude larger than the prepared ones, prepare again.
+
 Second order (hessian, hvp, second_derivative) is native: nested central
 differences with steps ``eps**(1/4)`` relative (about ``sqrt(eps)``, 1e-8 in
 float64): a Hessian costs ``2n**2 + 1`` evaluations (its symmetry halves the
@@ -77,6 +84,13 @@ class FiniteDiffAdapter(Adapter):
             return buffer
 
         return evaluate
+
+    def _evaluator(self, problem, dtype=None):
+        """``evaluate(x, *ctx) -> f(x)``: f itself for a one-argument f, so no frame is added per evaluation."""
+        if problem.y is None and dtype is None:
+            return problem.f
+        evaluate = self._evaluate(problem, dtype)
+        return lambda x, *ctx: evaluate(x, ctx)
 
     def _step(self, x, t):
         """Step along tangent ``t`` at ``x``, scaled to x's dtype and magnitude."""
@@ -156,56 +170,49 @@ class FiniteDiffAdapter(Adapter):
         """``jacobian(x, ctx, want_value) -> (value or None, J reshaped to shape)``.
 
         Derivative, gradient and Jacobian are all the columns ``J @ e_i`` stacked
-        on the last axis. The steps of every entry come from one vectorized
-        expression per call, each point is ``x + steps[i] * e_i`` (a fresh
-        array: f may keep or return its input), and the differences are
-        divided by the steps once.
+        on the last axis. Everything but the evaluations is decided here, once:
+        the per-entry steps ``h_i = max(rel_step * |x_i|, abs_step)`` at the
+        prepared x, the moves ``h_i * e_i`` along each basis vector and the
+        divisor of the differences. A call adds each move to x (a fresh array:
+        f may keep or return its input), evaluates f, and divides once.
         """
         if self.method == "adaptive":
             return self._jacobian_along_tangents(problem, shape)
-        method, n = self.method, problem.x_size
-        evaluate = self._evaluate(problem)
-        rel, absolute = self._rel_abs(np.asarray(problem.x).dtype)
-
-        x_shape = problem.x_shape
-
-        def steps_at(x):
-            """Per-entry steps, and the moves along each basis vector (row i: steps[i] * e_i)."""
-            steps = np.maximum(rel * np.abs(np.reshape(x, -1)), absolute).astype(np.asarray(x).dtype)
-            return steps, np.diag(steps).reshape((n, *x_shape))
-
-        if not x_shape:  # a scalar x (derivatives): no arrays of steps to build
-            scalar_type = np.asarray(problem.x).dtype.type
-
-            def steps_at(x):
-                step = scalar_type(max(rel * abs(float(x)), absolute))
-                return step, (step,)
+        method, n, x_shape = self.method, problem.x_size, problem.x_shape
+        evaluate = self._evaluator(problem)
+        dtype = np.asarray(problem.x).dtype
+        rel, absolute = self._rel_abs(dtype)
+        if x_shape:
+            steps = np.maximum(rel * np.abs(np.reshape(problem.x, -1)), absolute).astype(dtype)
+            moves = tuple(np.diag(steps).reshape((n, *x_shape)))
+        else:  # a scalar x (derivatives): one step, no arrays to build
+            steps = dtype.type(max(rel * abs(float(problem.x)), absolute))
+            moves = (steps,)
 
         if method == "forward":
 
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
-                fx = evaluate(x, ctx)
-                columns = [evaluate(x + move, ctx) - fx for move in moves]
+                fx = evaluate(x, *ctx)
+                columns = [evaluate(x + move, *ctx) - fx for move in moves]
                 return fx, np.reshape(np.stack(columns, axis=-1) / steps, shape)
 
         elif method == "central":
+            twice = 2 * steps
 
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
-                columns = [evaluate(x + move, ctx) - evaluate(x - move, ctx) for move in moves]
-                value = evaluate(x, ctx) if want_value else None
-                return value, np.reshape(np.stack(columns, axis=-1) / (2 * steps), shape)
+                columns = [evaluate(x + move, *ctx) - evaluate(x - move, *ctx) for move in moves]
+                value = evaluate(x, *ctx) if want_value else None
+                return value, np.reshape(np.stack(columns, axis=-1) / twice, shape)
 
         else:  # complex step: the value is the real part of any evaluation
             complex_type = np.result_type(problem.x_dtype, np.complex64)
-            evaluate_complex = self._evaluate(problem, dtype=complex_type)
+            evaluate_complex = self._evaluator(problem, dtype=complex_type)
             out_dtype = problem.spec.dtype
+            imaginary_moves = tuple(1j * np.asarray(move, dtype=complex_type) for move in moves)
 
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
                 x_complex = np.asarray(x, dtype=complex_type)
-                values = [evaluate_complex(x_complex + 1j * move, ctx) for move in moves]
+                values = [evaluate_complex(x_complex + move, *ctx) for move in imaginary_moves]
                 columns = np.stack(values, axis=-1)
                 derivative = (np.imag(columns) / steps).astype(out_dtype)
                 return np.real(values[-1]).astype(out_dtype), np.reshape(derivative, shape)
