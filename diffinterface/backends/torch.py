@@ -64,11 +64,11 @@ among the contexts become tensors sharing memory; tensor contexts that
 require grad are passed detached. Parameters that ``f`` closes over
 accumulate no ``.grad`` either (``autograd.grad`` never accumulates).
 
-Output shape: learned at preparation by calling ``f`` on meta-device tensors
-(no numeric work) when ``f`` allows it; when it does not (it reads values,
-combines x with CPU tensors it closes over, calls numpy) preparation
-evaluates ``f`` once (under ``no_grad``), and prepared calls never evaluate
-it for the shape. Two-argument functions ``f(y, x)`` take the shape from
+Output shape: learned at preparation by evaluating ``f`` once (under
+``no_grad``); prepared calls never evaluate it for the shape. Meta-device
+tensors would skip that evaluation, but torch's meta kernels import
+``torch._dynamo`` on first use (2-3 s in a fresh process, twice the cost of
+``import torch``), so only ``compile=True`` loads it. Two-argument functions ``f(y, x)`` take the shape from
 ``y``, are not evaluated at preparation, and are differentiated through a
 fresh zero buffer per call (torch records the writes); the user's ``y`` is
 written only by the core, with the value.
@@ -273,16 +273,8 @@ class TorchAdapter(Adapter):
             return Spec.of(problem.y)
         x = _Boundary(problem).to_torch(problem.x)
         ctx = _contexts(problem.ctx)
-        try:
-            meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
-            meta_ctx = tuple(
-                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
-            )
-            y = problem.f(meta_x, *meta_ctx)
-            if isinstance(y, _Tensor) and y.device.type == "meta":
-                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
-            pass
+        # One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
+        # that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
         with torch.no_grad():
             y = problem.f(x, *ctx)
         if isinstance(y, _Tensor):
