@@ -293,20 +293,20 @@ def test_a_first_gradient_imports_no_dynamo():
 
 
 @pytest.mark.parametrize(
-    "operator, call",
+    "operator, seeds",
     [
-        ("jacobian", lambda f, b, x: di.jacobian(f, b, x, prep=di.prepare_jacobian(f, b, x))),
-        ("pushforward x3", lambda f, b, x: di.pushforward(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pushforward(f, b, x, (x, 2 * x, 3 * x)))),
-        ("pullback x3", lambda f, b, x: di.pullback(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pullback(f, b, x, (x, 2 * x, 3 * x)))),
+        ("jacobian", lambda x: ()),
+        ("pushforward", lambda x: ((x, 2 * x, 3 * x),)),
+        ("pullback", lambda x: ((x, 2 * x, 3 * x),)),
     ],
 )
-def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, call):
+def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, seeds):
     f = Counted(coupled)
     x = np.linspace(0.1, 2.0, 50)
-    call(f, backend, x)  # preparation evaluates f once for the output shape
+    prep = getattr(di, "prepare_" + operator)(f, backend, x, *seeds(x))  # one evaluation: the output shape
     f.calls = 0
-    call(f, backend, x)
-    # The prepared call (after preparation's one evaluation) traces f once for all 50 (or 3) seeds.
+    getattr(di, operator)(f, backend, x, *seeds(x), prep=prep)
+    # The prepared call traces f once for all 50 (or 3) seeds.
     assert f.calls == 1, f"{operator} evaluated f {f.calls} times: seeds are looped, not vectorized"
 
 
