@@ -94,37 +94,51 @@ class FiniteDiffAdapter(Adapter):
 
     def _step(self, x, t):
         """Step along tangent ``t`` at ``x``, scaled to x's dtype and magnitude."""
-        rel, absolute = self._rel_abs(np.asarray(x).dtype)
-        support = np.asarray(t) != 0
-        scale = float(np.max(np.abs(np.asarray(x)[support]))) if support.any() else 0.0
-        t_max = float(np.max(np.abs(t))) if support.any() else 1.0
-        return max(rel * scale, absolute) / t_max
+        return self._step_rule(np.asarray(x).dtype)(x, t)
+
+    def _step_rule(self, dtype):
+        """``step(x, t)`` for arrays of ``dtype``: the constants looked up once, at preparation."""
+        rel, absolute = self._rel_abs(dtype)
+
+        def step(x, t):
+            t_abs = np.abs(t)
+            t_max = t_abs.max()
+            if not t_max:
+                return absolute
+            # max |x_i| over the support of t
+            scale = float(np.max(np.abs(x), where=t_abs != 0, initial=0.0))
+            return max(rel * scale, absolute) / float(t_max)
+
+        return step
 
     def _directional(self, problem):
         """``directional(x, t, ctx, fx) -> (value or None, J(x) @ t)``; fx is f(x) or None."""
         method = self.method
         evaluate = self._evaluate(problem)
+        step = self._step_rule(np.asarray(problem.x).dtype)
+        call_f = self._evaluator(problem)
         if method == "complex":
             complex_type = np.result_type(problem.x_dtype, np.complex64)
             evaluate_complex = self._evaluate(problem, dtype=complex_type)
             out_dtype = problem.spec.dtype
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
+                h = step(x, t)
                 fz = evaluate_complex(np.asarray(x, dtype=complex_type) + (1j * h) * t, ctx)
                 return np.real(fz).astype(out_dtype), (np.imag(fz) / h).astype(out_dtype)
 
         elif method == "forward":
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
-                return fx, (evaluate(x + h * t, ctx) - fx) / h
+                h = step(x, t)
+                return fx, (call_f(x + h * t, *ctx) - fx) / h
 
         elif method == "central":
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
-                return fx, (evaluate(x + h * t, ctx) - evaluate(x - h * t, ctx)) / (2 * h)
+                h = step(x, t)
+                move = h * t
+                return fx, (call_f(x + move, *ctx) - call_f(x - move, *ctx)) / (2 * h)
 
         else:  # adaptive
             from scipy.differentiate import jacobian as scipy_jacobian
