@@ -9,7 +9,7 @@
 
 Both primitives are native. Each operator uses the recipe that measured
 fastest on CPU (torch 2.13, float64, small and medium sizes; see
-``benchmarks/bench_torch_overhead.py``), within the mode the selector asks for:
+``python -m benchmarks``), within the mode the selector asks for:
 
 =================  ============================================  ==========================================
 operator           ``mode=None`` / ``mode="reverse"``            ``mode="forward"``
