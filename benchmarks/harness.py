@@ -32,7 +32,7 @@ import numpy as np
 import diffinterface as di
 
 from . import native, nested, report
-from .workloads import EVALUATIONS, WORKLOADS, counted, numpy_input, seed004, sum_of_squares, to_family
+from .workloads import EVALUATIONS, WORKLOADS, counted, numpy_input, square, sum_of_squares, to_family
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -49,33 +49,51 @@ class Settings:
     select_rounds: int  # rounds that pick the fastest native recipe
     unprepared_reps: int  # calls without preparation, at most
     overhead_rounds: int  # rounds of the zero-backend overhead measurement
+    cold_rounds: int  # interleaved rounds of fresh processes per backend (0: no cold-start table)
 
 
 MODES = {
     "full": Settings("full", rounds=41, min_rounds=3, sample_s=0.005, case_budget_s=8.0, select_rounds=5,
-                     unprepared_reps=5, overhead_rounds=41),
+                     unprepared_reps=5, overhead_rounds=41, cold_rounds=5),
     "quick": Settings("quick", rounds=9, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
-                      unprepared_reps=2, overhead_rounds=11),
+                      unprepared_reps=2, overhead_rounds=11, cold_rounds=1),
     "tiny": Settings("tiny", rounds=3, min_rounds=3, sample_s=0.0005, case_budget_s=0.1, select_rounds=1,
-                     unprepared_reps=1, overhead_rounds=3),
+                     unprepared_reps=1, overhead_rounds=3, cold_rounds=0),
 }
 
-# backend id -> (selector, framework of the native recipes, mode pinned by the selector)
-BACKENDS = {
-    "jax": (di.AutoJAX(), "jax", None),
-    "jax-forward": (di.AutoJAX(mode="forward"), "jax", "forward"),
-    "jax-reverse": (di.AutoJAX(mode="reverse"), "jax", "reverse"),
-    "torch": (di.AutoTorch(), "torch", None),
-    "torch-forward": (di.AutoTorch(mode="forward"), "torch", "forward"),
-    "torch-reverse": (di.AutoTorch(mode="reverse"), "torch", "reverse"),
-    "autograd": (di.AutoAutograd(), "autograd", None),
-    "finitediff": (di.AutoFiniteDiff(), "finitediff", None),
-    "finitediff-forward": (di.AutoFiniteDiff(method="forward"), "finitediff-forward", None),
-}
-#: backends per workload: the default-mode ones, or the mode-pinned ones where both modes are benchmarked
-DEFAULT_BACKENDS = ("jax", "torch", "autograd", "finitediff", "finitediff-forward")
-MODE_BACKENDS = ("jax-forward", "jax-reverse", "torch-forward", "torch-reverse", "autograd", "finitediff",
-                 "finitediff-forward")
+def native_framework(selector):
+    """``(framework of the native recipes, mode pinned by the selector)``, or None without native recipes.
+
+    The one mapping kept here: the selectors themselves come from the backend
+    registry (``diffinterface.testing.BACKENDS``, the kit's ids).
+    """
+    if isinstance(selector, di.AutoFiniteDiff):
+        return {"central": ("finitediff", None), "forward": ("finitediff-forward", None)}.get(selector.method)
+    for selector_type, framework in ((di.AutoJAX, "jax"), (di.AutoTorch, "torch"), (di.AutoAutograd, "autograd")):
+        if isinstance(selector, selector_type):
+            return framework, getattr(selector, "mode", None)
+    return None
+
+
+def _registered_backends():
+    from diffinterface.testing import BACKENDS as registered
+
+    table = {}
+    for backend_id, selector in registered.items():
+        native_of = native_framework(selector)
+        if native_of is not None:
+            table[backend_id] = (selector, *native_of)
+    return table
+
+
+#: backend id (the kit's) -> (selector, framework of the native recipes, mode pinned by the selector)
+BACKENDS = _registered_backends()
+#: backends per workload: the default-mode ones, or, where both modes are benchmarked, the mode-pinned
+#: ones and those of frameworks that have no mode to pin
+DEFAULT_BACKENDS = tuple(b for b, (_, _, mode) in BACKENDS.items() if mode is None)
+_PINNED_FRAMEWORKS = {framework for _, framework, mode in BACKENDS.values() if mode is not None}
+MODE_BACKENDS = tuple(b for b, (_, framework, mode) in BACKENDS.items()
+                      if mode is not None or framework not in _PINNED_FRAMEWORKS)
 CUSTOM_RULE_RECIPE = "grad of 2*g, g through a native custom rule"
 
 
@@ -191,7 +209,7 @@ def interface_operator(operator):
 
 def native_candidates(workload, framework, mode):
     found = native.recipes(framework, workload.operator, mode)
-    if workload.name == "seed000-nested":
+    if workload.name == "nested":
         found = found + [native.Recipe(
             CUSTOM_RULE_RECIPE, "reverse", lambda f, x: nested.native_custom_rule_gradient(framework),
         )]
@@ -211,15 +229,24 @@ def agree(a, b, framework, operator):
     return error <= tolerance, error
 
 
-def measure_case(workload, size, backend_id, settings):
-    """One row: native recipes, prepared and unprepared interface, ratio, evaluations."""
+def measure_case(workload, size, backend_id, settings, variant=None):
+    """One row: native recipes, prepared and unprepared interface, ratio, evaluations.
+
+    ``variant`` is None (float64 in the framework's own array type) or
+    ``(family, dtype)``, the input of the rows that compare other inputs.
+    """
     selector, framework, mode = BACKENDS[backend_id]
-    family = framework if framework in ("jax", "torch") else "numpy"
-    x = to_family(numpy_input(workload, size), family)
+    family, dtype = variant or (framework if framework in ("jax", "torch") else "numpy", "float64")
+    x = to_family(numpy_input(workload, size, dtype), family)
     block = blocker(framework)
+    if family == "numpy" and framework == "jax":
+        # numpy in: the native recipe's result converted to numpy, as the interface returns it
+        block = np.asarray
     f = counted(workload.function)
     row = {"backend": backend_id, "framework": framework, "operator": workload.operator,
            "workload": workload.name, "size": size, "status": "ok"}
+    if variant is not None:
+        row["input"] = f"{family} {dtype}"
 
     # native recipes: build, first call (compilation), then pick the fastest
     candidates = []
@@ -240,7 +267,7 @@ def measure_case(workload, size, backend_id, settings):
     # the interface, prepared and not
     prepare, operator = interface_operator(workload.operator)
     start = now()
-    if workload.name == "seed000-nested":
+    if workload.name == "nested":
         f_di = counted(nested.outer_through_interface(framework, selector, x))
     else:
         f_di = f
@@ -287,9 +314,18 @@ def measure_case(workload, size, backend_id, settings):
     rounds = rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
     timed = [(best["call"], native_loops), (prepared, prepared_loops)]
     custom_rule = [c for c in working if c["recipe"].name == CUSTOM_RULE_RECIPE and c is not best]
-    if custom_rule:  # seed 000: also the native custom rule, the same mechanism without the interface
+    if custom_rule:  # nesting: also the native custom rule, the same mechanism without the interface
         timed.append((custom_rule[0]["call"], custom_rule[0]["loops"]))
-    native_times, prepared_times, *custom_times = interleaved(timed, rounds)
+    function_call = plain_function(workload, framework, x) if workload.operator == "gradient" else None
+    if function_call is not None:  # gradient / function: f itself, as its framework runs it fastest
+        timed.append((function_call, loops_for(function_call, settings)[0]))
+    native_times, prepared_times, *other_times = interleaved(timed, rounds)
+    if function_call is not None:
+        function_times = other_times.pop()
+        row["function_s"] = float(np.median(function_times))
+        row["native_over_function"] = float(np.median(np.array(native_times) / np.array(function_times)))
+        row["interface_over_function"] = float(np.median(np.array(prepared_times) / np.array(function_times)))
+    custom_times = other_times
     if custom_rule or best["recipe"].name == CUSTOM_RULE_RECIPE:
         custom = custom_times[0] if custom_rule else native_times
         row["custom_rule_s"] = float(np.median(custom))
@@ -309,6 +345,30 @@ def measure_case(workload, size, backend_id, settings):
     reps = int(max(1, min(settings.unprepared_reps, settings.case_budget_s / 4 // max(unprepared_once, 1e-9))))
     row["unprepared_s"] = float(np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)]))
     return row
+
+
+def plain_function(workload, framework, x):
+    """``f(x)`` without derivatives, as its framework runs it fastest (JAX: jitted), or None."""
+    if workload.name == "nested":
+        return None
+    function = workload.function
+    if framework == "jax":
+        import jax
+
+        if workload.skip_reason("jax", 1) is not None:
+            return None
+        jitted = jax.jit(function)
+        jax.block_until_ready(jitted(x))
+        return lambda: jax.block_until_ready(jitted(x))
+    if framework == "torch":
+        import torch
+
+        def call():
+            with torch.no_grad():
+                return function(x)
+
+        return call
+    return lambda: function(x)
 
 
 # -- the zero-backend overhead ----------------------------------------------------------------
@@ -332,12 +392,12 @@ def zero_overhead(settings):
     cases = [
         ("gradient", di.AutoZeroReverse(), sum_of_squares, x, None, np.zeros(10)),
         ("gradient", di.AutoZeroForward(), sum_of_squares, x, None, np.zeros(10)),
-        ("derivative", di.AutoZeroForward(), seed004, 1.0, None, np.zeros(())),
-        ("derivative", di.AutoZeroReverse(), seed004, 1.0, None, np.zeros(())),
-        ("jacobian", di.AutoZeroForward(), seed004, x, None, np.zeros((10, 10))),
-        ("jacobian", di.AutoZeroReverse(), seed004, x, None, np.zeros((10, 10))),
-        ("pushforward", di.AutoZeroForward(), seed004, x, (np.ones(10),), np.zeros(10)),
-        ("pullback", di.AutoZeroReverse(), seed004, x, (np.ones(10),), np.zeros(10)),
+        ("derivative", di.AutoZeroForward(), square, 1.0, None, np.zeros(())),
+        ("derivative", di.AutoZeroReverse(), square, 1.0, None, np.zeros(())),
+        ("jacobian", di.AutoZeroForward(), square, x, None, np.zeros((10, 10))),
+        ("jacobian", di.AutoZeroReverse(), square, x, None, np.zeros((10, 10))),
+        ("pushforward", di.AutoZeroForward(), square, x, (np.ones(10),), np.zeros(10)),
+        ("pullback", di.AutoZeroReverse(), square, x, (np.ones(10),), np.zeros(10)),
     ]
     rows = []
     for operator, backend, f, x_at, seeds, zeros in cases:
@@ -364,6 +424,102 @@ def zero_overhead(settings):
     return rows
 
 
+# -- evaluations per operator (the kit's counters) ------------------------------------------
+
+
+def evaluation_counts(backend_ids):
+    """The conformance kit's evaluations of f per (backend, operator, family), as a text table.
+
+    ``diffinterface.testing.test_differentiation(...).counts_table()`` over the
+    default first- and second-order scenarios: at preparation and per prepared
+    call (the second one, after any compilation). None when the kit fails to run.
+    """
+    from diffinterface.testing import default_scenarios, second_order_scenarios, test_differentiation
+
+    selectors = {b: BACKENDS[b][0] for b in backend_ids}
+    try:
+        kit = test_differentiation(selectors, default_scenarios() + second_order_scenarios(),
+                                   raise_on_failure=False)
+    except Exception as error:  # reported in the table's place, not fatal
+        return {"error": f"{type(error).__name__}: {error}"}
+    return {"table": kit.counts_table(), "failed": len(kit.failed), "passed": len(kit.passed)}
+
+
+# -- cold start: a whole process, imports and a first gradient ----------------------------------
+
+_COLD_F = "def f(x):\n    return (x * x).sum()\n"
+_COLD_X = "np.linspace(0.1, 1.0, 10)"
+#: framework -> (the native recipe's script, the interface's script): imports, x, one gradient
+COLD_SCRIPTS = {
+    "jax": (
+        "import numpy as np, jax\njax.config.update('jax_enable_x64', True)\n" + _COLD_F
+        + f"g = jax.jit(jax.grad(f))({_COLD_X}).block_until_ready()\n",
+        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoJAX(), {_COLD_X})\n",
+    ),
+    "torch": (
+        "import numpy as np, torch\n" + _COLD_F
+        + f"x = torch.from_numpy({_COLD_X}).requires_grad_()\n(g,) = torch.autograd.grad(f(x), x)\n",
+        "import numpy as np, torch, diffinterface as di\n" + _COLD_F
+        + f"g = di.gradient(f, di.AutoTorch(), torch.from_numpy({_COLD_X}))\n",
+    ),
+    "autograd": (
+        "import numpy as np, autograd\n" + _COLD_F + f"g = autograd.grad(f)({_COLD_X})\n",
+        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoAutograd(), {_COLD_X})\n",
+    ),
+    "finitediff": (
+        "import numpy as np\n" + _COLD_F + f"x = {_COLD_X}\nh = 6e-6\n"
+        "g = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)])\n",
+        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoFiniteDiff(), {_COLD_X})\n",
+    ),
+}
+
+
+def _process_seconds(script):
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
+    return elapsed
+
+
+def cold_start(settings, backend_ids, log):
+    """Per framework: wall time of a fresh process importing it and computing one gradient.
+
+    The native recipe's process and the interface's alternate (which one goes
+    first alternating per round); medians over rounds, and the median of the
+    per-round ratios. A process also pays Python's own start-up, on both sides.
+    """
+    if not settings.cold_rounds:
+        return []
+    frameworks = []
+    for backend_id in backend_ids:
+        framework = BACKENDS[backend_id][1].split("-")[0]
+        if framework in COLD_SCRIPTS and framework not in frameworks:
+            frameworks.append(framework)
+    rows = []
+    for framework in frameworks:
+        print(f"cold start: {framework} ({settings.cold_rounds} rounds of two processes)", file=log, flush=True)
+        native_script, interface_script = COLD_SCRIPTS[framework]
+        try:
+            native_s, interface_s = [], []
+            for r in range(settings.cold_rounds):
+                order = ((native_s, native_script), (interface_s, interface_script))
+                for times, script in order if r % 2 == 0 else order[::-1]:
+                    times.append(_process_seconds(script))
+            rows.append({
+                "framework": framework, "rounds": settings.cold_rounds,
+                "native_s": float(np.median(native_s)), "interface_s": float(np.median(interface_s)),
+                "ratio": float(np.median(np.array(interface_s) / np.array(native_s))),
+            })
+        except Exception as error:
+            rows.append({"framework": framework, "error": f"{type(error).__name__}: {error}"})
+    return rows
+
+
 # -- the run ----------------------------------------------------------------------------------
 
 
@@ -373,7 +529,7 @@ def plan(settings, backend_filter=None, workload_filter=None):
     if settings.name == "tiny":
         # one small workload on the backends of distinct frameworks
         workload_filter = workload_filter or ("sumsq",)
-        backend_filter = backend_filter or ("jax", "torch", "autograd", "finitediff")
+        backend_filter = backend_filter or ("jax", "torch", "autograd", "finitediff-central")
     for workload in WORKLOADS:
         if workload_filter and workload.name not in workload_filter:
             continue
@@ -397,8 +553,16 @@ def plan(settings, backend_filter=None, workload_filter=None):
                     skipped.append({"workload": workload.name, "backend": backend_id, "size": size,
                                     "operator": workload.operator, "reason": reason})
                 else:
-                    cases.append((workload, size, backend_id))
+                    cases.append((workload, size, backend_id, None))
+                    if settings.name != "tiny" and (workload.name, size) in INPUT_VARIANT_CASES.get(backend_id, ()):
+                        cases += [(workload, size, backend_id, v) for v in INPUT_VARIANTS]
     return cases, skipped
+
+
+#: the cases also run with other inputs: numpy and JAX arrays, float32 and float64 (JAX's small calls
+#: are where an input conversion or a dtype switch would show)
+INPUT_VARIANT_CASES = {"jax": (("sumsq", 10), ("square", 100))}
+INPUT_VARIANTS = (("jax", "float32"), ("numpy", "float32"), ("numpy", "float64"))
 
 
 def check_backends(backend_ids):
@@ -431,11 +595,13 @@ def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys
 
 def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settings, started):
     cases, skipped = plan(settings, backends, workloads)
-    used = sorted({backend_id for _, _, backend_id in cases}, key=list(BACKENDS).index)
+    used = sorted({case[2] for case in cases}, key=list(BACKENDS).index)
     imports = check_backends(used)
     rows = []
-    for workload, size, backend_id in cases:
-        label = f"{backend_id:<18} {workload.operator:<10} {workload.name:<15} n={size}"
+    cases_started = now()
+    for i, (workload, size, backend_id, variant) in enumerate(cases):
+        inputs = f" [{' '.join(variant)}]" if variant else ""
+        label = f"[{i + 1}/{len(cases)}] {backend_id:<18} {workload.operator:<10} {workload.name + inputs:<34} n={size}"
         base = {"backend": backend_id, "framework": BACKENDS[backend_id][1], "operator": workload.operator,
                 "workload": workload.name, "size": size}
         if imports[backend_id]:
@@ -443,8 +609,11 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
             continue
         start = now()
         try:
-            row = measure_case(workload, size, backend_id, settings)
-            print(f"{label}  ratio {row['ratio']:.2f}  ({now() - start:.1f} s)", file=log, flush=True)
+            row = measure_case(workload, size, backend_id, settings, variant)
+            # time left: the mean case so far times the cases left (the sections after them are short)
+            left = (now() - cases_started) / (i + 1) * (len(cases) - i - 1)
+            print(f"{label}  ratio {row['ratio']:.2f}  ({now() - start:.1f} s; about {left:.0f} s left)",
+                  file=log, flush=True)
         except NotAvailable as error:
             row = {**base, "status": "unavailable", "reason": str(error)}
             print(f"{label}  unavailable: {error}", file=log, flush=True)
@@ -454,11 +623,15 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
             traceback.print_exc(file=log)
         rows.append(row)
     overhead = zero_overhead(settings) if overhead else []
+    print("zero-backend overhead measured; then evaluation counts (full mode) and cold starts", file=log, flush=True)
+    evaluations = evaluation_counts(used) if settings.name == "full" else None  # the kit takes ~1-2 min
+    cold = cold_start(settings, used, log)
     elapsed = now() - started
     results = {
         "mode": mode, "clock": clock_name, "settings": settings.__dict__, "elapsed_s": elapsed,
         "environment": report.environment(),
         "imports": imports, "rows": rows, "skipped": skipped, "overhead": overhead,
+        "evaluations": evaluations, "cold_start": cold,
     }
     out = Path(out) if out is not None else (RESULTS if mode == "full" else RESULTS / mode)
     out.mkdir(parents=True, exist_ok=True)

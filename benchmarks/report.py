@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 
 PACKAGES = ("diffinterface", "numpy", "scipy", "jax", "jaxlib", "torch", "autograd", "array-api-compat", "matplotlib")
-WORKLOAD_ORDER = ("sumsq", "seed001-loop", "seed001-vec", "seed003", "seed004", "seed000-nested", "rosenbrock")
+WORKLOAD_ORDER = ("sumsq", "chain-loop", "chain-vec", "matrices-of-scalar", "square", "nested", "rosenbrock")
 THRESHOLD = 1.05
 CLOCK_TEXT = {
     "cpu": "the process's CPU time (all its threads; `--clock cpu`), so that other processes holding the shared "
@@ -78,7 +78,12 @@ def _size(size):
 
 def _sort_key(row):
     order = {name: i for i, name in enumerate(WORKLOAD_ORDER)}
-    return (order.get(row["workload"], 99), row["size"] or 0, row["backend"])
+    return (order.get(row["workload"], 99), row["size"] or 0, row["backend"], row.get("input", ""))
+
+
+def _workload(row):
+    """The workload's name, and the input when the row is one of the other-input rows."""
+    return row["workload"] + (f" ({row['input']} input)" if row.get("input") else "")
 
 
 def _command(results):
@@ -122,7 +127,7 @@ def markdown(results):
     ]
     reported_unavailable = set()
     for row in rows:
-        head = f"| {row['backend']} | {row['operator']} | {row['workload']} | {_size(row['size'])} |"
+        head = f"| {row['backend']} | {row['operator']} | {_workload(row)} | {_size(row['size'])} |"
         if row["status"] == "ok":
             lines.append(
                 f"{head} `{row['native_recipe']}` | {fmt_time(row['native_s'])} | {fmt_time(row['prepared_s'])} "
@@ -144,7 +149,7 @@ def markdown(results):
     nested = [r for r in rows if r["status"] == "ok" and "ratio_vs_custom_rule" in r]
     if nested:
         lines += [
-            "## Seed 000: the cost of nesting a prepared gradient",
+            "## Nesting: the cost of a prepared gradient inside another gradient",
             "",
             "The outer gradient of `2*g(xs)` where `g` is called through a custom-derivative rule "
             "(`jax.custom_vjp`, `torch.autograd.Function`, `autograd.extend.primitive`; `benchmarks/nested.py`). "
@@ -163,13 +168,15 @@ def markdown(results):
             )
         lines.append("")
 
+    lines += _gradient_over_function(rows) + _jacobians(rows) + _cold_start(results) + _evaluations(results)
+
     above = [r for r in rows if r["status"] == "ok" and r["ratio"] > THRESHOLD]
     lines += [f"## Ratios above {THRESHOLD}", ""]
     if above:
         lines += ["| backend | operator | workload | n | ratio [IQR] | ratio of minima | Δ/call | evals di / native |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in sorted(above, key=lambda r: -r["ratio"]):
-            lines.append(f"| {r['backend']} | {r['operator']} | {r['workload']} | {_size(r['size'])} "
+            lines.append(f"| {r['backend']} | {r['operator']} | {_workload(r)} | {_size(r['size'])} "
                          f"| {r['ratio']:.2f} [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] | {r['ratio_of_minima']:.2f} "
                          f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} |")
         lines += ["", "Causes and remedies: `benchmarks/README.md`, section *Reading the committed results*.", ""]
@@ -221,7 +228,7 @@ def markdown(results):
             else:
                 text = f"{label}: {fmt_time(c['median_s'])} (best {fmt_time(c.get('best_s'))})"
                 parts.append(f"**{text}**" if c["recipe"] == row["native_recipe"] else text)
-        lines.append(f"| {row['backend']} | {row['operator']} | {row['workload']} | {_size(row['size'])} "
+        lines.append(f"| {row['backend']} | {row['operator']} | {_workload(row)} | {_size(row['size'])} "
                      f"| {'<br>'.join(parts)} |")
     lines.append("")
 
@@ -232,6 +239,102 @@ def markdown(results):
                          f"{'all' if s['size'] is None else _size(s['size'])} | {s['reason']} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _gradient_over_function(rows):
+    """Gradient time over function time: can a gradient cost 3-4 evaluations of f?"""
+    chain = [r for r in rows if r["status"] == "ok" and "function_s" in r and r["workload"].startswith("chain-")
+             and not r.get("input")]
+    if not chain:
+        return []
+    lines = [
+        "## Gradient / function",
+        "",
+        "The gradient of the chain energy F (scalar loop and vectorized) against F itself, both as the framework "
+        "runs them fastest (JAX: jitted; torch: under `no_grad`): *native* is the fastest native gradient recipe, "
+        "*interface* the prepared `di.gradient`. Medians of per-round ratios, all three timed interleaved. "
+        "Reverse-mode theory bounds a gradient by a small constant times f (about 3-4, the question this table "
+        "answers); finite differences need 2N evaluations.",
+        "",
+        "| workload | N | backend | f | native gradient | interface gradient | native / f | interface / f |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in chain:
+        lines.append(
+            f"| {r['workload']} | {_size(r['size'])} | {r['backend']} | {fmt_time(r['function_s'])} "
+            f"| {fmt_time(r['native_s'])} | {fmt_time(r['prepared_s'])} | **{r['native_over_function']:.1f}** "
+            f"| **{r['interface_over_function']:.1f}** |"
+        )
+    return lines + [""]
+
+
+def _jacobians(rows):
+    """The jacobian of x**2 through the interface against the native one (and its recipe)."""
+    square = [r for r in rows if r["status"] == "ok" and r["workload"] == "square"]
+    if not square:
+        return []
+    lines = [
+        "## Jacobian: interface vs native",
+        "",
+        "The jacobian of `x**2` (a diagonal matrix): the fastest native recipe of each framework against the "
+        "prepared `di.jacobian`, interleaved. Every recipe's own time is in *Native recipes compared*.",
+        "",
+        "| backend | input | n | fastest native recipe | native | interface | ratio [IQR] | evals di / native |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in square:
+        family = r.get("input") or ("numpy float64" if r["framework"] not in ("jax", "torch") else f"{r['framework']} float64")
+        lines.append(
+            f"| {r['backend']} | {family} | {_size(r['size'])} | {r['native_recipe']} | {fmt_time(r['native_s'])} "
+            f"| {fmt_time(r['prepared_s'])} | **{r['ratio']:.2f}** [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] "
+            f"| {r['evals_prepared']} / {r['evals_native']} |"
+        )
+    return lines + [""]
+
+
+def _cold_start(results):
+    cold = results.get("cold_start") or []
+    if not cold:
+        return []
+    lines = [
+        "## Cold start",
+        "",
+        "A fresh Python process that imports the framework (and diffinterface), builds a numpy or torch x of "
+        "10 float64 and computes one gradient of `sum(x*x)`: the native recipe's script against the "
+        "interface's (`di.gradient` without preparation), whole-process wall time, the two alternating, "
+        f"medians over {cold[0].get('rounds', '?')} rounds. Scripts: `benchmarks/harness.py::COLD_SCRIPTS`.",
+        "",
+        "| framework | native process | interface process | ratio |",
+        "|---|---|---|---|",
+    ]
+    for c in cold:
+        if "error" in c:
+            lines.append(f"| {c['framework']} | **error**: {c['error']} |||")
+        else:
+            lines.append(f"| {c['framework']} | {fmt_time(c['native_s'])} | {fmt_time(c['interface_s'])} "
+                         f"| **{c['ratio']:.2f}** |")
+    return lines + [""]
+
+
+def _evaluations(results):
+    counts = results.get("evaluations")
+    if not counts:
+        return []
+    lines = ["## Evaluations of f per operator", ""]
+    if "error" in counts:
+        return lines + [f"The kit failed to run: {counts['error']}", ""]
+    lines += [
+        "From the conformance kit's counters (`diffinterface.testing.test_differentiation(...).counts_table()`, "
+        "the default first- and second-order scenarios): evaluations of f at preparation and in one prepared "
+        "call (the second, after any compilation), the range over the scenarios. A jitted JAX call runs "
+        f"compiled code and counts 0. {counts['passed']} cases passed, {counts['failed']} failed.",
+        "",
+        "```",
+        counts["table"],
+        "```",
+        "",
+    ]
+    return lines
 
 
 def plot(results, path):
@@ -265,7 +368,7 @@ def plot(results, path):
                 height=0.7)
         ax.errorbar(values, y, xerr=errors, fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
         ax.set_yticks(y)
-        ax.set_yticklabels([f"{r['backend']}: {r['operator']} {r['workload']} n={_size(r['size'])}" for r in group],
+        ax.set_yticklabels([f"{r['backend']}: {r['operator']} {_workload(r)} n={_size(r['size'])}" for r in group],
                            fontsize=7)
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.axvline(THRESHOLD, color="gray", linewidth=0.8, linestyle="--")

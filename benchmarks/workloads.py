@@ -4,15 +4,16 @@ Every function takes ``x`` in any array family and gets its namespace from
 ``di.array_namespace(x)``, so JAX, torch, autograd and numpy (finite
 differences) run the same source, natively and through the interface.
 
-Workloads (the seed threads in ``/work/shared/seeds/`` explain each):
+Workloads (``benchmarks/README.md`` links each to the public thread it comes from):
 
-- ``seed001-loop`` / ``seed001-vec``: seed 001's pair potential ``F`` written
-  as a scalar Python loop and vectorized (gradient);
-- ``seed003``: seed 003's 3x3 matrix function of a scalar (derivative, in
-  forward and in reverse mode);
-- ``seed004``: seed 004's ``x**2`` (jacobian);
-- ``seed000-nested``: seed 000's outer function ``2 * g(xs)`` whose inner
-  ``g`` is called through its own prepared gradient (see ``nested.py``);
+- ``chain-loop`` / ``chain-vec``: the energy of a chain of particles with
+  nearest- and next-nearest-neighbour pair potentials, ``F``, written as a
+  scalar Python loop and vectorized (gradient);
+- ``matrices-of-scalar``: ``sum(A.T @ (B * 1.5))`` with 3x3 matrices built
+  from a scalar (derivative, in forward and in reverse mode);
+- ``square``: ``x**2`` elementwise (jacobian);
+- ``nested``: an outer function ``2 * g(xs)`` whose inner ``g`` is called
+  through its own prepared gradient (see ``nested.py``);
 - ``sumsq``: ``sum(x**2)`` at n = 10, the overhead floor (gradient);
 - ``rosenbrock``: the Rosenbrock function (hessian).
 """
@@ -34,8 +35,8 @@ def phi2(r):
     return -0.1 * r**3
 
 
-def seed001_loop(x):
-    """Seed 001's ``F``: one scalar operation at a time (a tape records every one)."""
+def chain_energy_loop(x):
+    """The chain energy ``F``: one scalar operation at a time (a tape records every one)."""
     xp = di.array_namespace(x)
     f = phi1(x[1] - x[0], xp)
     for i in range(2, x.shape[0]):
@@ -43,33 +44,33 @@ def seed001_loop(x):
     return f
 
 
-def seed001_vec(x):
-    """Seed 001's ``Fvec``: the same sum with slices."""
+def chain_energy_vec(x):
+    """The chain energy ``F`` vectorized: the same sum with slices."""
     xp = di.array_namespace(x)
     return phi1(x[1] - x[0], xp) + xp.sum(phi1(x[2:] - x[1:-1], xp) + phi2(x[2:] - x[:-2]))
 
 
-def seed003(x):
-    """Seed 003: ``sum(A.T @ (B * 1.5))`` with A, B 3x3 matrices built from the scalar ``x``."""
+def matrices_of_scalar(x):
+    """``sum(A.T @ (B * 1.5))`` with A, B 3x3 matrices built from the scalar ``x``."""
     xp = di.array_namespace(x)
     a = xp.reshape(xp.stack([x + k for k in range(1, 10)]), (3, 3))
     b = xp.reshape(xp.stack([x - k for k in range(1, 10)]), (3, 3))
     return xp.sum(a.T @ (b * 1.5))
 
 
-def seed004(x):
-    """Seed 004: ``x**2`` elementwise; its jacobian is diagonal."""
+def square(x):
+    """``x**2`` elementwise; its jacobian is diagonal."""
     return x**2
 
 
 def sum_of_squares(x):
-    """``sum(x**2)``: seed 000's inner ``g`` and the overhead floor at n = 10."""
+    """``sum(x**2)``: the nested workload's inner ``g``, and the overhead floor at n = 10."""
     xp = di.array_namespace(x)
     return xp.sum(x**2)
 
 
 def twice_sum_of_squares(x):
-    """Seed 000's outer function ``2 * g(xs)`` calling ``g`` directly (the native reference)."""
+    """The nested workload's outer function ``2 * g(xs)`` calling ``g`` directly (the native reference)."""
     return 2.0 * sum_of_squares(x)
 
 
@@ -138,8 +139,8 @@ WORKLOADS = (
         "grad of sum(x**2) at n = 10: the overhead floor",
     ),
     Workload(
-        "seed001-loop", "gradient", seed001_loop, (1000, 10000, 40000), (100,),
-        "seed 001 F, scalar Python loop",
+        "chain-loop", "gradient", chain_energy_loop, (1000, 10000, 40000), (100,),
+        "chain energy F, scalar Python loop",
         impractical={
             "jax": (0, _LOOP_TRACE),
             "torch": (1000, _LOOP_TAPE),
@@ -148,22 +149,22 @@ WORKLOADS = (
         not_applicable={"finitediff": _FD_ALL},
     ),
     Workload(
-        "seed001-vec", "gradient", seed001_vec, (1000, 10000, 40000), (100, 10000),
-        "seed 001 Fvec, vectorized",
+        "chain-vec", "gradient", chain_energy_vec, (1000, 10000, 40000), (1000, 10000),
+        "chain energy F, vectorized",
         impractical={"finitediff": (1000, "finite differences evaluate f 2N times (seconds per call at N >= 1e4)")},
     ),
     Workload(
-        "seed003", "derivative", seed003, (None,), (None,),
-        "seed 003: scalar x -> sum(A.T @ (B * 1.5)), 3x3",
+        "matrices-of-scalar", "derivative", matrices_of_scalar, (None,), (None,),
+        "scalar x -> sum(A.T @ (B * 1.5)), A and B 3x3 built from x",
         modes=("forward", "reverse"),
     ),
     Workload(
-        "seed004", "jacobian", seed004, (100, 1000), (100,),
-        "seed 004: jacobian of x**2",
+        "square", "jacobian", square, (100, 1000), (100,),
+        "jacobian of x**2",
     ),
     Workload(
-        "seed000-nested", "gradient", twice_sum_of_squares, (3, 1000), (3,),
-        "seed 000: outer 2*g(xs), inner g through its own prepared gradient",
+        "nested", "gradient", twice_sum_of_squares, (3, 1000), (3,),
+        "outer 2*g(xs), inner g through its own prepared gradient",
         not_applicable={"finitediff": "finite differences have no custom-derivative mechanism to nest a prepared gradient in"},
     ),
     Workload(
@@ -174,21 +175,21 @@ WORKLOADS = (
 )
 
 
-def numpy_input(workload, size):
+def numpy_input(workload, size, dtype="float64"):
     """The deterministic numpy input of a workload at ``size`` (a float for a scalar ``x``)."""
     if size is None:
-        return 1.0
-    return np.random.default_rng(0).uniform(0.1, 1.0, size)
+        return 1.0 if dtype == "float64" else np.asarray(1.0, dtype=dtype)
+    return np.random.default_rng(0).uniform(0.1, 1.0, size).astype(dtype)
 
 
 def to_family(x, framework):
-    """``x`` as the framework's native array (float64), so the interface converts nothing."""
+    """``x`` as the framework's native array, of x's dtype (so the interface converts nothing)."""
     if framework == "jax":
         import jax.numpy as jnp
 
-        return jnp.asarray(x, dtype=jnp.float64)
+        return jnp.asarray(x, dtype=np.asarray(x).dtype)
     if framework == "torch":
         import torch
 
-        return torch.tensor(x, dtype=torch.float64)
+        return torch.tensor(np.asarray(x))
     return x

@@ -103,9 +103,9 @@ def test_a_backend_that_fails_to_import_is_a_line_not_a_crash(monkeypatch, tmp_p
         return real(backend)
 
     monkeypatch.setattr(core, "get_adapter", failing)
-    results = harness.run("tiny", out=tmp_path, backends=("autograd", "finitediff"), plot=False,
+    results = harness.run("tiny", out=tmp_path, backends=("autograd", "finitediff-central"), plot=False,
                           log=io.StringIO(), overhead=False)
     assert results["imports"]["autograd"].startswith("MissingBackendError")
     assert [r["status"] for r in results["rows"] if r["backend"] == "autograd"] == ["unavailable"]
-    assert any(r["status"] == "ok" for r in results["rows"] if r["backend"] == "finitediff")
+    assert any(r["status"] == "ok" for r in results["rows"] if r["backend"] == "finitediff-central")
     assert "adapter failed to import" in (tmp_path / "results.md").read_text()

@@ -2,9 +2,13 @@
 
 Arrays (numpy in numpy out, tensors in tensors out, dtypes kept), user
 tensors untouched (``.grad`` stays None, ``requires_grad`` unchanged),
-two-argument functions, output shape without evaluation, vectorized seeds
+two-argument functions, output shape from one evaluation (no torch._dynamo), vectorized seeds
 (one evaluation of f per call, never a Python loop), contexts, ``no_grad``.
 """
+
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,7 +37,7 @@ def backend(request):
 
 
 class Counted:
-    """f wrapped with a counter of numeric calls (calls on meta tensors are counted apart)."""
+    """f wrapped with a counter of numeric calls (calls on meta tensors, which the adapter avoids, apart)."""
 
     def __init__(self, f):
         self.f, self.calls, self.meta_calls = f, 0, 0
@@ -253,36 +257,48 @@ def test_two_argument_preparation_evaluates_nothing_and_leaves_y_alone(backend):
     assert len(calls) == 1
 
 
-def test_output_shape_on_meta_tensors_without_evaluation():
+def test_output_shape_from_one_evaluation_at_preparation():
     f = Counted(coupled)
     prep = di.prepare_jacobian(f, di.AutoTorch(), X)
-    assert (f.calls, f.meta_calls) == (0, 1)
+    assert (f.calls, f.meta_calls) == (1, 0)
     assert prep.spec.shape == (4,) and prep.spec.dtype == "float64"
-
-
-def test_output_shape_falls_back_to_one_evaluation():
-    # A closed-over CPU tensor cannot meet a meta tensor: preparation evaluates f once.
-    weights = torch.arange(4.0, dtype=F64)
-    f = Counted(lambda x: weights * torch.sin(x))
-    prep = di.prepare_jacobian(f, di.AutoTorch(), X)
-    assert f.calls == 1
     di.jacobian(f, di.AutoTorch(), X, prep=prep)
     assert f.calls == 2
 
 
+def test_a_first_gradient_imports_no_dynamo():
+    # torch._dynamo (pulled in by the meta kernels, among others) costs 2-3 s in a fresh process:
+    # only AutoTorch(compile=True) may load it.
+    script = (
+        "import sys, torch, diffinterface as di\n"
+        "x = torch.linspace(0.1, 1.0, 5, dtype=torch.float64)\n"
+        "f = lambda x: (x.sin() * x ** 2).sum()\n"
+        "for operator in ('gradient', 'jacobian', 'hessian'):\n"
+        "    g = f if operator != 'jacobian' else (lambda x: x.sin() * x ** 2)\n"
+        "    getattr(di, operator)(g, di.AutoTorch(), x)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('torch._dynamo')))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 @pytest.mark.parametrize(
-    "operator, call",
+    "operator, seeds",
     [
-        ("jacobian", lambda f, b, x: di.jacobian(f, b, x, prep=di.prepare_jacobian(f, b, x))),
-        ("pushforward x3", lambda f, b, x: di.pushforward(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pushforward(f, b, x, (x, 2 * x, 3 * x)))),
-        ("pullback x3", lambda f, b, x: di.pullback(f, b, x, (x, 2 * x, 3 * x), prep=di.prepare_pullback(f, b, x, (x, 2 * x, 3 * x)))),
+        ("jacobian", lambda x: ()),
+        ("pushforward", lambda x: ((x, 2 * x, 3 * x),)),
+        ("pullback", lambda x: ((x, 2 * x, 3 * x),)),
     ],
 )
-def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, call):
+def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, seeds):
     f = Counted(coupled)
     x = np.linspace(0.1, 2.0, 50)
-    call(f, backend, x)
-    # Preparation runs f on meta tensors only; the prepared call traces f once for all 50 (or 3) seeds.
+    prep = getattr(di, "prepare_" + operator)(f, backend, x, *seeds(x))  # one evaluation: the output shape
+    f.calls = 0
+    getattr(di, operator)(f, backend, x, *seeds(x), prep=prep)
+    # The prepared call traces f once for all 50 (or 3) seeds.
     assert f.calls == 1, f"{operator} evaluated f {f.calls} times: seeds are looped, not vectorized"
 
 

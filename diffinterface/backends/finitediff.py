@@ -17,6 +17,13 @@ over the entries where ``t`` is non-zero, with ``rel_step`` defaulting to
 dtype, and ``abs_step`` to ``rel_step``. ``x`` is never modified: each
 perturbation is made on a fresh copy.
 
+Derivatives, gradients and Jacobians step along each coordinate by
+``h_i = max(rel_step * |x_i|, abs_step)``, decided once at preparation from
+the prepared ``x`` (as a hand-written loop would bake its steps in), with the
+moves ``h_i * e_i`` and the divisors: a prepared call only adds, evaluates and
+divides. The steps stay those of the prepared ``x``: at an ``x`` whose entries
+are orders of magnitude larger than the prepared ones, prepare again.
+
 Second order (hessian, hvp, second_derivative) is native: nested central
 differences with steps ``eps**(1/4)`` relative (about ``sqrt(eps)``, 1e-8 in
 float64): a Hessian costs ``2n**2 + 1`` evaluations (its symmetry halves the
@@ -79,39 +86,60 @@ class FiniteDiffAdapter(Adapter):
 
         return evaluate
 
+    def _evaluator(self, problem, dtype=None):
+        """``evaluate(x, *ctx) -> f(x)``: f itself for a one-argument f, so no frame is added per evaluation."""
+        if problem.y is None and dtype is None:
+            return problem.f
+        evaluate = self._evaluate(problem, dtype)
+        return lambda x, *ctx: evaluate(x, ctx)
+
     def _step(self, x, t):
         """Step along tangent ``t`` at ``x``, scaled to x's dtype and magnitude."""
-        rel, absolute = self._rel_abs(np.asarray(x).dtype)
-        support = np.asarray(t) != 0
-        scale = float(np.max(np.abs(np.asarray(x)[support]))) if support.any() else 0.0
-        t_max = float(np.max(np.abs(t))) if support.any() else 1.0
-        return max(rel * scale, absolute) / t_max
+        return self._step_rule(np.asarray(x).dtype)(x, t)
+
+    def _step_rule(self, dtype):
+        """``step(x, t)`` for arrays of ``dtype``: the constants looked up once, at preparation."""
+        rel, absolute = self._rel_abs(dtype)
+
+        def step(x, t):
+            t_abs = np.abs(t)
+            t_max = t_abs.max()
+            if not t_max:
+                return absolute
+            # max |x_i| over the support of t
+            scale = float(np.max(np.abs(x), where=t_abs != 0, initial=0.0))
+            return max(rel * scale, absolute) / float(t_max)
+
+        return step
 
     def _directional(self, problem):
         """``directional(x, t, ctx, fx) -> (value or None, J(x) @ t)``; fx is f(x) or None."""
         method = self.method
         evaluate = self._evaluate(problem)
+        step = self._step_rule(np.asarray(problem.x).dtype)
+        call_f = self._evaluator(problem)
         if method == "complex":
             complex_type = np.result_type(problem.x_dtype, np.complex64)
             evaluate_complex = self._evaluate(problem, dtype=complex_type)
             out_dtype = problem.spec.dtype
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
+                h = step(x, t)
                 fz = evaluate_complex(np.asarray(x, dtype=complex_type) + (1j * h) * t, ctx)
                 return np.real(fz).astype(out_dtype), (np.imag(fz) / h).astype(out_dtype)
 
         elif method == "forward":
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
-                return fx, (evaluate(x + h * t, ctx) - fx) / h
+                h = step(x, t)
+                return fx, (call_f(x + h * t, *ctx) - fx) / h
 
         elif method == "central":
 
             def directional(x, t, ctx, fx):
-                h = self._step(x, t)
-                return fx, (evaluate(x + h * t, ctx) - evaluate(x - h * t, ctx)) / (2 * h)
+                h = step(x, t)
+                move = h * t
+                return fx, (call_f(x + move, *ctx) - call_f(x - move, *ctx)) / (2 * h)
 
         else:  # adaptive
             from scipy.differentiate import jacobian as scipy_jacobian
@@ -157,56 +185,51 @@ class FiniteDiffAdapter(Adapter):
         """``jacobian(x, ctx, want_value) -> (value or None, J reshaped to shape)``.
 
         Derivative, gradient and Jacobian are all the columns ``J @ e_i`` stacked
-        on the last axis. The steps of every entry come from one vectorized
-        expression per call, each point is ``x + steps[i] * e_i`` (a fresh
-        array: f may keep or return its input), and the differences are
-        divided by the steps once.
+        on the last axis. Everything but the evaluations is decided here, once:
+        the per-entry steps ``h_i = max(rel_step * |x_i|, abs_step)`` at the
+        prepared x, the moves ``h_i * e_i`` along each basis vector and the
+        divisor of the differences. A call adds each move to x (a fresh array:
+        f may keep or return its input), evaluates f, and divides once.
         """
         if self.method == "adaptive":
             return self._jacobian_along_tangents(problem, shape)
-        method, n = self.method, problem.x_size
-        evaluate = self._evaluate(problem)
-        rel, absolute = self._rel_abs(np.asarray(problem.x).dtype)
-
-        x_shape = problem.x_shape
-
-        def steps_at(x):
-            """Per-entry steps, and the moves along each basis vector (row i: steps[i] * e_i)."""
-            steps = np.maximum(rel * np.abs(np.reshape(x, -1)), absolute).astype(np.asarray(x).dtype)
-            return steps, np.diag(steps).reshape((n, *x_shape))
-
-        if not x_shape:  # a scalar x (derivatives): no arrays of steps to build
-            scalar_type = np.asarray(problem.x).dtype.type
-
-            def steps_at(x):
-                step = scalar_type(max(rel * abs(float(x)), absolute))
-                return step, (step,)
+        method, n, x_shape = self.method, problem.x_size, problem.x_shape
+        evaluate = self._evaluator(problem)
+        dtype = np.asarray(problem.x).dtype
+        rel, absolute = self._rel_abs(dtype)
+        if x_shape:
+            steps = np.maximum(rel * np.abs(np.reshape(problem.x, -1)), absolute).astype(dtype)
+            moves = tuple(np.diag(steps).reshape((n, *x_shape)))
+        else:  # a scalar x (derivatives): one step, no arrays to build
+            steps = dtype.type(max(rel * abs(float(problem.x)), absolute))
+            moves = (steps,)
 
         if method == "forward":
 
+            inverse = 1 / steps  # a product streams faster than a quotient over n x m entries
+
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
-                fx = evaluate(x, ctx)
-                columns = [evaluate(x + move, ctx) - fx for move in moves]
-                return fx, np.reshape(np.stack(columns, axis=-1) / steps, shape)
+                fx = evaluate(x, *ctx)
+                columns = [evaluate(x + move, *ctx) - fx for move in moves]
+                return fx, np.reshape(np.stack(columns, axis=-1) * inverse, shape)
 
         elif method == "central":
+            inverse = 1 / (2 * steps)  # a product streams faster than a quotient over n x m entries
 
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
-                columns = [evaluate(x + move, ctx) - evaluate(x - move, ctx) for move in moves]
-                value = evaluate(x, ctx) if want_value else None
-                return value, np.reshape(np.stack(columns, axis=-1) / (2 * steps), shape)
+                columns = [evaluate(x + move, *ctx) - evaluate(x - move, *ctx) for move in moves]
+                value = evaluate(x, *ctx) if want_value else None
+                return value, np.reshape(np.stack(columns, axis=-1) * inverse, shape)
 
         else:  # complex step: the value is the real part of any evaluation
             complex_type = np.result_type(problem.x_dtype, np.complex64)
-            evaluate_complex = self._evaluate(problem, dtype=complex_type)
+            evaluate_complex = self._evaluator(problem, dtype=complex_type)
             out_dtype = problem.spec.dtype
+            imaginary_moves = tuple(1j * np.asarray(move, dtype=complex_type) for move in moves)
 
             def jacobian(x, ctx, want_value):
-                steps, moves = steps_at(x)
                 x_complex = np.asarray(x, dtype=complex_type)
-                values = [evaluate_complex(x_complex + 1j * move, ctx) for move in moves]
+                values = [evaluate_complex(x_complex + move, *ctx) for move in imaginary_moves]
                 columns = np.stack(values, axis=-1)
                 derivative = (np.imag(columns) / steps).astype(out_dtype)
                 return np.real(values[-1]).astype(out_dtype), np.reshape(derivative, shape)

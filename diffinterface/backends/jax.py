@@ -52,7 +52,7 @@ run under the configuration as it is.
 JAX arrays are immutable: two-argument functions ``f(y, x)`` are not supported
 (``check_inplace`` is False) and ``out=`` works only with numpy buffers.
 
-Cost of a prepared call over the native jitted recipe (``benchmarks/bench_jax_overhead.py``):
+Cost of a prepared call over the native jitted recipe (``python -m benchmarks``, JAX rows):
 with jax inputs the prepared function *is* the jitted function (no wrapper)
 unless the x64 switch is needed; numpy inputs add one Python frame around the
 ``np.asarray`` the native recipe also needs, and batches of numpy tangents are

@@ -42,11 +42,16 @@ def _describe_pair(outer, inner):
 
 
 def _first_derivative(problem, outer, inner, operator):
-    """``value_and_<operator>(x, *ctx)`` of the inner, as a function ``outer`` can differentiate."""
+    """``(value_and_<operator>, <operator> or None)`` of the inner, as functions ``outer`` can differentiate.
+
+    The plain one is given when the inner is prepared (an outer that only
+    evaluates): the outer then needs no value, and the inner computes none.
+    """
     inner_problem = problem.replace(adapter=inner)
     if outer.framework is None:
         # The outer only evaluates at concrete arrays of the user's family: any prepared inner works.
-        return getattr(inner_problem.impl(operator), "value_and_" + operator)
+        impl = inner_problem.impl(operator)
+        return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
     if inner.framework != outer.framework:
         computed_by = inner.framework or "numpy, outside any AD framework"
@@ -63,7 +68,7 @@ def _first_derivative(problem, outer, inner, operator):
             f"{operator} as a function {outer.framework} can differentiate again "
             f"(differentiable_value_and_{operator}). Use AutoFiniteDiff() as the outer backend."
         )
-    return function
+    return function, None
 
 
 def _common_dtype(a, b):
@@ -90,12 +95,15 @@ def differentiated_problem(problem, operator, *, with_value=False):
     Raises UnsupportedError when the outer cannot differentiate the inner.
     """
     outer, inner = problem.adapter.outer, problem.adapter.inner
-    value_and_first = _first_derivative(problem, outer, inner, operator)
+    value_and_first, plain_first = _first_derivative(problem, outer, inner, operator)
     if operator == "gradient":
         first_spec = Spec(problem.x_shape, problem.x_dtype)
     else:
         first_spec = problem.spec
-    if not with_value:
+    if not with_value and plain_first is not None:
+        first = plain_first
+        spec = first_spec
+    elif not with_value:
 
         def first(x, *ctx):
             return value_and_first(x, *ctx)[1]

@@ -9,7 +9,7 @@
 
 Both primitives are native. Each operator uses the recipe that measured
 fastest on CPU (torch 2.13, float64, small and medium sizes; see
-``benchmarks/bench_torch_overhead.py``), within the mode the selector asks for:
+``python -m benchmarks``), within the mode the selector asks for:
 
 =================  ============================================  ==========================================
 operator           ``mode=None`` / ``mode="reverse"``            ``mode="forward"``
@@ -64,11 +64,11 @@ among the contexts become tensors sharing memory; tensor contexts that
 require grad are passed detached. Parameters that ``f`` closes over
 accumulate no ``.grad`` either (``autograd.grad`` never accumulates).
 
-Output shape: learned at preparation by calling ``f`` on meta-device tensors
-(no numeric work) when ``f`` allows it; when it does not (it reads values,
-combines x with CPU tensors it closes over, calls numpy) preparation
-evaluates ``f`` once (under ``no_grad``), and prepared calls never evaluate
-it for the shape. Two-argument functions ``f(y, x)`` take the shape from
+Output shape: learned at preparation by evaluating ``f`` once (under
+``no_grad``); prepared calls never evaluate it for the shape. Meta-device
+tensors would skip that evaluation, but torch's meta kernels import
+``torch._dynamo`` on first use (2-3 s in a fresh process, twice the cost of
+``import torch``), so only ``compile=True`` loads it. Two-argument functions ``f(y, x)`` take the shape from
 ``y``, are not evaluated at preparation, and are differentiated through a
 fresh zero buffer per call (torch records the writes); the user's ``y`` is
 written only by the core, with the value.

@@ -58,16 +58,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if problem.tree is not None:
             return self._tree_output_spec(problem, ctx)
         x = _Boundary(problem).to_torch(problem.x)
-        try:
-            meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
-            meta_ctx = tuple(
-                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
-            )
-            y = problem.f(meta_x, *meta_ctx)
-            if isinstance(y, _Tensor) and y.device.type == "meta":
-                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
-            pass
+        # One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
+        # that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
         with torch.no_grad():
             y = problem.f(x, *ctx)
         if isinstance(y, _Tensor):
@@ -77,16 +69,6 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def _tree_output_spec(self, problem, ctx):
         tree, to_torch = problem.tree, _Boundary(problem).to_torch
         leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
-        try:
-            meta = [torch.empty(leaf.shape, dtype=leaf.dtype, device="meta") for leaf in leaves]
-            meta_ctx = tuple(
-                torch.empty(c.shape, dtype=c.dtype, device="meta") if isinstance(c, _Tensor) else c for c in ctx
-            )
-            y = problem.f(tree.unflatten(meta), *meta_ctx)
-            if isinstance(y, _Tensor) and y.device.type == "meta":
-                return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        except Exception:  # noqa: BLE001 - f cannot run on meta tensors: learn the shape by evaluating
-            pass
         with torch.no_grad():
             y = problem.f(tree.unflatten(leaves), *ctx)
         if isinstance(y, _Tensor):
