@@ -53,12 +53,13 @@ from .selectors import (
     AutoZeroReverse,
     SecondOrder,
 )
+from .wrappers import DifferentiateWith
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
-    "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
+    "AutoZeroForward", "AutoZeroReverse", "SecondOrder", "DifferentiateWith",
     "Cache", "Constant",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "check_available", "check_inplace",

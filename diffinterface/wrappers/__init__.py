@@ -1,0 +1,5 @@
+"""Backends made of backends: ``DifferentiateWith`` (``differentiate_with/``)."""
+
+from .differentiate_with import DifferentiateWith
+
+__all__ = ["DifferentiateWith"]

@@ -1,0 +1,214 @@
+"""The inner side of a bridge: the inner backend's prepared operators for one input signature.
+
+An outer framework (``_jax.py``, ``_torch.py``, ``_autograd.py``) sees a
+bridged function as a value and five rules, all taking and returning concrete
+arrays: ``value``, ``value_and_gradient`` (scalar outputs), ``pushforward``,
+``pullback`` and ``hvp`` (``sum_k c_k * H_k @ v``, the derivative of a
+pullback with respect to x). :class:`OperatorRules` computes them with the
+inner backend's public operators, each prepared once per (operator, batch
+size) and called with exactly the arguments it was prepared with, so strict
+preparations hold. Arrays cross into the inner backend's family through
+:func:`to_family` (DLPack or a shared numpy buffer, no copy) and come back the
+same way.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...arrays import array_namespace, dtype_name, family_of, shape_of
+from ...errors import UnsupportedError
+
+# -- conversions ------------------------------------------------------------------------------
+
+
+def to_family(a, family):
+    """The concrete array ``a`` (numpy, torch or JAX) in ``family``, sharing memory where it can.
+
+    A read-only numpy buffer (what JAX hands to a callback) is copied before
+    torch sees it: torch cannot mark a tensor read-only, and an ``f`` that
+    wrote into its input would otherwise write into JAX's immutable array.
+    """
+    source = family_of(a)
+    if source == family:
+        return a
+    if family == "numpy":
+        if source == "torch":
+            return a.detach().cpu().numpy()
+        return np.asarray(a)
+    if family == "torch":
+        import torch
+
+        if source == "jax":
+            return torch.from_dlpack(a)
+        a = np.asarray(a)
+        return torch.from_numpy(a if a.flags.writeable else a.copy())
+    if family == "jax":
+        import jax
+
+        # float64 survives only under x64; the switch is thread-local and undone on exit.
+        with jax.enable_x64(dtype_name(a) == "float64"):
+            if source == "torch":
+                return jax.dlpack.from_dlpack(a.detach())
+            return jax.numpy.asarray(a)
+    raise TypeError(f"x: cannot hand a {family} array to a bridged function")
+
+
+def inner_family(framework):
+    """The array family an inner backend's ``f`` computes on."""
+    return framework if framework in ("jax", "torch") else "numpy"
+
+
+def context_signature(contexts):
+    """Kinds, families, dtypes and shapes of the contexts: what a preparation depends on."""
+    return tuple(
+        (type(c), family_of(c.value), dtype_name(c.value), shape_of(c.value)) if family_of(c.value) != "unknown"
+        else (type(c), type(c.value))
+        for c in contexts
+    )
+
+
+def converted_contexts(contexts, family):
+    """The contexts with their array values in ``family`` (other values as they are)."""
+    return tuple(
+        type(c)(to_family(c.value, family)) if family_of(c.value) not in ("unknown", "autograd") else c
+        for c in contexts
+    )
+
+
+# -- the inner backend's rules ----------------------------------------------------------------
+
+
+class OperatorRules:
+    """``f``'s value and derivatives by ``backend``, for inputs of one shape, dtype and context kinds.
+
+    ``x`` and ``contexts`` are reference values in the inner family (the
+    operators are prepared there once; later calls may use other values of the
+    same signature).
+    """
+
+    def __init__(self, f, backend, framework, x, contexts):
+        self.f, self.backend, self.family = f, backend, inner_family(framework)
+        self.x_shape, self.x_dtype = shape_of(x), dtype_name(x)
+        self._x, self._contexts = x, contexts
+        self._preps = {}
+        self._lock = threading.Lock()
+        self.spec = self._output_spec()
+        self.scalar = self.spec[0] == ()
+        # A reverse-mode inner gives a scalar f's gradient in one pass: the outer takes that
+        # (one callback per outer gradient) instead of a value pass plus a pullback pass.
+        self.gradient_route = self.scalar and _reverse_for_gradients(backend)
+
+    # evaluation
+    def _call_f(self, x, contexts):
+        values = [c.value for c in contexts]
+        if self.family == "jax":
+            import jax
+
+            with jax.enable_x64(self.x_dtype == "float64"):
+                return self.f(x, *values)
+        return self.f(x, *values)
+
+    def _output_spec(self):
+        """Shape and dtype of f's output: torch's meta device when it can, else one evaluation."""
+        if self.family == "torch":
+            import torch
+
+            try:
+                meta = [type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c
+                        for c in self._contexts]
+                y = self._call_f(self._x.to("meta"), meta)
+                if isinstance(y, torch.Tensor) and y.device.type == "meta":
+                    return shape_of(y), dtype_name(y)
+            except Exception:  # noqa: BLE001 - f needs real numbers: evaluate it below
+                pass
+        with np.errstate(all="ignore"):
+            y = self._call_f(self._x, self._contexts)
+        return shape_of(y), dtype_name(y)
+
+    def value(self, x, contexts):
+        return self._call_f(x, contexts)
+
+    # prepared operators
+    def _prepared(self, key, make):
+        prep = self._preps.get(key)
+        if prep is None:
+            with self._lock:
+                prep = self._preps.get(key)
+                if prep is None:
+                    prep = self._preps[key] = make()
+        return prep
+
+    def _ones(self, shape, dtype, k):
+        return tuple(to_family(np.ones(shape, dtype=dtype), self.family) for _ in range(k))
+
+    def value_and_gradient(self, x, contexts):
+        from ...operators import prepare_gradient, value_and_gradient
+
+        prep = self._prepared(("gradient",), lambda: prepare_gradient(self.f, self.backend, self._x, *self._contexts))
+        return value_and_gradient(self.f, self.backend, x, *contexts, prep=prep)
+
+    def pushforward(self, x, tangents, contexts):
+        from ...operators import prepare_pushforward, pushforward
+
+        prep = self._prepared(("pushforward", len(tangents)), lambda: prepare_pushforward(
+            self.f, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, len(tangents)), *self._contexts))
+        return pushforward(self.f, self.backend, x, tangents, *contexts, prep=prep)
+
+    def pullback(self, x, cotangents, contexts):
+        from ...operators import prepare_pullback, pullback
+
+        prep = self._prepared(("pullback", len(cotangents)), lambda: prepare_pullback(
+            self.f, self.backend, self._x, self._ones(*self.spec, len(cotangents)), *self._contexts))
+        return pullback(self.f, self.backend, x, cotangents, *contexts, prep=prep)
+
+    def hvp(self, x, c, tangents, contexts):
+        """``sum_k c_k H_k v`` for each ``v``: the derivative along v of the pullback of ``c``."""
+        from ...contexts import Constant
+        from ...operators import hvp, prepare_hvp
+
+        k = len(tangents)
+        if self.scalar:
+            prep = self._prepared(("hvp", k), lambda: prepare_hvp(
+                self.f, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, k), *self._contexts))
+            return tuple(c * h for h in hvp(self.f, self.backend, x, tangents, *contexts, prep=prep))
+        weighted = self._weighted()
+        prep = self._prepared(("hvp-weighted", k), lambda: prepare_hvp(
+            weighted, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, k), *self._contexts,
+            Constant(self._ones(*self.spec, 1)[0])))
+        return hvp(weighted, self.backend, x, tangents, *contexts, Constant(c), prep=prep)
+
+    def _weighted(self):
+        """``x -> sum(c * f(x))``, with ``c`` its last (Constant) argument: one function object, kept."""
+        weighted = self.__dict__.get("_weighted_f")
+        if weighted is None:
+            f = self.f
+
+            def weighted(x, *args):
+                y = f(x, *args[:-1])
+                return array_namespace(y).sum(args[-1] * y)
+
+            self._weighted_f = weighted
+        return weighted
+
+
+def _reverse_for_gradients(backend):
+    from ...backends import get_adapter
+
+    adapter = get_adapter(backend)
+    if adapter.mode == "both":
+        return getattr(backend, "mode", None) != "forward"
+    return adapter.mode == "reverse"
+
+
+class ThirdOrderError(UnsupportedError):
+    """A derivative of a bridged function's second derivative was asked for."""
+
+
+def third_order(what):
+    return ThirdOrderError(
+        f"DifferentiateWith: {what} would need third derivatives of f, which the bridge does not "
+        "provide (first and second order only)"
+    )
