@@ -29,7 +29,6 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from ...arrays import family_of, shape_of, size_of
-from ...errors import UnsupportedError
 from ._rules import converted_contexts, third_order, to_family
 
 # -- host side: numpy in, numpy out -----------------------------------------------------------
@@ -208,17 +207,16 @@ def _along_x(rule, primals, x_dot, nlevels):
     hvp = _linear(call, "hvp", call.rules.x_shape, rule.call_x_dtype())
     if rule.kind == "pullback":  # d/dx (c @ J) = sum_k c_k H_k
         return _linear_p.bind(x, *dyn, v, x_dot, rule=hvp, nlevels=nlevels)
-    if rule.kind == "pushforward" and call.rules.scalar:  # d/dx (grad . t) = (H x_dot) . t
-        one = jnp.ones((1,) * nlevels, call.y_dtype)
-        h = _linear_p.bind(x, *dyn, one, x_dot, rule=hvp, nlevels=nlevels)
-        core = tuple(range(h.ndim - len(call.rules.x_shape), h.ndim))
-        return jnp.sum(h * v, axis=core).astype(call.y_dtype)
     if rule.kind == "pushforward":
-        raise UnsupportedError(
-            "DifferentiateWith: forward over forward (for instance jax.jacfwd(jax.jacfwd(...))) of a "
-            "non-scalar f needs second derivatives of every output; use reverse mode inside "
-            "(jax.hessian, jax.jacfwd(jax.jacrev(...)))"
-        )
+        # d/dx (J t) along x_dot: output k is (H_k x_dot) . t, one hvp per output (y.size of them)
+        y_shape = call.rules.spec[0]
+        m = size_of(y_shape)
+        eye = np.eye(m, dtype=call.y_dtype).reshape((m,) + (1,) * nlevels + y_shape)
+        core = tuple(range(nlevels, nlevels + len(call.rules.x_shape)))
+        rows = [jnp.sum(_linear_p.bind(x, *dyn, jnp.asarray(eye[k]), x_dot, rule=hvp, nlevels=nlevels) * v, axis=core)
+                for k in range(m)]
+        lead = rows[0].shape
+        return jnp.stack(rows, axis=-1).reshape(lead + y_shape).astype(call.y_dtype)
     raise third_order("differentiating a second derivative with respect to x")
 
 

@@ -49,7 +49,7 @@ def to_family(a, family):
         import jax
 
         # float64 survives only under x64; the switch is thread-local and undone on exit.
-        with jax.enable_x64(dtype_name(a) == "float64"):
+        with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if source == "torch":
                 return jax.dlpack.from_dlpack(a.detach())
             return jax.numpy.asarray(a)
@@ -107,7 +107,7 @@ class OperatorRules:
         if self.family == "jax":
             import jax
 
-            with jax.enable_x64(self.x_dtype == "float64"):
+            with jax.enable_x64(self.x_dtype in ("float64", "complex128")):
                 return self.f(x, *values)
         return self.f(x, *values)
 

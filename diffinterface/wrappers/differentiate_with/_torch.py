@@ -26,6 +26,10 @@ must differentiate again, runs the Function once per element.
 
 from __future__ import annotations
 
+import itertools
+import weakref
+from typing import Optional
+
 import torch
 
 from ._rules import third_order, to_family
@@ -60,6 +64,57 @@ class _Call:
         return torch.stack([self.back(o, x) for o in outs])
 
 
+def _direct(call, kind, x, a=None, b=None):
+    rules = call.rules
+    if kind == "value":
+        return call.back(rules.value(call.inner(x), call.contexts), x)
+    if kind == "value_and_gradient":
+        y, g = rules.value_and_gradient(call.inner(x), call.contexts)
+        return call.back(y, x), call.back(g, x)
+    if kind == "hvp":
+        (out,) = rules.hvp(call.inner(x), call.inner(a), (call.inner(b),), call.contexts)
+    else:
+        (out,) = getattr(rules, kind)(call.inner(x), (call.inner(a),), call.contexts)
+    return call.back(out, x)
+
+
+_calls = {}
+_keys = itertools.count()
+
+
+def _compute(call, kind, *tensors):
+    """The inner computation ``kind`` on torch tensors.
+
+    torch's older batching (``is_grads_batched=True`` backward passes,
+    ``autograd.functional.jacobian(vectorize=True)``) does not run a
+    Function's vmap rule; it hands the Function batched tensors that cannot
+    leave torch. For those the computation goes through the torch operator
+    ``diffinterface::bridged``, which that batching runs once per element.
+    """
+    if not any(_legacy_batched(t) for t in tensors):
+        return _direct(call, kind, *tensors)
+    key = call.__dict__.get("key")
+    if key is None:
+        key = call.key = next(_keys)
+        _calls[key] = call
+        weakref.finalize(call, _calls.pop, key, None)
+    if kind == "value_and_gradient":
+        return _bridged(key, "value", *tensors), _bridged(key, "gradient", *tensors)
+    return _bridged(key, kind, *tensors)
+
+
+@torch.library.custom_op("diffinterface::bridged", mutates_args=())
+def _bridged(key: int, kind: str, x: torch.Tensor, a: Optional[torch.Tensor] = None,
+             b: Optional[torch.Tensor] = None) -> torch.Tensor:
+    call = _calls[key]
+    if kind == "gradient":
+        return _direct(call, "value_and_gradient", x)[1]
+    return _direct(call, kind, x, a, b).clone()
+
+
+_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
+
+
 def _in_jvp(function, *args):
     """``function`` applied inside a jvp rule.
 
@@ -70,7 +125,7 @@ def _in_jvp(function, *args):
     """
     if any(isinstance(a, torch.Tensor) and _functorch_wrapped(a) for a in args):
         return function.apply(*args)
-    return function.forward(*args)
+    return function.forward(*args)  # (batched tangents of torch's older batching go through _compute)
 
 
 _functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
@@ -98,11 +153,9 @@ class _Value(torch.autograd.Function):
     def forward(x, call):
         rules = call.rules
         if call.want_gradient:
-            y, g = rules.value_and_gradient(call.inner(x), call.contexts)
-            call.gradient = call.back(g, x)
-        else:
-            y = rules.value(call.inner(x), call.contexts)
-        return call.back(y, x)
+            y, call.gradient = _compute(call, "value_and_gradient", x)
+            return y
+        return _compute(call, "value", x)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -132,8 +185,7 @@ class _Gradient(torch.autograd.Function):
     @staticmethod
     def forward(x, call):
         if call.gradient is None:  # not computed on the forward pass (gradient not expected then)
-            _, g = call.rules.value_and_gradient(call.inner(x), call.contexts)
-            call.gradient = call.back(g, x)
+            _, call.gradient = _compute(call, "value_and_gradient", x)
         return call.gradient
 
     @staticmethod
@@ -164,8 +216,7 @@ def _one(call, x):
 class _Pushforward(torch.autograd.Function):
     @staticmethod
     def forward(x, t, call):
-        (out,) = call.rules.pushforward(call.inner(x), (call.inner(t),), call.contexts)
-        return call.back(out, x)
+        return _compute(call, "pushforward", x, t)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -216,8 +267,7 @@ def _forward_over_forward():
 class _Pullback(torch.autograd.Function):
     @staticmethod
     def forward(x, c, call):
-        (out,) = call.rules.pullback(call.inner(x), (call.inner(c),), call.contexts)
-        return call.back(out, x)
+        return _compute(call, "pullback", x, c)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -250,8 +300,7 @@ class _Pullback(torch.autograd.Function):
 class _Hvp(torch.autograd.Function):
     @staticmethod
     def forward(x, c, v, call):
-        (out,) = call.rules.hvp(call.inner(x), call.inner(c), (call.inner(v),), call.contexts)
-        return call.back(out, x)
+        return _compute(call, "hvp", x, c, v)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
