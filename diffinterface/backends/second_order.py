@@ -131,12 +131,11 @@ def _first_derivative(problem, outer, inner, operator):
         return getattr(inner_problem.impl(operator), "value_and_" + operator)
     pair = _describe_pair(outer, inner)
     if inner.framework != outer.framework:
-        computed_by = inner.framework or "numpy, outside any AD framework"
-        raise UnsupportedError(
-            f"backend: {pair} cannot work: the outer backend traces {outer.framework} computations "
-            f"and cannot differentiate the inner's {operator}, computed by {computed_by}. "
-            "Use an outer and inner of the same framework, or AutoFiniteDiff() as the outer backend."
-        )
+        # The outer traces its own framework only: it sees the inner's first derivative as a
+        # DifferentiateWith-style bridge whose derivatives are the inner's second-order operators.
+        from ..wrappers.differentiate_with import bridged_first_derivative
+
+        return bridged_first_derivative(inner_problem, inner.framework, operator)
     hook = getattr(inner, "differentiable_value_and_" + operator, None)
     function = hook(inner_problem) if hook is not None else None
     if function is None:

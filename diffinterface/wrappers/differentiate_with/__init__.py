@@ -75,11 +75,16 @@ class Bridge:
             with self._lock:
                 rules = self._rules.get(key)
                 if rules is None:
-                    rules = self._rules[key] = self._make_rules(
-                        self._reference(x), converted_contexts(contexts, self.family))
+                    rules = self._rules[key] = self._make_rules(self._reference(x), tuple(
+                        type(c)(self._reference(c.value)) if family_of(c.value) in ("jax", "torch", "autograd")
+                        else c for c in contexts))
         return rules
 
     def _reference(self, x):
+        if family_of(x) == "autograd":
+            from autograd.tracer import getval
+
+            x = getval(x)
         try:
             return to_family(x, self.family)
         except Exception:  # noqa: BLE001 - a traced x has no values: prepare at zeros of its shape
@@ -148,3 +153,33 @@ class DifferentiateWith(Bridge):
 
     def __repr__(self):
         return f"DifferentiateWith({getattr(self.f, '__name__', self.f)!r}, {self.backend!r})"
+
+
+def bridged_first_derivative(problem, framework, operator):
+    """``value_and_<operator>(x, *ctx)`` of ``problem``'s inner backend, for an outer of another framework.
+
+    ``problem`` is the inner's (``f``, ``x``, contexts); ``operator`` is
+    "gradient" or "derivative". The returned function takes the outer
+    framework's arrays (tracers included) and is differentiable there: its
+    derivatives are the inner's second-order operators. Cross-framework
+    ``SecondOrder`` uses it (``backends/second_order.py::_first_derivative``).
+    """
+    from ._rules import FirstDerivativeRules
+
+    f, backend, kinds = problem.f, problem.adapter.backend, tuple(type(c) for c in problem.contexts)
+    x_shape = problem.x_shape
+    bridge = Bridge(lambda x, contexts: FirstDerivativeRules(f, backend, framework, operator, x, contexts), framework)
+
+    def value_and_first(x, *ctx):
+        z = bridge(x, *(kind(value) for kind, value in zip(kinds, ctx)))
+        if operator == "gradient":
+            return z[0], array_namespace_of(z).reshape(z[1:], x_shape)
+        return z[0], z[1]
+
+    return value_and_first
+
+
+def array_namespace_of(a):
+    from ...arrays import array_namespace
+
+    return array_namespace(a)

@@ -14,6 +14,8 @@ same way.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 
 import numpy as np
@@ -34,9 +36,14 @@ def to_family(a, family):
     source = family_of(a)
     if source == family:
         return a
+    if source == "torch":
+        a = _plain_tensor(a)
     if family == "numpy":
         if source == "torch":
-            return a.detach().cpu().numpy()
+            import torch
+
+            with torch._C._DisableFuncTorch():
+                return a.numpy()
         return np.asarray(a)
     if family == "torch":
         import torch
@@ -51,9 +58,33 @@ def to_family(a, family):
         # float64 survives only under x64; the switch is thread-local and undone on exit.
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if source == "torch":
-                return jax.dlpack.from_dlpack(a.detach())
+                return jax.dlpack.from_dlpack(a)
             return jax.numpy.asarray(a)
     raise TypeError(f"x: cannot hand a {family} array to a bridged function")
+
+
+def _plain_tensor(t):
+    """``t`` without autograd history or torch.func wrappers (a context seen inside a transform)."""
+    import torch
+
+    wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+    while wrapped(t):
+        t = torch._C._functorch.get_unwrapped(t)
+    with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
+        return t.detach().cpu()
+
+
+def wide_jax(family, dtype):
+    """A thread-local ``jax.enable_x64`` for JAX work on 64-bit values, else nothing.
+
+    JAX operations outside x64 turn float64 operands into float32 results, so
+    every JAX computation of the bridge on float64 values runs inside it.
+    """
+    if family == "jax" and dtype in ("float64", "complex128"):
+        import jax
+
+        return jax.enable_x64(True)
+    return contextlib.nullcontext()
 
 
 def inner_family(framework):
@@ -81,6 +112,17 @@ def converted_contexts(contexts, family):
 # -- the inner backend's rules ----------------------------------------------------------------
 
 
+def _wide(method):
+    """``method`` of a rules object under :func:`wide_jax` for its input's dtype."""
+
+    @functools.wraps(method)
+    def wide(self, *args):
+        with wide_jax(self.family, self.x_dtype):
+            return method(self, *args)
+
+    return wide
+
+
 class OperatorRules:
     """``f``'s value and derivatives by ``backend``, for inputs of one shape, dtype and context kinds.
 
@@ -103,13 +145,8 @@ class OperatorRules:
 
     # evaluation
     def _call_f(self, x, contexts):
-        values = [c.value for c in contexts]
-        if self.family == "jax":
-            import jax
-
-            with jax.enable_x64(self.x_dtype in ("float64", "complex128")):
-                return self.f(x, *values)
-        return self.f(x, *values)
+        with wide_jax(self.family, self.x_dtype):
+            return self.f(x, *[c.value for c in contexts])
 
     def _output_spec(self):
         """Shape and dtype of f's output: torch's meta device when it can, else one evaluation."""
@@ -164,6 +201,7 @@ class OperatorRules:
             self.f, self.backend, self._x, self._ones(*self.spec, len(cotangents)), *self._contexts))
         return pullback(self.f, self.backend, x, cotangents, *contexts, prep=prep)
 
+    @_wide
     def hvp(self, x, c, tangents, contexts):
         """``sum_k c_k H_k v`` for each ``v``: the derivative along v of the pullback of ``c``."""
         from ...contexts import Constant
@@ -212,3 +250,85 @@ def third_order(what):
         f"DifferentiateWith: {what} would need third derivatives of f, which the bridge does not "
         "provide (first and second order only)"
     )
+
+
+class FirstDerivativeRules:
+    """Rules of ``x -> [f(x), gradient(x)]`` (flat) or ``x -> stack([f(x), f'(x)])`` by an inner backend.
+
+    Cross-framework ``SecondOrder`` bridges this function: its pushforward and
+    pullback are the inner's second-order operators (``gradient_and_hvp``,
+    ``value_derivative_and_second_derivative``), so the outer framework
+    differentiates the inner's first derivative with the inner's own rules.
+    """
+
+    scalar = False
+    gradient_route = False
+
+    def __init__(self, f, backend, framework, operator, x, contexts):
+        self.f, self.backend, self.operator = f, backend, operator
+        self.family = inner_family(framework)
+        self.x_shape, self.x_dtype = shape_of(x), dtype_name(x)
+        self._x, self._contexts = x, contexts
+        self._preps = {}
+        self._lock = threading.Lock()
+        self.spec = None
+        y = self.value(x, contexts)
+        self.spec = (shape_of(y), dtype_name(y))
+
+    _prepared = OperatorRules._prepared
+
+    def _first(self, x, contexts):
+        from ... import operators
+
+        prep = self._prepared(("first",), lambda: getattr(operators, "prepare_" + self.operator)(
+            self.f, self.backend, self._x, *self._contexts))
+        return getattr(operators, "value_and_" + self.operator)(self.f, self.backend, x, *contexts, prep=prep)
+
+    def _second(self, x, tangents, contexts):
+        """(first derivative, second-order results along each tangent)."""
+        from ... import operators
+
+        if self.operator == "gradient":
+            k = len(tangents)
+            prep = self._prepared(("hvp", k), lambda: operators.prepare_hvp(
+                self.f, self.backend, self._x, tuple(to_family(np.ones(self.x_shape, self.x_dtype), self.family)
+                                                     for _ in range(k)), *self._contexts))
+            return operators.gradient_and_hvp(self.f, self.backend, x, tangents, *contexts, prep=prep)
+        prep = self._prepared(("second",), lambda: operators.prepare_second_derivative(
+            self.f, self.backend, self._x, *self._contexts))
+        _, d, dd = operators.value_derivative_and_second_derivative(self.f, self.backend, x, *contexts, prep=prep)
+        return d, tuple(dd * t for t in tangents)
+
+    @_wide
+    def value(self, x, contexts):
+        y, first = self._first(x, contexts)
+        xp = array_namespace(first)
+        if self.operator == "gradient":
+            return _concat(xp, (xp.reshape(y, (1,)), xp.reshape(first, (-1,))))
+        return xp.stack((y, first))
+
+    @_wide
+    def pushforward(self, x, tangents, contexts):
+        first, second = self._second(x, tangents, contexts)
+        xp = array_namespace(first)
+        if self.operator == "gradient":
+            return tuple(_concat(xp, (xp.reshape(xp.sum(first * t), (1,)), xp.reshape(h, (-1,))))
+                         for t, h in zip(tangents, second))
+        return tuple(xp.stack((first * t, h)) for t, h in zip(tangents, second))
+
+    @_wide
+    def pullback(self, x, cotangents, contexts):
+        xp = array_namespace(cotangents[0])
+        if self.operator == "gradient":  # H is symmetric: c_g @ H = H @ c_g
+            first, second = self._second(x, tuple(xp.reshape(c[1:], self.x_shape) for c in cotangents), contexts)
+            return tuple(c[0] * first + h for c, h in zip(cotangents, second))
+        first, (dd,) = self._second(x, (1.0,), contexts)
+        return tuple(xp.reshape(xp.sum(c[0] * first + c[1] * dd), self.x_shape) for c in cotangents)
+
+    def hvp(self, x, c, tangents, contexts):
+        raise third_order(f"differentiating SecondOrder's {self.operator} twice")
+
+
+def _concat(xp, parts):
+    concatenate = getattr(xp, "concatenate", None) or xp.concat
+    return concatenate(parts)
