@@ -67,9 +67,11 @@ def _plain_tensor(t):
     """``t`` without autograd history or torch.func wrappers (a context seen inside a transform)."""
     import torch
 
-    wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    while wrapped(t):
-        t = torch._C._functorch.get_unwrapped(t)
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(t):
+        if functorch.is_batchedtensor(t):  # its values are a whole batch, not this tensor's
+            raise ValueError("a tensor batched by torch.func.vmap has no values of its own shape here")
+        t = functorch.get_unwrapped(t)
     with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
         return t.detach().cpu()
 
