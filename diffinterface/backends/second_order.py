@@ -31,9 +31,12 @@ Which pairs work:
   autograd over autograd): the inner hands over its first derivative as a
   function that framework can trace again (the adapter hooks
   ``differentiable_value_and_gradient`` / ``_derivative`` in ``base.py``).
-- Anything else (JAX over torch, torch over finite differences...) cannot be
-  traced and raises :class:`~diffinterface.UnsupportedError` at preparation,
-  naming both backends.
+- An outer and inner of different frameworks (JAX over torch, torch over
+  finite differences...): the inner's first derivative is bridged into the
+  outer's framework as DifferentiateWith does
+  (``wrappers/differentiate_with/__init__.py::bridged_first_derivative``); its
+  derivatives are the inner's ``gradient_and_hvp`` /
+  ``value_derivative_and_second_derivative``.
 
 ``SecondOrder(b, b)`` is the plain backend ``b``: it uses ``b``'s native
 second-order operators where its adapter has them. A pair of different

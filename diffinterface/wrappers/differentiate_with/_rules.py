@@ -33,6 +33,8 @@ def to_family(a, family):
     torch sees it: torch cannot mark a tensor read-only, and an ``f`` that
     wrote into its input would otherwise write into JAX's immutable array.
     """
+    if a.__class__ is float:  # a Python float is a float64 scalar, as everywhere in diffinterface
+        a = np.float64(a)
     source = family_of(a)
     if source == family:
         return a

@@ -151,7 +151,6 @@ def _per_element(apply, info, in_dims, tensors, call):
 class _Value(torch.autograd.Function):
     @staticmethod
     def forward(x, call):
-        rules = call.rules
         if call.want_gradient:
             y, call.gradient = _compute(call, "value_and_gradient", x)
             return y
