@@ -626,17 +626,24 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
     print("zero-backend overhead measured; then evaluation counts (full mode) and cold starts", file=log, flush=True)
     evaluations = evaluation_counts(used) if settings.name == "full" else None  # the kit takes ~1-2 min
     cold = cold_start(settings, used, log)
+    cross = []
+    if settings.name != "tiny" and (not workloads or "cross-framework" in workloads):
+        try:
+            cross = nested.cross_framework(settings, log=log)
+        except Exception as error:  # reported, not fatal, like any case
+            cross = [{"status": "error", "reason": f"{type(error).__name__}: {error}"}]
     elapsed = now() - started
     results = {
         "mode": mode, "clock": clock_name, "settings": settings.__dict__, "elapsed_s": elapsed,
         "environment": report.environment(),
         "imports": imports, "rows": rows, "skipped": skipped, "overhead": overhead,
-        "evaluations": evaluations, "cold_start": cold,
+        "evaluations": evaluations, "cold_start": cold, "cross_framework": cross,
     }
     out = Path(out) if out is not None else (RESULTS if mode == "full" else RESULTS / mode)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
-    (out / "results.md").write_text(report.markdown(results))
+    (out / "results.md").write_text(report.markdown(results) + nested.cross_framework_markdown(
+        [r for r in cross if "ratio" in r]))
     if plot:
         note = report.plot(results, out / "ratios.png")
         if note:
@@ -654,7 +661,8 @@ def main(argv=None):
                        help="one small workload, three rounds: the smoke test's mode")
     parser.add_argument("--out", help="output folder (default benchmarks/results/, or results/<mode>/)")
     parser.add_argument("--backends", help="comma-separated backend ids: " + ",".join(BACKENDS))
-    parser.add_argument("--workloads", help="comma-separated workloads: " + ",".join(w.name for w in WORKLOADS))
+    parser.add_argument("--workloads", help="comma-separated workloads: " + ",".join(w.name for w in WORKLOADS)
+                        + ",cross-framework")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG (matplotlib is optional)")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
                         help="wall (default), or cpu: the process's CPU time, for a machine busy with other work")

@@ -1,16 +1,19 @@
-"""The nested workload: an outer function that calls an inner one with its own prepared gradient.
+"""Seed 000: an outer function that calls an inner one with its own prepared gradient.
 
 In Python, "the inner function has its own prepared gradient" means the
 framework that differentiates the outer function must not trace the inner
 one but call a precomputed rule for it: a ``jax.custom_vjp``, a
-``torch.autograd.Function``, an ``autograd.extend.primitive``. That is what
-DifferentiationInterface.jl calls ``DifferentiateWith(f, backend)``;
-diffinterface does not have it yet (DESIGN.md lists it as "later"), so
-:func:`with_custom_gradient` writes it here by hand, once per framework, and
-takes the inner rule as a parameter: the interface's prepared
-``value_and_gradient`` or the framework's own gradient.
+``torch.autograd.Function``, an ``autograd.extend.primitive``. The interface
+side is ``di.DifferentiateWith(g, backend)``; the native side of the
+comparison is the same mechanism written by hand once per framework
+(:func:`with_custom_gradient` around the framework's own gradient).
 
-The outer function is ``2 * g(xs)`` with ``g(xs) = sum(xs**2)``, as in the thread it comes from (benchmarks/README.md).
+:func:`cross_framework` adds the rows where the frameworks differ: a jitted
+JAX outer function around a torch inner (seed 001's chain energy), bridged
+by ``DifferentiateWith``, timed against the torch inner's own prepared
+``value_and_pullback`` plus the JAX outer's own gradient.
+
+The outer function is ``2 * g(xs)`` with ``g(xs) = sum(xs**2)``, as in the seed.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def with_custom_gradient(framework, value_and_gradient, gradient):
 
 
 def outer_of(inner):
-    """The outer function ``2 * inner(xs)``."""
+    """Seed 000's outer function ``2 * inner(xs)``."""
 
     def twice_inner(xs):
         return 2.0 * inner(xs)
@@ -85,17 +88,12 @@ def outer_of(inner):
 
 
 def outer_through_interface(framework, backend, x):
-    """The outer function whose inner ``g`` is differentiated by diffinterface's prepared gradient."""
-    # Under the outer jax.jit the rule sees tracers, not the concrete arrays a checked preparation
-    # was made for: JAX's inner preparation skips the check (DifferentiateWith will own this boundary).
-    prep = di.prepare_gradient(sum_of_squares, backend, x, strict=framework != "jax")
-    return outer_of(
-        with_custom_gradient(
-            framework,
-            lambda xs: di.value_and_gradient(sum_of_squares, backend, xs, prep=prep),
-            lambda xs: di.gradient(sum_of_squares, backend, xs, prep=prep),
-        )
-    )
+    """The outer function whose inner ``g`` is ``di.DifferentiateWith(g, backend)``.
+
+    With the outer's own framework (the benchmark's case) the bridge calls
+    ``g`` directly and the framework differentiates through it.
+    """
+    return outer_of(di.DifferentiateWith(sum_of_squares, backend))
 
 
 def native_inner_rule(framework):
@@ -141,3 +139,76 @@ def native_custom_rule_gradient(framework):
     import autograd
 
     return autograd.grad(outer)
+
+
+# -- cross-framework rows ---------------------------------------------------------------------
+
+
+def _outer_part(x):
+    """What the JAX outer function adds around the inner: a little work of its own."""
+    import jax.numpy as jnp
+
+    return 0.5 * jnp.sum(jnp.sin(x) ** 2)
+
+
+def cross_framework(settings, sizes=(1000, 10000), log=None):
+    """Rows: ``jit(grad(x -> 2 * g(x) + outer(x)))``, g a torch chain energy bridged into JAX.
+
+    The reference is what the bridge cannot avoid: the torch inner's prepared
+    ``value_and_pullback`` (torch tensors in) plus the JAX outer part's own
+    jitted gradient. Interleaved, median of per-round ratios.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import torch
+
+    from . import harness
+    from .workloads import numpy_input, seed001_vec, WORKLOADS
+
+    workload = next(w for w in WORKLOADS if w.name == "seed001-vec")
+    inner = di.AutoTorch()
+    rows = []
+    for size in sizes:
+        x_np = numpy_input(workload, size)
+        x_jax, x_torch = jnp.asarray(x_np), torch.tensor(x_np)
+        g = di.DifferentiateWith(seed001_vec, inner)
+        bridged = jax.jit(jax.grad(lambda x: 2.0 * g(x) + _outer_part(x)))
+        prep = di.prepare_pullback(seed001_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),))
+        one = (torch.tensor(2.0, dtype=torch.float64),)
+        outer_native = jax.jit(jax.grad(_outer_part))
+
+        def reference():
+            di.value_and_pullback(seed001_vec, inner, x_torch, one, prep=prep)
+            return outer_native(x_jax).block_until_ready()
+
+        def through_bridge():
+            return bridged(x_jax).block_until_ready()
+
+        _, (want,) = di.value_and_pullback(seed001_vec, inner, x_torch, one, prep=prep)
+        got = np.asarray(through_bridge()) - np.asarray(outer_native(x_jax))
+        correct = bool(np.allclose(got, want.numpy(), rtol=1e-10, atol=1e-12))
+        loops = [harness.loops_for(call, settings)[:2] for call in (reference, through_bridge)]
+        per_round = sum(n * once for n, once in loops)
+        rounds = harness.rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
+        ref_t, bridge_t = harness.interleaved([(reference, loops[0][0]), (through_bridge, loops[1][0])], rounds)
+        ratio = float(np.median(np.array(bridge_t) / np.array(ref_t)))
+        row = {"outer": "jax.jit(jax.grad)", "inner": "AutoTorch()", "workload": workload.name, "size": size,
+               "reference_s": float(np.median(ref_t)), "bridged_s": float(np.median(bridge_t)),
+               "ratio": ratio, "rounds": rounds, "correct": correct}
+        rows.append(row)
+        if log is not None:
+            print(f"cross-framework jax over torch  n={size}  ratio {ratio:.2f}", file=log, flush=True)
+    return rows
+
+
+def cross_framework_markdown(rows):
+    """The rows as a markdown section (appended to results.md)."""
+    lines = ["", "## Cross-framework: a torch inner inside a jitted JAX gradient (DifferentiateWith)", "",
+             "Reference: the torch inner's prepared `value_and_pullback` + the JAX outer part's jitted gradient.",
+             "", "| outer | inner | workload | n | reference (us) | bridged (us) | ratio | correct |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['outer']} | {r['inner']} | {r['workload']} | {r['size']} | {r['reference_s'] * 1e6:.1f} "
+                     f"| {r['bridged_s'] * 1e6:.1f} | {r['ratio']:.2f} | {r['correct']} |")
+    return "\n".join(lines) + "\n"

@@ -56,6 +56,7 @@ from .operators import (
     value_gradient_and_hessian,
 )
 from .wrappers import (  # also registers SecondOrder and AutoSparse
+    DifferentiateWith,
     AutoSparse,
     Coloring,
     DenseSparsityDetector,
@@ -82,7 +83,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
-    "AutoZeroForward", "AutoZeroReverse", "SecondOrder",
+    "AutoZeroForward", "AutoZeroReverse", "SecondOrder", "DifferentiateWith",
     "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
     "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
     "Cache", "Constant",

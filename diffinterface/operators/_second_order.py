@@ -14,8 +14,12 @@ Which pairs work:
 - an outer and inner of one framework: the inner hands over its first
   derivative as a function that framework can trace again (the adapter hooks
   ``differentiable_value_and_gradient`` / ``_derivative``);
-- anything else raises :class:`~diffinterface.UnsupportedError` at preparation,
-  naming both backends.
+- an outer and inner of different frameworks: the adapter's
+  ``bridge_first_derivative`` (``SecondOrder`` has DifferentiateWith's) hands
+  the inner's first derivative over as a function of the outer's arrays whose
+  derivatives are the inner's ``gradient_and_hvp`` /
+  ``value_derivative_and_second_derivative``; without one, an
+  :class:`~diffinterface.UnsupportedError` at preparation names both backends.
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ def _first_derivative(problem, outer, inner, operator):
         return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
     if inner.framework != outer.framework:
+        # The outer traces its own framework only: a wrapper that can bridge frameworks
+        # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over
+        # as a function of the outer's arrays whose derivatives are the inner's second-order operators.
+        bridge = getattr(problem.adapter, "bridge_first_derivative", None)
+        if bridge is not None:
+            return bridge(inner_problem, inner.framework, operator), None
         computed_by = inner.framework or "numpy, outside any AD framework"
         raise UnsupportedError(
             f"backend: {pair} cannot work: the outer backend traces {outer.framework} computations "

@@ -31,9 +31,11 @@ Which pairs work:
   autograd over autograd): the inner hands over its first derivative as a
   function that framework can trace again (the adapter hooks
   ``differentiable_value_and_gradient`` / ``_derivative`` of ``core/adapter.py``).
-- Anything else (JAX over torch, torch over finite differences...) cannot be
-  traced and raises :class:`~diffinterface.UnsupportedError` at preparation,
-  naming both backends.
+- An outer and inner of different frameworks (JAX over torch, torch over
+  finite differences...): the inner's first derivative is bridged into the
+  outer's framework as ``DifferentiateWith`` does
+  (``wrappers/differentiate_with/``); its derivatives are the inner's
+  ``gradient_and_hvp`` / ``value_derivative_and_second_derivative``.
 
 ``SecondOrder(b, b)`` is the plain backend ``b``: it uses ``b``'s native
 second-order operators where its adapter has them. A pair of different
@@ -45,6 +47,7 @@ backends is composed exactly as asked. As a first-order backend,
 from __future__ import annotations
 
 from ..core import FIRST_ORDER, SECOND_ORDER, Adapter, get_adapter
+from .differentiate_with import bridged_first_derivative
 
 
 class SecondOrderAdapter(Adapter):
@@ -62,6 +65,9 @@ class SecondOrderAdapter(Adapter):
         self.inplace = self.inner.inplace
         self.max_batch = self.inner.max_batch
         self.families = tuple(f for f in self.outer.families if f in self.inner.families)
+
+    #: pairs of different frameworks: the inner's first derivative, bridged into the outer's
+    bridge_first_derivative = staticmethod(bridged_first_derivative)
 
     def choose_mode(self, operator, problem):
         return self.inner.choose_mode(operator, problem)

@@ -1,0 +1,182 @@
+"""``DifferentiateWith(f, backend)``: ``f`` inside any framework's derivative, differentiated by ``backend``.
+
+    >>> import numpy as np, diffinterface as di
+    >>> def simulator(x):                      # numpy only: no AD framework can trace it
+    ...     return np.sum(np.cumsum(x) ** 2)
+    >>> g = di.DifferentiateWith(simulator, di.AutoFiniteDiff())
+    >>> float(g(np.array([1.0, 2.0])))
+    10.0
+    >>> di.gradient(lambda x: 3.0 * g(x), di.AutoAutograd(), np.array([1.0, 2.0])).round(4)
+    array([24., 18.])
+
+``g(x, *contexts)`` has ``f``'s signature (contexts are ``di.Constant`` /
+``di.Cache``, never differentiated). What a call does depends on the array
+family of ``x`` (``diffinterface.arrays.family_of``, which imports nothing):
+
+- ``x`` of the inner backend's own framework (JAX arrays and tracers for
+  ``AutoJAX``, tensors for ``AutoTorch``, autograd's boxes for
+  ``AutoAutograd``): ``f`` is called directly and the framework
+  differentiates through it, at no cost;
+- a JAX array or tracer otherwise: ``f`` is a custom JVP whose callbacks run
+  the inner backend's prepared operators (``_jax.py``); ``grad``, ``vjp``,
+  ``jvp``, ``jacfwd``, ``jacrev``, ``hessian``, ``jit`` and ``vmap`` work;
+- a torch tensor otherwise: a ``torch.autograd.Function`` with backward, jvp
+  and vmap rules (``_torch.py``): ``backward()``, ``torch.autograd.grad``,
+  forward AD and ``torch.func`` work;
+- an autograd box otherwise: an ``autograd`` primitive with vjp and jvp rules
+  (``_autograd.py``);
+- numpy arrays and floats: ``f`` on ``x`` in the inner's family, the result
+  back in numpy.
+
+Derivatives go to second order (a pullback's derivative is the inner's
+``hvp``); asking for a third raises :class:`~diffinterface.UnsupportedError`.
+The inner operators are prepared once per input signature (shape, dtype,
+contexts' kinds) in a small cache that threads share; the output's shape is
+learned then, on torch's meta device when ``f`` runs there and otherwise by
+one evaluation of ``f`` at the first input seen (zeros when JAX traces
+without values). Results keep ``x``'s family and dtype; float64 stays float64
+for JAX without changing its global configuration (JAX itself only has
+float64 tracers under x64, and the inner JAX calls run under a thread-local
+``jax.enable_x64``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...arrays import array_namespace, dtype_name, family_of, shape_of
+from ...contexts import check_contexts
+from ...core import get_adapter
+from ._rules import OperatorRules, context_signature, converted_contexts, inner_family, to_family
+
+
+class Bridge:
+    """A function whose value and derivatives come from an inner backend, callable from any framework.
+
+    ``make_rules(x, contexts)`` builds the rules (see ``_rules.py``) for one
+    input signature from reference values in the inner family. Used by
+    :class:`DifferentiateWith` and by cross-framework ``SecondOrder``.
+    """
+
+    def __init__(self, make_rules, framework, direct=None):
+        self._make_rules = make_rules
+        self.framework = framework  # the inner backend's ("jax", "torch", "autograd" or None)
+        self.family = inner_family(framework)
+        self._direct = direct  # called as is when x belongs to the inner's own framework
+        self._rules = {}
+        self._lock = threading.Lock()
+
+    def rules(self, x, contexts):
+        """The rules for ``x``'s signature, built on first use from ``x`` (concrete) or zeros (traced)."""
+        key = (shape_of(x), dtype_name(x), context_signature(contexts))
+        rules = self._rules.get(key)
+        if rules is None:
+            with self._lock:
+                rules = self._rules.get(key)
+                if rules is None:
+                    rules = self._rules[key] = self._make_rules(self._reference(x), tuple(
+                        type(c)(self._reference(c.value)) if family_of(c.value) in ("jax", "torch", "autograd")
+                        else c for c in contexts))
+        return rules
+
+    def _reference(self, x):
+        if family_of(x) == "autograd":
+            from autograd.tracer import getval
+
+            x = getval(x)
+        try:
+            return to_family(x, self.family)
+        except Exception:  # noqa: BLE001 - a traced x has no values: prepare at zeros of its shape
+            return to_family(np.zeros(shape_of(x), dtype=dtype_name(x)), self.family)
+
+    def __call__(self, x, *contexts):
+        check_contexts(contexts)
+        family = family_of(x)
+        if self._direct is not None and (family == self.framework or (family == "numpy" and self.family == "numpy")):
+            return self._direct(x, *(c.value for c in contexts))
+        if family == "jax":
+            from . import _jax
+
+            return _jax.call(self, x, contexts)
+        if family == "torch":
+            from . import _torch
+
+            return _torch.call(self, x, contexts)
+        if family == "autograd":
+            from . import _autograd
+
+            return _autograd.call(self, x, contexts)
+        if family == "numpy":
+            x = np.float64(x) if x.__class__ is float else x
+            rules = self.rules(x, contexts)
+            inner_contexts = converted_contexts(contexts, self.family)
+            return to_family(rules.value(to_family(x, self.family), inner_contexts), "numpy")
+        raise TypeError(
+            f"x: a DifferentiateWith function expected a float or a numpy, JAX, torch or autograd array; "
+            f"got {type(x).__name__}"
+        )
+
+
+class DifferentiateWith(Bridge):
+    """``f`` with its derivatives computed by ``backend``, inside whatever framework calls it.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> y``, written for the inner backend (a numpy-only
+        function for ``AutoFiniteDiff``, torch code for ``AutoTorch``...).
+    backend : selector
+        The backend that differentiates ``f``.
+
+    Returns
+    -------
+    A callable ``g(x, *contexts)`` with ``f``'s signature: see the module
+    docstring for what each framework sees.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> g = di.DifferentiateWith(lambda x: np.sum(x ** 3), di.AutoFiniteDiff())
+    >>> di.gradient(lambda x: g(x) * 2.0, di.AutoFiniteDiff(), np.array([1.0, 2.0])).round(3)
+    array([ 6., 24.])
+    """
+
+    def __init__(self, f, backend):
+        if not callable(f):
+            raise TypeError(f"f: DifferentiateWith expected a callable; got {type(f).__name__}")
+        framework = get_adapter(backend).framework  # raises the TypeError naming the selectors
+        self.f, self.backend = f, backend
+        super().__init__(lambda x, contexts: OperatorRules(f, backend, framework, x, contexts), framework, direct=f)
+
+    def __repr__(self):
+        return f"DifferentiateWith({getattr(self.f, '__name__', self.f)!r}, {self.backend!r})"
+
+
+def bridged_first_derivative(problem, framework, operator):
+    """``value_and_<operator>(x, *ctx)`` of ``problem``'s inner backend, for an outer of another framework.
+
+    ``problem`` is the inner's (``f``, ``x``, contexts); ``operator`` is
+    "gradient" or "derivative". The returned function takes the outer
+    framework's arrays (tracers included) and is differentiable there: its
+    derivatives are the inner's second-order operators. Cross-framework
+    ``SecondOrder`` uses it (``operators/_second_order.py::_first_derivative``).
+    """
+    from ._rules import FirstDerivativeRules
+
+    f, backend, kinds = problem.f, problem.adapter.backend, tuple(type(c) for c in problem.contexts)
+    x_shape = problem.x_shape
+    bridge = Bridge(lambda x, contexts: FirstDerivativeRules(f, backend, framework, operator, x, contexts), framework)
+
+    def value_and_first(x, *ctx):
+        z = bridge(x, *(kind(value) for kind, value in zip(kinds, ctx)))
+        if operator == "gradient":
+            return z[0], array_namespace_of(z).reshape(z[1:], x_shape)
+        return z[0], z[1]
+
+    return value_and_first
+
+
+def array_namespace_of(a):
+    return array_namespace(a)

@@ -1,0 +1,123 @@
+"""A bridged function inside HIPS autograd: primitives with vjp and jvp rules.
+
+``_value`` is a primitive whose vjp is the primitive ``_pullback`` and whose
+jvp is ``_pushforward``; each of those is differentiable once more (the
+inner's ``hvp``), so ``autograd.hessian`` works. Autograd unboxes the
+primitives' arguments: the rules see numpy arrays.
+"""
+
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+from autograd.extend import defjvp, defvjp, primitive
+
+from ...errors import UnsupportedError
+from ._rules import converted_contexts, third_order, to_family
+
+
+class _Call:
+    def __init__(self, bridge, rules, contexts):
+        self.rules, self.family = rules, bridge.family
+        self.contexts = converted_contexts(contexts, bridge.family)
+        self.x_dtype = np.dtype(rules.x_dtype)
+        self.y_shape, self.y_dtype = rules.spec[0], np.dtype(rules.spec[1])
+
+    def inner(self, a, shape, dtype):
+        # autograd hands over Python floats and numpy scalars for 0-d values: give them a shape
+        return to_family(np.asarray(a, dtype=dtype).reshape(shape), self.family)
+
+    def x(self, a):
+        return self.inner(a, self.rules.x_shape, self.x_dtype)
+
+    def y(self, a):
+        return self.inner(a, self.y_shape, self.y_dtype)
+
+    def back(self, a):
+        return to_family(a, "numpy")
+
+
+@primitive
+def _value(x, call):
+    return call.back(call.rules.value(call.x(x), call.contexts))
+
+
+@primitive
+def _pushforward(x, t, call):
+    (out,) = call.rules.pushforward(call.x(x), (call.x(t),), call.contexts)
+    return call.back(out)
+
+
+@primitive
+def _pullback(x, c, call):
+    (out,) = call.rules.pullback(call.x(x), (call.y(c),), call.contexts)
+    return call.back(out)
+
+
+@primitive
+def _hvp(x, c, v, call):
+    (out,) = call.rules.hvp(call.x(x), call.y(c), (call.x(v),), call.contexts)
+    return call.back(out)
+
+
+def _pushforward_along_x(call, x, t, g):
+    if not call.rules.scalar:
+        raise UnsupportedError(
+            "DifferentiateWith: differentiating a pushforward of a non-scalar f with respect to x needs "
+            "second derivatives of every output; use reverse mode inside"
+        )
+    return _hvp(x, g, t, call)
+
+
+def _pushforward_along_x_forward(call, x, t, x_dot):
+    """d/dx (gradient . t) along ``x_dot`` for a scalar f: ``(H x_dot) . t``."""
+    one = np.ones(call.y_shape, call.y_dtype)
+    return anp.sum(_pushforward_along_x(call, x, x_dot, one) * t)
+
+
+def _no_third(*_):
+    raise third_order("differentiating a second derivative with respect to x or the cotangent")
+
+
+defvjp(_value, lambda ans, x, call: lambda g: _pullback(x, g, call))
+defjvp(_value, lambda g, ans, x, call: _pushforward(x, g, call))
+defvjp(
+    _pushforward,
+    lambda ans, x, t, call: lambda g: _pushforward_along_x(call, x, t, g),
+    lambda ans, x, t, call: lambda g: _pullback(x, g, call),
+)
+defjvp(
+    _pushforward,
+    lambda g, ans, x, t, call: _pushforward_along_x_forward(call, x, t, g),
+    lambda g, ans, x, t, call: _pushforward(x, g, call),
+)
+defvjp(
+    _pullback,
+    lambda ans, x, c, call: lambda g: _hvp(x, c, g, call),
+    lambda ans, x, c, call: lambda g: _pushforward(x, g, call),
+)
+defjvp(
+    _pullback,
+    lambda g, ans, x, c, call: _hvp(x, c, g, call),
+    lambda g, ans, x, c, call: _pullback(x, g, call),
+)
+defvjp(
+    _hvp,
+    lambda ans, x, c, v, call: _no_third,
+    lambda ans, x, c, v, call: _no_third,
+    lambda ans, x, c, v, call: lambda g: _hvp(x, c, g, call),
+)
+defjvp(
+    _hvp,
+    lambda g, ans, x, c, v, call: _no_third(),
+    lambda g, ans, x, c, v, call: _no_third(),
+    lambda g, ans, x, c, v, call: _hvp(x, c, g, call),
+)
+
+
+def call(bridge, x, contexts):
+    """``bridge(x, *contexts)`` for an autograd box ``x`` (another framework than the inner's)."""
+    from autograd.tracer import getval
+
+    rules = bridge.rules(getval(x), contexts)
+    return _value(x, _Call(bridge, rules, contexts))

@@ -1,0 +1,294 @@
+"""A bridged function inside JAX: a custom JVP whose pieces are host callbacks to the inner backend.
+
+JAX needs one construction that serves forward mode, reverse mode (it
+transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
+
+- the value (and, for a scalar ``f`` with a reverse-mode inner, value and
+  gradient together) is a ``jax.pure_callback`` with ``vmap_method="expand_dims"``,
+  inside ``jax.custom_jvp``;
+- the tangent is linear in the input tangent. For a scalar ``f`` on the
+  gradient route it is ``vdot(gradient, t)``, plain JAX, so ``grad`` costs one
+  callback that returns value and gradient. Otherwise it is the primitive
+  ``_linear_p`` below: a host callback that JAX can also transpose (the
+  pushforward's transpose is the pullback and back), batch (a vmapped tangent
+  batch becomes one call of the inner's batched operator) and differentiate
+  once more with respect to x (the inner's ``hvp``): ``jax.custom_derivatives.linear_call``
+  does the first but has no batching rule.
+
+Batching convention (the one of ``pure_callback(vmap_method="expand_dims")``):
+every operand of ``_linear_p`` carries ``nlevels`` leading axes, one per
+enclosing ``vmap``, of size 1 where that operand is not batched.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+from ...arrays import family_of, shape_of, size_of
+from ._rules import converted_contexts, third_order, to_family
+
+# -- host side: numpy in, numpy out -----------------------------------------------------------
+
+
+def _expected_dtype(dtype):
+    """The dtype JAX gives an output of ``dtype`` under the current x64 setting."""
+    return jax.dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
+def _over_leading(fn, args, core_ndims):
+    """``fn`` on every element of the leading (vmapped) axes of ``args``; results restacked."""
+    leads = [a.shape[: a.ndim - k] for a, k in zip(args, core_ndims)]
+    lead = np.broadcast_shapes(*leads)
+    if not lead:
+        return fn(*args)
+    n = size_of(lead)
+    flat = [np.broadcast_to(a, lead + a.shape[len(l):]).reshape((n,) + a.shape[len(l):]) for a, l in zip(args, leads)]
+    results = [fn(*(a[i] for a in flat)) for i in range(n)]
+    if isinstance(results[0], tuple):
+        return tuple(np.stack(r).reshape(lead + r[0].shape) for r in zip(*results))
+    return np.stack(results).reshape(lead + results[0].shape)
+
+
+class _Call:
+    """One traced call: the rules, the contexts and which of them are traced operands."""
+
+    def __init__(self, bridge, rules, contexts, dynamic):
+        self.bridge, self.rules, self.contexts, self.dynamic = bridge, rules, contexts, dynamic
+        self.family = bridge.family
+        y_shape, y_dtype = rules.spec
+        self.y_struct = jax.ShapeDtypeStruct(y_shape, _expected_dtype(y_dtype))
+        self.y_dtype = self.y_struct.dtype
+        self.core = [len(rules.x_shape)] + [len(shape_of(contexts[i].value)) for i in dynamic]
+
+    def inner(self, x, dyn):
+        """x and the contexts (traced ones given as numpy ``dyn``) in the inner family."""
+        contexts = list(self.contexts)
+        for i, value in zip(self.dynamic, dyn):
+            contexts[i] = type(contexts[i])(value)
+        return to_family(x, self.family), converted_contexts(contexts, self.family)
+
+    def out(self, a, dtype):
+        return np.asarray(to_family(a, "numpy"), dtype=dtype)
+
+    def value(self, x, *dyn):
+        def one(x, *dyn):
+            xi, ci = self.inner(x, dyn)
+            return self.out(self.rules.value(xi, ci), self.y_dtype)
+
+        return _over_leading(one, (np.asarray(x), *map(np.asarray, dyn)), self.core)
+
+    def value_and_gradient(self, x, *dyn):
+        x_dtype = np.asarray(x).dtype
+
+        def one(x, *dyn):
+            xi, ci = self.inner(x, dyn)
+            y, g = self.rules.value_and_gradient(xi, ci)
+            return self.out(y, self.y_dtype), self.out(g, x_dtype)
+
+        return _over_leading(one, (np.asarray(x), *map(np.asarray, dyn)), self.core)
+
+
+class _Linear:
+    """A map linear in its last operand (pushforward, pullback or hvp), with its transpose."""
+
+    def __init__(self, kind, call, out_shape, out_dtype):
+        self.kind, self.call = kind, call
+        self.out_shape, self.out_dtype = tuple(out_shape), out_dtype
+        self.n_dyn = len(call.dynamic)
+        # residual operands: x, the traced contexts, and for hvp the cotangent c
+        self.res_core = call.core + ([len(call.rules.spec[0])] if kind == "hvp" else [])
+
+    def transposed(self):
+        call = self.call
+        x_shape, y_shape = call.rules.x_shape, call.rules.spec[0]
+        if self.kind == "pushforward":
+            return _linear(call, "pullback", x_shape, np.dtype(self.call_x_dtype()))
+        if self.kind == "pullback":
+            return _linear(call, "pushforward", y_shape, call.y_dtype)
+        return self  # sum_k c_k H_k is symmetric
+
+    def call_x_dtype(self):
+        return _expected_dtype(self.call.rules.x_dtype)
+
+    def host(self, *args, nlevels):
+        res, v = [np.asarray(a) for a in args[:-1]], np.asarray(args[-1])
+        lead = np.broadcast_shapes(*(a.shape[:nlevels] for a in (*res, v)))
+        n = size_of(lead)
+        v_core = v.shape[nlevels:]
+        vs = np.broadcast_to(v, lead + v_core).reshape((n,) + v_core)
+        if all(size_of(a.shape[:nlevels]) == 1 for a in res):
+            outs = self.apply([a.reshape(a.shape[nlevels:]) for a in res], tuple(vs))
+        else:  # x (or c) differs along the batch: one inner call per element
+            flat = [np.broadcast_to(a, lead + a.shape[nlevels:]).reshape((n,) + a.shape[nlevels:]) for a in res]
+            outs = [self.apply([a[i] for a in flat], (vs[i],))[0] for i in range(n)]
+        return np.stack(outs).reshape(lead + self.out_shape) if nlevels else outs[0]
+
+    def apply(self, res, vs):
+        call = self.call
+        x, ctx = call.inner(res[0], res[1 : 1 + self.n_dyn])
+        family = call.family
+        vs = tuple(to_family(v, family) for v in vs)
+        if self.kind == "pushforward":
+            outs = call.rules.pushforward(x, vs, ctx)
+        elif self.kind == "pullback":
+            outs = call.rules.pullback(x, vs, ctx)
+        else:
+            outs = call.rules.hvp(x, to_family(res[-1], family), vs, ctx)
+        return [call.out(o, self.out_dtype) for o in outs]
+
+
+def _linear(call, kind, out_shape, out_dtype):
+    cache = call.__dict__.setdefault("_linears", {})
+    if kind not in cache:
+        cache[kind] = _Linear(kind, call, out_shape, out_dtype)
+    return cache[kind]
+
+
+# -- the primitive ----------------------------------------------------------------------------
+
+_linear_p = Primitive("differentiate_with_linear")
+
+
+def _out_aval(args, rule, nlevels):
+    lead = np.broadcast_shapes(*(tuple(a.shape[:nlevels]) for a in args))
+    return jax.core.ShapedArray(lead + rule.out_shape, rule.out_dtype)
+
+
+def _impl(*args, rule, nlevels):
+    aval = _out_aval(args, rule, nlevels)
+    return jax.pure_callback(
+        lambda *a: rule.host(*a, nlevels=nlevels), jax.ShapeDtypeStruct(aval.shape, aval.dtype), *args
+    )
+
+
+_linear_p.def_impl(_impl)
+_linear_p.def_abstract_eval(lambda *avals, rule, nlevels: _out_aval(avals, rule, nlevels))
+mlir.register_lowering(_linear_p, mlir.lower_fun(_impl, multiple_results=False))
+
+
+def _batch(args, dims, *, rule, nlevels):
+    moved = [
+        jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)
+    ]
+    return _linear_p.bind(*moved, rule=rule, nlevels=nlevels + 1), 0
+
+
+batching.primitive_batchers[_linear_p] = _batch
+
+
+def _is_zero(t):
+    return type(t) is ad.Zero
+
+
+def _jvp(primals, tangents, *, rule, nlevels):
+    out = _linear_p.bind(*primals, rule=rule, nlevels=nlevels)
+    terms = []
+    if not _is_zero(tangents[-1]):
+        terms.append(_linear_p.bind(*primals[:-1], tangents[-1], rule=rule, nlevels=nlevels))
+    x_dot = tangents[0]
+    if not _is_zero(x_dot):
+        terms.append(_along_x(rule, primals, x_dot, nlevels))
+    if rule.kind == "hvp" and not _is_zero(tangents[-2]):
+        raise third_order("differentiating a second derivative with respect to the cotangent")
+    # tangents of traced contexts are dropped: contexts are constants by definition
+    if not terms:
+        return out, ad.Zero.from_primal_value(out)
+    return out, sum(terms[1:], terms[0])
+
+
+def _along_x(rule, primals, x_dot, nlevels):
+    """The derivative of the linear map's result with respect to x, along ``x_dot``."""
+    call = rule.call
+    x, dyn, v = primals[0], primals[1 : 1 + rule.n_dyn], primals[-1]
+    hvp = _linear(call, "hvp", call.rules.x_shape, rule.call_x_dtype())
+    if rule.kind == "pullback":  # d/dx (c @ J) = sum_k c_k H_k
+        return _linear_p.bind(x, *dyn, v, x_dot, rule=hvp, nlevels=nlevels)
+    if rule.kind == "pushforward":
+        # d/dx (J t) along x_dot: output k is (H_k x_dot) . t, one hvp per output (y.size of them)
+        y_shape = call.rules.spec[0]
+        m = size_of(y_shape)
+        eye = np.eye(m, dtype=call.y_dtype).reshape((m,) + (1,) * nlevels + y_shape)
+        core = tuple(range(nlevels, nlevels + len(call.rules.x_shape)))
+        rows = [jnp.sum(_linear_p.bind(x, *dyn, jnp.asarray(eye[k]), x_dot, rule=hvp, nlevels=nlevels) * v, axis=core)
+                for k in range(m)]
+        lead = rows[0].shape
+        return jnp.stack(rows, axis=-1).reshape(lead + y_shape).astype(call.y_dtype)
+    raise third_order("differentiating a second derivative with respect to x")
+
+
+ad.primitive_jvps[_linear_p] = _jvp
+
+
+def _transpose(ct, *args, rule, nlevels):
+    v = args[-1]
+    assert ad.is_undefined_primal(v) and not any(ad.is_undefined_primal(a) for a in args[:-1])
+    if _is_zero(ct):
+        return [None] * (len(args) - 1) + [ad.Zero(v.aval)]
+    out = _linear_p.bind(*args[:-1], ct, rule=rule.transposed(), nlevels=nlevels)
+    # where v was not batched but the result is, the transpose sums over that axis
+    axes = tuple(i for i in range(nlevels) if v.aval.shape[i] == 1 and out.shape[i] != 1)
+    if axes:
+        out = jnp.sum(out, axis=axes, keepdims=True)
+    return [None] * (len(args) - 1) + [out.astype(v.aval.dtype)]
+
+
+ad.primitive_transposes[_linear_p] = _transpose
+
+
+# -- the traced function ----------------------------------------------------------------------
+
+
+def _build(call):
+    """``fn(x, *dyn)``: the bridged function as JAX sees it."""
+    rules = call.rules
+    x_struct_dtype = _expected_dtype(rules.x_dtype)
+
+    def value(x, *dyn):
+        return jax.pure_callback(call.value, call.y_struct, x, *dyn, vmap_method="expand_dims")
+
+    fn = jax.custom_jvp(value)
+
+    if rules.gradient_route:
+        value_and_gradient = jax.custom_jvp(lambda x, *dyn: jax.pure_callback(
+            call.value_and_gradient, (call.y_struct, jax.ShapeDtypeStruct(rules.x_shape, x_struct_dtype)),
+            x, *dyn, vmap_method="expand_dims"))
+
+        @value_and_gradient.defjvp
+        def _(primals, tangents):
+            x, *dyn = primals
+            y, g = value_and_gradient(x, *dyn)
+            hvp = _linear(call, "hvp", rules.x_shape, x_struct_dtype)
+            one = jnp.ones((), call.y_dtype)
+            return (y, g), (jnp.sum(g * tangents[0]).astype(call.y_dtype),
+                            _linear_p.bind(x, *dyn, one, tangents[0], rule=hvp, nlevels=0))
+
+        @fn.defjvp
+        def _(primals, tangents):
+            y, g = value_and_gradient(*primals)
+            return y, jnp.sum(g * tangents[0]).astype(call.y_dtype)
+    else:
+        pushforward = _linear(call, "pushforward", rules.spec[0], call.y_dtype)
+
+        @fn.defjvp
+        def _(primals, tangents):
+            return fn(*primals), _linear_p.bind(*primals, tangents[0], rule=pushforward, nlevels=0)
+
+    return fn
+
+
+def call(bridge, x, contexts):
+    """``bridge(x, *contexts)`` for a JAX array or tracer ``x``."""
+    dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "jax")
+    rules = bridge.rules(x, contexts)
+    key = (id(rules), dynamic)
+    cached = bridge.__dict__.setdefault("_jax_functions", {})
+    entry = cached.get(key) if not contexts else None
+    if entry is None:
+        entry = _build(_Call(bridge, rules, contexts, dynamic))
+        if not contexts:  # contexts' static values live in the closure: rebuild per call then
+            cached[key] = entry
+    return entry(x, *(contexts[i].value for i in dynamic))

@@ -1,0 +1,337 @@
+"""A bridged function inside torch: ``torch.autograd.Function``s whose work is the inner backend's.
+
+Five Functions, each with ``backward``, ``jvp`` (forward AD, ``torch.func.jvp``)
+and a ``vmap`` rule (``torch.func.vmap``, ``jacrev``, ``jacfwd``), so that
+torch can differentiate the result of each again:
+
+==============  ==========================  ===================================
+Function        computes                    backward / jvp use
+==============  ==========================  ===================================
+``_Value``      ``f(x)``                    ``_Gradient`` (scalar f, reverse
+                                            inner) or ``_Pullback``; ``_Pushforward``
+``_Gradient``   the gradient ``_Value``     ``_Hvp``
+                computed with the value
+``_Pushforward````J t``                     ``_Pullback`` (t), ``_Hvp`` (x, scalar f)
+``_Pullback``   ``c @ J``                   ``_Pushforward`` (c), ``_Hvp`` (x)
+``_Hvp``        ``sum_k c_k H_k v``         ``_Hvp`` (v); third order raises
+==============  ==========================  ===================================
+
+When the gradient will be needed (grad mode on, ``x.requires_grad``), a
+scalar ``f`` on a reverse-mode inner gets value and gradient from one inner
+call on the forward pass, and ``backward`` scales that gradient: one inner
+call per outer gradient. A ``vmap`` over tangents or cotangents alone is one
+call of the inner's batched operator; a ``vmap`` over x, or one that torch
+must differentiate again, runs the Function once per element.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Optional
+
+import torch
+
+from ...errors import UnsupportedError
+from ._rules import third_order, to_family
+
+
+class _Call:
+    """One call of the bridged function: its rules and contexts in the inner family."""
+
+    def __init__(self, bridge, rules, contexts, want_gradient):
+        from ._rules import converted_contexts
+
+        self.rules, self.family = rules, bridge.family
+        self.contexts = converted_contexts(contexts, bridge.family)
+        self.want_gradient = want_gradient
+        self.gradient = None
+
+    def fresh(self):
+        new = object.__new__(_Call)
+        new.__dict__.update(self.__dict__, gradient=None)
+        return new
+
+    def inner(self, a):
+        return to_family(a.detach(), self.family)
+
+    def back(self, a, like):
+        return to_family(a, "torch").to(device=like.device)
+
+    def many(self, op, x, batch, *extra):
+        """``op`` over a batch (leading axis) of seeds in one inner call; stacked."""
+        seeds = tuple(self.inner(s) for s in batch.unbind(0))
+        outs = op(self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
+        return torch.stack([self.back(o, x) for o in outs])
+
+
+def _direct(call, kind, x, a=None, b=None):
+    rules = call.rules
+    if kind == "value":
+        return call.back(rules.value(call.inner(x), call.contexts), x)
+    if kind == "value_and_gradient":
+        y, g = rules.value_and_gradient(call.inner(x), call.contexts)
+        return call.back(y, x), call.back(g, x)
+    if kind == "hvp":
+        (out,) = rules.hvp(call.inner(x), call.inner(a), (call.inner(b),), call.contexts)
+    else:
+        (out,) = getattr(rules, kind)(call.inner(x), (call.inner(a),), call.contexts)
+    return call.back(out, x)
+
+
+_calls = {}
+_keys = itertools.count()
+
+
+def _compute(call, kind, *tensors):
+    """The inner computation ``kind`` on torch tensors.
+
+    torch's older batching (``is_grads_batched=True`` backward passes,
+    ``autograd.functional.jacobian(vectorize=True)``) does not run a
+    Function's vmap rule; it hands the Function batched tensors that cannot
+    leave torch. For those the computation goes through the torch operator
+    ``diffinterface::bridged``, which that batching runs once per element.
+    """
+    if not any(_legacy_batched(t) for t in tensors):
+        return _direct(call, kind, *tensors)
+    key = call.__dict__.get("key")
+    if key is None:
+        key = call.key = next(_keys)
+        _calls[key] = call
+        weakref.finalize(call, _calls.pop, key, None)
+    if kind == "value_and_gradient":
+        return _bridged(key, "value", *tensors), _bridged(key, "gradient", *tensors)
+    return _bridged(key, kind, *tensors)
+
+
+@torch.library.custom_op("diffinterface::bridged", mutates_args=())
+def _bridged(key: int, kind: str, x: torch.Tensor, a: Optional[torch.Tensor] = None,
+             b: Optional[torch.Tensor] = None) -> torch.Tensor:
+    call = _calls[key]
+    if kind == "gradient":
+        return _direct(call, "value_and_gradient", x)[1]
+    return _direct(call, kind, x, a, b).clone()
+
+
+_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
+
+
+def _in_jvp(function, *args):
+    """``function`` applied inside a jvp rule.
+
+    Under ``torch.func`` the tangents are functorch tensors and the Function is
+    applied (so vmap and further transforms see it); plain forward AD
+    (``torch.autograd.forward_ad``) cannot nest a Function's jvp, so the
+    tangent is computed directly there.
+    """
+    if any(isinstance(a, torch.Tensor) and _functorch_wrapped(a) for a in args):
+        return function.apply(*args)
+    return function.forward(*args)  # (batched tangents of torch's older batching go through _compute)
+
+
+_functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+
+
+def _plain(*tensors):
+    """True when no transform below this vmap level watches the tensors: they may leave torch."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    return not any(_functorch_wrapped(t) for t in tensors)
+
+
+def _moved(a, dim, n):
+    return a.expand(n, *a.shape) if dim is None else a.movedim(dim, 0)
+
+
+def _per_element(apply, info, in_dims, tensors, call):
+    n = info.batch_size
+    moved = [_moved(t, d, n) for t, d in zip(tensors, in_dims)]
+    return torch.stack([apply(*(m[i] for m in moved), call.fresh()) for i in range(n)]), 0
+
+
+class _Value(torch.autograd.Function):
+    @staticmethod
+    def forward(x, call):
+        if call.want_gradient:
+            y, call.gradient = _compute(call, "value_and_gradient", x)
+            return y
+        return _compute(call, "value", x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, call = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        ctx.call = call
+
+    @staticmethod
+    def backward(ctx, cotangent):
+        (x,) = ctx.saved_tensors
+        if ctx.call.rules.gradient_route:
+            return cotangent * _Gradient.apply(x, ctx.call), None
+        return _Pullback.apply(x, cotangent, ctx.call), None
+
+    @staticmethod
+    def jvp(ctx, x_dot, _):
+        (x,) = ctx.saved_tensors
+        return _in_jvp(_Pushforward, x, x_dot, ctx.call)
+
+    @staticmethod
+    def vmap(info, in_dims, x, call):
+        return _per_element(lambda x, c: _Value.apply(x, c), info, in_dims[:1], (x,), call)
+
+
+class _Gradient(torch.autograd.Function):
+    @staticmethod
+    def forward(x, call):
+        if call.gradient is None:  # not computed on the forward pass (gradient not expected then)
+            _, call.gradient = _compute(call, "value_and_gradient", x)
+        return call.gradient
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+        ctx.call = inputs[1]
+
+    @staticmethod
+    def backward(ctx, cotangent):
+        (x,) = ctx.saved_tensors
+        return _Hvp.apply(x, _one(ctx.call, x), cotangent, ctx.call), None
+
+    @staticmethod
+    def jvp(ctx, x_dot, _):
+        (x,) = ctx.saved_tensors
+        return _in_jvp(_Hvp, x, _one(ctx.call, x), x_dot, ctx.call)
+
+    @staticmethod
+    def vmap(info, in_dims, x, call):
+        return _per_element(lambda x, c: _Gradient.apply(x, c), info, in_dims[:1], (x,), call)
+
+
+def _one(call, x):
+    return torch.ones((), dtype=getattr(torch, call.rules.spec[1]), device=x.device)
+
+
+class _Pushforward(torch.autograd.Function):
+    @staticmethod
+    def forward(x, t, call):
+        return _compute(call, "pushforward", x, t)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:2])
+        ctx.save_for_forward(*inputs[:2])
+        ctx.call = inputs[2]
+
+    @staticmethod
+    def backward(ctx, cotangent):
+        x, t = ctx.saved_tensors
+        x_bar = _pushforward_along_x(ctx.call, x, t, cotangent) if ctx.needs_input_grad[0] else None
+        return x_bar, _Pullback.apply(x, cotangent, ctx.call), None
+
+    @staticmethod
+    def jvp(ctx, x_dot, t_dot, _):
+        x, t = ctx.saved_tensors
+        out = _in_jvp(_Pushforward, x, t_dot, ctx.call) if t_dot is not None else None
+        if x_dot is not None:
+            h = _in_jvp(_Hvp, x, _one(ctx.call, x), x_dot, ctx.call) if ctx.call.rules.scalar else None
+            if h is None:
+                raise _forward_over_forward()
+            term = torch.sum(h * t)
+            out = term if out is None else out + term
+        return out
+
+    @staticmethod
+    def vmap(info, in_dims, x, t, call):
+        if in_dims[0] is None and _plain(x, t):
+            return call.many(call.rules.pushforward, x, t.movedim(in_dims[1], 0)), 0
+        return _per_element(lambda x, t, c: _Pushforward.apply(x, t, c), info, in_dims[:2], (x, t), call)
+
+
+def _pushforward_along_x(call, x, t, cotangent):
+    if not call.rules.scalar:
+        raise _forward_over_forward()
+    return _Hvp.apply(x, cotangent, t, call)
+
+
+def _forward_over_forward():
+    return UnsupportedError(
+        "DifferentiateWith: differentiating a pushforward of a non-scalar f with respect to x needs "
+        "second derivatives of every output; use reverse mode inside (torch.func.jacfwd(torch.func.jacrev(...)))"
+    )
+
+
+class _Pullback(torch.autograd.Function):
+    @staticmethod
+    def forward(x, c, call):
+        return _compute(call, "pullback", x, c)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:2])
+        ctx.save_for_forward(*inputs[:2])
+        ctx.call = inputs[2]
+
+    @staticmethod
+    def backward(ctx, cotangent):
+        x, c = ctx.saved_tensors
+        x_bar = _Hvp.apply(x, c, cotangent, ctx.call) if ctx.needs_input_grad[0] else None
+        return x_bar, _Pushforward.apply(x, cotangent, ctx.call), None
+
+    @staticmethod
+    def jvp(ctx, x_dot, c_dot, _):
+        x, c = ctx.saved_tensors
+        out = _in_jvp(_Pullback, x, c_dot, ctx.call) if c_dot is not None else None
+        if x_dot is not None:
+            term = _in_jvp(_Hvp, x, c, x_dot, ctx.call)
+            out = term if out is None else out + term
+        return out
+
+    @staticmethod
+    def vmap(info, in_dims, x, c, call):
+        if in_dims[0] is None and _plain(x, c):
+            return call.many(call.rules.pullback, x, c.movedim(in_dims[1], 0)), 0
+        return _per_element(lambda x, c, k: _Pullback.apply(x, c, k), info, in_dims[:2], (x, c), call)
+
+
+class _Hvp(torch.autograd.Function):
+    @staticmethod
+    def forward(x, c, v, call):
+        return _compute(call, "hvp", x, c, v)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:3])
+        ctx.save_for_forward(*inputs[:3])
+        ctx.call = inputs[3]
+
+    @staticmethod
+    def backward(ctx, cotangent):
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            raise third_order("differentiating a second derivative with respect to x or the cotangent")
+        x, c, _ = ctx.saved_tensors
+        return None, None, _Hvp.apply(x, c, cotangent, ctx.call), None
+
+    @staticmethod
+    def jvp(ctx, x_dot, c_dot, v_dot, _):
+        if x_dot is not None or c_dot is not None:
+            raise third_order("differentiating a second derivative with respect to x or the cotangent")
+        x, c, _ = ctx.saved_tensors
+        return _in_jvp(_Hvp, x, c, v_dot, ctx.call) if v_dot is not None else None
+
+    @staticmethod
+    def vmap(info, in_dims, x, c, v, call):
+        if in_dims[0] is None and in_dims[1] is None and _plain(x, c, v):
+            return call.many(lambda x, c, vs, ctx: call.rules.hvp(x, c, vs, ctx), x, v.movedim(in_dims[2], 0), c), 0
+        return _per_element(lambda x, c, v, k: _Hvp.apply(x, c, v, k), info, in_dims[:3], (x, c, v), call)
+
+
+def call(bridge, x, contexts):
+    """``bridge(x, *contexts)`` for a torch tensor ``x`` (of another framework than the inner's)."""
+    rules = bridge.rules(x, contexts)
+    if x.device.type == "meta":  # shape inference (the torch adapter's): no numbers to compute with
+        shape, dtype = rules.spec
+        return torch.empty(shape, dtype=getattr(torch, dtype), device="meta")
+    want_gradient = rules.gradient_route and torch.is_grad_enabled() and x.requires_grad
+    return _Value.apply(x, _Call(bridge, rules, contexts, want_gradient))
