@@ -24,6 +24,8 @@ CLAIMS = {
     "swap_backends.py": "same standard errors from every backend",
     "custom_backend.py": "the complex-step backend passes all",
     "sparse_scipy.py": "solve_ivp BDF, Brusselator 32 x 32",
+    "torch_inside_jax.py": "gradient float64",
+    "simulator_inside_torch.py": "fitted k, c: [4.  0.3]",
 }
 
 

@@ -31,7 +31,7 @@ def cast(a, dtype):
     return a.astype(dtype)
 
 
-_AUTOGRAD_CAST = []
+_AUTOGRAD_CAST: list = []
 
 
 def _autograd_cast():

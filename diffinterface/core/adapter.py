@@ -99,7 +99,7 @@ class Adapter:
     traced_array_name = "traced array"
     #: Operators whose ``prepare_<name>`` takes a pytree ``x`` as it is (``problem.tree`` is its
     #: flattening plan); for every other operator the core hands the adapter a flat array.
-    pytrees = frozenset()
+    pytrees: frozenset = frozenset()
 
     def __init__(self, backend):
         self.backend = backend

@@ -36,6 +36,8 @@ like ``x``, block ``[i][j]`` of shape ``leaf_i.shape + leaf_j.shape``.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from collections import OrderedDict
 from types import MethodType
 
@@ -45,7 +47,7 @@ from ..arrays import cast as _cast
 from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
-_FLAT_FUNCTIONS = OrderedDict()
+_FLAT_FUNCTIONS: OrderedDict = OrderedDict()
 _FLAT_FUNCTIONS_SIZE = 128
 
 
@@ -258,6 +260,7 @@ class TreePlan:
             _FLAT_FUNCTIONS.move_to_end(key)
             return cached
         unravel = self.unravel
+        flat_f: Callable
         if two_argument:
 
             def flat_f(y, flat, *ctx):

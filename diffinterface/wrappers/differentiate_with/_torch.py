@@ -79,7 +79,7 @@ def _direct(call, kind, x, a=None, b=None):
     return call.back(out, x)
 
 
-_calls = {}
+_calls: dict = {}
 _keys = itertools.count()
 
 
