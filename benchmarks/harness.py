@@ -18,9 +18,7 @@ case that raises becomes an "error" row.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import math
 import sys
 import time
 import traceback
@@ -31,8 +29,9 @@ import numpy as np
 
 import diffinterface as di
 
-from . import native, nested, report
-from .workloads import EVALUATIONS, WORKLOADS, counted, numpy_input, square, sum_of_squares, to_family
+from . import native, nested, report, timing
+from .timing import CLOCKS, interleaved, loops_for, rounds_within, sample
+from .workloads import WORKLOADS, counted, numpy_input, square, sum_of_squares, to_family
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -105,13 +104,6 @@ def now():
     return time.perf_counter()
 
 
-#: The clock of the measurements: wall time by default. ``--clock cpu`` uses the process's CPU time
-#: (all its threads) instead, which does not count the time other processes hold a busy machine's
-#: cores, but which Linux accounts coarsely for work done on other threads (JAX computes on XLA's).
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-clock = CLOCKS["wall"]
-
-
 def blocker(framework):
     """Wait for a result: JAX dispatches asynchronously, the others return finished arrays."""
     if framework == "jax":
@@ -151,49 +143,6 @@ def configure_frameworks():
     except ImportError:
         pass
     return lambda: [undo() for undo in restore]
-
-
-# -- timing -----------------------------------------------------------------------------------
-
-
-def sample(call, loops):
-    """Seconds per call over ``loops`` calls, the garbage collector paused (as ``timeit`` does)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        start = clock()
-        for _ in range(loops):
-            call()
-        return (clock() - start) / loops
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def loops_for(call, settings):
-    """``(loops, once, evaluations)``: how many calls make one sample of at least ``settings.sample_s``.
-
-    One call decides, timed; it also counts the evaluations of f that one call makes.
-    """
-    before = EVALUATIONS[0]
-    once = sample(call, 1)
-    evaluations = EVALUATIONS[0] - before
-    return max(1, min(100_000, math.ceil(settings.sample_s / max(once, 1e-9)))), once, evaluations
-
-
-def interleaved(calls, rounds):
-    """Medians-ready samples of each ``(call, loops)``, the order rotating every round."""
-    times = [[] for _ in calls]
-    order = list(range(len(calls)))
-    for r in range(rounds):
-        for i in order if r % 2 == 0 else reversed(order):
-            call, loops = calls[i]
-            times[i].append(sample(call, loops))
-    return times
-
-
-def rounds_within(budget_s, per_round_s, settings, most):
-    return int(max(settings.min_rounds, min(most, budget_s // max(per_round_s, 1e-9))))
 
 
 # -- one case ---------------------------------------------------------------------------------
@@ -582,8 +531,7 @@ def check_backends(backend_ids):
 def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr, clock_name="wall",
         overhead=True):
     """Run the benchmarks, write ``results.md``, ``results.json`` (and ``ratios.png``) into ``out``."""
-    global clock
-    clock = CLOCKS[clock_name]
+    timing.use_clock(clock_name)
     settings = MODES[mode]
     started = now()
     restore_frameworks = configure_frameworks()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import diffinterface as di
 
+from . import timing
 from .workloads import counted, sum_of_squares
 
 
@@ -163,7 +164,6 @@ def cross_framework(settings, sizes=(1000, 10000), log=None):
     import numpy as np
     import torch
 
-    from . import harness
     from .workloads import numpy_input, seed001_vec, WORKLOADS
 
     workload = next(w for w in WORKLOADS if w.name == "seed001-vec")
@@ -188,10 +188,10 @@ def cross_framework(settings, sizes=(1000, 10000), log=None):
         _, (want,) = di.value_and_pullback(seed001_vec, inner, x_torch, one, prep=prep)
         got = np.asarray(through_bridge()) - np.asarray(outer_native(x_jax))
         correct = bool(np.allclose(got, want.numpy(), rtol=1e-10, atol=1e-12))
-        loops = [harness.loops_for(call, settings)[:2] for call in (reference, through_bridge)]
+        loops = [timing.loops_for(call, settings)[:2] for call in (reference, through_bridge)]
         per_round = sum(n * once for n, once in loops)
-        rounds = harness.rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
-        ref_t, bridge_t = harness.interleaved([(reference, loops[0][0]), (through_bridge, loops[1][0])], rounds)
+        rounds = timing.rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
+        ref_t, bridge_t = timing.interleaved([(reference, loops[0][0]), (through_bridge, loops[1][0])], rounds)
         ratio = float(np.median(np.array(bridge_t) / np.array(ref_t)))
         row = {"outer": "jax.jit(jax.grad)", "inner": "AutoTorch()", "workload": workload.name, "size": size,
                "reference_s": float(np.median(ref_t)), "bridged_s": float(np.median(bridge_t)),
