@@ -5,7 +5,7 @@
 
 Workloads, all float64:
 
-- chain energy (seed 001's ``F``, vectorized, ``workloads.seed001_vec``): its
+- chain energy (vectorized, ``workloads.chain_energy_vec``): its
   Hessian is pentadiagonal. Sparse against dense on JAX and torch at N = 3000,
   sparse alone at N = 1e4 and 1e5 (its cost should grow linearly with N);
 - the 2-D Brusselator reaction-diffusion right-hand side on a 32 x 32
@@ -32,7 +32,7 @@ import numpy as np
 
 import diffinterface as di
 
-from .workloads import seed001_vec
+from .workloads import chain_energy_vec
 
 
 def brusselator(x):
@@ -117,21 +117,21 @@ def chain_hessians(n_dense, n_sparse_only, rounds):
     for framework, dense_backend in (("jax", di.AutoJAX()), ("torch", di.AutoTorch())):
         x = _native(chain_x(n_dense), framework)
         sparse_backend = di.AutoSparse(dense_backend)
-        sparse_prep, sparse_prep_s = timed(lambda: di.prepare_hessian(seed001_vec, sparse_backend, x))
-        dense_prep, dense_prep_s = timed(lambda: di.prepare_hessian(seed001_vec, dense_backend, x))
+        sparse_prep, sparse_prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, sparse_backend, x))
+        dense_prep, dense_prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, dense_backend, x))
         t = interleaved({
-            "sparse": lambda: di.hessian(seed001_vec, sparse_backend, x, prep=sparse_prep),
-            "dense": lambda: di.hessian(seed001_vec, dense_backend, x, prep=dense_prep),
+            "sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=sparse_prep),
+            "dense": lambda: di.hessian(chain_energy_vec, dense_backend, x, prep=dense_prep),
         }, rounds)
         rows.append((f"chain Hessian N={n_dense} {framework}", t["sparse"], t["dense"], t["dense"] / t["sparse"],
                      di.ncolors(sparse_prep), sparse_prep_s, dense_prep_s))
         del dense_prep
         for n in n_sparse_only:
             x = _native(chain_x(n), framework)
-            prep, prep_s = timed(lambda: di.prepare_hessian(seed001_vec, sparse_backend, x))
-            t = interleaved({"sparse": lambda: di.hessian(seed001_vec, sparse_backend, x, prep=prep)}, rounds)
+            prep, prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, sparse_backend, x))
+            t = interleaved({"sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=prep)}, rounds)
             rows.append((f"chain Hessian N={n} {framework}", t["sparse"], None, None, di.ncolors(prep), prep_s, None))
-    print("\n## Chain energy (seed 001's F) Hessian: sparse vs dense\n")
+    print("\n## Chain energy Hessian: sparse vs dense\n")
     print(f"{'workload':34} {'sparse':>12} {'dense':>12} {'speed-up':>9} {'colors':>6} {'prep sparse':>12} {'prep dense':>11}")
     for name, s, d, ratio, k, ps, pd in rows:
         print(f"{name:34} {_ms(s)} {(_ms(d) if d else '-'):>12} {(f'{ratio:8.0f}x' if ratio else '-'):>9} {k:6d} "
@@ -194,7 +194,7 @@ def against_asdex(chain_n, bruss_n, rounds):
     print(f"{'workload':30} {'ours':>12} {'asdex':>12} {'ratio':>6} {'prep ours':>10} {'prep asdex':>11} {'ratio':>6} "
           f"{'colors':>6} {'asdex':>5}")
     rows = []
-    for name, f, x0, operator in (("chain Hessian N=%d" % chain_n, seed001_vec, chain_x(chain_n), "hessian"),
+    for name, f, x0, operator in (("chain Hessian N=%d" % chain_n, chain_energy_vec, chain_x(chain_n), "hessian"),
                                   ("Brusselator Jacobian N=%d" % bruss_n, brusselator, brusselator_x(bruss_n), "jacobian")):
         x = _native(x0, "jax")
         backend = di.AutoSparse(di.AutoJAX())

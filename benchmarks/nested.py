@@ -1,4 +1,4 @@
-"""Seed 000: an outer function that calls an inner one with its own prepared gradient.
+"""Nested compiled tapes: an outer function that calls an inner one with its own prepared gradient.
 
 In Python, "the inner function has its own prepared gradient" means the
 framework that differentiates the outer function must not trace the inner
@@ -9,7 +9,7 @@ comparison is the same mechanism written by hand once per framework
 (:func:`with_custom_gradient` around the framework's own gradient).
 
 :func:`cross_framework` adds the rows where the frameworks differ: a jitted
-JAX outer function around a torch inner (seed 001's chain energy), bridged
+JAX outer function around a torch inner (the chain energy), bridged
 by ``DifferentiateWith``, timed against the torch inner's own prepared
 ``value_and_pullback`` plus the JAX outer's own gradient.
 
@@ -80,7 +80,7 @@ def with_custom_gradient(framework, value_and_gradient, gradient):
 
 
 def outer_of(inner):
-    """Seed 000's outer function ``2 * inner(xs)``."""
+    """The nested-tapes outer function ``2 * inner(xs)``."""
 
     def twice_inner(xs):
         return 2.0 * inner(xs)
@@ -164,28 +164,28 @@ def cross_framework(settings, sizes=(1000, 10000), log=None):
     import numpy as np
     import torch
 
-    from .workloads import numpy_input, seed001_vec, WORKLOADS
+    from .workloads import numpy_input, chain_energy_vec, WORKLOADS
 
-    workload = next(w for w in WORKLOADS if w.name == "seed001-vec")
+    workload = next(w for w in WORKLOADS if w.name == "chain-vec")
     inner = di.AutoTorch()
     rows = []
     for size in sizes:
         x_np = numpy_input(workload, size)
         x_jax, x_torch = jnp.asarray(x_np), torch.tensor(x_np)
-        g = di.DifferentiateWith(seed001_vec, inner)
+        g = di.DifferentiateWith(chain_energy_vec, inner)
         bridged = jax.jit(jax.grad(lambda x: 2.0 * g(x) + _outer_part(x)))
-        prep = di.prepare_pullback(seed001_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),))
+        prep = di.prepare_pullback(chain_energy_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),))
         one = (torch.tensor(2.0, dtype=torch.float64),)
         outer_native = jax.jit(jax.grad(_outer_part))
 
         def reference():
-            di.value_and_pullback(seed001_vec, inner, x_torch, one, prep=prep)
+            di.value_and_pullback(chain_energy_vec, inner, x_torch, one, prep=prep)
             return outer_native(x_jax).block_until_ready()
 
         def through_bridge():
             return bridged(x_jax).block_until_ready()
 
-        _, (want,) = di.value_and_pullback(seed001_vec, inner, x_torch, one, prep=prep)
+        _, (want,) = di.value_and_pullback(chain_energy_vec, inner, x_torch, one, prep=prep)
         got = np.asarray(through_bridge()) - np.asarray(outer_native(x_jax))
         correct = bool(np.allclose(got, want.numpy(), rtol=1e-10, atol=1e-12))
         loops = [timing.loops_for(call, settings)[:2] for call in (reference, through_bridge)]

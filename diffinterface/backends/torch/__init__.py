@@ -51,7 +51,7 @@ never a Python loop: every prepared call evaluates ``f`` once.
 with ``torch.compile`` at preparation, for ``gradient`` and
 ``value_and_gradient`` in ``mode=None`` / ``"reverse"`` (other operators run
 eagerly). On CPU, compiling took 6-90 s (a C++ toolchain is required); the
-compiled gradient of seed 001's ``Fvec`` at n=1e4 ran 5.8x faster than eager
+compiled gradient of the vectorized chain energy at n=1e4 ran 5.8x faster than eager
 ``autograd.grad``, and ``sum(x**2)`` at n=10 1.5x faster.
 
 Arrays: numpy in, numpy out (``torch.from_numpy``, no copy; a read-only
