@@ -43,6 +43,8 @@ class AutoJAX(AbstractBackend):
 
     def __post_init__(self):
         _check_mode(self, self.mode)
+        if not isinstance(self.jit, bool):
+            raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,14 @@ class AutoFiniteDiff(AbstractBackend):
             raise ValueError(
                 f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"
             )
+        for name in ("rel_step", "abs_step"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"AutoFiniteDiff({name}=...) expected a positive number or None; got {value!r}")
+            if not value > 0 or value != value or value == float("inf"):
+                raise ValueError(f"AutoFiniteDiff({name}=...) expected a positive finite number or None; got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,23 @@ def test_importing_the_package_imports_no_framework():
     code = "import sys, diffinterface; print(sorted(m for m in ('jax', 'torch', 'autograd', 'scipy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "make, error, field",
+    [
+        (lambda: di.AutoJAX(jit="no"), TypeError, "jit"),
+        (lambda: di.AutoJAX(mode="sideways"), ValueError, "mode"),
+        (lambda: di.AutoTorch(compile=1), TypeError, "compile"),
+        (lambda: di.AutoFiniteDiff(rel_step=-1), ValueError, "rel_step"),
+        (lambda: di.AutoFiniteDiff(rel_step="a"), TypeError, "rel_step"),
+        (lambda: di.AutoFiniteDiff(abs_step=0), ValueError, "abs_step"),
+        (lambda: di.AutoFiniteDiff(abs_step=float("nan")), ValueError, "abs_step"),
+        (lambda: di.AutoFiniteDiff(method="backward"), ValueError, "method"),
+    ],
+    ids=["jit-string", "mode", "compile-int", "rel_step-negative", "rel_step-string", "abs_step-zero",
+         "abs_step-nan", "method"],
+)
+def test_selectors_validate_their_fields_at_construction(make, error, field):
+    with pytest.raises(error, match=rf"\({field}=\.\.\.\) expected"):
+        make()
