@@ -27,26 +27,10 @@ def cast(a, dtype):
 
         return a.to(getattr(torch, dtype))
     if family == "autograd":
-        return _autograd_cast()(a, dtype)
+        from .autograd_namespace import astype
+
+        return astype(a, dtype, copy=False)
     return a.astype(dtype)
-
-
-_AUTOGRAD_CAST: list = []
-
-
-def _autograd_cast():
-    """A cast autograd differentiates in both modes (its own ``astype`` has no forward-mode rule)."""
-    if not _AUTOGRAD_CAST:
-        from autograd.extend import defjvp, defvjp, primitive
-
-        @primitive
-        def cast_box(a, dtype):
-            return a.astype(dtype)
-
-        defvjp(cast_box, lambda ans, a, dtype: lambda g: cast_box(g, a.dtype))
-        defjvp(cast_box, lambda g, ans, a, dtype: cast_box(g, dtype))
-        _AUTOGRAD_CAST.append(cast_box)
-    return _AUTOGRAD_CAST[0]
 
 
 def write_out(out, result, name="out", avoid=None):

@@ -74,7 +74,7 @@ FAMILIES = {
         Family("numpy", ("numpy",), "numpy", lambda a, like: a, _numpy_write),
         Family("torch", ("torch",), "array_api_compat.torch", _torch_from_numpy, _torch_write),
         Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy),
-        Family("autograd", ("autograd",), "autograd.numpy", _autograd_from_numpy),
+        Family("autograd", ("autograd",), "diffinterface.arrays.autograd_namespace", _autograd_from_numpy),
     )
 }
 
@@ -154,7 +154,8 @@ def array_namespace(*arrays):
     namespace; JAX arrays and tracers ``jax.numpy``; autograd's boxes an
     array-API namespace over ``autograd.numpy``. Mixed inputs give the
     namespace of the framework that is tracing (autograd boxes over JAX over
-    torch over numpy).
+    torch over numpy). Python numbers (``bool``, ``int``, ``float``,
+    ``complex``) never decide: alone they give ``numpy``.
 
     Examples
     --------
@@ -164,12 +165,20 @@ def array_namespace(*arrays):
     ...     return xp.sum(xp.sin(x) * x ** 2)
     >>> float(f(np.zeros(3)))
     0.0
+    >>> di.array_namespace(1j, True).__name__, di.array_namespace(2.0, np.ones(2)).__name__
+    ('numpy', 'numpy')
     """
-    families = {family_of(a) for a in arrays}
+    # Python numbers adapt to any array they meet, so they decide nothing unless they are all there is.
+    families = {family_of(a) for a in arrays if a.__class__ not in _PYTHON_SCALARS}
+    if not families and arrays:
+        return np
     for family in _PRECEDENCE:
         if family in families:
             return namespace(family)
     raise TypeError(
-        "array_namespace(*arrays): expected numpy, torch, JAX or autograd arrays; got "
+        "array_namespace(*arrays): expected numpy, torch, JAX or autograd arrays or Python numbers; got "
         + ", ".join(type(a).__name__ for a in arrays)
     )
+
+
+_PYTHON_SCALARS = frozenset((bool, int, float, complex))

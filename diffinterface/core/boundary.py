@@ -14,7 +14,11 @@ raised, so the prepared fast path pays nothing) and hands it to
   (``di.array_namespace(x)``, ``di.Constant``). Each adapter recognizes its
   framework's errors (:meth:`~diffinterface.core.adapter.Adapter.is_traced_array_error`);
   an error raised from inside numpy's own Python code while a framework traced
-  ``x`` counts too.
+  ``x`` counts too;
+- ``f`` used something its framework cannot do although the array API allows
+  it (:data:`FRAMEWORK_LIMITS`, e.g. torch's negative-step slices): a
+  ValueError naming ``f``, the backend, what is not supported and the way
+  around it.
 
     >>> import numpy as np, diffinterface as di
     >>> di.gradient(lambda x: "abc", di.AutoFiniteDiff(), np.ones(2))
@@ -53,6 +57,21 @@ def check_output(f, value):
     return value
 
 
+#: (framework, words in its error, what is not supported, the way around it)
+FRAMEWORK_LIMITS = (
+    ("torch", "step must be greater than zero", "slicing with a negative step (x[::-1])",
+     "reverse with xp.flip(x, axis=...) instead, which every backend differentiates"),
+)
+
+
+def _framework_limit(error, adapter, f):
+    for framework, words, what, around in FRAMEWORK_LIMITS:
+        if adapter.framework == framework and words in str(error):
+            return ValueError(f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
+                              f"support {what} ({framework}: {error}); {around}")
+    return None
+
+
 def _raised_inside_numpy(error):
     """True when the innermost frames of ``error``'s traceback are numpy's Python code."""
     tb, last = error.__traceback__, None
@@ -82,6 +101,9 @@ def explain(error, adapter, f, x, ctx, y):
                 return non_array_output(f, value)
     if adapter.framework is None:
         return None
+    limit = _framework_limit(error, adapter, f)
+    if limit is not None:
+        return limit
     if adapter.is_traced_array_error(error) or _raised_inside_numpy(error):
         return traced_array(f, adapter.backend, adapter.traced_array_name, error)
     return None

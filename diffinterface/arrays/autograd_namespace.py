@@ -1,0 +1,507 @@
+"""An array-API namespace over ``autograd.numpy`` whose functions all have derivatives.
+
+``di.array_namespace(x)`` returns this module when ``x`` is one of autograd's
+boxes (``AutoAutograd`` traces f with them). ``autograd.numpy`` wraps every
+numpy function, but many of the array API's names have no derivative rule
+there: ``concat`` gives a Jacobian of zeros (autograd only warns),
+``vecdot``, ``flip``, ``take``, ``cumulative_sum``, ``linalg.vector_norm``
+... raise ``NotImplementedError: VJP of ... not defined``. Here each of those
+is written with autograd primitives that have derivatives (``concat`` with
+``concatenate``, ``vecdot`` as a sum of products, norms by their formulas),
+so one function source gets the same derivatives as under JAX and torch.
+
+Every other name falls through to ``autograd.numpy`` (then to ``numpy`` for
+what autograd does not wrap: ``finfo``, dtypes). Functions whose results do
+not depend smoothly on their inputs (comparisons, ``argmax``, ``signbit``,
+bitwise operations, dtype queries) work on the unboxed values: their
+derivative is zero by definition, not by accident. A function autograd
+cannot differentiate raises a ``NotImplementedError`` naming it and the way
+around it, never a silent zero.
+
+Examples
+--------
+>>> import numpy as np, autograd
+>>> from diffinterface.arrays import autograd_namespace as xp
+>>> f = lambda x: xp.linalg.vector_norm(xp.concat([x, xp.flip(x)]))
+>>> autograd.grad(f)(np.array([3.0, 4.0])).round(4)   # the norm of [3, 4, 4, 3]: 2 x / sqrt(50)
+array([0.8485, 1.1314])
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+
+import autograd.numpy as anp
+import numpy as np
+from autograd.extend import defjvp, defvjp, primitive
+from autograd.tracer import getval, isbox
+
+__array_api_version__ = "2023.12"
+
+
+def _not_differentiable(name):
+    """``numpy.name`` on the unboxed values: for functions that are piecewise constant or integer-valued."""
+    function = getattr(np, name)
+
+    def on_values(*args, **kwargs):
+        return function(*(getval(a) for a in args), **{k: getval(v) for k, v in kwargs.items()})
+
+    on_values.__name__ = name
+    on_values.__doc__ = f"``numpy.{name}`` on unboxed values (its derivative is zero where it exists)."
+    return on_values
+
+
+for _name in ("signbit", "nextafter", "bitwise_and", "bitwise_left_shift", "bitwise_invert", "bitwise_or",
+              "bitwise_right_shift", "bitwise_xor", "can_cast", "isdtype", "result_type",
+              "count_nonzero", "nonzero", "searchsorted", "all", "any", "isfinite", "isinf", "isnan",
+              "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+              "logical_and", "logical_or", "logical_xor", "logical_not", "argmax", "argmin"):
+    globals()[_name] = _not_differentiable(_name)
+del _name
+
+
+def _axes(axis, ndim):
+    """``axis`` (None, an int or a tuple) as a tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim if ndim else a for a in axis)
+
+
+def _index_along(axis, ndim, index):
+    """An indexing tuple that applies ``index`` along ``axis`` and keeps the other axes whole."""
+    key = [slice(None)] * ndim
+    key[axis] = index
+    return tuple(key)
+
+
+# -- creation and data types ----------------------------------------------------------------
+
+
+@primitive
+def _cast(x, dtype):
+    return x.astype(dtype)
+
+
+# autograd's own astype has no forward-mode rule; this cast differentiates in both modes.
+defvjp(_cast, lambda ans, x, dtype: lambda g: _cast(g, getval(x).dtype))
+defjvp(_cast, lambda g, ans, x, dtype: _cast(g, dtype))
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x`` as ``dtype``, differentiable in both modes (a cast to the same dtype returns ``x`` unless ``copy``)."""
+    if np.dtype(getval(x).dtype) == np.dtype(dtype):
+        return x * 1 if copy and isbox(x) else (np.array(x, copy=True) if copy else x)
+    return _cast(x, dtype)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """``obj`` as an array; a box stays the box it is (so its derivative flows on)."""
+    if isbox(obj):
+        return obj if dtype is None else astype(obj, dtype, copy=bool(copy))
+    if isinstance(obj, (list, tuple)) and any(isbox(a) for a in obj):
+        return stack([asarray(a, dtype=dtype) for a in obj])
+    return np.asarray(obj, dtype=dtype, copy=copy)
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    return np.zeros_like(getval(x), dtype=dtype)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    return np.ones_like(getval(x), dtype=dtype)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    return np.empty_like(getval(x), dtype=dtype)
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate grids, as broadcasts of the 1-D ``arrays`` (differentiable in each)."""
+    n = len(arrays)
+    shape = [builtins.int(getval(a).size) for a in arrays]
+    if indexing == "xy" and n > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for i, a in enumerate(arrays):
+        axis = i if indexing != "xy" or n < 2 or i > 1 else 1 - i
+        view = [1] * n
+        view[axis] = -1
+        grids.append(broadcast_to(anp.reshape(a, view), tuple(shape)))
+    return grids
+
+
+# -- elementwise --------------------------------------------------------------------------------
+
+
+def positive(x, /):
+    """``+x`` (a copy; ``x * 1`` keeps the sign of zeros and NaNs)."""
+    return x * 1
+
+
+def copysign(x1, x2, /):
+    """The magnitude of ``x1`` with the sign bit of ``x2`` (differentiable in ``x1``)."""
+    return anp.where(np.signbit(getval(x2)), -1.0, 1.0) * anp.abs(x1)
+
+
+@primitive
+def hypot(x1, x2, /):
+    """``sqrt(x1**2 + x2**2)`` without overflow, with derivatives in both modes."""
+    return np.hypot(x1, x2)
+
+
+# autograd.numpy's hypot has no forward-mode rule.
+defvjp(hypot,
+       lambda ans, x1, x2: lambda g: anp.sum(g * x1 / ans) if np.ndim(x1) == 0 and np.ndim(ans) else g * x1 / ans,
+       lambda ans, x1, x2: lambda g: anp.sum(g * x2 / ans) if np.ndim(x2) == 0 and np.ndim(ans) else g * x2 / ans)
+defjvp(hypot, lambda g, ans, x1, x2: g * x1 / ans, lambda g, ans, x1, x2: g * x2 / ans)
+
+
+# -- statistics ---------------------------------------------------------------------------------
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The variance, divided by ``N - correction``."""
+    centered = x - anp.mean(x, axis=axis, keepdims=True)
+    count = math.prod(getval(x).shape[a] for a in _axes(axis, anp.ndim(x)))
+    return anp.real(anp.sum(centered * anp.conj(centered), axis=axis, keepdims=keepdims)) / (count - correction)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The standard deviation, ``sqrt(var(x, ...))``."""
+    return anp.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _cumulative_axis(x, axis, name):
+    if axis is None:
+        if anp.ndim(x) != 1:
+            raise ValueError(f"{name}: axis: expected an axis for a {anp.ndim(x)}-d array; got None")
+        return 0
+    return axis % anp.ndim(x)
+
+
+def _with_initial(result, x, axis, initial, include_initial):
+    if not include_initial:
+        return result
+    shape = list(getval(result).shape)
+    shape[axis] = 1
+    return anp.concatenate([np.full(shape, initial, dtype=getval(result).dtype), result], axis=axis)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along ``axis``, with a leading zero when ``include_initial``."""
+    axis = _cumulative_axis(x, axis, "cumulative_sum")
+    result = anp.cumsum(x if dtype is None else astype(x, dtype), axis=axis)
+    return _with_initial(result, x, axis, 0, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along ``axis`` (one product per step: exact where ``x`` has zeros)."""
+    axis = _cumulative_axis(x, axis, "cumulative_prod")
+    x = x if dtype is None else astype(x, dtype)
+    running, steps = None, []
+    for item in unstack(x, axis=axis):
+        running = item if running is None else running * item
+        steps.append(running)
+    result = anp.stack(steps, axis=axis) if steps else x * 1
+    return _with_initial(result, x, axis, 1, include_initial)
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def matrix_transpose(x, /):
+    return anp.swapaxes(x, -1, -2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The dot product of vectors along ``axis``, conjugating ``x1``."""
+    return anp.sum(anp.conj(x1) * x2, axis=axis)
+
+
+# -- manipulation -------------------------------------------------------------------------------
+
+
+def broadcast_to(x, /, shape):
+    """``x`` repeated to ``shape`` (autograd's own fails on new leading axes in reverse mode)."""
+    shape = tuple(shape)
+    if getval(x).shape == shape:
+        return x
+    return x * np.ones(shape, dtype=np.result_type(getval(x).dtype, np.int8))
+
+
+def broadcast_arrays(*arrays):
+    shape = np.broadcast_shapes(*(getval(a).shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def concat(arrays, /, *, axis=0):
+    """Arrays joined along ``axis`` (``None``: flattened first)."""
+    if axis is None:
+        return anp.concatenate([anp.reshape(a, (-1,)) for a in arrays])
+    return anp.concatenate(list(arrays), axis=axis)
+
+
+def flip(x, /, *, axis=None):
+    """``x`` with the order of elements reversed along ``axis`` (all axes for ``None``)."""
+    ndim = anp.ndim(x)
+    flipped = _axes(axis, ndim)
+    return x[tuple(slice(None, None, -1) if i in flipped else slice(None) for i in range(ndim))]
+
+
+def permute_dims(x, /, axes):
+    return anp.transpose(x, tuple(axes))
+
+
+def reshape(x, /, shape, *, copy=None):
+    return anp.reshape(x, tuple(shape))
+
+
+def squeeze(x, /, axis):
+    return anp.squeeze(x, axis=axis)
+
+
+def stack(arrays, /, *, axis=0):
+    return anp.stack(list(arrays), axis=axis)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    ndim = anp.ndim(x)
+    axis = axis % ndim
+    return tuple(x[_index_along(axis, ndim, i)] for i in range(getval(x).shape[axis]))
+
+
+def take(x, indices, /, *, axis=None):
+    """The elements of ``x`` at ``indices`` along ``axis`` (``None`` for 1-d ``x``)."""
+    ndim = anp.ndim(x)
+    if axis is None:
+        if ndim != 1:
+            raise ValueError(f"take: axis: expected an axis for a {ndim}-d array; got None")
+        axis = 0
+    return x[_index_along(axis % ndim, ndim, np.asarray(getval(indices)))]
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """The elements of ``x`` at ``indices`` (shaped like ``x`` but along ``axis``)."""
+    indices = np.asarray(getval(indices))
+    ndim = anp.ndim(x)
+    axis = axis % ndim
+    grids = list(np.ogrid[tuple(slice(n) for n in indices.shape)])
+    grids[axis] = indices
+    return x[tuple(grids)]
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    parts = [p for p in (prepend, x, append) if p is not None]
+    joined = anp.concatenate(parts, axis=axis) if len(parts) > 1 else x
+    return anp.diff(joined, n=n, axis=axis)
+
+
+# -- searching and sorting ------------------------------------------------------------------------
+
+
+def where(condition, x1, x2, /):
+    return anp.where(getval(condition), x1, x2)
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    result = anp.sort(x, axis=axis)
+    return flip(result, axis=axis) if descending else result
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    values = getval(x)
+    if descending:
+        # a stable descending order: reverse, sort stably, map back
+        flipped = np.flip(values, axis=axis)
+        order = np.argsort(flipped, axis=axis, kind="stable")
+        return np.flip(values.shape[axis] - 1 - order, axis=axis)
+    return np.argsort(values, axis=axis, kind="stable" if stable else None)
+
+
+def _unique_not_differentiable(name):
+    def refuse(x, /):
+        if isbox(x):
+            raise NotImplementedError(
+                f"array_namespace(x).{name}: autograd has no derivative for {name}; "
+                f"compute it on di.Constant data or outside the differentiated function"
+            )
+        return getattr(np, name)(x)
+
+    refuse.__name__ = name
+    return refuse
+
+
+unique_all = _unique_not_differentiable("unique_all")
+unique_counts = _unique_not_differentiable("unique_counts")
+unique_inverse = _unique_not_differentiable("unique_inverse")
+unique_values = _unique_not_differentiable("unique_values")
+
+
+# -- the linalg extension -------------------------------------------------------------------------
+
+
+class _Linalg:
+    """The ``linalg`` extension: formulas written here, the rest from ``autograd.numpy.linalg``."""
+
+    EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+    SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+    SVDResult = namedtuple("SVDResult", "U S Vh")
+
+    matmul = staticmethod(anp.matmul)
+    matrix_transpose = staticmethod(matrix_transpose)
+    vecdot = staticmethod(vecdot)
+    outer = staticmethod(anp.outer)
+    det = staticmethod(anp.linalg.det)
+    inv = staticmethod(anp.linalg.inv)
+
+    @staticmethod
+    def matrix_rank(x, /, *, rtol=None):
+        return np.linalg.matrix_rank(getval(x), rtol=rtol)
+
+    @staticmethod
+    def tensordot(x1, x2, /, *, axes=2):
+        return anp.tensordot(x1, x2, axes=axes)
+
+    @staticmethod
+    def cholesky(x, /, *, upper=False):
+        lower = anp.linalg.cholesky(x)
+        return anp.conj(matrix_transpose(lower)) if upper else lower
+
+    @staticmethod
+    def cross(x1, x2, /, *, axis=-1):
+        return anp.cross(x1, x2, axis=axis)
+
+    @staticmethod
+    def diagonal(x, /, *, offset=0):
+        """The ``offset`` diagonal of the last two axes (by indexing: autograd's own takes offset 0 only)."""
+        rows, columns = getval(x).shape[-2:]
+        first_row, first_column = max(0, -offset), max(0, offset)
+        length = max(0, min(rows - first_row, columns - first_column))
+        return x[..., np.arange(first_row, first_row + length), np.arange(first_column, first_column + length)]
+
+    @staticmethod
+    def trace(x, /, *, offset=0, dtype=None):
+        result = anp.sum(_Linalg.diagonal(x, offset=offset), axis=-1)
+        return result if dtype is None else astype(result, dtype)
+
+    @staticmethod
+    def eigh(x, /):
+        return _Linalg.EighResult(*anp.linalg.eigh(x))
+
+    @staticmethod
+    def eigvalsh(x, /):
+        return anp.linalg.eigh(x)[0]
+
+    @staticmethod
+    def slogdet(x, /):
+        return _Linalg.SlogdetResult(*anp.linalg.slogdet(x))
+
+    @staticmethod
+    def solve(x1, x2, /):
+        # the array API treats a 1-d x2 as one vector, an n-d x2 as a stack of matrices
+        if anp.ndim(x2) == 1:
+            return anp.linalg.solve(x1, x2[..., None])[..., 0]
+        return anp.linalg.solve(x1, x2)
+
+    @staticmethod
+    def svd(x, /, *, full_matrices=True):
+        return _Linalg.SVDResult(*anp.linalg.svd(x, full_matrices=full_matrices))
+
+    @staticmethod
+    def svdvals(x, /):
+        return anp.linalg.svd(x, compute_uv=False)
+
+    @staticmethod
+    def pinv(x, /, *, rtol=None):
+        if rtol is not None:
+            raise NotImplementedError("array_namespace(x).linalg.pinv: autograd differentiates pinv with its "
+                                      "default cutoff only; call it without rtol")
+        return anp.linalg.pinv(x)
+
+    @staticmethod
+    def matrix_power(x, n, /):
+        """``x`` multiplied by itself ``n`` times (the inverse's powers for negative ``n``)."""
+        if n < 0:
+            x, n = anp.linalg.inv(x), -n
+        if n == 0:
+            return broadcast_to(np.eye(getval(x).shape[-1], dtype=getval(x).dtype), getval(x).shape)
+        result = x
+        for _ in range(n - 1):
+            result = anp.matmul(result, x)
+        return result
+
+    @staticmethod
+    def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+        """The ``ord``-norm over ``axis`` (all axes for ``None``)."""
+        magnitude = anp.abs(x)
+        axes = _axes(axis, anp.ndim(x))
+        if ord == 2:
+            return anp.sqrt(anp.sum(anp.real(x * anp.conj(x)), axis=axes, keepdims=keepdims))
+        if ord == math.inf:
+            return anp.max(magnitude, axis=axes, keepdims=keepdims)
+        if ord == -math.inf:
+            return anp.min(magnitude, axis=axes, keepdims=keepdims)
+        if ord == 0:
+            nonzero = np.sum(getval(x) != 0, axis=axes, keepdims=keepdims)
+            return nonzero.astype(getval(magnitude).dtype)
+        return anp.sum(magnitude ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+
+    @staticmethod
+    def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+        """The ``ord``-norm of the matrices in the last two axes."""
+        if ord == "fro":
+            result = anp.sqrt(anp.sum(anp.real(x * anp.conj(x)), axis=(-2, -1)))
+        elif ord == "nuc":
+            result = anp.sum(_Linalg.svdvals(x), axis=-1)
+        elif ord in (2, -2):
+            values = _Linalg.svdvals(x)
+            result = anp.max(values, axis=-1) if ord == 2 else anp.min(values, axis=-1)
+        elif ord in (1, -1, math.inf, -math.inf):
+            sums = anp.sum(anp.abs(x), axis=-2 if ord in (1, -1) else -1)
+            result = anp.max(sums, axis=-1) if ord > 0 else anp.min(sums, axis=-1)
+        else:
+            raise ValueError(f"linalg.matrix_norm: ord: expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}")
+        return result[..., None, None] if keepdims else result
+
+    def __getattr__(self, name):
+        return _fall_through(name, anp.linalg, np.linalg, "linalg.")
+
+
+linalg = _Linalg()
+
+
+def _fall_through(name, autograd_module, numpy_module, prefix=""):
+    """``autograd_module.name``, guarded where autograd has no derivative for it; else ``numpy_module.name``."""
+    from autograd.core import VJPNode, primitive_vjps
+    from autograd.tracer import notrace_primitives
+
+    found = getattr(autograd_module, name, None)
+    if found is None:
+        try:
+            return getattr(numpy_module, name)
+        except AttributeError:
+            raise AttributeError(f"array_namespace(x) over autograd has no {prefix}{name}") from None
+    traced = getattr(found, "_is_autograd_primitive", False)
+    if traced and found not in primitive_vjps and found not in notrace_primitives[VJPNode]:
+        def refuse_boxes(*args, **kwargs):
+            if any(isbox(a) for a in args) or any(isbox(v) for v in kwargs.values()):
+                raise NotImplementedError(
+                    f"array_namespace(x).{prefix}{name}: autograd has no derivative for {prefix}{name}; "
+                    f"write it with other array-API functions, or use another backend (di.AutoJAX(), di.AutoTorch())"
+                )
+            return found(*args, **kwargs)
+
+        refuse_boxes.__name__ = name
+        return refuse_boxes
+    return found
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _fall_through(name, anp, np)
