@@ -44,3 +44,66 @@ def test_a_declared_limit_is_the_only_refusal():
     expected = np.diag(x[::-1]) + np.fliplr(np.diag(x))
     for backend in (di.AutoAutograd(), di.AutoJAX()):
         np.testing.assert_allclose(di.jacobian(case.f, backend, x), expected, rtol=1e-12)
+
+
+ARRAY_API_NAMES = (
+    "abs acos acosh add asin asinh atan atan2 atanh ceil clip conj copysign cos cosh divide exp expm1 floor "
+    "floor_divide hypot imag log log1p log2 log10 logaddexp maximum minimum multiply negative positive pow real "
+    "remainder round sign sin sinh square sqrt subtract tan tanh trunc cumulative_sum cumulative_prod max mean min "
+    "prod std sum var matmul matrix_transpose tensordot vecdot broadcast_arrays broadcast_to concat expand_dims flip "
+    "moveaxis permute_dims repeat reshape roll squeeze stack tile unstack where sort take take_along_axis diff "
+    "astype asarray zeros_like ones_like full_like tril triu meshgrid"
+).split()
+LINALG_NAMES = ("cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose "
+                "outer pinv slogdet solve svd svdvals tensordot trace vecdot vector_norm").split()
+
+
+def test_every_autograd_namespace_function_has_a_derivative_rule():
+    # A traced autograd primitive without a VJP would fail (or give zeros) only when differentiated.
+    from autograd.core import VJPNode, primitive_vjps
+    from autograd.tracer import notrace_primitives
+
+    from diffinterface.arrays import autograd_namespace as xp
+
+    def lacks_rule(function):
+        return (getattr(function, "_is_autograd_primitive", False) and function not in primitive_vjps
+                and function not in notrace_primitives[VJPNode])
+
+    missing = [n for n in ARRAY_API_NAMES if lacks_rule(getattr(xp, n))]
+    missing += ["linalg." + n for n in LINALG_NAMES if lacks_rule(getattr(xp.linalg, n))]
+    assert missing == []
+
+
+def test_autograd_refuses_what_it_cannot_differentiate_by_name():
+    def f(x):
+        return di.array_namespace(x).unique_values(x)
+
+    with pytest.raises(NotImplementedError, match="unique_values: autograd has no derivative"):
+        di.jacobian(f, di.AutoAutograd(), np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("scalars", [(1j,), (True,), (2,), (2.5,), (1j, 3.0, False)], ids=repr)
+def test_python_numbers_alone_give_numpy(scalars):
+    assert di.array_namespace(*scalars) is np
+
+
+@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd()], ids=["jax", "torch", "autograd"])
+def test_python_numbers_never_decide_the_namespace_next_to_an_array(backend):
+    seen = []
+
+    def f(x):
+        seen.append(di.array_namespace(1j, x, 2.0, True))
+        return x * 2.0
+
+    di.jacobian(f, backend, np.ones(2))
+    assert seen[-1] is not np and seen[-1] is di.array_namespace(*_traced_like(backend))
+
+
+def _traced_like(backend):
+    seen = []
+    di.jacobian(lambda x: seen.append(x) or x * 1.0, backend, np.ones(2))
+    return seen[-1:]
+
+
+def test_numpy_scalars_are_numpy():
+    assert di.array_namespace(np.complex128(1), 1j) is np
