@@ -18,3 +18,7 @@ def test_second_order(di_second_order_case):
 
 def test_pytree_x(di_pytree_case):
     di_pytree_case.check()
+
+
+def test_empty_arrays(di_edge_case):
+    di_edge_case.check()

@@ -151,6 +151,9 @@ def _rows(vjp, shape, dtype, xp):
     size = 1
     for d in shape:
         size *= d
+    if size == 0:
+        # an output of size 0 (learned only now, from the forward pass): a Jacobian with no rows
+        return np.zeros((0,), dtype=dtype)
     rows = []
     for i in range(size):
         e = np.zeros(size, dtype=dtype)

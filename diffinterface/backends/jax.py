@@ -505,6 +505,10 @@ class JAXAdapter(Adapter):
             raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
         return Spec(out.shape, str(out.dtype))
 
+    def prepare_evaluation(self, problem):
+        f = _output_checked(problem.f)
+        return self._impl(problem, ("evaluation",), {"value": lambda: f}, {"value": np.asarray}).value
+
     # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):

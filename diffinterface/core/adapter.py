@@ -100,6 +100,9 @@ class Adapter:
     #: Operators whose ``prepare_<name>`` takes a pytree ``x`` as it is (``problem.tree`` is its
     #: flattening plan); for every other operator the core hands the adapter a flat array.
     pytrees: frozenset = frozenset()
+    #: Operators whose empty problems (``x`` or ``f(x)`` of size 0) the adapter answers itself, for
+    #: results that are not dense arrays; the core answers every other one (:mod:`diffinterface.core.empty`).
+    own_empty_results: frozenset = frozenset()
 
     def __init__(self, backend):
         self.backend = backend
@@ -129,6 +132,12 @@ class Adapter:
     def output_spec(self, problem):
         """Output shape and dtype of ``f``: by default, one evaluation at preparation."""
         return Spec.of(problem.f(problem.x, *problem.ctx))
+
+    def prepare_evaluation(self, problem):
+        """``value(x, *ctx) -> f(x)`` in the user's family, as the adapter's operators evaluate ``f``
+        (under the same dtype configuration): by default, ``f`` itself. Used where no derivative
+        needs computing (an empty problem, :mod:`diffinterface.core.empty`)."""
+        return problem.f
 
     def is_traced_array_error(self, error):
         """True when ``error``, raised by ``f``, is the framework refusing a conversion of its traced

@@ -21,6 +21,7 @@ from ..arrays import describe, dtype_name, family_of, is_array, shape_of, write_
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from .boundary import explain
+from .empty import is_empty, prepare_empty
 from .preparation import Preparation
 from .problem import Problem, Spec
 from .pytree import TreePlan, write_tree_out
@@ -105,13 +106,29 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
             check_tangents(tangents, problem.spec, "the output y", "cotangents")
         elif op.seeds == "tangents":
             check_tangents(tangents, Spec(problem.x_shape, problem.x_dtype), "x")
-        impl = problem.impl(op.name)
+        impl = _impl(op, problem)
     except Exception as error:
         better = explain(error, adapter, f, x, problem.ctx, y)
         if better is None:
             raise
         raise better from error
     return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict)
+
+
+def _impl(op, problem):
+    """The prepared implementation of ``op``: the adapter's, or the core's answer to an empty problem.
+
+    An empty ``x`` is known before asking the adapter; an empty ``f(x)`` only
+    once the output's shape is learned, which the adapter may do while
+    preparing (:mod:`diffinterface.core.empty`).
+    """
+    handles_empty = op.name in problem.adapter.own_empty_results
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    impl = problem.impl(op.name)
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    return impl
 
 
 def _explained(error, prep, f, x, contexts, y):
@@ -152,7 +169,7 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
         problem = Problem(adapter, flat_f, tree.ravel(x), flat_tangents, contexts, y)
     if op.seeds == "cotangents":
         check_tangents(tangents, problem.spec, "the output y", "cotangents")
-    impl = problem.impl(op.name)
+    impl = _impl(op, problem)
     if not native:
         methods = tree.wrap(op, impl, problem.spec.shape if op.name == "jacobian" else None)
     return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods)

@@ -7,7 +7,8 @@
     True
 
 - :class:`Scenario`: an operator, a function, a point and the analytic answer.
-- :func:`default_scenarios` (first order) and :func:`second_order_scenarios`.
+- :func:`default_scenarios` (first order), :func:`second_order_scenarios`, :func:`pytree_scenarios`
+  and :func:`edge_scenarios` (empty inputs and outputs).
 - :func:`test_differentiation`: runs every case, returns a printable :class:`Report`.
 - :func:`benchmark_differentiation`: evaluation counts and timings per case.
 - :func:`pytest_cases` and the pytest plugin ``diffinterface.testing.pytest_plugin``
@@ -24,11 +25,12 @@ from .report import Report
 from .runner import build_cases, pytest_cases, test_differentiation
 from .tolerances import default_tolerances
 from .pytree_scenarios import pytree_scenarios
+from .edge_scenarios import edge_scenarios
 from .scenarios import FIRST_ORDER, SECOND_ORDER, Scenario, default_scenarios, second_order_scenarios
 
 __all__ = [
     "BACKENDS", "ZERO_BACKENDS",
-    "Scenario", "default_scenarios", "pytree_scenarios", "second_order_scenarios", "FIRST_ORDER", "SECOND_ORDER",
+    "Scenario", "default_scenarios", "edge_scenarios", "pytree_scenarios", "second_order_scenarios", "FIRST_ORDER", "SECOND_ORDER",
     "test_differentiation", "benchmark_differentiation", "pytest_cases", "build_cases",
     "Case", "CaseResult", "CountingFunction", "Report", "default_tolerances",
 ]

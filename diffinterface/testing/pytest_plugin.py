@@ -12,7 +12,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
 - fixtures parametrized over the selection: ``di_backend`` (a selector),
   ``di_case`` (first-order cases over :func:`default_scenarios`) and
   ``di_second_order_case`` (over :func:`second_order_scenarios`),
-  ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...).
+  ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...),
+  ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs).
 
 A third party checks its backend with::
 
@@ -33,6 +34,7 @@ from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
+from .edge_scenarios import edge_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
 ENVIRONMENT_VARIABLE = "DI_BACKENDS"
@@ -128,3 +130,5 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("di_second_order_case", _case_params(config, second_order_scenarios()))
     if "di_pytree_case" in metafunc.fixturenames:
         metafunc.parametrize("di_pytree_case", _case_params(config, pytree_scenarios()))
+    if "di_edge_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_edge_case", _case_params(config, edge_scenarios()))

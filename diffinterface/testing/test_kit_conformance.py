@@ -25,3 +25,7 @@ def test_first_order(di_case):
 
 def test_second_order(di_second_order_case):
     di_second_order_case.check()
+
+
+def test_empty_arrays(di_edge_case):
+    di_edge_case.check()

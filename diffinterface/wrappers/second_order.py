@@ -75,6 +75,9 @@ class SecondOrderAdapter(Adapter):
     def output_spec(self, problem):
         return self.inner.output_spec(problem.replace(adapter=self.inner))
 
+    def prepare_evaluation(self, problem):
+        return self.inner.prepare_evaluation(problem.replace(adapter=self.inner))
+
 
 def _first_order(name):
     def prepare(self, problem):

@@ -64,6 +64,9 @@ def _batches(seeds, max_batch):
 class SparseAdapter(Adapter):
     """Sparse jacobian and hessian; every other operator is the dense backend's."""
 
+    #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
+    own_empty_results = frozenset({"jacobian", "hessian"})
+
     def __init__(self, backend):
         super().__init__(backend)
         self.dense = get_adapter(backend.dense_backend)
@@ -78,6 +81,9 @@ class SparseAdapter(Adapter):
 
     def output_spec(self, problem):
         return self.dense.output_spec(problem.replace(adapter=self.dense))
+
+    def prepare_evaluation(self, problem):
+        return self.dense.prepare_evaluation(problem.replace(adapter=self.dense))
 
     def _dense_problem(self, problem):
         return problem.replace(adapter=self.dense)

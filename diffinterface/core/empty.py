@@ -1,0 +1,105 @@
+"""Empty problems: ``x`` or ``f(x)`` of size 0, answered from shapes alone.
+
+A Jacobian with no columns (``x.size == 0``) or no rows (``f(x).size == 0``)
+has no entries, so every derivative of such a problem is known exactly from
+the shapes and dtypes learned at preparation: empty arrays where a result has
+a zero-size axis, and exact zeros where a result is an empty sum (a
+pushforward along an empty ``x``, a pullback through an empty ``y``). The
+frameworks disagree about such problems (stacking no rows, batching over no
+seeds), so :func:`prepare_empty` builds the answer once, in the core, for
+every backend; it is decided at preparation, so prepared calls of non-empty
+problems pay nothing.
+
+Evaluations: preparing an empty-``x`` problem evaluates ``f`` once (its output
+shape); a plain operator then evaluates nothing, and an operator that returns
+the value (``value_and_gradient``, ...) evaluates ``f`` once per call.
+
+    >>> import numpy as np, diffinterface as di
+    >>> f = lambda x: np.sum(x) * np.ones(3)
+    >>> di.jacobian(f, di.AutoFiniteDiff(), np.zeros(0)).shape
+    (3, 0)
+    >>> value, grad = di.value_and_gradient(lambda x: np.sum(x), di.AutoFiniteDiff(), np.zeros((2, 0)))
+    >>> float(value), grad.shape
+    (0.0, (2, 0))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import from_numpy
+from .adapter import Impl
+from .problem import require_scalar_output
+
+
+def is_empty(op, problem):
+    """True when the problem of ``op`` has no derivative entries: ``x`` or (known) ``f(x)`` of size 0.
+
+    ``f(x)``'s size is consulted only when the preparation already learned it,
+    so deciding costs no evaluation for a non-empty ``x``.
+    """
+    if problem.x_size == 0:
+        return True
+    spec = problem._spec
+    return not op.scalar_y and spec is not None and spec.size == 0
+
+
+def prepare_empty(op, problem):
+    """The :class:`Impl` of ``op`` for an empty problem (see the module docstring)."""
+    if op.scalar_y:
+        spec = require_scalar_output(problem, op.name)
+    else:
+        spec = problem.spec
+    family, like = problem.family, problem.x
+    f = problem.f if problem.y is not None else problem.adapter.prepare_evaluation(problem)
+    x_shape, x_dtype, y_shape, y_dtype = problem.x_shape, problem.x_dtype, spec.shape, spec.dtype
+
+    def zeros(shape, dtype):
+        return from_numpy(np.zeros(shape, dtype=dtype), family, like)
+
+    if problem.y is None:
+        def value(x, ctx):
+            return f(x, *ctx)
+    else:
+        def value(x, ctx):
+            # a fresh buffer: the core copies the value into the user's y
+            y = zeros(y_shape, y_dtype)
+            f(y, x, *ctx)
+            return y
+
+    def y_like():
+        return zeros(y_shape, y_dtype)
+
+    def x_like():
+        return zeros(x_shape, x_dtype)
+
+    name = op.name
+    if name == "pushforward":
+        return Impl(pushforward=lambda x, ts, *ctx: tuple(y_like() for _ in ts),
+                    value_and_pushforward=lambda x, ts, *ctx: (value(x, ctx), tuple(y_like() for _ in ts)))
+    if name == "pullback":
+        return Impl(pullback=lambda x, cs, *ctx: tuple(x_like() for _ in cs),
+                    value_and_pullback=lambda x, cs, *ctx: (value(x, ctx), tuple(x_like() for _ in cs)))
+    if name == "derivative":
+        return Impl(derivative=lambda x, *ctx: y_like(),
+                    value_and_derivative=lambda x, *ctx: (value(x, ctx), y_like()))
+    if name == "gradient":
+        return Impl(gradient=lambda x, *ctx: x_like(),
+                    value_and_gradient=lambda x, *ctx: (value(x, ctx), x_like()))
+    if name == "jacobian":
+        def jacobian(x, *ctx):
+            return zeros(y_shape + x_shape, y_dtype)
+
+        return Impl(jacobian=jacobian, value_and_jacobian=lambda x, *ctx: (value(x, ctx), jacobian(x)))
+    if name == "second_derivative":
+        return Impl(second_derivative=lambda x, *ctx: y_like(),
+                    value_derivative_and_second_derivative=lambda x, *ctx: (value(x, ctx), y_like(), y_like()))
+    if name == "hvp":
+        return Impl(hvp=lambda x, ts, *ctx: tuple(x_like() for _ in ts),
+                    gradient_and_hvp=lambda x, ts, *ctx: (x_like(), tuple(x_like() for _ in ts)))
+    if name == "hessian":
+        def hessian(x, *ctx):
+            return zeros(x_shape + x_shape, x_dtype)
+
+        return Impl(hessian=hessian, value_gradient_and_hessian=lambda x, *ctx: (value(x, ctx), x_like(), hessian(x)))
+    raise AssertionError(f"no empty-problem rule for the operator {name!r}")
