@@ -126,13 +126,21 @@ def _forward_jacobian(fn, x, ctx, broken):
 
 
 def _forward_jacobian_with_value(fn, x, ctx, broken):
-    """``(f(x), Jacobian)`` for functions that write into a buffer: the Jacobian by
-    ``autograd.functional.jacobian``'s forward strategy (dual numbers, which record
-    in-place writes, batched over the input basis), the value by one more evaluation."""
-    jac = _forward_jacobian(fn, x, ctx, broken)
-    with torch.no_grad():
-        value = fn(x, *ctx)
-    return (value if isinstance(value, _Tensor) else _as_output(value, x)), jac
+    """``(f(x), Jacobian)`` for functions that write into a buffer, from one evaluation: the Jacobian
+    by ``autograd.functional.jacobian``'s forward strategy (dual numbers, which record in-place
+    writes, batched over the input basis); the value is the primal of the dual output."""
+    dual = _dual_output(fn, ctx, broken)
+    primals = []
+
+    def recording(z):
+        y = dual(z)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, z)
+        primals.append(fwAD.unpack_dual(y).primal)
+        return y
+
+    jac = _functional_jacobian(recording, x, vectorize=True, strategy="forward-mode")
+    return primals[0].detach(), jac
 
 
 def _with_value(fn):
