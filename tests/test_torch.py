@@ -422,3 +422,14 @@ def test_size_dependent_recipes_agree(backend):
     value, jac = di.value_and_jacobian(lambda x: x**2, backend, x)
     np.testing.assert_allclose(jac, np.diag(2 * x), rtol=1e-12)
     np.testing.assert_allclose(value, x**2)
+
+
+def test_a_closed_over_numpy_array_gives_the_derivative_or_a_named_error_never_zeros(backend):
+    # forward mode used to return a zero Jacobian for x * A: numpy took the dual tensor's primal
+    A = np.arange(1.0, 10.0).reshape(3, 3)
+    x = np.array([0.2, 0.5, 0.9])
+    np.testing.assert_allclose(di.jacobian(lambda x: torch.as_tensor(A) @ x, backend, x), A)
+    with pytest.raises(di.DifferentiationError, match=r"f: \S*<lambda> .*di.array_namespace"):
+        di.jacobian(lambda x: x * A, backend, x)
+    with pytest.raises(di.DifferentiationError, match=r"f: \S*<lambda> .*di.array_namespace"):
+        di.pushforward(lambda x: x * A[0], backend, x, (np.ones(3), np.ones(3)))

@@ -53,6 +53,7 @@ class FiniteDiffAdapter(Adapter):
     def __init__(self, backend):
         super().__init__(backend)
         self.method = backend.method
+        self.writes_cache = self.method != "complex"
         if self.method == "adaptive":
             try:
                 import scipy.differentiate  # noqa: F401

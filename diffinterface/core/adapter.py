@@ -88,6 +88,9 @@ class Adapter:
     mode = "forward"
     #: True when the framework can differentiate two-argument ``f(y, x)`` that writes ``y``.
     inplace = False
+    #: False when ``f`` cannot write what it computes into a ``di.Cache`` of x's dtype: the complex
+    #: step evaluates f at complex points, whose imaginary parts a real Cache would drop.
+    writes_cache = True
     #: Largest batch of tangents one primitive call takes (None: any).
     max_batch = None
     #: The array families accepted for ``x``.

@@ -434,7 +434,8 @@ def _snapshot(s):
     return {
         "x": copy(s.x),
         "tangents": copy(s.tangents),
-        **{f"contexts[{i}]": copy(c.value) for i, c in enumerate(s.contexts)},
+        # a Cache is scratch space f writes into: only the other inputs must come back unchanged
+        **{f"contexts[{i}]": copy(c.value) for i, c in enumerate(s.contexts) if c.kind != "Cache"},
     }
 
 

@@ -64,6 +64,14 @@ def _capabilities(backend):
     return tuple(adapter.families), bool(adapter.inplace)
 
 
+def _writes_cache(backend):
+    """The adapter's ``writes_cache`` capability (True when its import fails: the cases then fail loudly)."""
+    try:
+        return bool(get_adapter(backend).writes_cache)
+    except MissingBackendError:
+        return True
+
+
 def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None):
     """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
 
@@ -89,6 +97,12 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
             refused = None
             if s.y is not None and not inplace:
                 refused = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
+            elif reason is None and any(c.kind == "Cache" for c in s.contexts):
+                # nothing to refuse at preparation: f's write into the Cache fails inside the framework
+                if not inplace:
+                    reason = "the backend cannot differentiate functions that write into a di.Cache (check_inplace is False)"
+                elif not _writes_cache(backend):
+                    reason = "the backend evaluates f where a Cache of x's dtype cannot hold the values (writes_cache is False)"
             for family in wanted:
                 if s.python_number and family != "numpy":
                     continue  # a Python float stays a Python float: there is no torch or JAX variant

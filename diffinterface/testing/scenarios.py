@@ -480,13 +480,15 @@ def default_scenarios(operators=None):
     """First-order scenarios: every first-order operator on scalar, vector and matrix inputs and outputs.
 
     Covers one- and two-argument functions, batched tangents ``(t, -t)``,
-    ``Constant`` contexts, closures over constant arrays, float32 and float64.
+    ``Constant`` and ``Cache`` contexts (:mod:`.buffer_scenarios`), closures over constant arrays, float32 and float64.
     ``operators`` (a name or a list of names) keeps only those operators.
 
         >>> len(default_scenarios(operators="jacobian")) > 3
         True
     """
-    return _filter(_first_order_set(), operators, FIRST_ORDER)
+    from .buffer_scenarios import buffer_scenarios
+
+    return _filter(_first_order_set() + buffer_scenarios(), operators, FIRST_ORDER)
 
 
 def second_order_scenarios(operators=None):
@@ -495,4 +497,6 @@ def second_order_scenarios(operators=None):
         >>> sorted({s.operator for s in second_order_scenarios()})
         ['hessian', 'hvp', 'second_derivative']
     """
-    return _filter(_second_order_set(), operators, SECOND_ORDER)
+    from .buffer_scenarios import buffer_second_order_scenarios
+
+    return _filter(_second_order_set() + buffer_second_order_scenarios(), operators, SECOND_ORDER)

@@ -9,7 +9,9 @@ from .autodiff import (
     _FUNCTIONAL_FORWARD_MAX_INPUT,
     _REVERSE_DERIVATIVE_MAX_OUTPUT,
     _dual_jvp,
+    _dual_jvps,
     _forward_jacobian,
+    _forward_jacobian_with_value,
     _traced,
     _vjp,
     _vjps,
@@ -148,6 +150,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 value, tangent = _dual_jvp(fn, as_tensor(x), as_tensor(tangents[0]), ctx, broken)
                 return back_value(value), (back_value(tangent),)
 
+        elif b.writes:
+
+            def value_and_pushforward(x, tangents, *ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, results = _dual_jvps(fn, as_tensor(x), [as_tensor(t) for t in tangents], ctx, broken)
+                return back_value(value), tuple(back_value(r) for r in results)
+
         else:
             batched = _vmapped_jvp(fn, len(problem.ctx), b.broken)
 
@@ -258,18 +268,27 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         scalar_out = spec.shape == ()
         reshape = (basis.shape[0],) != problem.x_shape
 
-        def run(x, ctx):
-            if ctx:
-                ctx = _contexts(ctx)
-            value, parts = columns(as_tensor(x), basis, *ctx)  # parts: (n, *y.shape)
-            if not scalar_out:
-                return value, parts.movedim(0, -1).reshape(jac_shape)
-            return value, (parts.reshape(jac_shape) if reshape else parts)
+        if b.writes:
+
+            def run(x, ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                return _forward_jacobian_with_value(fn, as_tensor(x), ctx, broken)
+
+        else:
+
+            def run(x, ctx):
+                if ctx:
+                    ctx = _contexts(ctx)
+                value, parts = columns(as_tensor(x), basis, *ctx)  # parts: (n, *y.shape)
+                if not scalar_out:
+                    return value, parts.movedim(0, -1).reshape(jac_shape)
+                return value, (parts.reshape(jac_shape) if reshape else parts)
 
         if raw:
             return run
 
-        if problem.x_size > _FUNCTIONAL_FORWARD_MAX_INPUT:
+        if problem.x_size > _FUNCTIONAL_FORWARD_MAX_INPUT and not b.writes:
 
             def derivative(x, *ctx):
                 return back_value(run(x, ctx)[1])

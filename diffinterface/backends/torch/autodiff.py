@@ -67,6 +67,20 @@ def _dual_jvp(fn, x, t, ctx, broken):
     return primal, tangent
 
 
+def _dual_jvps(fn, x, seeds, ctx, broken):
+    """``(f(x), stacked J @ t)`` with dual numbers, one tangent after the other.
+
+    For functions that write into a buffer (:func:`~.boundary.writes_into_buffers`),
+    which ``vmap(jvp)`` refuses: dual numbers record in-place writes, at the price of
+    one evaluation of ``f`` per tangent.
+    """
+    tangents = []
+    for t in seeds:
+        value, tangent = _dual_jvp(fn, x, t, ctx, broken)
+        tangents.append(tangent)
+    return value, torch.stack(tangents)
+
+
 def _dual_output(fn, ctx, broken):
     """``z -> fn(z, *ctx)`` for torch.func's forward transforms: a tensor, and (unless ``broken``
     is None) one that carries a tangent, so that a broken graph raises instead of giving zeros."""
@@ -109,6 +123,24 @@ _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 def _forward_jacobian(fn, x, ctx, broken):
     """The Jacobian by forward mode over the input basis, vectorized (no value)."""
     return _functional_jacobian(_dual_output(fn, ctx, broken), x, vectorize=True, strategy="forward-mode")
+
+
+def _forward_jacobian_with_value(fn, x, ctx, broken):
+    """``(f(x), Jacobian)`` for functions that write into a buffer, from one evaluation: the Jacobian
+    by ``autograd.functional.jacobian``'s forward strategy (dual numbers, which record in-place
+    writes, batched over the input basis); the value is the primal of the dual output."""
+    dual = _dual_output(fn, ctx, broken)
+    primals = []
+
+    def recording(z):
+        y = dual(z)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, z)
+        primals.append(fwAD.unpack_dual(y).primal)
+        return y
+
+    jac = _functional_jacobian(recording, x, vectorize=True, strategy="forward-mode")
+    return primals[0].detach(), jac
 
 
 def _with_value(fn):

@@ -66,7 +66,9 @@ class _Boundary:
     backward pass's output) in the user's family; ``back_value(t)``: any
     result (values, forward-mode tangents), detached first; ``fn(x, *ctx)``:
     ``f`` as a one-argument function; ``broken()``: the GraphBreakError for ``f``
-    (None when ``f`` is itself a derivative, whose constant outputs are true zeros).
+    (None when ``f`` is itself a derivative, whose constant outputs are true zeros);
+    ``writes``: True when ``f`` writes into a buffer, a ``di.Cache`` or the two-argument ``y``
+    (see :func:`writes_into_buffers`).
     """
 
     def __init__(self, problem):
@@ -77,6 +79,7 @@ class _Boundary:
             self.to_torch = self.as_tensor = _numpy_to_torch
             self.back, self.back_value = _Tensor.numpy, _detached_numpy
         f = problem.f
+        self.writes = writes_into_buffers(problem)
         if problem.constant_output_is_zero:
             self.broken = None
         else:
@@ -95,6 +98,27 @@ class _Boundary:
                 return buffer
 
             self.fn = fn
+
+
+def writes_into_buffers(problem):
+    """True when ``f`` may write into a tensor it did not create: a ``di.Cache`` or the two-argument ``y``.
+
+    torch.func's transforms (``jvp``, ``vmap``, ``grad``) refuse such writes ("in-place
+    operation that would mutate a captured Tensor", "vmap: fill_(self, ...) is not
+    possible"), so these problems are differentiated, at preparation already, with
+    dual numbers and ``autograd.grad``, which record in-place writes as any other
+    operation. One-argument functions without a Cache keep the vectorized recipes.
+
+        >>> import numpy as np, diffinterface as di
+        >>> from diffinterface.core import Problem, get_adapter
+        >>> adapter = get_adapter(di.AutoTorch())
+        >>> x = np.ones(2)
+        >>> writes_into_buffers(Problem(adapter, np.sin, x, None, (), None))
+        False
+        >>> writes_into_buffers(Problem(adapter, np.sin, x, None, (di.Cache(np.zeros(2)),), None))
+        True
+    """
+    return problem.y is not None or any(c.kind == "Cache" for c in problem.contexts)
 
 
 def _as_output(y, like):

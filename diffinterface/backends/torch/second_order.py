@@ -110,7 +110,10 @@ class TorchSecondOrder:
     # outer dual-number pushforward a forward-mode inner differentiates in reverse mode instead.
 
     def differentiable_value_and_gradient(self, problem):
-        fn = _Boundary(problem).fn
+        b = _Boundary(problem)
+        fn = b.fn
+        if b.writes:
+            return _recorded_value_and_gradient(fn)
         forward = self.forward_only
 
         def value_and_gradient(x, *ctx):
@@ -126,7 +129,10 @@ class TorchSecondOrder:
         return value_and_gradient
 
     def differentiable_value_and_derivative(self, problem):
-        fn = _Boundary(problem).fn
+        b = _Boundary(problem)
+        fn = b.fn
+        if b.writes:
+            return _recorded_value_and_derivative(fn, problem.spec.shape)
         forward = self.forward_only
 
         def value_and_derivative(x, *ctx):
@@ -140,3 +146,40 @@ class TorchSecondOrder:
 
         return value_and_derivative
 
+
+
+# Functions that write into a Cache or the two-argument y: torch.func's transforms refuse the
+# writes, so the first derivative is a backward pass with create_graph=True, which records them
+# and which an outer dual-number pushforward or backward pass differentiates again (whatever the
+# inner's mode: forward-mode transforms cannot take these functions).
+
+
+def _recording_leaf(x):
+    """``x`` itself when the outer already records it, else a leaf that requires grad and keeps
+    x's dual tangent (``clone`` carries it; ``detach`` would not)."""
+    return x if x.requires_grad else x.clone().requires_grad_()
+
+
+def _recorded_value_and_gradient(fn):
+    def value_and_gradient(x, *ctx):
+        with _enable_grad():
+            z = _recording_leaf(x)
+            y = fn(z, *ctx)
+            (gradient,) = torch.autograd.grad(y, z, create_graph=True, allow_unused=True, materialize_grads=True)
+        return y, gradient
+
+    return value_and_gradient
+
+
+def _recorded_value_and_derivative(fn, shape):
+    def value_and_derivative(x, *ctx):
+        with _enable_grad():
+            z = _recording_leaf(x)
+            y = fn(z, *ctx)
+            flat = y.reshape(-1)
+            # one backward pass per output: is_grads_batched would vmap over the writes
+            rows = [torch.autograd.grad(flat[i], z, create_graph=True, allow_unused=True, materialize_grads=True)[0]
+                    for i in range(flat.shape[0])]
+        return y, torch.stack(rows).reshape(shape) if rows else torch.zeros_like(y)
+
+    return value_and_derivative
