@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import operators
 from ...arrays import array_namespace, dtype_name, family_of, shape_of
-from ...contexts import Constant
+from ...contexts import Cache, Constant
 from ...core import get_adapter
 from ...errors import UnsupportedError
 from ...operators import (
@@ -119,11 +119,22 @@ def context_signature(contexts):
 
 
 def converted_contexts(contexts, family):
-    """The contexts with their array values in ``family`` (other values as they are)."""
-    return tuple(
-        type(c)(to_family(c.value, family)) if family_of(c.value) not in ("unknown", "autograd") else c
-        for c in contexts
-    )
+    """The contexts with their array values in ``family`` (other values as they are).
+
+    A ``Cache`` is scratch space the inner ``f`` writes: where the conversion
+    gives a read-only numpy view (a JAX value handed to a callback), the inner
+    gets a writable copy, since what it writes never flows back to the outer.
+    """
+    converted = []
+    for c in contexts:
+        if family_of(c.value) in ("unknown", "autograd"):
+            converted.append(c)
+            continue
+        value = to_family(c.value, family)
+        if isinstance(c, Cache) and isinstance(value, np.ndarray) and not value.flags.writeable:
+            value = value.copy()
+        converted.append(type(c)(value))
+    return tuple(converted)
 
 
 # -- the inner backend's rules ----------------------------------------------------------------
