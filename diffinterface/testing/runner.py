@@ -4,7 +4,7 @@
     >>> from diffinterface.testing import default_scenarios, test_differentiation
     >>> report = test_differentiation(di.AutoFiniteDiff(), default_scenarios(operators="gradient"))
     >>> report.ok, len(report.passed)
-    (True, 4)
+    (True, 5)
 """
 
 from __future__ import annotations

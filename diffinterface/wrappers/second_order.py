@@ -63,6 +63,8 @@ class SecondOrderAdapter(Adapter):
         self.inner = get_adapter(backend.inner)
         self.mode = self.inner.mode
         self.inplace = self.inner.inplace
+        # f runs wherever either backend evaluates it: at complex points if either takes complex steps
+        self.writes_cache = self.outer.writes_cache and self.inner.writes_cache
         self.max_batch = self.inner.max_batch
         self.families = tuple(f for f in self.outer.families if f in self.inner.families)
 
