@@ -406,6 +406,7 @@ class JAXAdapter(Adapter):
     families = ("numpy", "jax")
     framework = "jax"
     traced_array_name = "JAX tracer"
+    numpy_results_are_arrays = True  # every numpy result comes from np.asarray
 
     def is_traced_array_error(self, error):
         # numpy, float(), bool() or .item() on a tracer

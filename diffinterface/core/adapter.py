@@ -29,7 +29,11 @@ hessian            ``hessian(x, *ctx)``, ``value_gradient_and_hessian(x, *ctx)``
 =================  ==========================================================
 
 Inputs and results are in the user's array family (numpy in, numpy out); the
-adapter converts at its boundary. For two-argument functions ``f(y, x, *ctx)``
+adapter converts at its boundary. A 0-d numpy result (the value of a scalar
+``f``, the derivative at a scalar ``x``) is a 0-d ``np.ndarray``: where an
+adapter may return NumPy scalars or floats there (numpy reductions and
+indexing do), the core converts them once per call, at preparation deciding
+whether it must (``numpy_results_are_arrays``). For two-argument functions ``f(y, x, *ctx)``
 the returned value is a fresh array; the core copies it into the user's ``y``.
 
 Second order (``SecondOrder(outer, inner)``, ``diffinterface/wrappers/second_order.py``):
@@ -91,6 +95,9 @@ class Adapter:
     #: False when ``f`` cannot write what it computes into a ``di.Cache`` of x's dtype: the complex
     #: step evaluates f at complex points, whose imaginary parts a real Cache would drop.
     writes_cache = True
+    #: True when every numpy result is an ``np.ndarray``, 0-d ones included; False (the safe
+    #: default) lets the core turn NumPy scalars and floats into 0-d arrays where results can be 0-d.
+    numpy_results_are_arrays = False
     #: Largest batch of tangents one primitive call takes (None: any).
     max_batch = None
     #: The array families accepted for ``x``.

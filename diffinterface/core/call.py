@@ -17,6 +17,8 @@ and arrays, and a plain array pays nothing for trees.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..arrays import describe, dtype_name, family_of, is_array, shape_of, write_out
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
@@ -112,7 +114,34 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
         if better is None:
             raise
         raise better from error
-    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict)
+    methods = _zero_d_results_as_arrays(op, impl, adapter, problem)
+    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, methods=methods)
+
+
+def _as_array(result):
+    """``result`` with NumPy scalars and floats (in nested tuples too) as 0-d ``np.ndarray``."""
+    if result.__class__ is tuple:
+        return tuple(_as_array(r) for r in result)
+    if isinstance(result, (float, np.generic)):
+        return np.asarray(result)
+    return result
+
+
+def _zero_d_results_as_arrays(op, impl, adapter, problem):
+    """The (plain, valued) methods, wrapped where a numpy result may come back as a NumPy scalar.
+
+    The contract promises a 0-d ``np.ndarray`` for every 0-d numpy result; an
+    adapter that does not (``numpy_results_are_arrays`` False) gets its methods
+    wrapped, and only when a result can be 0-d: when x or f(x) is. ``None``
+    keeps the methods as they are, so every other call pays nothing.
+    """
+    if adapter.numpy_results_are_arrays or problem.family != "numpy":
+        return None
+    spec = problem._spec
+    if problem.x_shape and spec is not None and spec.shape:
+        return None
+    plain, valued = getattr(impl, op.plain), getattr(impl, op.valued)
+    return (lambda *args: _as_array(plain(*args))), (lambda *args: _as_array(valued(*args)))
 
 
 def _impl(op, problem):

@@ -222,6 +222,10 @@ class _Runner:
         if family != self.case.family:
             self.problem(f"{label}: expected a {self.case.family} result; got {_describe_any(got)}")
             return
+        if family == "numpy" and not isinstance(got, np.ndarray):
+            # the contract: numpy results are arrays, a 0-d one for a scalar (not a NumPy scalar or float)
+            self.problem(f"{label}: expected a numpy.ndarray (0-d for a scalar); got {type(got).__name__} {got!r}")
+            return
         if shape_of(got) != expected.shape or dtype_name(got) != str(expected.dtype):
             self.problem(
                 f"{label}: expected shape {expected.shape} and dtype {expected.dtype}; got {describe(got)}"

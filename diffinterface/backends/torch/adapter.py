@@ -38,6 +38,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     framework = "torch"
     traced_array_name = "torch tensor recording gradients"
     families = ("numpy", "torch")
+    numpy_results_are_arrays = True  # every numpy result comes from np.asarray
 
     def __init__(self, backend):
         super().__init__(backend)
