@@ -22,3 +22,7 @@ def test_pytree_x(di_pytree_case):
 
 def test_empty_arrays(di_edge_case):
     di_edge_case.check()
+
+
+def test_bad_inputs(di_bad_input_case):
+    di_bad_input_case.check()

@@ -17,6 +17,7 @@ from diffinterface.selectors import AbstractBackend
 from diffinterface.testing import (
     BACKENDS,
     Scenario,
+    bad_input_cases,
     benchmark_differentiation,
     build_cases,
     default_scenarios,
@@ -479,7 +480,8 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     cases = build_cases(BACKENDS["finitediff-complex"], default_scenarios() + second_order_scenarios() + edge_scenarios())
     excluded = sum(case.excluded is not None for case in cases)  # the Cache writers (writes_cache is False)
     assert done.returncode == 0, done.stdout[-3000:]
-    assert f"{len(cases) - excluded} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
+    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"]))
+    assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 
 
 def test_counts_table_lists_each_backend_and_operator():
@@ -489,3 +491,45 @@ def test_counts_table_lists_each_backend_and_operator():
     gradient = next(line.split() for line in lines if line.split()[1] == "gradient")
     sizes = sorted({s.x.size for s in default_scenarios("gradient")})
     assert gradient == ["fd", "gradient", "numpy", "1", f"{sizes[0] + 1}-{sizes[-1] + 1}"]
+
+
+# -- bad inputs ---------------------------------------------------------------------------------------------------
+
+
+def test_a_backend_accepting_a_bare_tangent_is_caught(monkeypatch):
+    import importlib
+
+    core_call = importlib.import_module("diffinterface.core.call")  # the module (core re-exports call())
+    monkeypatch.setattr(core_call, "check_tangents", lambda *args, **kwargs: None)
+    results = {case.bad_input.name: case.run() for case in bad_input_cases({"fd": di.AutoFiniteDiff()})}
+    assert results["tangents_not_a_tuple"].status == "failed"
+    assert any("expected TypeError matching" in p for p in results["tangents_not_a_tuple"].problems)
+    assert results["tangent_int64"].status == "failed"
+    assert results["out_read_only"].status == "passed"  # only what was broken fails
+
+
+class _SilentZerosAdapter(FiniteDiffAdapter):
+    """Gradients of zeros whatever f computes: the silent failure a broken graph gives."""
+
+    def prepare_gradient(self, problem):
+        zeros = np.zeros(problem.x_shape, dtype=problem.x_dtype)
+        return Impl(gradient=lambda x, *ctx: zeros.copy(),
+                    value_and_gradient=lambda x, *ctx: (np.asarray(problem.f(x, *ctx)), zeros.copy()))
+
+
+@dataclasses.dataclass(frozen=True)
+class SilentZeros(AbstractBackend):
+    method: str = "central"
+    rel_step: float = None
+    abs_step: float = None
+
+
+di.register_backend(SilentZeros, _SilentZerosAdapter)
+
+
+def test_a_backend_returning_silent_zeros_for_a_broken_graph_is_caught():
+    results = {case.bad_input.name: case.run() for case in bad_input_cases({"silent": SilentZeros()})}
+    for name in ("float_of_the_input", "numpy_on_the_input"):
+        assert results[name].status == "failed", results[name].message()
+        assert any("wrong derivative without an error" in p for p in results[name].problems)
+    assert results["zero_through_the_graph"].status == "passed"

@@ -38,11 +38,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MissingBackendError
+from ..errors import GraphBreakError, MissingBackendError, function_name
 from ..core import Spec, require_scalar_output
 from ..core import Adapter, Impl
 
 _DEFAULT_POWER = {"forward": 1 / 2, "central": 1 / 3, "complex": 1.0, "adaptive": 1 / 3}
+
+
+def _dropped_imaginary_part(f, backend, value):
+    """The error for ``f`` that returned a real value at a complex-step point: its derivative would read 0."""
+    return GraphBreakError(
+        f"f: {function_name(f)} returned a real {value.dtype} value at the complex point where {backend!r} "
+        "evaluates it, so the imaginary part that carries the derivative was dropped and the derivative "
+        "would read as zeros. The usual causes: float() or .item() on a value computed from x, .real, "
+        "np.abs, astype(float), np.asarray(..., dtype=float), or a real output written from x. Keep f "
+        "complex-safe (xp = di.array_namespace(x), no casts), or use AutoFiniteDiff(method='central')."
+    )
 
 
 class FiniteDiffAdapter(Adapter):
@@ -77,7 +88,15 @@ class FiniteDiffAdapter(Adapter):
         if problem.y is None:
             if dtype is None:
                 return lambda x, ctx: f(x, *ctx)
-            return lambda x, ctx: np.asarray(f(x, *ctx))
+            backend = self.backend
+
+            def evaluate_complex(x, ctx):
+                value = np.asarray(f(x, *ctx))
+                if value.dtype.kind != "c":
+                    raise _dropped_imaginary_part(f, backend, value)
+                return value
+
+            return evaluate_complex
         shape, y_dtype = problem.y.shape, dtype or problem.y.dtype
 
         def evaluate(x, ctx):

@@ -9,8 +9,9 @@ empty ``x``, a pullback through an empty output); f's value is still checked.
 
 Scalar values: every ``value_and_*`` of a scalar-valued ``f`` returns the
 value as an array of x's family with f's dtype (a 0-d array; for numpy x a
-``numpy.float64`` or 0-d ``ndarray``, never a Python float); the kit checks
-the type of every value it compares (:meth:`~diffinterface.testing.Case.run`).
+0-d ``numpy.ndarray``, never a NumPy scalar or a Python float), and every
+other 0-d numpy result likewise; the kit checks the type of every result it
+compares (:meth:`~diffinterface.testing.Case.run`).
 
     >>> from diffinterface.testing import edge_scenarios
     >>> [s.name for s in edge_scenarios(operators="hessian")]

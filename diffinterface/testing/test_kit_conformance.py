@@ -29,3 +29,7 @@ def test_second_order(di_second_order_case):
 
 def test_empty_arrays(di_edge_case):
     di_edge_case.check()
+
+
+def test_bad_inputs(di_bad_input_case):
+    di_bad_input_case.check()

@@ -1,0 +1,265 @@
+"""Bad inputs and broken functions: what every backend must refuse, and how.
+
+Each :class:`BadInput` misuses the API once (a bare tangent instead of a
+tuple, a tangent of another dtype, a read-only or aliasing ``out=``, ``f``
+returning a string, numpy or ``float()`` applied to the traced input...) and
+states the contract: the error type, the argument its message names, and that
+nothing the call received was modified. The functions that break a
+framework's graph have one rule for every backend: the right derivative (a
+backend that evaluates f at plain numbers can differentiate them) or a
+:class:`~diffinterface.DifferentiationError` whose message names the fix,
+``di.array_namespace``, and never a wrong number such as a silent zero.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import bad_input_cases
+    >>> cases = bad_input_cases({"fd": di.AutoFiniteDiff()})
+    >>> cases[0].id
+    'fd-bad_input-tangents_not_a_tuple'
+    >>> all(case.run().status == "passed" for case in cases)
+    True
+
+``bad_input_cases(backends)`` builds the cases for a dict of backends; the
+pytest plugin's ``di_bad_input_case`` fixture runs them (``case.check()``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+import numpy as np
+
+from ..arrays import array_namespace, is_array
+from ..errors import DifferentiationError, MissingBackendError
+from ..operators import gradient, pullback, pushforward
+from .cases import CaseResult
+from .families import to_numpy
+
+X = np.linspace(0.2, 1.0, 3)
+
+
+def _square_sum(x):
+    xp = array_namespace(x)
+    return xp.sum(x**2)
+
+
+def _sines(x):
+    xp = array_namespace(x)
+    return xp.sin(x)
+
+
+def _names(error):
+    return " or ".join(e.__name__ for e in error) if isinstance(error, tuple) else error.__name__
+
+
+class _Problems:
+    """What one bad input found, as sentences."""
+
+    def __init__(self):
+        self.found = []
+
+    def expect_error(self, what, call, error, pattern, unchanged=()):
+        """``call()`` must raise ``error`` with ``pattern`` in its message and leave ``unchanged`` as they were."""
+        before = [np.array(to_numpy(a), copy=True) for a in unchanged]
+        try:
+            call()
+        except error as raised:
+            if not re.search(pattern, str(raised)):
+                self.found.append(f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}")
+        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; "
+                              f"got {type(raised).__name__}: {str(raised)[:300]}")
+        else:
+            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised")
+        for i, (a, copy) in enumerate(zip(unchanged, before)):
+            if not np.array_equal(to_numpy(a), copy):
+                self.found.append(f"{what}: argument {i} of the refused call was modified")
+
+    def expect_right_or_explained(self, what, call, expected, zero):
+        """``call()`` returns ``expected`` (any array for a zero backend) or raises a DifferentiationError naming the fix."""
+        try:
+            got = call()
+        except DifferentiationError as raised:
+            if "di.array_namespace" not in str(raised):
+                self.found.append(f"{what}: {type(raised).__name__} does not name the fix di.array_namespace: {raised}")
+            return
+        except Exception as raised:  # noqa: BLE001
+            self.found.append(f"{what}: expected the derivative or a DifferentiationError; got "
+                              f"{type(raised).__name__}: {str(raised)[:300]}")
+            return
+        if not is_array(got) or np.shape(to_numpy(got)) != np.shape(expected):
+            self.found.append(f"{what}: expected an array of shape {np.shape(expected)}; got {got!r}")
+        elif not zero and not np.allclose(to_numpy(got), expected, rtol=1e-4, atol=1e-6):
+            self.found.append(f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class BadInput:
+    """One misuse of the API and the check of a backend's answer to it.
+
+    ``run(backend, problems, zero)`` makes the calls and records what is
+    wrong in ``problems`` (a ``_Problems``); ``zero`` is True for a backend
+    whose derivatives are zeros by design (only shapes are checked then).
+    """
+
+    name: str
+    description: str
+    run: Callable
+
+
+def _bare_tangent(backend, problems, zero):
+    t = np.ones(3)
+    problems.expect_error("pushforward with a bare array as tangents",
+                          lambda: pushforward(_sines, backend, X, t),
+                          TypeError, r"tangents: expected a non-empty tuple of arrays shaped like x", (t,))
+
+
+def _bare_tangent_prepared(backend, problems, zero):
+    from ..operators import prepare_pushforward
+
+    t = np.ones(3)
+    prep = prepare_pushforward(_sines, backend, X, (t,))
+    problems.expect_error("prepared pushforward with a bare array as tangents",
+                          lambda: pushforward(_sines, backend, X, t, prep=prep),
+                          (TypeError, ValueError), r"tangents", (t,))
+
+
+def _tangent_dtype(dtype):
+    def run(backend, problems, zero):
+        t = np.ones(3, dtype=dtype)
+        problems.expect_error(f"pushforward with a {dtype} tangent", lambda: pushforward(_sines, backend, X, (t,)),
+                              TypeError, r"tangents\[0\]: expected .*float64 like x; got numpy " + dtype, (t,))
+        problems.expect_error(f"pullback with a {dtype} cotangent", lambda: pullback(_sines, backend, X, (t,)),
+                              TypeError, r"cotangents\[0\]: expected .*float64 like the output y", (t,))
+
+    return run
+
+
+def _read_only_out(backend, problems, zero):
+    out = np.zeros(3)
+    out.flags.writeable = False
+    problems.expect_error("gradient into a read-only out=", lambda: gradient(_square_sum, backend, X, out=out),
+                          ValueError, "out: expected a writable buffer", (out,))
+
+
+def _out_aliasing_x(backend, problems, zero):
+    x = X.copy()
+    problems.expect_error("gradient with out=x", lambda: gradient(_square_sum, backend, x, out=x),
+                          ValueError, "out: the buffer shares memory with x", (x,))
+
+
+def _out_of_the_wrong_type(backend, problems, zero):
+    problems.expect_error("gradient into a list", lambda: gradient(_square_sum, backend, X, out=[0.0, 0.0, 0.0]),
+                          ValueError, "out: expected a buffer like the result")
+
+
+def _second_buffer_wrong(backend, problems, zero):
+    first, second = np.zeros(3), np.zeros(2)
+    problems.expect_error("pushforward into (good, wrong-shaped) buffers",
+                          lambda: pushforward(_sines, backend, X, (np.ones(3), np.ones(3)), out=(first, second)),
+                          ValueError, r"out\[1\]", (first,))
+
+
+def _non_array_output(returned):
+    def run(backend, problems, zero):
+        f = lambda x: returned  # noqa: E731
+        for name, call in (("gradient", lambda: gradient(f, backend, X)),
+                           ("pushforward", lambda: pushforward(f, backend, X, (np.ones(3),)))):
+            problems.expect_error(f"{name} of f returning {returned!r}", call, TypeError,
+                                  r"f: expected f to return an array or a number; it returned ")
+
+    return run
+
+
+def _numpy_on_the_input(backend, problems, zero):
+    def f(x):
+        return np.sum(np.sin(x))  # numpy, not the array namespace: wrong on traced arrays
+
+    problems.expect_right_or_explained("gradient of f calling numpy on x", lambda: gradient(f, backend, X),
+                                       np.cos(X), zero)
+
+
+def _float_of_the_input(backend, problems, zero):
+    def f(x):
+        xp = array_namespace(x)
+        return float(xp.sum(x**2))  # float() leaves the framework's graph (and drops a complex step's part)
+
+    problems.expect_right_or_explained("gradient of f calling float() on x", lambda: gradient(f, backend, X),
+                                       2 * X, zero)
+
+
+def _zero_through_the_graph(backend, problems, zero):
+    def f(x):
+        xp = array_namespace(x)
+        return 0.0 * xp.sum(x)  # ignores x in a way every framework sees: the derivative is zero
+
+    problems.expect_right_or_explained("gradient of 0 * sum(x)", lambda: gradient(f, backend, X), np.zeros(3), zero)
+
+
+def bad_inputs():
+    """Every :class:`BadInput` of the kit.
+
+        >>> from diffinterface.testing import bad_inputs
+        >>> len(bad_inputs()) >= 10
+        True
+    """
+    return [
+        BadInput("tangents_not_a_tuple", "a bare array as tangents: TypeError naming tangents", _bare_tangent),
+        BadInput("tangents_not_a_tuple_prepared", "the same, on a prepared call", _bare_tangent_prepared),
+        *(BadInput(f"tangent_{d}", f"a {d} tangent or cotangent for float64 x: TypeError naming it", _tangent_dtype(d))
+          for d in ("int64", "complex128", "float32")),
+        BadInput("out_read_only", "a read-only out=: ValueError naming out, out unchanged", _read_only_out),
+        BadInput("out_aliasing_x", "out=x: ValueError naming out, x unchanged", _out_aliasing_x),
+        BadInput("out_wrong_type", "a list as out=: ValueError naming out", _out_of_the_wrong_type),
+        BadInput("out_second_buffer", "the second of two buffers wrong: ValueError naming out[1]", _second_buffer_wrong),
+        *(BadInput(f"f_returns_{name}", f"f returning {name}: the same TypeError on every backend", _non_array_output(v))
+          for name, v in (("str", "abc"), ("None", None), ("list", [1.0, 2.0]))),
+        BadInput("numpy_on_the_input", "numpy called on x: the derivative or an error naming the fix",
+                 _numpy_on_the_input),
+        BadInput("float_of_the_input", "float() of a value of x: the derivative or an error, never zeros",
+                 _float_of_the_input),
+        BadInput("zero_through_the_graph", "0 * sum(x): zeros, not an error", _zero_through_the_graph),
+    ]
+
+
+@dataclasses.dataclass
+class BadInputCase:
+    """One backend and one bad input; ``run()`` returns a CaseResult, ``check()`` raises on failure."""
+
+    backend_id: str
+    backend: object
+    bad_input: BadInput
+    zero: bool = False
+
+    @property
+    def id(self):
+        return f"{self.backend_id}-bad_input-{self.bad_input.name}"
+
+    def run(self) -> CaseResult:
+        result = CaseResult(self.backend_id, f"bad_input-{self.bad_input.name}", "bad_input", "numpy", "passed")
+        problems = _Problems()
+        try:
+            self.bad_input.run(self.backend, problems, self.zero)
+        except MissingBackendError as error:
+            problems.found.append(f"the backend failed to import: {error}")
+        result.problems.extend(problems.found)
+        if problems.found:
+            result.status = "failed"
+        return result
+
+    def check(self):
+        result = self.run()
+        if result.status != "passed":
+            raise AssertionError(result.message())
+        return result
+
+    def __repr__(self):
+        return f"<BadInputCase {self.id}>"
+
+
+def bad_input_cases(backends, *, zero=()):
+    """A :class:`BadInputCase` per backend (a selector or a dict id -> selector) and bad input."""
+    if not isinstance(backends, dict):
+        backends = {type(backends).__name__: backends}
+    return [BadInputCase(k, b, bad, k in zero) for k, b in backends.items() for bad in bad_inputs()]
