@@ -121,14 +121,21 @@ def _numpy_batch_call(fn, batch, with_first):
 
         def call(x, tangents, *ctx):
             first, products = fn(x, *tangents, *ctx)
-            return asarray(first), tuple(asarray(products))
+            return asarray(first), _unstacked(asarray(products))
 
     else:
 
         def call(x, tangents, *ctx):
-            return tuple(asarray(fn(x, *tangents, *ctx)))
+            return _unstacked(asarray(fn(x, *tangents, *ctx)))
 
     return call
+
+
+def _unstacked(products):
+    """The products stacked along the first axis, as a tuple of arrays (0-d arrays, not NumPy scalars)."""
+    if products.ndim > 1:
+        return tuple(products)
+    return tuple(products[i, ...] for i in range(products.shape[0]))
 
 
 def _wrap(fn, convert, wide):

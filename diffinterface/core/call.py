@@ -127,8 +127,8 @@ def _as_array(result):
     return result
 
 
-def _zero_d_results_as_arrays(op, impl, adapter, problem):
-    """The (plain, valued) methods, wrapped where a numpy result may come back as a NumPy scalar.
+def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
+    """The (plain, valued) methods (``impl``'s, or ``methods``), wrapped where a numpy result may be a NumPy scalar.
 
     The contract promises a 0-d ``np.ndarray`` for every 0-d numpy result; an
     adapter that does not (``numpy_results_are_arrays`` False) gets its methods
@@ -140,7 +140,7 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem):
     spec = problem._spec
     if problem.x_shape and spec is not None and spec.shape:
         return None
-    plain, valued = getattr(impl, op.plain), getattr(impl, op.valued)
+    plain, valued = methods or (getattr(impl, op.plain), getattr(impl, op.valued))
     return (lambda *args: _as_array(plain(*args))), (lambda *args: _as_array(valued(*args)))
 
 
@@ -201,6 +201,7 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
     impl = _impl(op, problem)
     if not native:
         methods = tree.wrap(op, impl, problem.spec.shape if op.name == "jacobian" else None)
+        methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
     return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods)
 
 

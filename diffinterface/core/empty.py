@@ -57,7 +57,10 @@ def prepare_empty(op, problem):
     def zeros(shape, dtype):
         return from_numpy(np.zeros(shape, dtype=dtype), family, like)
 
-    if problem.y is None:
+    if problem.y is None and family == "numpy":
+        def value(x, ctx):
+            return np.asarray(f(x, *ctx))  # a 0-d array, not a NumPy scalar (see core/adapter.py)
+    elif problem.y is None:
         def value(x, ctx):
             return f(x, *ctx)
     else:
