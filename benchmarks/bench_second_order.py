@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_second_order            # every framework
     python -m benchmarks.bench_second_order torch jax  # some of them
+    python -m benchmarks.bench_second_order finitediff-over-jax
 
 For each (backend, operator, n) the native recipes of the framework are timed
 against the prepared interface call on the framework's own arrays (JAX arrays
@@ -120,7 +121,36 @@ def _finitediff():
         "AutoFiniteDiff()": di.AutoFiniteDiff()}, lambda r: r
 
 
-FRAMEWORKS = {"jax": _jax, "torch": _torch, "autograd": _autograd, "finitediff": _finitediff}
+def _finitediff_over_jax():
+    """SecondOrder(AutoFiniteDiff(), AutoJAX()) on numpy arrays: the outer's central differences of
+    JAX's gradient, against the same differences of two calls of a prepared gradient."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    gradient_backend = di.AutoJAX()
+    rel = np.finfo(np.float64).eps ** (1 / 3)  # the adapter's central step, max(rel * max|x|, rel) / max|t|
+    preps = {}
+
+    def two_prepared_gradients(x, t):
+        prep = preps.get(x.shape)
+        if prep is None:
+            prep = preps[x.shape] = di.prepare_gradient(rosenbrock, gradient_backend, x)
+        h = max(rel * float(np.max(np.abs(x))), rel) / float(np.max(np.abs(t)))
+        plus = di.gradient(rosenbrock, gradient_backend, x + h * t, prep=prep)
+        minus = di.gradient(rosenbrock, gradient_backend, x - h * t, prep=prep)
+        return (plus - minus) / (2 * h)
+
+    jitted_hessian = jax.jit(jax.hessian(rosenbrock))
+    hessian = {"jax.jit(jax.hessian(f))": lambda x: np.asarray(jitted_hessian(x))}
+    hvp = {"two prepared JAX gradients": two_prepared_gradients}
+    backends = {"SecondOrder(FD, JAX)": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())}
+    return (lambda x, t: (x, t)), hessian, hvp, backends, lambda r: r
+
+
+FRAMEWORKS = {
+    "jax": _jax, "torch": _torch, "autograd": _autograd, "finitediff": _finitediff,
+    "finitediff-over-jax": _finitediff_over_jax,
+}
 
 
 def _sample(call, block):

@@ -66,6 +66,9 @@ class Family:
     from_numpy: Optional[Callable] = None
     #: ``(out, result) -> None or a reason``: copies ``result`` into the user's buffer ``out``
     write: Optional[Callable] = None
+    #: an attribute of its arrays holding their shape and dtype as plain attributes, when the
+    #: arrays' own ``shape``/``dtype`` are slower properties reading it (the prepared-call check uses it)
+    metadata: Optional[str] = None
 
 
 FAMILIES = {
@@ -73,7 +76,7 @@ FAMILIES = {
     for family in (
         Family("numpy", ("numpy",), "numpy", lambda a, like: a, _numpy_write),
         Family("torch", ("torch",), "array_api_compat.torch", _torch_from_numpy, _torch_write),
-        Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy),
+        Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy, metadata="aval"),
         Family("autograd", ("autograd",), "diffinterface.arrays.autograd_namespace", _autograd_from_numpy),
     )
 }

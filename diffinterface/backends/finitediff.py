@@ -32,6 +32,11 @@ mixed differences), an hvp ``4n`` per tangent, a second derivative 3. With
 complex-step gradient, about ``eps**(2/3)``: ``2n**2``, ``2n`` per tangent, 2.
 The gradient or derivative of the ``value_*`` variants comes from the
 first-order method, sharing f(x) with the second differences.
+
+As the outer backend of ``SecondOrder`` over an inner whose adapter computes
+gradients at a batch of points in one call (``prepare_batched_gradient``: JAX,
+with ``vmap``), a pushforward of the inner gradient (hvp, hessian) evaluates
+all its perturbed points, ``x +- h t`` for every tangent, in that one call.
 """
 
 from __future__ import annotations
@@ -54,6 +59,15 @@ def _dropped_imaginary_part(f, backend, value):
         "np.abs, astype(float), np.asarray(..., dtype=float), or a real output written from x. Keep f "
         "complex-safe (xp = di.array_namespace(x), no casts), or use AutoFiniteDiff(method='central')."
     )
+
+
+def _aligned_empty(shape, dtype, alignment=64):
+    """``np.empty(shape, dtype)`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(size + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start : start + size].view(dtype).reshape(shape)
 
 
 class FiniteDiffAdapter(Adapter):
@@ -182,6 +196,9 @@ class FiniteDiffAdapter(Adapter):
     # -- primitive ----------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
+        batched = self._batched_pushforward(problem)
+        if batched is not None:
+            return batched
         directional, evaluate, needs_value = self._directional(problem)
         complex_value = self.method == "complex"
 
@@ -196,6 +213,64 @@ class FiniteDiffAdapter(Adapter):
                 value, d = directional(x, t, ctx, fx)
                 results.append(d)
             return (value if complex_value else fx), tuple(results)
+
+        return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
+
+    def _batched_pushforward(self, problem):
+        """The pushforward from one call of ``problem.batched_f`` over every point it needs, or None.
+
+        For an f that evaluates a batch of points at once (an inner backend's
+        gradient, see ``prepare_batched_gradient`` in core/adapter.py): the same
+        steps and differences as :meth:`_directional`, central or forward, the
+        points stacked ``[x + h_i t_i..., x - h_i t_i...]`` (central) or
+        ``[x, x + h_i t_i...]`` (forward), with ``x`` first for the value.
+        """
+        if problem.batched_f is None or problem.y is not None or self.method not in ("central", "forward"):
+            return None
+        k, central = len(problem.tangents), self.method == "central"
+        plain = problem.batched_f(2 * k if central else k + 1)
+        valued = problem.batched_f(2 * k + 1) if central else plain
+        if plain is None or valued is None:
+            return None
+        x0 = np.asarray(problem.x)
+        step, add, subtract = self._step_rule(x0.dtype), np.add, np.subtract
+        # The points are written into buffers made once: a fresh stacked array costs more than
+        # its allocation when the batched f (JAX) must copy a misaligned input.
+        plain_points = _aligned_empty((2 * k if central else k + 1, *x0.shape), x0.dtype)
+        valued_points = _aligned_empty((2 * k + 1, *x0.shape), x0.dtype) if central else plain_points
+
+        if central:
+
+            def differences(x, tangents, ctx, fn, points, first):
+                steps = [step(x, t) for t in tangents]
+                for i, (h, t) in enumerate(zip(steps, tangents)):
+                    move = h * t
+                    add(x, move, out=points[first + i])
+                    subtract(x, move, out=points[first + k + i])
+                values = fn(points, *ctx)
+                return values, [(values[first + i] - values[first + k + i]) / (2 * h) for i, h in enumerate(steps)]
+
+            def pushforward(x, tangents, *ctx):
+                return tuple(differences(x, tangents, ctx, plain, plain_points, 0)[1])
+
+            def value_and_pushforward(x, tangents, *ctx):
+                valued_points[0] = x
+                values, products = differences(x, tangents, ctx, valued, valued_points, 1)
+                return values[0], tuple(products)
+
+        else:
+
+            def value_and_pushforward(x, tangents, *ctx):
+                steps = [step(x, t) for t in tangents]
+                plain_points[0] = x
+                for i, (h, t) in enumerate(zip(steps, tangents)):
+                    add(x, h * t, out=plain_points[1 + i])
+                values = plain(plain_points, *ctx)
+                fx = values[0]
+                return fx, tuple((values[1 + i] - fx) / h for i, h in enumerate(steps))
+
+            def pushforward(x, tangents, *ctx):
+                return value_and_pushforward(x, tangents, *ctx)[1]
 
         return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
 
@@ -229,15 +304,24 @@ class FiniteDiffAdapter(Adapter):
             inverse = 1 / steps  # a product streams faster than a quotient over n x m entries
 
             def jacobian(x, ctx, want_value):
-                fx = evaluate(x, *ctx)
-                columns = [evaluate(x + move, *ctx) - fx for move in moves]
+                # f(x) rather than f(x, *()): a call with no star-arguments is the faster one
+                if ctx:
+                    fx = evaluate(x, *ctx)
+                    columns = [evaluate(x + move, *ctx) - fx for move in moves]
+                else:
+                    fx = evaluate(x)
+                    columns = [evaluate(x + move) - fx for move in moves]
                 return fx, np.reshape(np.stack(columns, axis=-1) * inverse, shape)
 
         elif method == "central":
             inverse = 1 / (2 * steps)  # a product streams faster than a quotient over n x m entries
 
             def jacobian(x, ctx, want_value):
-                columns = [evaluate(x + move, *ctx) - evaluate(x - move, *ctx) for move in moves]
+                # f(x) rather than f(x, *()): a call with no star-arguments is the faster one
+                if ctx:
+                    columns = [evaluate(x + move, *ctx) - evaluate(x - move, *ctx) for move in moves]
+                else:
+                    columns = [evaluate(x + move) - evaluate(x - move) for move in moves]
                 value = evaluate(x, *ctx) if want_value else None
                 return value, np.reshape(np.stack(columns, axis=-1) * inverse, shape)
 

@@ -54,6 +54,16 @@ must be usable as ``f`` in a problem given to any adapter of the same
 framework. ``None`` (the default) means the adapter cannot be differentiated
 through; a pair that needs it raises UnsupportedError at preparation.
 
+An outer that only evaluates (finite differences) evaluates the inner's
+gradient at several points per product; a third optional hook lets the inner
+compute them in one call:
+
+- ``prepare_batched_gradient(problem, batch)`` -> ``gradients(points, *ctx)``: the
+  gradients at ``batch`` points stacked along a first axis (shape ``(batch, *x.shape)``,
+  in the user's family), stacked the same way. ``None`` (the default): the
+  outer calls the prepared gradient once per point. The differentiated problem
+  offers it to the outer as ``problem.batched_f``.
+
 Pytrees: when ``x`` is a pytree, the core hands the adapter a flat problem
 (``f`` of one flat array, see :mod:`diffinterface.core.pytree`) unless the
 adapter lists the operator in ``pytrees`` (and ``takes_tree`` agrees): then
@@ -159,6 +169,9 @@ class Adapter:
         return None
 
     def differentiable_value_and_derivative(self, problem):
+        return None
+
+    def prepare_batched_gradient(self, problem, batch):
         return None
 
 

@@ -24,7 +24,7 @@ from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from .boundary import explain
 from .empty import is_empty, prepare_empty
-from .preparation import Preparation
+from .preparation import MISMATCH, Preparation
 from .problem import Problem, Spec
 from .pytree import TreePlan, write_tree_out
 from .registry import get_adapter
@@ -207,24 +207,18 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
 
 def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
     """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method)."""
-    if prep is not None and out is None and y is None and prep.__class__ is Preparation and prep.op is op:
-        matches = prep.matches
-        if matches is None or matches(f, backend, x, tangents, contexts):
-            fn = prep.methods[valued]
-            # try costs nothing until f raises; then the error is explained (core/boundary.py).
-            try:
-                if tangents is None:
-                    if contexts:
-                        return fn(x, *[c.value for c in contexts])
-                    return fn(x)
-                if contexts:
-                    return fn(x, tangents, *[c.value for c in contexts])
-                return fn(x, tangents)
-            except Exception as error:
-                better = _explained(error, prep, f, x, contexts, y)
-                if better is None:
-                    raise
-                raise better from error
+    # prep=None fails the class test too
+    if prep.__class__ is Preparation and prep.op is op and out is None and y is None:
+        # try costs nothing until f raises; then the error is explained (core/boundary.py).
+        try:
+            result = prep.runners[valued](f, backend, x, tangents, contexts)
+        except Exception as error:
+            better = _explained(error, prep, f, x, contexts, y)
+            if better is None:
+                raise
+            raise better from error
+        if result is not MISMATCH:
+            return result
     return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
 
 

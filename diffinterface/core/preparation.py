@@ -34,7 +34,7 @@ from types import MethodType
 
 import numpy as np
 
-from ..arrays import dtype_name, family_of, is_array, shape_of
+from ..arrays import FAMILIES, dtype_name, family_of, is_array, shape_of
 from ..contexts import Context
 from ..errors import PreparationMismatchError
 from .pytree import TreeKey, tree_key
@@ -125,8 +125,27 @@ def _mismatch_line(slot, prepared, given):
     return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
 
 
+#: returned by a runner whose call does not fit the preparation: the call goes to the slow path
+MISMATCH = object()
+
+
+def _metadata_attribute(x):
+    """The attribute of ``x`` whose ``shape`` and ``dtype`` are plain reads (None: ``x``'s own).
+
+    Its family says (:class:`~diffinterface.arrays.Family`); the attribute must
+    hold x's very shape and dtype, else x's own are read.
+    """
+    name = FAMILIES[family_of(x)].metadata if family_of(x) in FAMILIES else None
+    if name is None:
+        return None
+    meta = getattr(x, name, None)
+    if getattr(meta, "shape", None) != x.shape or getattr(meta, "dtype", None) != x.dtype:
+        return None
+    return name
+
+
 def _matcher(f, backend, x, tangents, contexts, tree=None):
-    """``matches(f, backend, x, tangents, contexts) -> bool``: the cheap check of every prepared call.
+    """``matches(f, backend, x, tangents, contexts) -> bool``: the check of the general runner.
 
     Specialized at preparation for the arguments it was made for: identity
     tests and the raw ``shape``/``dtype`` attributes, no conversion. False
@@ -186,37 +205,6 @@ def _matcher(f, backend, x, tangents, contexts, tree=None):
                 and seeds_and_contexts_match(tangents_, contexts_)
             )
 
-    elif tangents is None and not contexts:
-
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            return (
-                (f_ is f or (f_.__class__ is MethodType and f_ == f))
-                and (backend_ is backend or backend_ == backend)
-                and x_.__class__ is x_class
-                and x_.shape == x_shape
-                and x_.dtype == x_dtype
-                and not contexts_
-                and tangents_ is None
-            )
-
-    elif n_seeds == 1 and not contexts:
-        ((t_class, t_shape, t_dtype),) = seed_keys
-
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            if not (
-                (f_ is f or (f_.__class__ is MethodType and f_ == f))
-                and (backend_ is backend or backend_ == backend)
-                and x_.__class__ is x_class
-                and x_.shape == x_shape
-                and x_.dtype == x_dtype
-                and not contexts_
-                and tangents_.__class__ is tuple
-                and len(tangents_) == 1
-            ):
-                return False
-            t = tangents_[0]
-            return t.__class__ is t_class and t.shape == t_shape and t.dtype == t_dtype
-
     else:
 
         def matches(f_, backend_, x_, tangents_, contexts_):
@@ -232,6 +220,130 @@ def _matcher(f, backend, x, tangents, contexts, tree=None):
     return matches
 
 
+def _runner(method, f, backend, x, tangents, contexts, tree, strict):
+    """``run(f, backend, x, tangents, contexts)``: the prepared call in one frame, check included.
+
+    Returns ``method``'s result, or :data:`MISMATCH` when a strict check fails.
+    The common shapes of a call (an array x with no contexts, and no tangents or
+    one) get their own runner, the check written out inline; x's shape and
+    dtype are read where they are plain attributes (:func:`_metadata_attribute`).
+    A dtype is compared by identity first: numpy's dtypes of one kind are one
+    object, and ``==`` (which accepts dtype-like strings) is the slower test.
+    """
+    if not strict:
+        if tangents is None:
+            if not contexts:
+                return lambda f_, backend_, x_, tangents_, contexts_: method(x_)
+            return lambda f_, backend_, x_, tangents_, contexts_: method(x_, *[c.value for c in contexts_])
+        if not contexts:
+            return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_)
+        return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_, *[c.value for c in contexts_])
+
+    if tree is None and x.__class__ is not float and not contexts and (tangents is None or len(tangents) == 1):
+        x_class, meta = x.__class__, _metadata_attribute(x)
+        source = getattr(x, meta) if meta is not None else x
+        x_shape, x_dtype = source.shape, source.dtype
+        if tangents is None:
+            if meta is None:
+
+                def run(f_, backend_, x_, tangents_, contexts_):
+                    if (
+                        (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                        and (backend_ is backend or backend_ == backend)
+                        and x_.__class__ is x_class
+                        and x_.shape == x_shape
+                        and ((d := x_.dtype) is x_dtype or d == x_dtype)
+                        and tangents_ is None
+                        and not contexts_
+                    ):
+                        return method(x_)
+                    return MISMATCH
+
+            else:
+
+                def run(f_, backend_, x_, tangents_, contexts_):
+                    if (
+                        (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                        and (backend_ is backend or backend_ == backend)
+                        and x_.__class__ is x_class
+                        and (m := getattr(x_, meta)).shape == x_shape
+                        and ((d := m.dtype) is x_dtype or d == x_dtype)
+                        and tangents_ is None
+                        and not contexts_
+                    ):
+                        return method(x_)
+                    return MISMATCH
+
+            return run
+
+        (t,) = tangents
+        t_class, t_meta = t.__class__, _metadata_attribute(t) if is_array(t) else None
+        t_source = getattr(t, t_meta) if t_meta is not None else t
+        t_shape, t_dtype = getattr(t_source, "shape", None), getattr(t_source, "dtype", None)
+        if t_shape is not None and meta is None and t_meta is None:
+
+            def run(f_, backend_, x_, tangents_, contexts_):
+                if (
+                    (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                    and (backend_ is backend or backend_ == backend)
+                    and x_.__class__ is x_class
+                    and x_.shape == x_shape
+                    and ((d := x_.dtype) is x_dtype or d == x_dtype)
+                    and tangents_.__class__ is tuple
+                    and len(tangents_) == 1
+                    and (t := tangents_[0]).__class__ is t_class
+                    and t.shape == t_shape
+                    and ((d := t.dtype) is t_dtype or d == t_dtype)
+                    and not contexts_
+                ):
+                    return method(x_, tangents_)
+                return MISMATCH
+
+            return run
+
+        if t_shape is not None and meta is not None and t_meta == meta:
+
+            def run(f_, backend_, x_, tangents_, contexts_):
+                if (
+                    (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                    and (backend_ is backend or backend_ == backend)
+                    and x_.__class__ is x_class
+                    and (m := getattr(x_, meta)).shape == x_shape
+                    and ((d := m.dtype) is x_dtype or d == x_dtype)
+                    and tangents_.__class__ is tuple
+                    and len(tangents_) == 1
+                    and (t := tangents_[0]).__class__ is t_class
+                    and (m := getattr(t, meta)).shape == t_shape
+                    and ((d := m.dtype) is t_dtype or d == t_dtype)
+                    and not contexts_
+                ):
+                    return method(x_, tangents_)
+                return MISMATCH
+
+            return run
+
+    matches = _matcher(f, backend, x, tangents, contexts, tree)
+    if tangents is None:
+
+        def run(f_, backend_, x_, tangents_, contexts_):
+            if not matches(f_, backend_, x_, tangents_, contexts_):
+                return MISMATCH
+            if contexts_:
+                return method(x_, *[c.value for c in contexts_])
+            return method(x_)
+
+    else:
+
+        def run(f_, backend_, x_, tangents_, contexts_):
+            if not matches(f_, backend_, x_, tangents_, contexts_):
+                return MISMATCH
+            if contexts_:
+                return method(x_, tangents_, *[c.value for c in contexts_])
+            return method(x_, tangents_)
+
+    return run
+
+
 class Preparation:
     """Result of ``prepare_<operator>``; pass it back as ``prep=``.
 
@@ -240,7 +352,7 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "matches", "recorded", "tree")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree")
 
     def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None):
         self.op = op
@@ -253,8 +365,8 @@ class Preparation:
         #: (plain, valued) prepared methods, looked up once (for a flat tree problem, wrapped by the plan)
         self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
-        # None: prepared calls skip the check (strict=False)
-        self.matches = _matcher(f, backend, x, tangents, contexts, tree) if strict else None
+        #: (plain, valued) runners: check (when strict) and call in one frame, see :func:`_runner`
+        self.runners = tuple(_runner(m, f, backend, x, tangents, contexts, tree, self.strict) for m in self.methods)
 
     @property
     def operator(self):

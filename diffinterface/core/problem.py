@@ -64,6 +64,9 @@ class Problem:
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
         self.constant_output_is_zero = False
+        #: ``batched_f(k) -> fs(points, *ctx)``, f at ``k`` points stacked along a first axis in one
+        #: call, or None: set when f is an inner's gradient with ``prepare_batched_gradient``
+        self.batched_f = None
 
     @property
     def spec(self):

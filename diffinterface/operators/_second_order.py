@@ -136,5 +136,9 @@ def differentiated_problem(problem, operator, *, with_value=False):
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
     differentiated = Problem(outer, first, problem.x, None, problem.contexts, None)
     differentiated._spec = spec
+    if outer.framework is None and operator == "gradient" and not with_value and problem.tree is None:
+        # An evaluating outer may ask for the gradients at all its points in one call.
+        inner_problem = problem.replace(adapter=inner)
+        differentiated.batched_f = lambda batch: inner.prepare_batched_gradient(inner_problem, batch)
     differentiated.constant_output_is_zero = True
     return differentiated
