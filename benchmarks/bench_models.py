@@ -5,42 +5,50 @@ batch 512, float32, mean squared error. Each recipe computes the loss and the
 gradient of every parameter:
 
 - torch: ``di.value_and_gradient`` (AutoTorch) over ``dict(model.named_parameters())``
-  with ``di.module_function``, vs ``loss.backward()`` (gradients zeroed each step),
-  vs ``torch.func.grad_and_value`` + ``functional_call``;
+  with ``di.module_function``, vs three native steps that each give the loss and
+  the gradients: ``loss.backward()`` (``zero_grad(set_to_none=True)`` first, the
+  gradients read from ``.grad``), ``torch.autograd.grad(loss, params)`` (what the
+  interface runs for parameters that already require grad), and
+  ``torch.func.grad_and_value`` over ``functional_call`` at detached parameters;
 - JAX: ``di.value_and_gradient`` (AutoJAX) over a dict of jax arrays, vs
   ``jax.jit(jax.value_and_grad(loss))``.
 
-Recipes run interleaved in one process (round-robin, one timed step each per
-round); the ratio is of medians. Run ``python -m benchmarks.bench_models``
-(``--rounds N``).
+Recipes run interleaved in one process (one timed step each per round, the
+order reversed every other round, the garbage collector paused while timing).
+Each round gives the ratio of the interface's step to each native step; the
+report is the median of those ratios and their interquartile range, which a
+loaded machine disturbs less than a ratio of medians. Run
+``python -m benchmarks.bench_models`` (``--rounds N``, ``--clock cpu`` to count
+this process's CPU time rather than wall time, ``--only torch|jax``).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 import diffinterface as di
+
+from .timing import interleaved, use_clock
 
 SIZES = (64, 256, 256, 10)
 BATCH = 512
 
 
 def _interleaved(recipes, rounds):
-    """Median seconds per call of each recipe, timed round-robin."""
-    times = {name: [] for name in recipes}
-    for name, step in recipes.items():  # warm up
+    """Seconds of each recipe's step in each round, timed interleaved: ``{name: [s, ...]}``."""
+    for step in recipes.values():  # warm up
         step()
         step()
-    for _ in range(rounds):
-        for name, step in recipes.items():
-            start = time.perf_counter()
-            step()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+    times = interleaved([(step, 1) for step in recipes.values()], rounds)
+    return dict(zip(recipes, times))
+
+
+def _quartiles(values):
+    q1, median, q3 = statistics.quantiles(values, n=4)
+    return q1, median, q3
 
 
 def torch_recipes():
@@ -70,6 +78,12 @@ def torch_recipes():
         loss.backward()
         return loss.detach(), [p.grad for p in model.parameters()]
 
+    parameters = list(model.parameters())
+
+    def autograd_grad_step():
+        loss = mse(model, inputs, targets)
+        return loss.detach(), torch.autograd.grad(loss, parameters)
+
     detached = {k: v.detach() for k, v in params.items()}
 
     def functional_loss(p):
@@ -86,7 +100,7 @@ def torch_recipes():
         torch.testing.assert_close(g, n)
     model.zero_grad(set_to_none=True)
     return {"diffinterface": diffinterface_step, "loss.backward()": backward_step,
-            "torch.func.grad_and_value": func_step}
+            "torch.autograd.grad": autograd_grad_step, "torch.func.grad_and_value": func_step}
 
 
 def jax_recipes():
@@ -132,14 +146,23 @@ def jax_recipes():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--only", choices=("torch", "jax"))
     args = parser.parse_args(argv)
-    print(f"MLP {SIZES}, batch {BATCH}, float32; medians of {args.rounds} interleaved rounds")
+    use_clock(args.clock)
+    print(f"MLP {SIZES}, batch {BATCH}, float32; {args.rounds} interleaved rounds, {args.clock} clock; "
+          "ratio = diffinterface / native, median of the rounds' ratios [interquartile range]")
     for framework, build in (("torch", torch_recipes), ("jax", jax_recipes)):
-        medians = _interleaved(build(), args.rounds)
-        ours = medians["diffinterface"]
-        for name, seconds in medians.items():
-            ratio = "" if name == "diffinterface" else f"  diffinterface / this = {ours / seconds:.3f}"
-            print(f"{framework:6s} {name:28s} {seconds * 1e3:8.3f} ms{ratio}")
+        if args.only not in (None, framework):
+            continue
+        times = _interleaved(build(), args.rounds)
+        ours = times["diffinterface"]
+        for name, seconds in times.items():
+            line = f"{framework:6s} {name:28s} {statistics.median(seconds) * 1e3:8.3f} ms"
+            if name != "diffinterface":
+                q1, median, q3 = _quartiles([a / b for a, b in zip(ours, seconds)])
+                line += f"  ratio {median:.3f} [{q1:.3f}, {q3:.3f}]"
+            print(line)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ def module_function(module, loss):
         The model. Its parameters are never modified and their ``.grad`` is never touched.
     loss : callable
         ``loss(model, *contexts) -> scalar``, where ``model(*inputs)`` runs ``module``
-        with the parameters being differentiated (through ``torch.func.functional_call``)
-        and the module's current buffers (batch-norm statistics...).
+        with the parameters being differentiated and the module's current buffers
+        (batch-norm statistics...): ``module`` itself when they are its own parameters,
+        else through ``torch.func.functional_call``.
 
     Returns
     -------
@@ -53,11 +54,28 @@ def module_function(module, loss):
         raise TypeError(f"module: expected a torch.nn.Module; got {type(module).__name__}")
     from torch.func import functional_call
 
-    def f(params, *contexts):
-        state = {**dict(module.named_buffers()), **params}
+    # Where each parameter lives (its submodule and local name), to see per call, from the module's
+    # live state, whether ``params`` are the module's own tensors: then the module runs as it is, as
+    # in a plain ``loss.backward()`` step (the adapter differentiates parameters that already
+    # require grad in place); any other tensors are swapped in by functional_call.
+    slots = tuple((name, module.get_submodule(name.rpartition(".")[0])._parameters, name.rpartition(".")[2])
+                  for name, _ in named_parameters())
 
+    def runs_as_is(params):
+        if len(params) != len(slots):
+            return False
+        for name, own, local in slots:
+            if own.get(local) is not params.get(name):
+                return False
+        return True
+
+    def f(params, *contexts):
+        if params.__class__ is dict and runs_as_is(params):
+            return loss(module, *contexts)
+
+        # Buffers (batch-norm statistics...) missing from params stay the module's own.
         def model(*args, **kwargs):
-            return functional_call(module, state, args, kwargs)
+            return functional_call(module, params, args, kwargs)
 
         return loss(model, *contexts)
 

@@ -70,3 +70,28 @@ def test_constant_holding_a_dict_with_strings(di_backend):
     np.testing.assert_allclose(g, scale * 3.0 * np.ones(3), rtol=1e-5)
     g = di.gradient(f, di_backend, x, di.Constant({"mode": "square", "scale": 3.0}), prep=prep)
     np.testing.assert_allclose(g, scale * 18.0 * np.ones(3), rtol=1e-5)
+
+
+def test_torch_module_function_at_other_tensors_swaps_them_in():
+    import torch
+    model = torch.nn.Linear(3, 1)
+    inputs = torch.randn(5, 3)
+    f, params = di.module_function(model, lambda model, x: (model(x) ** 2).mean())
+    doubled = {name: 2 * p.detach() for name, p in params.items()}
+    g = di.gradient(f, di.AutoTorch(), doubled, di.Constant(inputs))
+    out = inputs @ doubled["weight"].T + doubled["bias"]
+    torch.testing.assert_close(g["bias"], (2 * out).mean(0))
+    torch.testing.assert_close(g["weight"], (2 * out * inputs).mean(0, keepdim=True))
+
+
+def test_torch_tensor_at_two_places_of_x_gets_partial_derivatives():
+    import torch
+    w = torch.ones(2, requires_grad=True)
+
+    def f(x):
+        return (x["a"] * 3.0).sum() + (x["b"] ** 2).sum()
+
+    g = di.gradient(f, di.AutoTorch(), {"a": w, "b": w})
+    torch.testing.assert_close(g["a"], torch.full((2,), 3.0))
+    torch.testing.assert_close(g["b"], torch.full((2,), 2.0))
+    assert w.grad is None

@@ -30,6 +30,20 @@ _TRACED_ARRAY_MESSAGES = (
 )
 
 
+def _differentiable_leaves(leaves):
+    """Tensors to differentiate at: each leaf tensor that already requires grad (a model's parameters)
+    as it is, as ``torch.autograd.grad(loss, model.parameters())`` does (its ``.grad`` stays
+    untouched), any other as a fresh alias marked ``requires_grad``.
+
+    A tensor found at two places of the tree gets one alias per place: its partial derivatives,
+    not their sum.
+    """
+    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else leaf.detach().requires_grad_() for leaf in leaves]
+    if len(set(map(id, tensors))) != len(tensors):
+        return [leaf.detach().requires_grad_() for leaf in leaves]
+    return tensors
+
+
 class TorchAdapter(TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
 
@@ -82,11 +96,16 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
         tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
         leaves_of, unflatten = tree.array_leaves, tree.unflatten
+        if problem.family == "torch":
+            differentiable = _differentiable_leaves
+        else:
+            def differentiable(leaves):
+                return [to_torch(leaf).requires_grad_() for leaf in leaves]
 
         def value_and_gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            leaves = [to_torch(leaf).requires_grad_() for leaf in leaves_of(x)]
+            leaves = differentiable(leaves_of(x))
             with torch.enable_grad():
                 y = f(unflatten(leaves), *ctx)
             if not isinstance(y, _Tensor):
