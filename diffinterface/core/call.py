@@ -118,7 +118,7 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
             check_tangents(tangents, Spec(problem.x_shape, problem.x_dtype), "x")
         impl = _impl(op, problem)
     except Exception as error:
-        better = explain(error, adapter, f, x, problem.ctx, y)
+        better = explain(error, adapter, f, x, problem.ctx, y, trees=op.name in TREE_OUTPUT_OPERATORS)
         if better is None:
             raise
         raise better from error
@@ -230,7 +230,8 @@ def _impl(op, problem):
 
 def _explained(error, prep, f, x, contexts, y):
     """``error`` raised by a prepared method, as :func:`~diffinterface.core.boundary.explain` sees it."""
-    return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y)
+    return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y,
+                   trees=prep.op.name in TREE_OUTPUT_OPERATORS)
 
 
 def _tree_plan(x, adapter, op):
