@@ -95,3 +95,55 @@ def test_torch_tensor_at_two_places_of_x_gets_partial_derivatives():
     torch.testing.assert_close(g["a"], torch.full((2,), 3.0))
     torch.testing.assert_close(g["b"], torch.full((2,), 2.0))
     assert w.grad is None
+
+
+# -- pytree outputs y -------------------------------------------------------------------------------------
+
+def dict_output(x):
+    xp = di.array_namespace(x)
+    return {"a": x * 2.0, "b": xp.sum(x**2)}
+
+
+def test_cotangents_of_another_shape_name_the_leaf(di_backend):
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"cotangents\[1\]\['a'\]: expected an array of shape \(3,\).*got .*\(2,\)"):
+        di.pullback(dict_output, di_backend, x, ({"a": np.ones(3), "b": np.array(1.0)},
+                                                 {"a": np.ones(2), "b": np.array(1.0)}))
+    with pytest.raises(ValueError, match=r"cotangents\[0\]: expected a tree shaped like the output y = f\(x\)"):
+        di.pullback(dict_output, di_backend, x, ({"a": np.ones(3)},))
+    with pytest.raises(TypeError, match=r"cotangents\[0\]\['b'\]: expected dtype float64.*float32"):
+        di.pullback(dict_output, di_backend, x, ({"a": np.ones(3), "b": np.array(1.0, dtype=np.float32)},))
+
+
+def test_cotangent_structure_is_part_of_the_preparation():
+    x, backend = np.array([1.0, 2.0, 3.0]), di.AutoFiniteDiff()
+    prep = di.prepare_pullback(dict_output, backend, x, ({"a": np.ones(3), "b": np.array(1.0)},))
+    got = di.pullback(dict_output, backend, x, ({"a": np.zeros(3), "b": np.array(2.0)},), prep=prep)
+    np.testing.assert_allclose(got[0], 4.0 * x, rtol=1e-6)
+    with pytest.raises(di.PreparationMismatchError, match=r"tangents\[0\]: leaf \['c'\] was not prepared"):
+        di.pullback(dict_output, backend, x, ({"a": np.ones(3), "b": np.array(1.0), "c": np.ones(1)},), prep=prep)
+
+
+def test_two_argument_f_with_a_tree_y_is_refused():
+    def f(y, x):
+        y["a"][:] = x
+
+    with pytest.raises(TypeError, match=r"y: a two-argument f\(y, x\) writes into one array y; got a pytree dict"):
+        di.jacobian(f, di.AutoFiniteDiff(), np.ones(2), y={"a": np.zeros(2)})
+
+
+def test_array_outputs_get_the_adapters_own_methods():
+    x, backend = np.ones(3), di.AutoFiniteDiff()
+    for prepare, op, seeds in ((di.prepare_jacobian, "jacobian", ()), (di.prepare_pushforward, "pushforward", ((x,),)),
+                               (di.prepare_pullback, "pullback", ((x,),))):
+        prep = prepare(lambda x: x**2, backend, x, *seeds)
+        assert prep.ytree is None
+        assert prep.methods[0] == getattr(prep.impl, op) and prep.methods[1] == getattr(prep.impl, "value_and_" + op)
+
+
+def test_tree_output_out_buffers_get_each_leaf():
+    x = np.array([1.0, 2.0])
+    out = {"a": np.zeros((2, 2)), "b": np.zeros(2)}
+    assert di.jacobian(dict_output, di.AutoFiniteDiff(), x, out=out) is out
+    np.testing.assert_allclose(out["a"], 2 * np.eye(2), rtol=1e-6)
+    np.testing.assert_allclose(out["b"], 2 * x, rtol=1e-6)

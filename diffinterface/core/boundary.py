@@ -43,6 +43,15 @@ from ..errors import (
 _OWN = (DifferentiationError, PreparationMismatchError, MissingBackendError, UnsupportedError)
 
 
+def _is_tree_of_arrays(value):
+    from .pytree import output_plan
+
+    try:
+        return output_plan(value, "numpy") is not None
+    except TypeError:  # a leaf that is no float array: f's output is the cause
+        return False
+
+
 def non_array_output(f, value):
     """The TypeError for ``f`` that returned ``value``, which is not an array or a number."""
     return TypeError(
@@ -83,10 +92,12 @@ def _raised_inside_numpy(error):
     return module == "numpy" or module.startswith("numpy.")
 
 
-def explain(error, adapter, f, x, ctx, y):
+def explain(error, adapter, f, x, ctx, y, trees=False):
     """A clearer exception for ``error`` raised while ``adapter`` differentiated ``f`` at ``x``, or None.
 
     Only called once ``error`` was raised; the caller raises the result ``from error``.
+    ``trees``: the operator takes pytree outputs (jacobian, pushforward,
+    pullback), so a tree of arrays returned by ``f`` is not the cause.
     """
     if isinstance(error, _OWN) or not isinstance(error, (TypeError, ValueError, RuntimeError, AttributeError)):
         return None
@@ -97,7 +108,7 @@ def explain(error, adapter, f, x, ctx, y):
         except Exception:  # noqa: BLE001 - f cannot run on x itself: the framework's error stands
             pass
         else:
-            if not is_array(value):
+            if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
                 return non_array_output(f, value)
     if adapter.framework is None:
         return None

@@ -26,7 +26,7 @@ from .boundary import explain
 from .empty import is_empty, prepare_empty
 from .preparation import MISMATCH, Preparation
 from .problem import Problem, Spec
-from .pytree import TreePlan, write_tree_out
+from .pytree import TREE_OUTPUT_OPERATORS, TreePlan, output_plan, write_tree_out
 from .registry import get_adapter
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -98,24 +98,92 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
                 f"y: {type(backend).__name__} cannot differentiate two-argument functions f(y, x) "
                 "that write into y (check_inplace(backend) is False); return the output from f instead"
             )
+        if not is_array(y) and output_plan(y, "numpy") is not None:
+            raise TypeError(
+                f"y: a two-argument f(y, x) writes into one array y; got a pytree {type(y).__name__}. "
+                "For a pytree output, return it from a one-argument f(x) instead"
+            )
         if not is_array(y) or family_of(y) != family_of(x):
             raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
     if tree is not None:
         return _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict)
     problem = Problem(adapter, f, x, tangents, contexts, y)
+    ytree = None
     try:
+        if op.name in TREE_OUTPUT_OPERATORS and y is None:
+            problem, ytree = _output_tree(op, problem)
         if op.seeds == "cotangents":
-            check_tangents(tangents, problem.spec, "the output y", "cotangents")
+            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
         elif op.seeds == "tangents":
             check_tangents(tangents, Spec(problem.x_shape, problem.x_dtype), "x")
         impl = _impl(op, problem)
     except Exception as error:
-        better = explain(error, adapter, f, x, problem.ctx, y)
+        better = explain(error, adapter, f, x, problem.ctx, y, trees=op.name in TREE_OUTPUT_OPERATORS)
         if better is None:
             raise
         raise better from error
-    methods = _zero_d_results_as_arrays(op, impl, adapter, problem)
-    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, methods=methods)
+    if ytree is None:
+        methods = _zero_d_results_as_arrays(op, impl, adapter, problem)
+    else:
+        methods = ytree.wrap(op, (getattr(impl, op.plain), getattr(impl, op.valued)), None)
+        methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
+    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, methods=methods,
+                       ytree=ytree)
+
+
+def _output_tree(op, problem):
+    """``(problem, plan)``: for a pytree output ``f(x)``, the flat-output problem and its :class:`OutputPlan`.
+
+    An array output returns ``(problem, None)`` after learning the output spec
+    the adapter learns anyway (no extra work, no wrapper). Only when the
+    adapter refuses the output as not an array is ``f`` probed, once, through
+    the adapter's own evaluation (JAX traces it, so leaves may be tracers:
+    only their shapes and dtypes are kept).
+    """
+    try:
+        problem.spec
+        return problem, None
+    except TypeError as error:
+        refusal = error
+    plans, failures = [], []
+    f = problem.f
+
+    def probe(*args):
+        out = f(*args)
+        try:
+            plan = output_plan(out, problem.family)
+        except TypeError as error:  # a leaf that is no float array: the plan names it
+            failures.append(error)
+            raise
+        if plan is None:
+            return out
+        plans.append(plan)
+        return plan.ravel_output(out)
+
+    probed = problem.replace(f=probe, _spec=None)
+    try:
+        spec = probed.spec
+    except TypeError:
+        if failures:
+            raise failures[0] from None
+        if not plans:
+            raise refusal from None
+        raise
+    if not plans:
+        raise refusal
+    plan = plans[-1]
+    problem = problem.replace(f=plan.flat_output(f), _spec=spec)
+    if op.seeds == "cotangents":
+        cotangents = problem.tangents
+        if not isinstance(cotangents, tuple) or not cotangents:
+            raise TypeError(
+                "cotangents: expected a non-empty tuple of trees shaped like the output y = f(x) (a batch); "
+                f"got {type(cotangents).__name__}"
+            )
+        for i, c in enumerate(cotangents):
+            plan.check(c, f"cotangents[{i}]")
+        problem = problem.replace(tangents=tuple(plan.ravel(c) for c in cotangents))
+    return problem, plan
 
 
 def _as_array(result):
@@ -162,7 +230,8 @@ def _impl(op, problem):
 
 def _explained(error, prep, f, x, contexts, y):
     """``error`` raised by a prepared method, as :func:`~diffinterface.core.boundary.explain` sees it."""
-    return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y)
+    return explain(error, get_adapter(prep.backend), f, x, tuple(c.value for c in contexts), y,
+                   trees=prep.op.name in TREE_OUTPUT_OPERATORS)
 
 
 def _tree_plan(x, adapter, op):
@@ -196,13 +265,18 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
         flat_tangents = tuple(tree.ravel(t) for t in tangents) if op.seeds == "tangents" else tangents
         flat_f = tree.flat_function(f, two_argument=y is not None)
         problem = Problem(adapter, flat_f, tree.ravel(x), flat_tangents, contexts, y)
+    ytree = None
+    if op.name in TREE_OUTPUT_OPERATORS and y is None and not native:
+        problem, ytree = _output_tree(op, problem)
     if op.seeds == "cotangents":
-        check_tangents(tangents, problem.spec, "the output y", "cotangents")
+        check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
     impl = _impl(op, problem)
     if not native:
         methods = tree.wrap(op, impl, problem.spec.shape if op.name == "jacobian" else None)
+        if ytree is not None:
+            methods = ytree.wrap(op, methods, tree)
         methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
-    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods)
+    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods, ytree)
 
 
 def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
@@ -242,7 +316,7 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         if better is None:
             raise
         raise better from error
-    if prep.tree is None:
+    if prep.tree is None and prep.ytree is None:
         def write(o, r):
             return write_out(o, r, avoid=x)
     else:

@@ -144,7 +144,7 @@ def _metadata_attribute(x):
     return name
 
 
-def _matcher(f, backend, x, tangents, contexts, tree=None):
+def _matcher(f, backend, x, tangents, contexts, tree=None, seed_tree=None):
     """``matches(f, backend, x, tangents, contexts) -> bool``: the check of the general runner.
 
     Specialized at preparation for the arguments it was made for: identity
@@ -181,10 +181,18 @@ def _matcher(f, backend, x, tangents, contexts, tree=None):
                 return False
         return True
 
+    if seed_tree is not None:
+        # cotangents shaped like a pytree output y: the raw class test above passes any dict, so
+        # each is checked against the output plan too (structure, leaf shapes and dtypes)
+        seed_fits, classes_match = seed_tree.fits, seeds_and_contexts_match
+
+        def seeds_and_contexts_match(tangents, contexts):
+            return classes_match(tangents, contexts) and all(map(seed_fits, tangents))
+
     if tree is not None:
-        # tangents shaped like a tree x are checked leaf by leaf (cotangents shaped like y are arrays)
+        # tangents shaped like a tree x are checked leaf by leaf (cotangents are checked above)
         fits = tree.fits
-        tree_seeds = tangents is not None and not all(is_array(t) for t in tangents)
+        tree_seeds = seed_tree is None and tangents is not None and not all(is_array(t) for t in tangents)
 
         def tree_seeds_and_contexts_match(tangents_, contexts_):
             if not tree_seeds:
@@ -220,7 +228,7 @@ def _matcher(f, backend, x, tangents, contexts, tree=None):
     return matches
 
 
-def _runner(method, f, backend, x, tangents, contexts, tree, strict):
+def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=None):
     """``run(f, backend, x, tangents, contexts)``: the prepared call in one frame, check included.
 
     Returns ``method``'s result, or :data:`MISMATCH` when a strict check fails.
@@ -239,7 +247,8 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict):
             return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_)
         return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_, *[c.value for c in contexts_])
 
-    if tree is None and x.__class__ is not float and not contexts and (tangents is None or len(tangents) == 1):
+    if (tree is None and seed_tree is None and x.__class__ is not float and not contexts
+            and (tangents is None or len(tangents) == 1)):
         x_class, meta = x.__class__, _metadata_attribute(x)
         source = getattr(x, meta) if meta is not None else x
         x_shape, x_dtype = source.shape, source.dtype
@@ -322,7 +331,7 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict):
 
             return run
 
-    matches = _matcher(f, backend, x, tangents, contexts, tree)
+    matches = _matcher(f, backend, x, tangents, contexts, tree, seed_tree)
     if tangents is None:
 
         def run(f_, backend_, x_, tangents_, contexts_):
@@ -352,9 +361,10 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree", "ytree")
 
-    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None):
+    def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None,
+                 ytree=None):
         self.op = op
         self.backend = backend
         self.impl = impl
@@ -362,11 +372,16 @@ class Preparation:
         self.strict = bool(strict)
         #: the flattening plan of a pytree x (None for arrays), see :mod:`diffinterface.core.pytree`
         self.tree = tree
+        #: the :class:`~diffinterface.core.pytree.OutputPlan` of a pytree output (None for arrays);
+        #: ``spec`` then describes the flat output the adapter sees
+        self.ytree = ytree
         #: (plain, valued) prepared methods, looked up once (for a flat tree problem, wrapped by the plan)
         self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
         #: (plain, valued) runners: check (when strict) and call in one frame, see :func:`_runner`
-        self.runners = tuple(_runner(m, f, backend, x, tangents, contexts, tree, self.strict) for m in self.methods)
+        seed_tree = ytree if op.seeds == "cotangents" else None
+        self.runners = tuple(_runner(m, f, backend, x, tangents, contexts, tree, self.strict, seed_tree)
+                             for m in self.methods)
 
     @property
     def operator(self):

@@ -32,6 +32,33 @@ like ``x``, block ``[i][j]`` of shape ``leaf_i.shape + leaf_j.shape``.
     array([0., 0., 1., 1., 1., 1.])
     >>> unravel(flat)["w"].shape
     (2, 2)
+
+Pytrees as ``y``: ``jacobian``, ``pushforward`` and ``pullback`` (and their
+``value_and_`` forms) also take an ``f`` returning a pytree of arrays. At
+preparation the output is learned by one evaluation of ``f`` through the
+adapter (:func:`diffinterface.core.call._output_tree`, only when the adapter
+refuses the output as not an array: an array ``y`` pays nothing), and
+:class:`OutputPlan` records it; the adapter then sees ``f`` returning the flat
+output (leaves raveled and concatenated in the promoted dtype), and the
+prepared methods unravel the results into y-trees and ravel the y-shaped
+cotangents, which are checked and belong to the preparation's key. Every
+backend goes through this flattened path today (JAX and torch could take
+trees natively later). Layouts, as ``jax.jacobian``: a pushforward result is
+a tree like y; a pullback result a tree like x; the Jacobian a tree like y
+whose leaf ``[k]`` has shape ``y[k].shape + x.shape`` (for an array x) or is a
+tree like x of ``y[k].shape + x[l].shape``. Each leaf keeps its dtype.
+
+    >>> import diffinterface as di
+    >>> def f(x):
+    ...     return {"double": 2 * x, "total": x.sum()}
+    >>> J = di.jacobian(f, di.AutoFiniteDiff(), np.array([1.0, 2.0]))
+    >>> J["double"].round(6), J["total"].round(6)
+    (array([[2., 0.],
+           [0., 2.]]), array([1., 1.]))
+    >>> (g,) = di.pullback(f, di.AutoFiniteDiff(), np.array([1.0, 2.0]),
+    ...                    ({"double": np.array([1.0, 0.0]), "total": np.array(1.0)},))
+    >>> g.round(6)
+    array([3., 1.])
 """
 
 from __future__ import annotations
@@ -389,3 +416,210 @@ def write_tree_out(out, result, name="out"):
     for path, buffer, leaf in zip(paths, buffers, results):
         write_out(buffer, leaf, name + _path_name(path))
     return out
+
+
+# -- pytree outputs ------------------------------------------------------------------------------------
+
+#: the operators whose f may return a pytree (gradient and hessian need a scalar output by definition)
+TREE_OUTPUT_OPERATORS = ("jacobian", "pushforward", "pullback")
+
+
+class OutputPlan:
+    """How a pytree output ``f(x)`` is raveled into one flat 1-D array and back.
+
+    Learned at preparation from one evaluation of ``f`` by the adapter (leaves
+    may then be traced values: only their shapes and dtypes are kept).
+    ``family`` is the user's (x's) family: results and cotangents live there.
+    The flat output has the leaves' promoted dtype; each leaf's part is cast
+    back to that leaf's dtype in the results.
+    """
+
+    def __init__(self, paths, leaves, spec, family):
+        self.spec, self.paths, self.family = spec, tuple(paths), family
+        for path, leaf in zip(paths, leaves):
+            if not is_array(leaf) or (leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES):
+                raise TypeError(f"f: expected f to return an array, a number or a pytree of real floating-point "
+                                f"arrays; its output{_path_name(path)} is {describe(leaf)}")
+        self.shapes = tuple(shape_of(leaf) for leaf in leaves)
+        self.dtypes = tuple("float64" if leaf.__class__ is float else dtype_name(leaf) for leaf in leaves)
+        self.sizes = tuple(size_of(s) for s in self.shapes)
+        bounds = np.cumsum((0, *self.sizes))
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+        self.size = int(bounds[-1])
+        self.dtype = _promoted(self.dtypes)
+        self._leaves = tuple(zip(self.shapes, self.dtypes))
+        self._flatten = _optree().tree_flatten
+        self._unflatten = spec.unflatten
+
+    def __repr__(self):
+        leaves = ", ".join(f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves))
+        return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
+
+    # -- the flat output inside f (any family, traced values included) ---------------------------------
+
+    def ravel_output(self, out):
+        """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
+        from ..arrays import array_namespace
+
+        leaves = self._flatten(out)[0]
+        xp = array_namespace(*leaves)
+        parts = []
+        for leaf in leaves:
+            if leaf.__class__ is float:
+                leaf = xp.asarray(leaf)
+            parts.append(xp.reshape(_cast(leaf, _inside(leaf, self.dtype)), (-1,)))
+        return parts[0] if len(parts) == 1 else xp.concat(parts)
+
+    def flat_output(self, f, two_argument=False):
+        """``f`` returning the flat output array, cached like :meth:`TreePlan.flat_function`."""
+        if two_argument:
+            raise TypeError("y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it")
+        key = ("output", f, self.spec, self._leaves)
+        try:
+            cached = _FLAT_FUNCTIONS.get(key)
+        except TypeError:
+            cached, key = None, None
+        if cached is not None:
+            _FLAT_FUNCTIONS.move_to_end(key)
+            return cached
+        ravel = self.ravel_output
+
+        def flat_output_f(x, *ctx):
+            return ravel(f(x, *ctx))
+
+        if key is not None:
+            _FLAT_FUNCTIONS[key] = flat_output_f
+            if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
+                _FLAT_FUNCTIONS.popitem(last=False)
+        return flat_output_f
+
+    # -- the user's side: cotangents in, results out ------------------------------------------------------
+
+    def check(self, tree, name):
+        """Raise naming ``name`` and the first leaf where ``tree`` is not shaped like ``f(x)``."""
+        try:
+            paths, leaves, spec = _optree().tree_flatten_with_path(tree)
+        except Exception:  # noqa: BLE001 - an unflattenable value is reported as such
+            paths, leaves, spec = (), (), None
+        if spec != self.spec:
+            raise ValueError(f"{name}: expected a tree shaped like the output y = f(x), {self.spec}; "
+                             f"got {spec if spec is not None else type(tree).__name__}")
+        for path, leaf, (shape, dtype) in zip(paths, leaves, self._leaves):
+            where = name + _path_name(path)
+            if not is_array(leaf) or shape_of(leaf) != shape:
+                raise ValueError(f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
+                                 f"got {describe(leaf)}")
+            if leaf.__class__ is not float and family_of(leaf) != self.family:
+                raise TypeError(f"{where}: expected a {self.family} array like x; got {describe(leaf)}")
+            if dtype_name(leaf) != dtype and leaf.__class__ is not float:
+                raise TypeError(f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
+                                "Convert it yourself: diffinterface does not change dtypes.")
+
+    def fits(self, tree):
+        """True when ``tree`` has the output's structure and leaf shapes and dtypes (the per-call check)."""
+        try:
+            leaves, spec = self._flatten(tree)
+        except Exception:  # noqa: BLE001 - not a tree
+            return False
+        if spec != self.spec:
+            return False
+        for leaf, (shape, dtype) in zip(leaves, self._leaves):
+            if getattr(leaf, "shape", ()) != shape or (leaf.__class__ is not float and dtype_name(leaf) != dtype):
+                return False
+        return True
+
+    def ravel(self, tree):
+        """A (checked) cotangent tree as one flat array of the promoted dtype, in the user's family."""
+        leaves = self._flatten(tree)[0]
+        like = next((leaf for leaf in leaves if leaf.__class__ is not float), None)
+        leaves = [from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
+                  for leaf in leaves]
+        if self.family == "jax":
+            import jax
+
+            with jax.enable_x64(self.dtype == "float64"):
+                return jax.numpy.concatenate([_cast(leaf, self.dtype).reshape(-1) for leaf in leaves])
+        parts = [_cast(leaf, self.dtype).reshape(-1) for leaf in leaves]
+        if self.family == "torch":
+            import torch
+
+            return torch.cat(parts)
+        return np.concatenate(parts)
+
+    def unravel(self, flat):
+        """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""
+        return self._unflatten([_cast(flat[s].reshape(shape), d)
+                                for s, (shape, d) in zip(self.slices, self._leaves)])
+
+    def unravel_first(self, jacobian, x_tree):
+        """A flat-output Jacobian (leading axis of size ``size``) as a y-tree of blocks, as ``jax.jacobian``.
+
+        ``jacobian`` is an array ``(size, *x.shape)``, or for a pytree x a tree
+        like x of arrays ``(size, *leaf.shape)`` (``x_tree`` its plan); block
+        ``[y_leaf]`` is then shaped ``y_leaf.shape + x.shape`` (or a tree like x
+        of ``y_leaf.shape + x_leaf.shape``).
+        """
+        def block(s, shape, dtype, a):
+            return _cast(a[s].reshape((*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
+
+        if x_tree is None:
+            return self._unflatten([block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)])
+        x_leaves = x_tree.leaves(jacobian)
+        return self._unflatten([x_tree.unflatten([block(s, shape, d, a) for a in x_leaves])
+                                for s, (shape, d) in zip(self.slices, self._leaves)])
+
+    def wrap(self, op, methods, x_tree):
+        """(plain, valued) methods of ``op`` taking and returning y-trees, over the flat-output ``methods``."""
+        plain, valued = methods
+        unravel = self.unravel
+        name = op.name
+        if name == "pushforward":
+
+            def pushforward(x, tangents, *ctx):
+                return tuple(unravel(r) for r in plain(x, tangents, *ctx))
+
+            def value_and_pushforward(x, tangents, *ctx):
+                value, results = valued(x, tangents, *ctx)
+                return unravel(value), tuple(unravel(r) for r in results)
+
+            return pushforward, value_and_pushforward
+        if name == "pullback":
+            ravel = self.ravel
+
+            def pullback(x, cotangents, *ctx):
+                return plain(x, tuple(ravel(c) for c in cotangents), *ctx)
+
+            def value_and_pullback(x, cotangents, *ctx):
+                value, results = valued(x, tuple(ravel(c) for c in cotangents), *ctx)
+                return unravel(value), results
+
+            return pullback, value_and_pullback
+        if name == "jacobian":
+            nested = self.unravel_first
+
+            def jacobian(x, *ctx):
+                return nested(plain(x, *ctx), x_tree)
+
+            def value_and_jacobian(x, *ctx):
+                value, j = valued(x, *ctx)
+                return unravel(value), nested(j, x_tree)
+
+            return jacobian, value_and_jacobian
+        raise ValueError(f"f: {name} needs f to return an array; it returns {self!r}")  # pragma: no cover
+
+
+def output_plan(out, family):
+    """The :class:`OutputPlan` of an output ``out`` of f, or None when ``out`` is an array (or not a tree)."""
+    if is_array(out):
+        return None
+    try:
+        paths, leaves, spec = _optree().tree_flatten_with_path(out)
+    except Exception:  # noqa: BLE001 - not a tree: the caller reports the original error
+        return None
+    if not leaves or spec.num_nodes == 1:
+        return None
+    if all(leaf.__class__ in (float, int) for leaf in leaves):
+        # a list of plain numbers is an output that forgot to be an array (no leaf can depend on x):
+        # the caller's "f returned a list" error says so better than a tree of constants would
+        return None
+    return OutputPlan(paths, leaves, spec, family)

@@ -1,9 +1,12 @@
-"""Scenarios whose x is a pytree: dicts, nested tuples, namedtuples, mixed dtypes, a small MLP's parameters.
+"""Scenarios whose x or y is a pytree: dicts, nested tuples, namedtuples, mixed dtypes, an MLP's parameters.
 
 Expected results are analytic and use the layout of ``jax.grad`` /
 ``jax.jacobian`` / ``jax.hessian`` (gradients shaped like x; a Jacobian of an
-array output is a tree like x with leaves ``y.shape + leaf.shape``; a Hessian
-is a tree like x of trees like x).
+array output is a tree like x with leaves ``y.shape + leaf.shape``; a Jacobian
+of a pytree output is a tree like y whose leaf ``[k]`` is the Jacobian of
+``y[k]``; a Hessian is a tree like x of trees like x). Pytree outputs ``y``
+(dicts, tuples) are covered for jacobian, pushforward and pullback, whose
+cotangents are then trees like ``y``.
 
     >>> from diffinterface.testing import pytree_scenarios
     >>> sorted({s.operator for s in pytree_scenarios()})
@@ -141,16 +144,76 @@ def _mlp_scenario():
                     name="gradient-mlp_parameters-float64")
 
 
+def _dict_output_scenarios():
+    """``f(x) = {"a": x**2, "b": sum(x**3)}`` of an array x: a y-tree for jacobian, pushforward, pullback."""
+    x = _x((3,), "float64")
+
+    def f(x):
+        xp = array_namespace(x)
+        return {"a": x**2, "b": xp.sum(x**3)}
+
+    value = {"a": x**2, "b": np.float64(np.sum(x**3))}
+    value = {"a": value["a"], "b": np.asarray(value["b"])}
+    jac = {"a": np.diag(2 * x), "b": 3 * x**2}
+    t1, t2 = np.array([1.0, -0.5, 0.25]), np.array([0.0, 2.0, -1.0])
+    push = tuple({"a": 2 * x * t, "b": np.asarray(3 * x**2 @ t)} for t in (t1, t2))
+    c = {"a": np.array([1.0, -2.0, 0.5]), "b": np.asarray(1.5)}
+    pull = 2 * x * c["a"] + c["b"] * 3 * x**2
+    return [
+        Scenario("jacobian", f, x, value=value, first=jac, name="jacobian-vector_to_dict-float64"),
+        Scenario("pushforward", f, x, tangents=(t1, t2), value=value, first=push,
+                 name="pushforward-vector_to_dict-batched-float64"),
+        Scenario("pullback", f, x, tangents=(c,), value=value, first=(pull,), name="pullback-vector_to_dict-float64"),
+    ]
+
+
+def _tuple_output_scenarios():
+    """``f({"a", "b"}) = (a * sum(b), sum(a**2))``: a tuple y of a dict x, the Jacobian a tuple of dicts."""
+    a, b = _x((3,), "float64"), _x((2, 2), "float64", 0.1)
+    x = {"a": a, "b": b}
+
+    def f(t):
+        xp = array_namespace(t["a"], t["b"])
+        return (t["a"] * xp.sum(t["b"]), xp.sum(t["a"] ** 2))
+
+    value = (a * np.sum(b), np.asarray(np.sum(a**2)))
+    jac = ({"a": np.sum(b) * np.eye(3), "b": np.broadcast_to(a[:, None, None], (3, 2, 2)).copy()},
+           {"a": 2 * a, "b": np.zeros((2, 2))})
+    c = (np.array([1.0, -2.0, 0.5]), np.asarray(0.5))
+    pull = {"a": np.sum(b) * c[0] + 2 * c[1] * a, "b": np.full((2, 2), c[0] @ a)}
+    return [
+        Scenario("jacobian", f, x, value=value, first=jac, name="jacobian-dict_to_tuple-float64"),
+        Scenario("pullback", f, x, tangents=(c,), value=value, first=(pull,), name="pullback-dict_to_tuple-float64"),
+    ]
+
+
+def _mixed_dtype_output_scenario():
+    """``f({"w" float32, "b" float64}) = {"w": 3 w, "b": b**2}``: each output leaf keeps its dtype."""
+    w, b = _x((2,), "float32"), _x((2,), "float64", 0.2)
+    x = {"w": w, "b": b}
+
+    def f(t):
+        return {"w": 3 * t["w"], "b": t["b"] ** 2}
+
+    t = {"w": np.array([1.0, -1.0], dtype=np.float32), "b": np.array([0.5, 2.0])}
+    value = {"w": 3 * w, "b": b**2}
+    push = {"w": (3 * t["w"]).astype(np.float32), "b": 2 * b * t["b"]}
+    return Scenario("pushforward", f, x, tangents=(t,), value=value, first=(push,),
+                    name="pushforward-mixed_dtype_dict_to_dict-float32")
+
+
 def pytree_scenarios(operators=None):
     """Scenarios with a pytree x for gradient, pullback, pushforward, jacobian, hvp and hessian.
 
     ``operators`` (a name or a list of names) keeps only those operators.
 
-        >>> [s.name for s in pytree_scenarios("pushforward")]
-        ['pushforward-dict_to_vector-float64']
+        >>> [s.name for s in pytree_scenarios("pushforward")]  # doctest: +NORMALIZE_WHITESPACE
+        ['pushforward-dict_to_vector-float64', 'pushforward-vector_to_dict-batched-float64',
+         'pushforward-mixed_dtype_dict_to_dict-float32']
     """
     scenarios = [*_dict_scenarios(), *_vector_output_scenarios(), _nested_tuple_scenario(),
-                 _mixed_dtype_scenario(), _mlp_scenario()]
+                 _mixed_dtype_scenario(), _mlp_scenario(), *_dict_output_scenarios(), *_tuple_output_scenarios(),
+                 _mixed_dtype_output_scenario()]
     if operators is None:
         return scenarios
     if isinstance(operators, str):
