@@ -170,6 +170,8 @@ class AutogradAdapter(Adapter):
     families = ("numpy", "autograd")
     framework = "autograd"
     traced_array_name = "autograd ArrayBox"
+    # autograd.jacobian's recipe: the output shape comes from the forward pass of the call itself
+    output_from_each_call = frozenset({"jacobian"})
 
     def is_traced_array_error(self, error):
         # float(), int() or a numpy function autograd does not wrap, called on the box it traces

@@ -123,6 +123,10 @@ class Adapter:
     #: Operators whose empty problems (``x`` or ``f(x)`` of size 0) the adapter answers itself, for
     #: results that are not dense arrays; the core answers every other one (:mod:`diffinterface.core.empty`).
     own_empty_results: frozenset = frozenset()
+    #: Operators whose preparation never evaluates ``f``: the output is learned from each call's own
+    #: forward pass, so an unprepared call evaluates f once, as the native recipe does. The core keeps
+    #: it so and takes only array outputs ``f(x)`` there (a pytree output must be known at preparation).
+    output_from_each_call: frozenset = frozenset()
 
     def __init__(self, backend):
         self.backend = backend

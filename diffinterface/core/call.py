@@ -140,6 +140,8 @@ def _output_tree(op, problem):
     the adapter's own evaluation (JAX traces it, so leaves may be tracers:
     only their shapes and dtypes are kept).
     """
+    if problem._spec is None and op.name in problem.adapter.output_from_each_call:
+        return problem, None  # learning the output here would cost an evaluation the native recipe does not make
     try:
         problem.spec
         return problem, None
