@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import array_namespace
-from .scenarios import Scenario, _contract_x, _contract_y, _tangent, _x
+from .scenario import Scenario, _contract_x, _contract_y, _tangent, _x
 
 
 def _writes_sin_into_cache(x):
