@@ -400,9 +400,16 @@ def test_gradient_of_array_output_names_f_and_the_shape():
     for call in (di.gradient, di.value_and_gradient):
         with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
             call(coupled, BACKEND, X, prep=prep)
-    for call in (di.gradient, di.jacobian):
-        with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
-            call(lambda x: [x[0], x[1]], BACKEND, X)
+    with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
+        di.gradient(lambda x: [x[0], x[1]], BACKEND, X)
+    # for jacobian a list of arrays is a pytree output: a list of Jacobians, learned on the call that meets it
+    f = lambda x: [x[0], x[1]]  # noqa: E731
+    prep = di.prepare_jacobian(f, BACKEND, X)
+    for _ in range(2):  # the first call rebuilds the preparation for the tree, the second uses it
+        rows = di.jacobian(f, BACKEND, X, prep=prep)
+        assert isinstance(rows, list) and len(rows) == 2
+        np.testing.assert_array_equal(rows[0], np.eye(X.size)[0])
+        np.testing.assert_array_equal(rows[1], np.eye(X.size)[1])
 
 
 def test_torch_input_is_rejected_with_the_accepted_family():

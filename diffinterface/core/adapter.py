@@ -125,7 +125,7 @@ class Adapter:
     own_empty_results: frozenset = frozenset()
     #: Operators whose preparation never evaluates ``f``: the output is learned from each call's own
     #: forward pass, so an unprepared call evaluates f once, as the native recipe does. The core keeps
-    #: it so and takes only array outputs ``f(x)`` there (a pytree output must be known at preparation).
+    #: it so; a pytree output is then learned on the first call that meets it (core/call.py).
     output_from_each_call: frozenset = frozenset()
 
     def __init__(self, backend):

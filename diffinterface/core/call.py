@@ -79,8 +79,12 @@ def check_tangents(tangents, like, like_name, name="tangents"):
             )
 
 
-def prepare(op, f, backend, x, tangents, contexts, y, strict):
-    """Validate the arguments and build the :class:`Preparation` of the operator ``op``."""
+def prepare(op, f, backend, x, tangents, contexts, y, strict, learn_output=False):
+    """Validate the arguments and build the :class:`Preparation` of the operator ``op``.
+
+    ``learn_output`` learns f's output at preparation even where the adapter
+    would not (``output_from_each_call``): see :func:`_learned_tree_output`.
+    """
     adapter = get_adapter(backend)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
@@ -106,12 +110,12 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
         if not is_array(y) or family_of(y) != family_of(x):
             raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
     if tree is not None:
-        return _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict)
+        return _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict, learn_output)
     problem = Problem(adapter, f, x, tangents, contexts, y)
     ytree = None
     try:
         if op.name in TREE_OUTPUT_OPERATORS and y is None:
-            problem, ytree = _output_tree(op, problem)
+            problem, ytree = _output_tree(op, problem, learn_output)
         if op.seeds == "cotangents":
             check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
         elif op.seeds == "tangents":
@@ -131,7 +135,7 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict):
                        ytree=ytree)
 
 
-def _output_tree(op, problem):
+def _output_tree(op, problem, learn_output=False):
     """``(problem, plan)``: for a pytree output ``f(x)``, the flat-output problem and its :class:`OutputPlan`.
 
     An array output returns ``(problem, None)`` after learning the output spec
@@ -140,7 +144,7 @@ def _output_tree(op, problem):
     the adapter's own evaluation (JAX traces it, so leaves may be tracers:
     only their shapes and dtypes are kept).
     """
-    if problem._spec is None and op.name in problem.adapter.output_from_each_call:
+    if not learn_output and problem._spec is None and op.name in problem.adapter.output_from_each_call:
         return problem, None  # learning the output here would cost an evaluation the native recipe does not make
     try:
         problem.spec
@@ -249,7 +253,7 @@ def _tree_plan(x, adapter, op):
     return tree
 
 
-def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict):
+def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict, learn_output=False):
     """The preparation of ``op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
     if op.seeds == "tangents":
         if not isinstance(tangents, tuple) or not tangents:
@@ -269,7 +273,8 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
         problem = Problem(adapter, flat_f, tree.ravel(x), flat_tangents, contexts, y)
     ytree = None
     if op.name in TREE_OUTPUT_OPERATORS and y is None and not native:
-        problem, ytree = _output_tree(op, problem)
+        # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now
+        problem, ytree = _output_tree(op, problem, learn_output=True)
     if op.seeds == "cotangents":
         check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
     impl = _impl(op, problem)
@@ -289,6 +294,8 @@ def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         try:
             result = prep.runners[valued](f, backend, x, tangents, contexts)
         except Exception as error:
+            if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
+                return call(op, valued, f, backend, x, tangents, contexts, prep, out, y)
             better = _explained(error, prep, f, x, contexts, y)
             if better is None:
                 raise
@@ -296,6 +303,30 @@ def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         if result is not MISMATCH:
             return result
     return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
+
+
+def _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
+    """True when ``prep`` was rebuilt for a pytree output that its adapter met only at the call.
+
+    An adapter that learns f's output from each call's forward pass
+    (``output_from_each_call``, autograd's jacobian) is prepared without
+    evaluating f, so a pytree output first shows up as that call's TypeError.
+    Only then, on this error path, f's output is learned (one evaluation) and
+    ``prep`` becomes the preparation for that output tree, in place: the
+    caller's object keeps working, and array outputs never pay for this.
+    """
+    if not (isinstance(error, TypeError) and prep.ytree is None and y is None and op.name in TREE_OUTPUT_OPERATORS
+            and op.name in get_adapter(backend).output_from_each_call):
+        return False
+    try:
+        fresh = prepare(op, f, backend, x, tangents, contexts, y, prep.strict, learn_output=True)
+    except TypeError:  # not a pytree either: the original error stands
+        return False
+    if fresh.ytree is None:
+        return False
+    for slot in Preparation.__slots__:
+        setattr(prep, slot, getattr(fresh, slot))
+    return True
 
 
 def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
@@ -314,6 +345,8 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
     try:
         result = prep.methods[1 if y is not None else valued](*args)
     except Exception as error:
+        if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
+            return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
         better = _explained(error, prep, f, x, contexts, y)
         if better is None:
             raise

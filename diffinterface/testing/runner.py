@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..arrays import is_array
 from ..core import get_adapter
 from ..errors import MissingBackendError
 from ..selectors import AbstractBackend
@@ -73,14 +72,6 @@ def _writes_cache(backend):
         return True
 
 
-def _output_from_each_call(backend):
-    """The adapter's ``output_from_each_call`` operators (none when its import fails: the cases then fail loudly)."""
-    try:
-        return frozenset(get_adapter(backend).output_from_each_call)
-    except MissingBackendError:
-        return frozenset()
-
-
 def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None):
     """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
 
@@ -112,9 +103,6 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
                     reason = "the backend cannot differentiate functions that write into a di.Cache (check_inplace is False)"
                 elif not _writes_cache(backend):
                     reason = "the backend evaluates f where a Cache of x's dtype cannot hold the values (writes_cache is False)"
-            elif reason is None and not is_array(s.value) and s.operator in _output_from_each_call(backend):
-                reason = (f"the backend learns f's output from each {s.operator} call's own forward pass "
-                          "(output_from_each_call), so it takes array outputs only there")
             for family in wanted:
                 if s.python_number and family != "numpy":
                     continue  # a Python float stays a Python float: there is no torch or JAX variant
