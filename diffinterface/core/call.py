@@ -181,13 +181,7 @@ def _output_tree(op, problem, learn_output=False):
     problem = problem.replace(f=plan.flat_output(f), _spec=spec)
     if op.seeds == "cotangents":
         cotangents = problem.tangents
-        if not isinstance(cotangents, tuple) or not cotangents:
-            raise TypeError(
-                "cotangents: expected a non-empty tuple of trees shaped like the output y = f(x) (a batch); "
-                f"got {type(cotangents).__name__}"
-            )
-        for i, c in enumerate(cotangents):
-            plan.check(c, f"cotangents[{i}]")
+        _check_tree_seeds(cotangents, plan, "cotangents", "the output y = f(x)")
         problem = problem.replace(tangents=tuple(plan.ravel(c) for c in cotangents))
     return problem, plan
 
@@ -253,16 +247,19 @@ def _tree_plan(x, adapter, op):
     return tree
 
 
+def _check_tree_seeds(seeds, plan, name, like):
+    """Raise unless ``seeds`` is a non-empty tuple of trees that ``plan`` (of x or of y) fits."""
+    if not isinstance(seeds, tuple) or not seeds:
+        raise TypeError(f"{name}: expected a non-empty tuple of trees shaped like {like} (a batch); "
+                        f"got {type(seeds).__name__}")
+    for i, seed in enumerate(seeds):
+        plan.check(seed, f"{name}[{i}]")
+
+
 def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, strict, learn_output=False):
     """The preparation of ``op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
     if op.seeds == "tangents":
-        if not isinstance(tangents, tuple) or not tangents:
-            raise TypeError(
-                "tangents: expected a non-empty tuple of trees shaped like x (a batch); "
-                f"got {type(tangents).__name__}"
-            )
-        for i, t in enumerate(tangents):
-            tree.check(t, f"tangents[{i}]")
+        _check_tree_seeds(tangents, tree, "tangents", "x")
     native = adapter.takes_tree(op.name, tree)
     if native:
         problem = Problem(adapter, f, x, tangents, contexts, y, tree=tree)
