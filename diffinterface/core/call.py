@@ -234,6 +234,14 @@ def _explained(error, prep, f, x, contexts, y):
                    trees=prep.op.name in TREE_OUTPUT_OPERATORS)
 
 
+def _raise_explained(error, prep, f, x, contexts, y):
+    """Raise ``error`` as :func:`_explained` rewrites it (chained), or as it is when nothing is clearer."""
+    better = _explained(error, prep, f, x, contexts, y)
+    if better is None:
+        raise error
+    raise better from error
+
+
 def _tree_plan(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
     tree = TreePlan(x, narrowest=adapter.framework is None)
@@ -293,10 +301,7 @@ def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
         except Exception as error:
             if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
                 return call(op, valued, f, backend, x, tangents, contexts, prep, out, y)
-            better = _explained(error, prep, f, x, contexts, y)
-            if better is None:
-                raise
-            raise better from error
+            _raise_explained(error, prep, f, x, contexts, y)
         if result is not MISMATCH:
             return result
     return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
@@ -344,10 +349,7 @@ def _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y):
     except Exception as error:
         if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
             return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
-        better = _explained(error, prep, f, x, contexts, y)
-        if better is None:
-            raise
-        raise better from error
+        _raise_explained(error, prep, f, x, contexts, y)
     if prep.tree is None and prep.ytree is None:
         def write(o, r):
             return write_out(o, r, avoid=x)
