@@ -3,11 +3,14 @@
 ``prepare`` validates the arguments, asks the adapter for the operator's
 implementation and returns a :class:`~diffinterface.core.preparation.Preparation`.
 ``call`` runs a prepared method: on the fast path (a preparation of this
-operator, no ``out=``, no ``y=``) it compares the call's key with the
-preparation's (unless ``strict=False``) and calls the prepared method, and
-nothing else; every other case (no preparation, ``out=``, ``y=``, a mismatch)
-goes through :func:`_call_slowly`, where the checks, ``out=`` and ``y=`` are
-handled in this one place.
+operator, no ``out=``, no ``y=``) the preparation's runner compares the
+call's key with the preparation's (unless ``strict=False``) and calls the
+prepared method, and nothing else; the public functions test for the fast
+path themselves and call the runner directly (one frame fewer). Every other
+case (no preparation, ``out=``, ``y=``, a mismatch) goes through
+:func:`_call_slowly`, where the checks, ``out=`` and ``y=`` are handled in
+this one place; an exception from f goes through :func:`_off_the_fast_path`
+to the explanation of core/boundary.py.
 
 A pytree ``x`` is prepared by :func:`_prepare_tree`: its flattening plan
 (:mod:`diffinterface.core.pytree`) is part of the preparation, whose methods
@@ -24,7 +27,7 @@ from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from .boundary import explain
 from .empty import is_empty, prepare_empty
-from .preparation import MISMATCH, Preparation
+from .preparation import Preparation
 from .problem import Problem, Spec
 from .pytree import TREE_OUTPUT_OPERATORS, TreePlan, output_plan, write_tree_out
 from .registry import get_adapter
@@ -132,7 +135,7 @@ def prepare(op, f, backend, x, tangents, contexts, y, strict, learn_output=False
         methods = ytree.wrap(op, (getattr(impl, op.plain), getattr(impl, op.valued)), None)
         methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
     return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, methods=methods,
-                       ytree=ytree)
+                       ytree=ytree, off_path=_off_the_fast_path)
 
 
 def _output_tree(op, problem, learn_output=False):
@@ -288,23 +291,35 @@ def _prepare_tree(op, f, backend, adapter, tree, x, tangents, contexts, y, stric
         if ytree is not None:
             methods = ytree.wrap(op, methods, tree)
         methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
-    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods, ytree)
+    return Preparation(op, f, backend, x, tangents, contexts, y, impl, problem._spec, strict, tree, methods, ytree,
+                       _off_the_fast_path)
 
 
 def call(op, valued, f, backend, x, tangents, contexts, prep, out, y):
-    """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method)."""
+    """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method).
+
+    The public functions test for the fast path themselves (one frame fewer);
+    this is the same test, for every other caller.
+    """
     # prep=None fails the class test too
     if prep.__class__ is Preparation and prep.op is op and out is None and y is None:
-        # try costs nothing until f raises; then the error is explained (core/boundary.py).
-        try:
-            result = prep.runners[valued](f, backend, x, tangents, contexts)
-        except Exception as error:
-            if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):
-                return call(op, valued, f, backend, x, tangents, contexts, prep, out, y)
-            _raise_explained(error, prep, f, x, contexts, y)
-        if result is not MISMATCH:
-            return result
+        return prep.runners[valued](f, backend, x, tangents, contexts)
     return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, out, y)
+
+
+def _off_the_fast_path(prep, valued, error, f, backend, x, tangents, contexts):
+    """Where a prepared runner sends a call it cannot finish: a failed check (``error`` None) or f's exception.
+
+    A failed check goes to :func:`_call_slowly`, which compares the full
+    signature (raising on a real mismatch). An exception is explained
+    (core/boundary.py), unless it was a pytree output met for the first time.
+    """
+    op = prep.op
+    if error is None:
+        return _call_slowly(op, valued, f, backend, x, tangents, contexts, prep, None, None)
+    if _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, None):
+        return call(op, valued, f, backend, x, tangents, contexts, prep, None, None)
+    _raise_explained(error, prep, f, x, contexts, None)
 
 
 def _learned_tree_output(error, op, f, backend, x, tangents, contexts, prep, y):

@@ -125,10 +125,6 @@ def _mismatch_line(slot, prepared, given):
     return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
 
 
-#: returned by a runner whose call does not fit the preparation: the call goes to the slow path
-MISMATCH = object()
-
-
 def _metadata_attribute(x):
     """The attribute of ``x`` whose ``shape`` and ``dtype`` are plain reads (None: ``x``'s own).
 
@@ -228,24 +224,42 @@ def _matcher(f, backend, x, tangents, contexts, tree=None, seed_tree=None):
     return matches
 
 
-def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=None):
+def _runner(method, leave, f, backend, x, tangents, contexts, tree, strict, seed_tree=None):
     """``run(f, backend, x, tangents, contexts)``: the prepared call in one frame, check included.
 
-    Returns ``method``'s result, or :data:`MISMATCH` when a strict check fails.
-    The common shapes of a call (an array x with no contexts, and no tangents or
-    one) get their own runner, the check written out inline; x's shape and
-    dtype are read where they are plain attributes (:func:`_metadata_attribute`).
-    A dtype is compared by identity first: numpy's dtypes of one kind are one
-    object, and ``==`` (which accepts dtype-like strings) is the slower test.
+    Returns ``method``'s result. A call that fails the strict check, and an
+    exception from ``method``, go to ``leave(error, f, backend, x, tangents,
+    contexts)`` (``error`` None for a mismatch): the slow path, which checks in
+    full, or explains the error (``core/call.py``). The ``try`` costs nothing
+    until ``method`` raises. The common shapes of a call (an array x with no
+    contexts, and no tangents or one) get their own runner, the check written
+    out inline; x's shape and dtype are read where they are plain attributes
+    (:func:`_metadata_attribute`). A dtype is compared by identity first:
+    numpy's dtypes of one kind are one object, and ``==`` (which accepts
+    dtype-like strings) is the slower test.
     """
     if not strict:
         if tangents is None:
-            if not contexts:
-                return lambda f_, backend_, x_, tangents_, contexts_: method(x_)
-            return lambda f_, backend_, x_, tangents_, contexts_: method(x_, *[c.value for c in contexts_])
-        if not contexts:
-            return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_)
-        return lambda f_, backend_, x_, tangents_, contexts_: method(x_, tangents_, *[c.value for c in contexts_])
+
+            def run(f_, backend_, x_, tangents_, contexts_):
+                try:
+                    if contexts_:
+                        return method(x_, *[c.value for c in contexts_])
+                    return method(x_)
+                except Exception as error:
+                    return leave(error, f_, backend_, x_, tangents_, contexts_)
+
+        else:
+
+            def run(f_, backend_, x_, tangents_, contexts_):
+                try:
+                    if contexts_:
+                        return method(x_, tangents_, *[c.value for c in contexts_])
+                    return method(x_, tangents_)
+                except Exception as error:
+                    return leave(error, f_, backend_, x_, tangents_, contexts_)
+
+        return run
 
     if (tree is None and seed_tree is None and x.__class__ is not float and not contexts
             and (tangents is None or len(tangents) == 1)):
@@ -265,8 +279,11 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=N
                         and tangents_ is None
                         and not contexts_
                     ):
-                        return method(x_)
-                    return MISMATCH
+                        try:
+                            return method(x_)
+                        except Exception as error:
+                            return leave(error, f_, backend_, x_, tangents_, contexts_)
+                    return leave(None, f_, backend_, x_, tangents_, contexts_)
 
             else:
 
@@ -280,8 +297,11 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=N
                         and tangents_ is None
                         and not contexts_
                     ):
-                        return method(x_)
-                    return MISMATCH
+                        try:
+                            return method(x_)
+                        except Exception as error:
+                            return leave(error, f_, backend_, x_, tangents_, contexts_)
+                    return leave(None, f_, backend_, x_, tangents_, contexts_)
 
             return run
 
@@ -305,8 +325,11 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=N
                     and ((d := t.dtype) is t_dtype or d == t_dtype)
                     and not contexts_
                 ):
-                    return method(x_, tangents_)
-                return MISMATCH
+                    try:
+                        return method(x_, tangents_)
+                    except Exception as error:
+                        return leave(error, f_, backend_, x_, tangents_, contexts_)
+                return leave(None, f_, backend_, x_, tangents_, contexts_)
 
             return run
 
@@ -326,8 +349,11 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=N
                     and ((d := m.dtype) is t_dtype or d == t_dtype)
                     and not contexts_
                 ):
-                    return method(x_, tangents_)
-                return MISMATCH
+                    try:
+                        return method(x_, tangents_)
+                    except Exception as error:
+                        return leave(error, f_, backend_, x_, tangents_, contexts_)
+                return leave(None, f_, backend_, x_, tangents_, contexts_)
 
             return run
 
@@ -336,21 +362,36 @@ def _runner(method, f, backend, x, tangents, contexts, tree, strict, seed_tree=N
 
         def run(f_, backend_, x_, tangents_, contexts_):
             if not matches(f_, backend_, x_, tangents_, contexts_):
-                return MISMATCH
-            if contexts_:
-                return method(x_, *[c.value for c in contexts_])
-            return method(x_)
+                return leave(None, f_, backend_, x_, tangents_, contexts_)
+            try:
+                if contexts_:
+                    return method(x_, *[c.value for c in contexts_])
+                return method(x_)
+            except Exception as error:
+                return leave(error, f_, backend_, x_, tangents_, contexts_)
 
     else:
 
         def run(f_, backend_, x_, tangents_, contexts_):
             if not matches(f_, backend_, x_, tangents_, contexts_):
-                return MISMATCH
-            if contexts_:
-                return method(x_, tangents_, *[c.value for c in contexts_])
-            return method(x_, tangents_)
+                return leave(None, f_, backend_, x_, tangents_, contexts_)
+            try:
+                if contexts_:
+                    return method(x_, tangents_, *[c.value for c in contexts_])
+                return method(x_, tangents_)
+            except Exception as error:
+                return leave(error, f_, backend_, x_, tangents_, contexts_)
 
     return run
+
+
+def _leaving(off_path, prep, valued):
+    """The ``leave`` of a runner: ``off_path`` told which preparation and which method it comes from."""
+
+    def leave(error, f, backend, x, tangents, contexts):
+        return off_path(prep, valued, error, f, backend, x, tangents, contexts)
+
+    return leave
 
 
 class Preparation:
@@ -364,7 +405,7 @@ class Preparation:
     __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree", "ytree")
 
     def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None,
-                 ytree=None):
+                 ytree=None, off_path=None):
         self.op = op
         self.backend = backend
         self.impl = impl
@@ -378,10 +419,14 @@ class Preparation:
         #: (plain, valued) prepared methods, looked up once (for a flat tree problem, wrapped by the plan)
         self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(f, backend, x, tangents, contexts, y)
-        #: (plain, valued) runners: check (when strict) and call in one frame, see :func:`_runner`
+        #: (plain, valued) runners: check (when strict) and call in one frame, see :func:`_runner`;
+        #: a call they cannot finish goes to ``off_path(prep, valued, error, f, backend, x, tangents, contexts)``
         seed_tree = ytree if op.seeds == "cotangents" else None
-        self.runners = tuple(_runner(m, f, backend, x, tangents, contexts, tree, self.strict, seed_tree)
-                             for m in self.methods)
+        self.runners = tuple(
+            _runner(m, _leaving(off_path, self, valued), f, backend, x, tangents, contexts, tree, self.strict,
+                    seed_tree)
+            for valued, m in enumerate(self.methods)
+        )
 
     @property
     def operator(self):

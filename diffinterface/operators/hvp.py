@@ -14,7 +14,7 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, require_scalar_output
+from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -26,10 +26,14 @@ def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
 
 
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None:
+        return prep.runners[0](f, backend, x, tangents, contexts)
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
 
 
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None:
+        return prep.runners[1](f, backend, x, tangents, contexts)
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
 
 

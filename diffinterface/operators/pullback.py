@@ -11,7 +11,7 @@ Jacobian once, then each cotangent is a vector-matrix product.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
 from ._docs import document
 
 _OP = OPERATORS["pullback"]
@@ -22,10 +22,14 @@ def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
 
 
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
+        return prep.runners[0](f, backend, x, cotangents, contexts)
     return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
 
 
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
+        return prep.runners[1](f, backend, x, cotangents, contexts)
     return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
 
 

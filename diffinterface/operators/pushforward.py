@@ -11,7 +11,7 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
 from ._docs import document
 
 _OP = OPERATORS["pushforward"]
@@ -22,10 +22,14 @@ def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True)
 
 
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
+        return prep.runners[0](f, backend, x, tangents, contexts)
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
 
 
 def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
+        return prep.runners[1](f, backend, x, tangents, contexts)
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
 
 

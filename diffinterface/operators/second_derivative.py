@@ -11,7 +11,7 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare
+from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
 from ._docs import document
 from ._second_order import differentiated_problem
 
@@ -23,10 +23,14 @@ def prepare_second_derivative(f, backend, x, *contexts, strict=True):
 
 
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None:
+        return prep.runners[0](f, backend, x, None, contexts)
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
+    if prep.__class__ is Preparation and prep.op is _OP and out is None:
+        return prep.runners[1](f, backend, x, None, contexts)
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
