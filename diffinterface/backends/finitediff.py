@@ -22,7 +22,9 @@ Derivatives, gradients and Jacobians step along each coordinate by
 the prepared ``x`` (as a hand-written loop would bake its steps in), with the
 moves ``h_i * e_i`` and the divisors: a prepared call only adds, evaluates and
 divides. The steps stay those of the prepared ``x``: at an ``x`` whose entries
-are orders of magnitude larger than the prepared ones, prepare again.
+are orders of magnitude larger than the prepared ones, prepare again. At a
+scalar ``x`` the step is a Python float, so ``f`` sees points of x's own kind
+(a float stays a float); the derivative is still a 0-d array.
 
 Second order (hessian, hvp, second_derivative) is native: nested central
 differences with steps ``eps**(1/4)`` relative (about ``sqrt(eps)``, 1e-8 in
