@@ -173,7 +173,8 @@ def _autograd_recipes():
 
 
 def _step(x, power):
-    eps = np.finfo(np.float64).eps
+    """A Python float: x + h keeps a float x a float (f runs about twice as fast on it as on np.float64)."""
+    eps = float(np.finfo(np.float64).eps)
     return eps**power * max(1.0, float(np.max(np.abs(x))))
 
 

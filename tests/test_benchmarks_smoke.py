@@ -12,6 +12,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import diffinterface as di
@@ -109,3 +110,33 @@ def test_a_backend_that_fails_to_import_is_a_line_not_a_crash(monkeypatch, tmp_p
     assert [r["status"] for r in results["rows"] if r["backend"] == "autograd"] == ["unavailable"]
     assert any(r["status"] == "ok" for r in results["rows"] if r["backend"] == "finitediff-central")
     assert "adapter failed to import" in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+@pytest.mark.parametrize("x", [1.0, [0.5, 2.0]], ids=["float x", "array x"])
+def test_finite_difference_recipes_evaluate_f_on_what_the_interface_evaluates_it_on(method, x):
+    """A fair row: the hand-written loop and AutoFiniteDiff call f on the same kinds of point.
+
+    f costs about twice as much on a NumPy scalar as on a Python float, so a
+    recipe stepping a float x by a NumPy scalar would time a slower f.
+    """
+    from benchmarks import native
+
+    x = x if isinstance(x, float) else np.asarray(x)
+    seen = []
+
+    def f(z):
+        seen.append(type(z))
+        return z * z
+
+    operator = "derivative" if isinstance(x, float) else "jacobian"
+    framework = "finitediff" if method == "central" else "finitediff-forward"
+    recipe = native.recipes(framework, operator)[0].build(f, x)
+    backend = di.AutoFiniteDiff(method=method)
+    prep = getattr(di, "prepare_" + operator)(f, backend, x)
+    seen.clear()
+    recipe(x)
+    native_kinds = set(seen)
+    seen.clear()
+    getattr(di, operator)(f, backend, x, prep=prep)
+    assert set(seen) == native_kinds == {type(x)}
