@@ -65,6 +65,8 @@ class Bridge:
         self.framework = framework  # the inner backend's ("jax", "torch", "autograd" or None)
         self.family = inner_family(framework)
         self._direct = direct  # called as is when x belongs to the inner's own framework
+        #: the class of the last x that went to ``_direct`` without contexts: such a call skips the checks
+        self._direct_class = None
         self._rules = {}
         self._lock = threading.Lock()
 
@@ -92,10 +94,16 @@ class Bridge:
             return to_family(np.zeros(shape_of(x), dtype=dtype_name(x)), self.family)
 
     def __call__(self, x, *contexts):
+        if x.__class__ is self._direct_class and not contexts:
+            # a family is decided by the class alone: this x goes where the last one of its class went
+            return self._direct(x)
         check_contexts(contexts)
         family = family_of(x)
         if self._direct is not None and (family == self.framework or (family == "numpy" and self.family == "numpy")):
-            return self._direct(x, *(c.value for c in contexts))
+            if not contexts:
+                self._direct_class = x.__class__
+                return self._direct(x)
+            return self._direct(x, *[c.value for c in contexts])
         if family == "jax":
             from . import _jax
 
