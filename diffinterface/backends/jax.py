@@ -138,8 +138,12 @@ def _unstacked(products):
     return tuple(products[i, ...] for i in range(products.shape[0]))
 
 
-def _wrap(fn, convert, wide):
-    """The prepared callable: ``fn`` itself, or ``fn`` with results to numpy and/or under x64."""
+def _wrap(fn, convert, wide, arity=None):
+    """The prepared callable: ``fn`` itself, or ``fn`` with results to numpy and/or under x64.
+
+    ``arity`` 1 (x alone, the common call) gets a one-argument wrapper: no
+    argument tuple to pack and unpack per call.
+    """
     if wide:
         swap, restore = _X64.swap_local, _X64.set_local
         if convert is None:
@@ -163,6 +167,12 @@ def _wrap(fn, convert, wide):
         return call
     if convert is None:
         return fn
+    if arity == 1:
+
+        def call_at(x):
+            return convert(fn(x))
+
+        return call_at
 
     def call(*args):
         return convert(fn(*args))
@@ -500,7 +510,8 @@ class JAXAdapter(Adapter):
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
                 else:
                     convert = converters[name] if problem.family == "numpy" else None
-                methods[name] = _canonical_scalars(_wrap(fn, convert, wide), 2 if batched else 1, scalars, mixed)
+                wrapped = _wrap(fn, convert, wide, len(args))
+                methods[name] = _canonical_scalars(wrapped, 2 if batched else 1, scalars, mixed)
         return Impl(**methods)
 
     def output_spec(self, problem):
