@@ -212,7 +212,13 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
     if problem.x_shape and spec is not None and spec.shape:
         return None
     plain, valued = methods or (getattr(impl, op.plain), getattr(impl, op.valued))
-    return (lambda *args: _as_array(plain(*args))), (lambda *args: _as_array(valued(*args)))
+    ndarray = np.ndarray
+
+    def plain_as_array(*args):
+        result = plain(*args)
+        return result if result.__class__ is ndarray else _as_array(result)
+
+    return plain_as_array, (lambda *args: _as_array(valued(*args)))
 
 
 def _impl(op, problem):

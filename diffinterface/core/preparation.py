@@ -261,6 +261,25 @@ def _runner(method, leave, f, backend, x, tangents, contexts, tree, strict, seed
 
         return run
 
+    if tree is None and x.__class__ is float and tangents is None and not contexts:
+        # a derivative along a line at a Python float: nothing to compare but the class
+
+        def run(f_, backend_, x_, tangents_, contexts_):
+            if (
+                (f_ is f or (f_.__class__ is MethodType and f_ == f))
+                and (backend_ is backend or backend_ == backend)
+                and x_.__class__ is float
+                and tangents_ is None
+                and not contexts_
+            ):
+                try:
+                    return method(x_)
+                except Exception as error:
+                    return leave(error, f_, backend_, x_, tangents_, contexts_)
+            return leave(None, f_, backend_, x_, tangents_, contexts_)
+
+        return run
+
     if (tree is None and seed_tree is None and x.__class__ is not float and not contexts
             and (tangents is None or len(tangents) == 1)):
         x_class, meta = x.__class__, _metadata_attribute(x)
