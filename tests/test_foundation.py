@@ -37,6 +37,23 @@ def test_import_pulls_in_no_framework():
     assert out.stdout.strip() == ""
 
 
+def test_plain_gradient_imports_no_wrapper_it_does_not_use():
+    # cold start: AutoSparse and DifferentiateWith are imported on first access, and still reachable
+    code = (
+        "import sys, numpy as np, diffinterface as di\n"
+        "di.gradient(lambda x: (x * x).sum(), di.AutoFiniteDiff(), np.ones(3))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('diffinterface.wrappers.')))\n"
+        "from diffinterface import AutoSparse, coloring\n"
+        "print(AutoSparse is di.AutoSparse, callable(coloring), 'DifferentiateWith' in dir(di))\n"
+        "from diffinterface.core.registry import registration\n"
+        "print(registration(di.AutoSparse(di.AutoFiniteDiff())).extra)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    imported, names, extra = out.stdout.strip().splitlines()
+    assert imported == "[]"
+    assert names == "True True True"
+    assert extra == "sparse"  # the registry finds AutoSparse's adapter once AutoSparse is reachable
+
 def test_missing_framework_names_the_pip_extra():
     # Block jax's import in a subprocess: the selector still works, its first use fails clearly.
     code = (
