@@ -95,6 +95,22 @@ def test_selectors_are_frozen_and_hashable():
         di.SecondOrder(di.AutoFiniteDiff(), "torch")
 
 
+
+def test_selectors_behave_as_frozen_dataclasses():
+    # selectors are diffinterface.frozen.Frozen values: a dataclass's constructor, repr, equality and hash
+    fd = di.AutoFiniteDiff("forward", abs_step=1e-3)
+    assert fd == di.AutoFiniteDiff(method="forward", rel_step=None, abs_step=1e-3) != di.AutoFiniteDiff()
+    assert hash(fd) == hash(di.AutoFiniteDiff("forward", None, 1e-3))
+    assert repr(di.AutoJAX()) == "AutoJAX(mode=None, jit=True)"
+    assert di.AutoJAX() != di.AutoTorch() and di.AutoAutograd() == di.AutoAutograd()
+    with pytest.raises(AttributeError, match="cannot assign to field 'method'"):
+        fd.method = "central"
+    with pytest.raises(TypeError, match=r"AutoJAX\(mode.*too many positional"):
+        di.AutoJAX(None, True, 3)
+    with pytest.raises(TypeError, match=r"AutoTorch\(mode.*unexpected keyword argument 'jit'"):
+        di.AutoTorch(jit=True)
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 

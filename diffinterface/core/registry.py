@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import importlib
 import threading
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Callable, Mapping, Optional, Union
 
 from ..errors import MissingBackendError
+from ..frozen import Frozen
 from ..selectors import AbstractBackend
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(Frozen):
     """What the registry knows of one selector type."""
 
     selector: type
@@ -34,7 +34,7 @@ class Registration:
     #: the pip extra that installs the framework (None: nothing to install)
     extra: Optional[str] = None
     #: test id -> selector: the configurations the conformance kit runs by default
-    test_backends: Mapping = field(default_factory=dict)
+    test_backends: Mapping = MappingProxyType({})
     #: True for backends whose derivatives are zeros by design (they check shapes, not values)
     returns_zeros: bool = False
 
