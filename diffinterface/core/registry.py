@@ -16,7 +16,7 @@ is not found). Registering imports no framework: an adapter given as
 from __future__ import annotations
 
 import importlib
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading (cold start)
 from types import MappingProxyType
 from typing import Callable, Mapping, Optional, Union
 
@@ -41,7 +41,7 @@ class Registration(Frozen):
 
 _REGISTRATIONS: dict = {}
 _ADAPTERS: dict = {}
-_LOCK = threading.Lock()
+_LOCK = allocate_lock()
 _ENTRY_POINTS_LOADED = False
 
 
