@@ -52,6 +52,50 @@ def _field_names(cls) -> tuple:
     return tuple(names)
 
 
+def _constructor(cls, names: tuple, signature: inspect.Signature):
+    """``cls.__init__``: the fields set from the arguments, then ``__post_init__``; its
+    ``__signature__`` (what ``help`` and the docs show) is the fields'."""
+    defaults = {p.name: p.default for p in signature.parameters.values() if p.default is not _MISSING}
+    # fields with defaults come last (the signature checked it): the defaults of the trailing
+    # fields a positional call leaves out
+    trailing = tuple(defaults.values())
+    required = len(names) - len(trailing)
+    post_init = getattr(cls, "__post_init__", None)
+
+    def wrong_call(args, kwargs):
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as error:
+            return TypeError(f"{cls.__name__}{signature}: {error}")
+        return TypeError(f"{cls.__name__}{signature}: expected its fields")  # not reached
+
+    def __init__(self, *args, **kwargs):
+        if kwargs:
+            given = len(args)
+            try:
+                args = args + tuple(kwargs.pop(name) if name in kwargs else defaults[name] for name in names[given:])
+            except KeyError:
+                raise wrong_call(args, kwargs) from None
+            if kwargs:  # an unknown keyword, or one also given positionally
+                raise wrong_call(args[:given], {**dict(zip(names[given:], args[given:])), **kwargs})
+        elif len(args) != len(names):
+            if not required <= len(args) <= len(names):
+                raise wrong_call(args, kwargs)
+            args = args + trailing[len(args) - required:]
+        # the instance's __dict__ holds the fields in order: equality and hashing read it
+        self.__dict__.update(zip(names, args))
+        if post_init is not None:
+            post_init(self)
+
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()], return_annotation=None
+    )
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__  # documented with its class (the docs inspect it)
+    return __init__
+
+
 @dataclass_transform(frozen_default=True)
 class Frozen:
     """Base class of an immutable value with declared fields (see the module's docstring).
@@ -61,8 +105,9 @@ class Frozen:
     >>> class Pair(Frozen):
     ...     first: int
     ...     second: int = 0
-    >>> Pair(1), Pair(1, second=2) == Pair(1, 2), Pair.__signature__
-    (Pair(first=1, second=0), True, <Signature (first: 'int', second: 'int' = 0)>)
+    >>> import inspect
+    >>> Pair(1), Pair(1, second=2) == Pair(1, 2), inspect.signature(Pair)
+    (Pair(first=1, second=0), True, <Signature (first: 'int', second: 'int' = 0) -> None>)
     """
 
     __slots__ = ()
@@ -91,43 +136,24 @@ class Frozen:
         cls.__frozen_defaults__ = defaults
         setattr(cls, "__match_args__", names)  # noqa: B010 - positional patterns, as a dataclass's
         # a field without a default after one with a default is a TypeError here, as in a dataclass
-        cls.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        signature = inspect.Signature(parameters)
+        if names or hasattr(cls, "__post_init__"):  # else object's __init__: no argument, and faster
+            setattr(cls, "__init__", _constructor(cls, names, signature))  # noqa: B010
         if not eq:
             cls.__eq__ = object.__eq__  # type: ignore[method-assign]
             cls.__hash__ = object.__hash__  # type: ignore[method-assign]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = self.__frozen_fields__
-        if kwargs or len(args) != len(names):
-            # the slow path (defaults, keywords), with Python's own messages for a wrong call
-            signature = self.__signature__  # type: ignore[attr-defined]
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise TypeError(f"{type(self).__name__}{signature}: {error}") from None
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
-        setattr = object.__setattr__
-        for name, value in zip(names, args):
-            setattr(self, name, value)
-        post_init = getattr(self, "__post_init__", None)
-        if post_init is not None:
-            post_init()
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, name) for name in self.__frozen_fields__)
-
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__frozen_fields__)
+        fields = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
         return f"{type(self).__qualname__}({fields})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()
+        return self.__dict__ == other.__dict__
 
     def __hash__(self) -> int:
-        return hash(self._values())
+        return hash(tuple(self.__dict__.values()))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
