@@ -16,6 +16,8 @@ adapter per AD library) -> ``operators`` (one module per operator family) ->
 ``wrappers`` (backends made of backends) -> this module.
 """
 
+from typing import TYPE_CHECKING
+
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .arrays import array_namespace
 from .contexts import Cache, Constant
@@ -55,19 +57,7 @@ from .operators import (
     value_derivative_and_second_derivative,
     value_gradient_and_hessian,
 )
-from .wrappers import (  # also registers SecondOrder and AutoSparse
-    DifferentiateWith,
-    AutoSparse,
-    Coloring,
-    DenseSparsityDetector,
-    GreedyColoring,
-    KnownSparsity,
-    TracerSparsityDetector,
-    coloring,
-    ncolors,
-    plot_sparsity,
-    sparsity_pattern,
-)
+from .wrappers import LAZY_NAMES as _WRAPPER_NAMES
 from .selectors import (
     AbstractBackend,
     AutoAutograd,
@@ -78,6 +68,21 @@ from .selectors import (
     AutoZeroReverse,
     SecondOrder,
 )
+
+if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
+    from .wrappers import (
+        AutoSparse,
+        Coloring,
+        DenseSparsityDetector,
+        DifferentiateWith,
+        GreedyColoring,
+        KnownSparsity,
+        TracerSparsityDetector,
+        coloring,
+        ncolors,
+        plot_sparsity,
+        sparsity_pattern,
+    )
 
 __version__ = "0.1.0"
 
@@ -99,3 +104,19 @@ __all__ = [
     "hvp", "prepare_hvp", "gradient_and_hvp",
     "hessian", "prepare_hessian", "value_gradient_and_hessian",
 ]
+
+
+def __getattr__(name):
+    # AutoSparse, DifferentiateWith and their helpers come from diffinterface.wrappers on first
+    # access (PEP 562): a process that computes a plain gradient never imports them
+    if name in _WRAPPER_NAMES:
+        from . import wrappers
+
+        value = getattr(wrappers, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

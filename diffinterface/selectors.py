@@ -1,4 +1,4 @@
-"""Backend selectors: frozen, hashable configuration objects that import nothing.
+"""Backend selectors: frozen, hashable configuration objects (:class:`~diffinterface.frozen.Frozen`) that import nothing.
 
 A selector only says *which* library differentiates and how; the adapter that
 does the work (``diffinterface/backends/<name>.py``) is imported on first use.
@@ -10,8 +10,9 @@ does the work (``diffinterface/backends/<name>.py``) is imported on first use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from .frozen import Frozen
 
 _MODES = (None, "forward", "reverse")
 
@@ -30,8 +31,7 @@ class AbstractBackend:
     __slots__ = ()
 
 
-@dataclass(frozen=True)
-class AutoJAX(AbstractBackend):
+class AutoJAX(AbstractBackend, Frozen):
     """JAX: ``jax.jvp``/``jax.vjp``; preparation compiles with ``jax.jit``.
 
     ``mode=None`` picks per operator (reverse for gradients, forward for
@@ -47,8 +47,7 @@ class AutoJAX(AbstractBackend):
             raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
 
 
-@dataclass(frozen=True)
-class AutoTorch(AbstractBackend):
+class AutoTorch(AbstractBackend, Frozen):
     """PyTorch: ``torch.autograd`` and ``torch.func``.
 
     ``compile=True`` (experimental) compiles the gradient with ``torch.compile``
@@ -65,16 +64,14 @@ class AutoTorch(AbstractBackend):
             raise TypeError(f"AutoTorch(compile=...) expected True or False; got {self.compile!r}")
 
 
-@dataclass(frozen=True)
-class AutoAutograd(AbstractBackend):
+class AutoAutograd(AbstractBackend, Frozen):
     """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``)."""
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
 
 
-@dataclass(frozen=True)
-class AutoFiniteDiff(AbstractBackend):
+class AutoFiniteDiff(AbstractBackend, Frozen):
     """Finite differences on numpy arrays (forward mode).
 
     ``method`` is ``"forward"``, ``"central"``, ``"complex"`` (complex step) or
@@ -102,18 +99,15 @@ class AutoFiniteDiff(AbstractBackend):
                 raise ValueError(f"AutoFiniteDiff({name}=...) expected a positive finite number or None; got {value!r}")
 
 
-@dataclass(frozen=True)
-class AutoZeroForward(AbstractBackend):
+class AutoZeroForward(AbstractBackend, Frozen):
     """Forward-mode backend returning zeros: tests the fallbacks, measures overhead."""
 
 
-@dataclass(frozen=True)
-class AutoZeroReverse(AbstractBackend):
+class AutoZeroReverse(AbstractBackend, Frozen):
     """Reverse-mode backend returning zeros: tests the fallbacks, measures overhead."""
 
 
-@dataclass(frozen=True)
-class SecondOrder(AbstractBackend):
+class SecondOrder(AbstractBackend, Frozen):
     """Second order: ``inner`` differentiates ``f``, ``outer`` differentiates the result.
 
     ``SecondOrder(AutoJAX(mode="forward"), AutoJAX(mode="reverse"))`` is

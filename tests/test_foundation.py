@@ -37,6 +37,23 @@ def test_import_pulls_in_no_framework():
     assert out.stdout.strip() == ""
 
 
+def test_plain_gradient_imports_no_wrapper_it_does_not_use():
+    # cold start: AutoSparse and DifferentiateWith are imported on first access, and still reachable
+    code = (
+        "import sys, numpy as np, diffinterface as di\n"
+        "di.gradient(lambda x: (x * x).sum(), di.AutoFiniteDiff(), np.ones(3))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('diffinterface.wrappers.')))\n"
+        "from diffinterface import AutoSparse, coloring\n"
+        "print(AutoSparse is di.AutoSparse, callable(coloring), 'DifferentiateWith' in dir(di))\n"
+        "from diffinterface.core.registry import registration\n"
+        "print(registration(di.AutoSparse(di.AutoFiniteDiff())).extra)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    imported, names, extra = out.stdout.strip().splitlines()
+    assert imported == "[]"
+    assert names == "True True True"
+    assert extra == "sparse"  # the registry finds AutoSparse's adapter once AutoSparse is reachable
+
 def test_missing_framework_names_the_pip_extra():
     # Block jax's import in a subprocess: the selector still works, its first use fails clearly.
     code = (
@@ -76,6 +93,22 @@ def test_selectors_are_frozen_and_hashable():
         di.AutoFiniteDiff(method="backward")
     with pytest.raises(TypeError, match="inner"):
         di.SecondOrder(di.AutoFiniteDiff(), "torch")
+
+
+
+def test_selectors_behave_as_frozen_dataclasses():
+    # selectors are diffinterface.frozen.Frozen values: a dataclass's constructor, repr, equality and hash
+    fd = di.AutoFiniteDiff("forward", abs_step=1e-3)
+    assert fd == di.AutoFiniteDiff(method="forward", rel_step=None, abs_step=1e-3) != di.AutoFiniteDiff()
+    assert hash(fd) == hash(di.AutoFiniteDiff("forward", None, 1e-3))
+    assert repr(di.AutoJAX()) == "AutoJAX(mode=None, jit=True)"
+    assert di.AutoJAX() != di.AutoTorch() and di.AutoAutograd() == di.AutoAutograd()
+    with pytest.raises(AttributeError, match="cannot assign to field 'method'"):
+        fd.method = "central"
+    with pytest.raises(TypeError, match=r"AutoJAX\(mode.*too many positional"):
+        di.AutoJAX(None, True, 3)
+    with pytest.raises(TypeError, match=r"AutoTorch\(mode.*unexpected keyword argument 'jit'"):
+        di.AutoTorch(jit=True)
 
 
 # --- errors ---------------------------------------------------------------------------------

@@ -15,10 +15,11 @@ never imports a framework and costs one dictionary look-up.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
+
+from ..frozen import Frozen
 
 
 def _torch_from_numpy(a, like):
@@ -53,8 +54,7 @@ def _torch_write(out, result):
     return None
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(Frozen):
     """One array family: how to recognize its arrays, its namespace, and how to build and write them."""
 
     name: str

@@ -15,12 +15,12 @@ module in ``operators/``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
+from ..frozen import Frozen
 
-@dataclass(frozen=True, eq=False)
-class Operator:
+
+class Operator(Frozen, eq=False):
     """One operator family.
 
     ``methods`` are the prepared implementation's method names: the plain

@@ -16,16 +16,16 @@ is not found). Registering imports no framework: an adapter given as
 from __future__ import annotations
 
 import importlib
-import threading
-from dataclasses import dataclass, field
+from _thread import allocate_lock  # threading.Lock itself, without importing threading (cold start)
+from types import MappingProxyType
 from typing import Callable, Mapping, Optional, Union
 
 from ..errors import MissingBackendError
+from ..frozen import Frozen
 from ..selectors import AbstractBackend
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(Frozen):
     """What the registry knows of one selector type."""
 
     selector: type
@@ -34,14 +34,14 @@ class Registration:
     #: the pip extra that installs the framework (None: nothing to install)
     extra: Optional[str] = None
     #: test id -> selector: the configurations the conformance kit runs by default
-    test_backends: Mapping = field(default_factory=dict)
+    test_backends: Mapping = MappingProxyType({})
     #: True for backends whose derivatives are zeros by design (they check shapes, not values)
     returns_zeros: bool = False
 
 
 _REGISTRATIONS: dict = {}
 _ADAPTERS: dict = {}
-_LOCK = threading.Lock()
+_LOCK = allocate_lock()
 _ENTRY_POINTS_LOADED = False
 
 

@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from ..core import get_adapter
 from ..errors import MissingBackendError
+from ..frozen import changed_fields
 from ..selectors import AbstractBackend
 from .cases import Case
 from .families import CONVERTIBLE_FAMILIES
@@ -44,13 +44,7 @@ def _as_backend_dict(backends):
 
 def _default_id(backend):
     """A short id: the selector's class and its non-default fields, e.g. ``AutoJAX(mode='forward')``."""
-    if not dataclasses.is_dataclass(backend):
-        return type(backend).__name__
-    changed = [
-        f"{field.name}={getattr(backend, field.name)!r}"
-        for field in dataclasses.fields(backend)
-        if field.default is dataclasses.MISSING or getattr(backend, field.name) != field.default
-    ]
+    changed = [f"{name}={value!r}" for name, value in changed_fields(backend)]
     return type(backend).__name__ + (f"({','.join(changed)})" if changed else "")
 
 

@@ -1,23 +1,66 @@
 """Backends made of backends: ``SecondOrder`` (``second_order.py``), ``AutoSparse`` (``sparse/``),
 and ``DifferentiateWith`` (``differentiate_with/``), one framework's function inside another's derivative.
 
-Each wrapper backend registers its selector here; its adapter module is imported on first use.
+Each wrapper backend registers its selector where it is defined; its adapter
+module is imported on first use. ``sparse/`` and ``differentiate_with/`` are
+themselves imported on the first access to one of their names (PEP 562), so
+that a process computing a plain gradient never pays for them; the registry
+still finds ``AutoSparse``'s adapter, since an ``AutoSparse`` value exists only
+once ``sparse/`` (which registers it) has been imported.
+
+    >>> import diffinterface.wrappers as wrappers
+    >>> wrappers.AutoSparse.__module__
+    'diffinterface.wrappers.sparse.config'
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from ..core import register_backend
 from ..selectors import SecondOrder
-from .differentiate_with import DifferentiateWith  # noqa: F401  (re-exported by diffinterface)
-from .sparse import (  # noqa: F401  (re-exported by diffinterface)
-    AutoSparse,
-    Coloring,
-    DenseSparsityDetector,
-    GreedyColoring,
-    KnownSparsity,
-    TracerSparsityDetector,
-    coloring,
-    ncolors,
-    plot_sparsity,
-    sparsity_pattern,
-)
+
+if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on first access at run time
+    from .differentiate_with import DifferentiateWith
+    from .sparse import (
+        AutoSparse,
+        Coloring,
+        DenseSparsityDetector,
+        GreedyColoring,
+        KnownSparsity,
+        TracerSparsityDetector,
+        coloring,
+        ncolors,
+        plot_sparsity,
+        sparsity_pattern,
+    )
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
+
+#: public name -> the module defining it (under this package), imported on first access; the
+#: defining module and not its package, whose ``coloring`` attribute is also a submodule's name
+LAZY_NAMES = {
+    "DifferentiateWith": "differentiate_with",
+    **{name: "sparse.config" for name in (
+        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "TracerSparsityDetector",
+    )},
+    **{name: "sparse.introspection" for name in (
+        "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",
+    )},
+}
+
+__all__ = ["SecondOrder", *LAZY_NAMES]
+
+
+def __getattr__(name):
+    module = LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later accesses are plain attribute reads
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *LAZY_NAMES})

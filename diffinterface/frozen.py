@@ -1,0 +1,190 @@
+"""``Frozen``: the base of the package's small immutable value classes (selectors, registry and table rows).
+
+A subclass declares its fields as annotated class attributes, as a
+``@dataclass(frozen=True)`` would, and gets the same behaviour: a constructor
+taking the fields positionally or by keyword with their defaults,
+``__post_init__`` run after it, a repr like ``AutoJAX(mode=None, jit=True)``,
+equality and hashing by the field values (``eq=False``: by identity), and
+assignment raising :class:`FrozenInstanceError`.
+
+    >>> from typing import Optional
+    >>> class Point(Frozen):
+    ...     x: float
+    ...     label: Optional[str] = None
+    >>> Point(1.0), Point(1.0) == Point(x=1.0), len({Point(1.0), Point(1.0, "a")})
+    (Point(x=1.0, label=None), True, 2)
+    >>> Point(1.0).x = 2.0
+    Traceback (most recent call last):
+    ...
+    diffinterface.frozen.FrozenInstanceError: cannot assign to field 'x'
+
+Why not ``dataclasses``: a dataclass compiles its methods' source with
+``exec`` when its class is defined, a cost every process importing
+diffinterface paid once per class (about 10 % of a plain gradient's cold
+start); here no source is compiled: the methods are shared, each class
+records its fields and gets a constructor closing over them. The fields live
+in the instance's ``__dict__``, in order, which equality and hashing read.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # typing has it from Python 3.11 on; mypy reads typing_extensions' stub
+    from typing_extensions import dataclass_transform
+else:
+    dataclass_transform = getattr(typing, "dataclass_transform", lambda **options: lambda cls: cls)
+
+_MISSING = inspect.Parameter.empty
+
+
+class FrozenInstanceError(AttributeError):
+    """Raised on an assignment to (or deletion of) a field of a :class:`Frozen` value."""
+
+
+def _field_names(cls) -> tuple:
+    """The fields, base classes' first: every annotated class attribute (``ClassVar`` ones excepted)."""
+    names: dict = {}
+    for klass in reversed(cls.__mro__):
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            if "ClassVar" not in str(annotation):
+                names[name] = None
+    return tuple(names)
+
+
+def _constructor(cls, names: tuple, signature: inspect.Signature):
+    """``cls.__init__``: the fields set from the arguments, then ``__post_init__``; its
+    ``__signature__`` (what ``help`` and the docs show) is the fields'."""
+    defaults = {p.name: p.default for p in signature.parameters.values() if p.default is not _MISSING}
+    # fields with defaults come last (the signature checked it): the defaults of the trailing
+    # fields a positional call leaves out
+    trailing = tuple(defaults.values())
+    required = len(names) - len(trailing)
+    post_init = getattr(cls, "__post_init__", None)
+
+    def wrong_call(args, kwargs):
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as error:
+            return TypeError(f"{cls.__name__}{signature}: {error}")
+        return TypeError(f"{cls.__name__}{signature}: expected its fields")  # not reached
+
+    def __init__(self, *args, **kwargs):
+        if kwargs:
+            given = len(args)
+            try:
+                args = args + tuple(kwargs.pop(name) if name in kwargs else defaults[name] for name in names[given:])
+            except KeyError:
+                raise wrong_call(args, kwargs) from None
+            if kwargs:  # an unknown keyword, or one also given positionally
+                raise wrong_call(args[:given], {**dict(zip(names[given:], args[given:])), **kwargs})
+        elif len(args) != len(names):
+            if not required <= len(args) <= len(names):
+                raise wrong_call(args, kwargs)
+            args = args + trailing[len(args) - required:]
+        # the instance's __dict__ holds the fields in order: equality and hashing read it
+        self.__dict__.update(zip(names, args))
+        if post_init is not None:
+            post_init(self)
+
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()], return_annotation=None
+    )
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__  # documented with its class (the docs inspect it)
+    return __init__
+
+
+@dataclass_transform(frozen_default=True)
+class Frozen:
+    """Base class of an immutable value with declared fields (see the module's docstring).
+
+    Examples
+    --------
+    >>> class Pair(Frozen):
+    ...     first: int
+    ...     second: int = 0
+    >>> import inspect
+    >>> Pair(1), Pair(1, second=2) == Pair(1, 2), inspect.signature(Pair)
+    (Pair(first=1, second=0), True, <Signature (first: 'int', second: 'int' = 0) -> None>)
+    """
+
+    __slots__ = ()
+    #: the fields, in order (set for each subclass)
+    __frozen_fields__: ClassVar[tuple] = ()
+    #: field -> default, for those that have one
+    __frozen_defaults__: ClassVar[dict] = {}
+
+    def __init_subclass__(cls, *, eq: bool = True, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        names = _field_names(cls)
+        defaults = {}
+        parameters = []
+        for name in names:
+            default = next((vars(k)[name] for k in cls.__mro__ if name in vars(k)), _MISSING)
+            if default is not _MISSING:
+                defaults[name] = default
+            annotation = next(
+                (vars(k)["__annotations__"][name] for k in cls.__mro__ if name in vars(k).get("__annotations__", {})),
+                _MISSING,
+            )
+            parameters.append(inspect.Parameter(
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
+            ))
+        cls.__frozen_fields__ = names
+        cls.__frozen_defaults__ = defaults
+        setattr(cls, "__match_args__", names)  # noqa: B010 - positional patterns, as a dataclass's
+        # a field without a default after one with a default is a TypeError here, as in a dataclass
+        signature = inspect.Signature(parameters)
+        if names or hasattr(cls, "__post_init__"):  # else object's __init__: no argument, and faster
+            setattr(cls, "__init__", _constructor(cls, names, signature))  # noqa: B010
+        if not eq:
+            cls.__eq__ = object.__eq__  # type: ignore[method-assign]
+            cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
+        return f"{type(self).__qualname__}({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.__dict__.values()))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def changed_fields(value) -> list:
+    """``(name, value)`` of each field of ``value`` that differs from its default (all, without one).
+
+    ``value`` is a :class:`Frozen` or a dataclass instance (third-party selectors are often
+    dataclasses); anything else has no fields.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> changed_fields(di.AutoJAX(mode="forward"))
+    [('mode', 'forward')]
+    """
+    if isinstance(value, Frozen):
+        defaults = value.__frozen_defaults__
+        pairs = [(name, getattr(value, name)) for name in value.__frozen_fields__]
+        return [(name, v) for name, v in pairs if name not in defaults or v != defaults[name]]
+    import dataclasses  # only for dataclass values, never on a plain gradient's path
+
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return []
+    return [
+        (field.name, getattr(value, field.name)) for field in dataclasses.fields(value)
+        if field.default is dataclasses.MISSING or getattr(value, field.name) != field.default
+    ]
