@@ -72,7 +72,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..arrays import dtype_name, shape_of
 from ..core.boundary import check_output
+from ..errors import XSignatureChangedError
 from ..core import Spec, require_scalar_output
 from ..core import Adapter, Impl
 
@@ -178,6 +180,34 @@ def _wrap(fn, convert, wide, arity=None):
         return convert(fn(*args))
 
     return call
+
+
+def _x_guarded(build, guard):
+    """``build`` whose function raises XSignatureChangedError when traced at an x other than ``guard``'s.
+
+    ``guard`` is the prepared x's ``(shape, dtype name)`` (None: no check). The
+    check runs while JAX traces: once at preparation, then only for an x of
+    another shape or dtype (which JAX would otherwise compile anew, silently),
+    so a prepared call of the right x pays nothing for it.
+    """
+    if guard is None:
+        return build
+    shape, dtype = guard
+
+    def guarded_build():
+        fn = build()
+
+        def guarded(x, *args):
+            if tuple(jnp.shape(x)) != shape or str(jnp.result_type(x)) != dtype:
+                raise XSignatureChangedError(
+                    f"x: prepared for {dtype} {shape}; this call's x is {jnp.result_type(x)} {tuple(jnp.shape(x))} "
+                    "(or JAX's configuration changed since the preparation, e.g. jax_enable_x64)"
+                )
+            return fn(x, *args)
+
+        return guarded
+
+    return guarded_build
 
 
 def _x64_scope(wide):
@@ -497,11 +527,15 @@ class JAXAdapter(Adapter):
         else:
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
+        # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x);
+        # a compiled function is then specific to them, and shared by preparations that agree on them
+        guard = None if problem.tree is not None or not problem.strict else (shape_of(x), dtype_name(x))
         methods = {}
         with _x64_scope(wide):
             for name, build in builders.items():
                 fn = self._jitted(
-                    (variant, name, flat, problem.f), (lambda: build(flat)) if batched else build, static
+                    (variant, name, flat, problem.f, guard),
+                    _x_guarded((lambda build=build: build(flat)) if batched else build, guard), static,
                 )
                 if self.jit:
                     fn.lower(*args).compile()
@@ -512,7 +546,7 @@ class JAXAdapter(Adapter):
                     convert = converters[name] if problem.family == "numpy" else None
                 wrapped = _wrap(fn, convert, wide, len(args))
                 methods[name] = _canonical_scalars(wrapped, 2 if batched else 1, scalars, mixed)
-        return Impl(**methods)
+        return Impl(checks_x=guard is not None, **methods)
 
     def output_spec(self, problem):
         static = self._static(problem, 1)

@@ -11,7 +11,7 @@ The core imports no operator, backend or wrapper.
 """
 
 from .adapter import Adapter, Impl
-from .call import call, check_tangents, prepare
+from .call import call, check_tangents, prepare, prepared_fast_path
 from .operator_table import FIRST_ORDER, OPERATORS, SECOND_ORDER, Operator
 from .preparation import Preparation
 from .pytree import TreePlan, flatten
@@ -19,7 +19,8 @@ from .problem import FALLBACKS, Problem, Seeded, Spec, require_scalar_output
 from .registry import check_available, check_inplace, get_adapter, register_backend, registration, registrations
 
 __all__ = [
-    "Adapter", "Impl", "call", "check_tangents", "prepare", "FIRST_ORDER", "OPERATORS", "SECOND_ORDER",
-    "Operator", "Preparation", "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output",
-    "TreePlan", "flatten", "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
+    "Adapter", "Impl", "call", "check_tangents", "prepare", "prepared_fast_path",
+    "FIRST_ORDER", "OPERATORS", "SECOND_ORDER", "Operator", "Preparation",
+    "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output", "TreePlan", "flatten",
+    "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
 ]

@@ -28,6 +28,13 @@ hvp                ``hvp(x, tangents, *ctx)``, ``gradient_and_hvp(x, tangents, *
 hessian            ``hessian(x, *ctx)``, ``value_gradient_and_hessian(x, *ctx)``
 =================  ==========================================================
 
+A strict preparation (``problem.strict``) compares every prepared call's x
+with the prepared one; an adapter whose methods refuse another shape or
+dtype themselves, at no cost per call, says so with ``Impl(checks_x=True)``
+and raises :class:`~diffinterface.errors.XSignatureChangedError` (JAX does it
+when it would trace a compiled function again), and the core then compares
+only x's class per call.
+
 Inputs and results are in the user's array family (numpy in, numpy out); the
 adapter converts at its boundary. A 0-d numpy result (the value of a scalar
 ``f``, the derivative at a scalar ``x``) is a 0-d ``np.ndarray``: where an
@@ -81,13 +88,24 @@ from .problem import Spec
 
 
 class Impl:
-    """The prepared numeric functions of one operator family, as attributes."""
+    """The prepared numeric functions of one operator family, as attributes.
 
-    def __init__(self, **methods):
+    ``checks_x=True`` promises that every method raises
+    :class:`~diffinterface.errors.XSignatureChangedError` for an ``x`` of another
+    shape or dtype than the prepared one (JAX's compiled functions check it when
+    JAX would trace them again, so a call of the prepared shape pays nothing);
+    a strict preparation then leaves that comparison to the method.
+    """
+
+    checks_x = False
+
+    def __init__(self, checks_x=False, **methods):
         self.__dict__.update(methods)
+        if checks_x:
+            self.checks_x = True
 
     def __repr__(self):
-        return f"Impl({', '.join(self.__dict__)})"
+        return f"Impl({', '.join(name for name in self.__dict__ if name != 'checks_x')})"
 
 
 def _build_from_primitives(self, problem):

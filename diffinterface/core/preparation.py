@@ -421,7 +421,8 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree", "ytree")
+    __slots__ = ("op", "backend", "impl", "spec", "strict", "methods", "runners", "recorded", "tree", "ytree",
+                 "direct", "f", "x_class", "x_shape", "x_dtype", "x_checked")
 
     def __init__(self, op, f, backend, x, tangents, contexts, y, impl, spec, strict, tree=None, methods=None,
                  ytree=None, off_path=None):
@@ -446,6 +447,14 @@ class Preparation:
                     seed_tree)
             for valued, m in enumerate(self.methods)
         )
+        #: the direct path of the public functions (core/call.py ``prepared_fast_path``): for an array
+        #: x without seeds or contexts, the operator whose calls that path serves (None: no such path),
+        #: the objects it compares by identity and, unless ``x_checked``, x's shape and dtype
+        self.direct = op if tree is None and tangents is None and not contexts and y is None else None
+        self.f, self.x_class = f, x.__class__
+        self.x_shape, self.x_dtype = getattr(x, "shape", ()), getattr(x, "dtype", None)
+        # nothing more to compare: a float's kind is its class; a method that checks x itself; no check
+        self.x_checked = x.__class__ is float or getattr(impl, "checks_x", False) is True or not self.strict
 
     @property
     def operator(self):

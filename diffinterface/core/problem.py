@@ -42,8 +42,11 @@ class Spec:
 class Problem:
     """Everything an adapter needs to prepare one operator (see :mod:`diffinterface.core.adapter`)."""
 
-    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None):
+    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None, strict=True):
         self.adapter = adapter
+        #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls may
+        #: bring an x of another shape or dtype, so methods must not refuse one (``Impl(checks_x=True)``)
+        self.strict = strict
         self.f = f
         self.x = x
         self.tangents = tangents

@@ -134,7 +134,7 @@ def differentiated_problem(problem, operator, *, with_value=False):
             return array_namespace(derivative).stack((value, derivative))
 
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
-    differentiated = Problem(outer, first, problem.x, None, problem.contexts, None)
+    differentiated = Problem(outer, first, problem.x, None, problem.contexts, None, strict=problem.strict)
     differentiated._spec = spec
     if outer.framework is None and operator == "gradient" and not with_value and problem.tree is None:
         # An evaluating outer may ask for the gradients at all its points in one call.

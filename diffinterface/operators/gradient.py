@@ -10,7 +10,7 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare, require_scalar_output
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path, require_scalar_output
 from ._docs import document
 
 _OP = OPERATORS["gradient"]
@@ -20,15 +20,13 @@ def prepare_gradient(f, backend, x, *contexts, strict=True):
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
+@prepared_fast_path(_OP, 0)
 def gradient(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[0](f, backend, x, None, contexts)
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_fast_path(_OP, 1)
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[1](f, backend, x, None, contexts)
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 

@@ -17,7 +17,7 @@ time.
 from __future__ import annotations
 
 from ..arrays import cast
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare, require_scalar_output
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -28,15 +28,13 @@ def prepare_hessian(f, backend, x, *contexts, strict=True):
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
+@prepared_fast_path(_OP, 0)
 def hessian(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[0](f, backend, x, None, contexts)
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_fast_path(_OP, 1)
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[1](f, backend, x, None, contexts)
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 

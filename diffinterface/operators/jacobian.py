@@ -12,7 +12,7 @@ mode follows the backend, or the smaller side when the backend does both.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path
 from ._docs import document
 
 _OP = OPERATORS["jacobian"]
@@ -22,15 +22,13 @@ def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
     return prepare(_OP, f, backend, x, None, contexts, y, strict)
 
 
+@prepared_fast_path(_OP, 0)
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[0](f, backend, x, None, contexts)
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
+@prepared_fast_path(_OP, 1)
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[1](f, backend, x, None, contexts)
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
 

@@ -11,7 +11,7 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
+from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path
 from ._docs import document
 from ._second_order import differentiated_problem
 
@@ -22,15 +22,13 @@ def prepare_second_derivative(f, backend, x, *contexts, strict=True):
     return prepare(_OP, f, backend, x, None, contexts, None, strict)
 
 
+@prepared_fast_path(_OP, 0)
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[0](f, backend, x, None, contexts)
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_fast_path(_OP, 1)
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[1](f, backend, x, None, contexts)
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
 
