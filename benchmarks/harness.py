@@ -52,8 +52,8 @@ class Settings:
 
 
 MODES = {
-    "full": Settings("full", rounds=41, min_rounds=3, sample_s=0.005, case_budget_s=8.0, select_rounds=5,
-                     unprepared_reps=5, overhead_rounds=41, cold_rounds=5),
+    "full": Settings("full", rounds=101, min_rounds=3, sample_s=0.005, case_budget_s=8.0, select_rounds=5,
+                     unprepared_reps=5, overhead_rounds=41, cold_rounds=9),
     "quick": Settings("quick", rounds=9, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
                       unprepared_reps=2, overhead_rounds=11, cold_rounds=1),
     "tiny": Settings("tiny", rounds=3, min_rounds=3, sample_s=0.0005, case_budget_s=0.1, select_rounds=1,

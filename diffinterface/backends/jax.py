@@ -528,8 +528,11 @@ class JAXAdapter(Adapter):
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
         # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x);
-        # a compiled function is then specific to them, and shared by preparations that agree on them
-        guard = None if problem.tree is not None or not problem.strict else (shape_of(x), dtype_name(x))
+        # a compiled function is then specific to them, and shared by preparations that agree on them.
+        # Not with x64 off (and no x64 switch): JAX would trace a float64 x as float32, unseen.
+        traced_dtype_is_x_dtype = wide or _X64.get_global()
+        guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
+                 else (shape_of(x), dtype_name(x)))
         methods = {}
         with _x64_scope(wide):
             for name, build in builders.items():

@@ -329,28 +329,10 @@ def prepared_fast_path(op, valued):
     """
 
     def decorate(public):
-        if op.allows_y:
-
-            def fast_with_y(f, backend, x, *contexts, prep=None, out=None, y=None):
-                if prep.__class__ is Preparation and out is None and y is None:
-                    if (
-                        prep.direct is op and f is prep.f and backend is prep.backend
-                        and x.__class__ is prep.x_class and not contexts
-                        and (prep.x_checked
-                             or (x.shape == prep.x_shape and ((d := x.dtype) is prep.x_dtype or d == prep.x_dtype)))
-                    ):
-                        try:
-                            return prep.methods[valued](x)
-                        except Exception as error:
-                            return _off_the_fast_path(prep, valued, error, f, backend, x, None, contexts)
-                    if prep.op is op:
-                        return prep.runners[valued](f, backend, x, None, contexts)
-                return public(f, backend, x, *contexts, prep=prep, out=out, y=y)
-
-            return wraps(public)(fast_with_y)
-
-        def fast(f, backend, x, *contexts, prep=None, out=None):
-            if prep.__class__ is Preparation and out is None:
+        # one signature for both kinds: a y= given to an operator without it reaches the body, whose
+        # own signature refuses it (TypeError naming the function)
+        def fast(f, backend, x, *contexts, prep=None, out=None, y=None):
+            if prep.__class__ is Preparation and out is None and y is None:
                 if (
                     prep.direct is op and f is prep.f and backend is prep.backend
                     and x.__class__ is prep.x_class and not contexts
@@ -363,7 +345,9 @@ def prepared_fast_path(op, valued):
                         return _off_the_fast_path(prep, valued, error, f, backend, x, None, contexts)
                 if prep.op is op:
                     return prep.runners[valued](f, backend, x, None, contexts)
-            return public(f, backend, x, *contexts, prep=prep, out=out)
+            if y is None:
+                return public(f, backend, x, *contexts, prep=prep, out=out)
+            return public(f, backend, x, *contexts, prep=prep, out=out, y=y)
 
         return wraps(public)(fast)
 

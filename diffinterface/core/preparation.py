@@ -450,11 +450,13 @@ class Preparation:
         #: the direct path of the public functions (core/call.py ``prepared_fast_path``): for an array
         #: x without seeds or contexts, the operator whose calls that path serves (None: no such path),
         #: the objects it compares by identity and, unless ``x_checked``, x's shape and dtype
-        self.direct = op if tree is None and tangents is None and not contexts and y is None else None
         self.f, self.x_class = f, x.__class__
         self.x_shape, self.x_dtype = getattr(x, "shape", ()), getattr(x, "dtype", None)
         # nothing more to compare: a float's kind is its class; a method that checks x itself; no check
         self.x_checked = x.__class__ is float or getattr(impl, "checks_x", False) is True or not self.strict
+        # (an x whose plain shape and dtype are slow reads, JAX's, is compared by its runner instead)
+        self.direct = (op if tree is None and tangents is None and not contexts and y is None
+                       and (self.x_checked or _metadata_attribute(x) is None) else None)
 
     @property
     def operator(self):
