@@ -325,3 +325,17 @@ CROSS_PAIRS = {
 def test_second_order_across_frameworks(pair):
     report = test_differentiation({pair: CROSS_PAIRS[pair]}, second_order_scenarios())
     assert report.ok, str(report)
+
+
+def test_the_shortcut_for_the_inner_framework_is_taken_only_by_the_same_class():
+    # after a numpy x went straight to an AutoFiniteDiff inner, other classes and contexts are checked again
+    torch = pytest.importorskip("torch")
+    bridge = di.DifferentiateWith(lambda x: (x**2).sum(), di.AutoFiniteDiff())
+    x = np.arange(3.0)
+    assert float(bridge(x)) == 5.0
+    assert float(bridge(x)) == 5.0
+    with pytest.raises(TypeError, match="contexts"):
+        bridge(x, 3.0)
+    t = torch.arange(3.0, dtype=torch.float64, requires_grad=True)
+    bridge(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), 2 * np.arange(3.0), rtol=1e-6)

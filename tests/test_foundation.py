@@ -192,6 +192,13 @@ def test_prepared_call_mismatch_lists_every_slot():
     assert isinstance(info.value, ValueError)
 
 
+def test_y_for_an_operator_without_two_argument_functions_is_refused():
+    backend, x = di.AutoFiniteDiff(), np.ones(3)
+    prep = di.prepare_gradient(sum_of_squares, backend, x)
+    with pytest.raises(TypeError, match=r"gradient\(\) got an unexpected keyword argument 'y'"):
+        di.gradient(sum_of_squares, backend, x, prep=prep, y=np.zeros(()))
+
+
 def test_prepared_call_with_another_tangent_count_is_a_mismatch():
     backend, x = di.AutoFiniteDiff(), np.ones(2)
     prep = di.prepare_pushforward(np.sin, backend, x, (x,), strict=True)
