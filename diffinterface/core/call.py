@@ -5,8 +5,10 @@ implementation and returns a :class:`~diffinterface.core.preparation.Preparation
 ``call`` runs a prepared method: on the fast path (a preparation of this
 operator, no ``out=``, no ``y=``) the preparation's runner compares the
 call's key with the preparation's (unless ``strict=False``) and calls the
-prepared method, and nothing else; the public functions test for the fast
-path themselves and call the runner directly (one frame fewer). Every other
+prepared method, and nothing else. The public functions test for the fast
+path themselves: those of operators without seeds serve an array x without
+contexts in their own frame (:func:`prepared_fast_path`), the others call
+the runner directly (one frame fewer than through ``call``). Every other
 case (no preparation, ``out=``, ``y=``, a mismatch) goes through
 :func:`_call_slowly`, where the checks, ``out=`` and ``y=`` are handled in
 this one place; an exception from f goes through :func:`_off_the_fast_path`

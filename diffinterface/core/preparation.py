@@ -235,12 +235,12 @@ def _runner(method, leave, f, backend, x, tangents, contexts, tree, strict, seed
     exception from ``method``, go to ``leave(error, f, backend, x, tangents,
     contexts)`` (``error`` None for a mismatch): the slow path, which checks in
     full, or explains the error (``core/call.py``). The ``try`` costs nothing
-    until ``method`` raises. The common shapes of a call (an array x with no
-    contexts, and no tangents or one) get their own runner, the check written
-    out inline; x's shape and dtype are read where they are plain attributes
-    (:func:`_metadata_attribute`). A dtype is compared by identity first:
-    numpy's dtypes of one kind are one object, and ``==`` (which accepts
-    dtype-like strings) is the slower test.
+    until ``method`` raises. ``strict=False`` compares nothing. The common
+    shapes of a strict call (an array x with no contexts, and no tangents or
+    one) get their own runner, the check written out inline; x's shape and
+    dtype are read where they are plain attributes (:func:`_metadata_attribute`).
+    A dtype is compared by identity first: numpy's dtypes of one kind are one
+    object, and ``==`` (which accepts dtype-like strings) is the slower test.
     """
     if (strict and tree is None and seed_tree is None and x.__class__ is not float and not contexts
             and (tangents is None or len(tangents) == 1)):
