@@ -433,3 +433,23 @@ def test_a_closed_over_numpy_array_gives_the_derivative_or_a_named_error_never_z
         di.jacobian(lambda x: x * A, backend, x)
     with pytest.raises(di.DifferentiationError, match=r"f: \S*<lambda> .*di.array_namespace"):
         di.pushforward(lambda x: x * A[0], backend, x, (np.ones(3), np.ones(3)))
+
+
+def test_an_active_torch_function_mode_sees_the_backward_pass(backend):
+    """The engine shortcut of a single backward pass steps aside for ``__torch_function__`` modes."""
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.tensor([1.0, 2.0], dtype=F64)
+    f = lambda x: (x**2).sum()
+    prep = di.prepare_gradient(f, backend, x)
+    with Log():
+        g = di.gradient(f, backend, x, prep=prep)
+    torch.testing.assert_close(g, 2 * x)
+    assert torch.autograd.grad in seen or backend.mode == "forward"

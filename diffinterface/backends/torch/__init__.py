@@ -47,6 +47,14 @@ beats ``autograd.functional.jacobian(vectorize=True)``, ``jacrev`` and
 Batches of seeds are one vectorized call (``is_grads_batched`` or ``vmap``),
 never a Python loop: every prepared call evaluates ``f`` once.
 
+A single backward pass on plain tensors (the gradient of a scalar function, a
+pullback with one cotangent) calls the engine behind ``autograd.grad``
+(``torch.autograd.graph._engine_run_backward``) with the arguments
+``autograd.grad`` would pass it: that skips about 10 us of argument handling per
+call, and a 10-element gradient ran in 0.72-0.76x the time of ``autograd.grad``.
+Tensor subclasses, active ``__torch_function__`` modes and torch versions without
+that function go through ``autograd.grad`` itself.
+
 ``AutoTorch(compile=True)`` (experimental) compiles ``torch.func.grad_and_value(f)``
 with ``torch.compile`` at preparation, for ``gradient`` and
 ``value_and_gradient`` in ``mode=None`` / ``"reverse"`` (other operators run
