@@ -206,7 +206,7 @@ def measure_case(workload, size, backend_id, settings, variant=None):
             first = block(derivative_at(x))
             setup = now() - start
             candidates.append({"recipe": recipe, "call": (lambda d=derivative_at: block(d(x))),
-                               "first": first, "setup_s": setup})
+                               "at": derivative_at, "first": first, "setup_s": setup})
         except Exception as error:  # a recipe that cannot run here is reported, not fatal
             candidates.append({"recipe": recipe, "error": f"{type(error).__name__}: {error}"})
     working = [c for c in candidates if "error" not in c]
@@ -261,14 +261,25 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     prepared_loops, prepared_once, row["evals_prepared"] = loops_for(prepared, settings)
     per_round = native_loops * best["once_s"] + prepared_loops * prepared_once
     rounds = rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
-    timed = [(best["call"], native_loops), (prepared, prepared_loops)]
+    # the same native recipe behind a function with the public signature, delivering what the
+    # interface delivers (numpy out for numpy in): the cost of the API's shape, paid by any Python API
+    through = through_public_signature(best["at"], np.asarray if framework == "jax" and family == "numpy" else None)
+
+    def passed_through():
+        return block(through(f_di, selector, x, prep=prep))
+
+    through_loops = loops_for(passed_through, settings)[0]
+    timed = [(best["call"], native_loops), (prepared, prepared_loops), (passed_through, through_loops)]
     custom_rule = [c for c in working if c["recipe"].name == CUSTOM_RULE_RECIPE and c is not best]
     if custom_rule:  # nesting: also the native custom rule, the same mechanism without the interface
         timed.append((custom_rule[0]["call"], custom_rule[0]["loops"]))
     function_call = plain_function(workload, framework, x) if workload.operator == "gradient" else None
     if function_call is not None:  # gradient / function: f itself, as its framework runs it fastest
         timed.append((function_call, loops_for(function_call, settings)[0]))
-    native_times, prepared_times, *other_times = interleaved(timed, rounds)
+    native_times, prepared_times, through_times, *other_times = interleaved(timed, rounds)
+    row["through_s"] = float(np.median(through_times))
+    row["through_over_native"] = float(np.median(np.array(through_times) / np.array(native_times)))
+    row["ratio_vs_through"] = float(np.median(np.array(prepared_times) / np.array(through_times)))
     if function_call is not None:
         function_times = other_times.pop()
         row["function_s"] = float(np.median(function_times))
@@ -294,6 +305,28 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     reps = int(max(1, min(settings.unprepared_reps, settings.case_budget_s / 4 // max(unprepared_once, 1e-9))))
     row["unprepared_s"] = float(np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)]))
     return row
+
+
+def through_public_signature(derivative_at, convert):
+    """``derivative_at`` (a native recipe) behind a function shaped like ``di.<op>``, results ``convert``-ed.
+
+    Timed like the interface (``through(f, backend, x, prep=prep)``), it measures
+    what a Python call with the public signature costs around the native
+    recipe, and the output conversion the interface's contract asks for (a
+    numpy result for a numpy x on JAX), with none of the interface's code:
+    *interface / pass-through* is then the interface's own cost.
+    """
+    if convert is None:
+
+        def through(f, backend, x, *contexts, prep=None, out=None):
+            return derivative_at(x)
+
+    else:
+
+        def through(f, backend, x, *contexts, prep=None, out=None):
+            return convert(derivative_at(x))
+
+    return through
 
 
 def plain_function(workload, framework, x):

@@ -105,7 +105,7 @@ def markdown(results):
         + (f"; torch threads {env['torch threads']}" if "torch threads" in env else ""),
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         f"- Measurement: up to {settings['rounds']} rounds per case (at least {settings['min_rounds']}), each "
-        f"round one native sample and one interface sample (order alternating), a sample lasting at least "
+        f"round one native sample, one interface sample and one pass-through sample (order alternating), a sample lasting at least "
         f"{fmt_time(settings['sample_s'])}; all arrays float64 (JAX with `jax_enable_x64`), torch on one thread.",
         f"- Clock: {CLOCK_TEXT[results.get('clock', 'wall')]}",
         "- **ratio** = median over rounds of (prepared interface time / native time) in the same round, "
@@ -173,12 +173,22 @@ def markdown(results):
     above = [r for r in rows if r["status"] == "ok" and r["ratio"] > THRESHOLD]
     lines += [f"## Ratios above {THRESHOLD}", ""]
     if above:
-        lines += ["| backend | operator | workload | n | ratio [IQR] | ratio of minima | Δ/call | evals di / native |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "*pass-through*: the native recipe behind a function with the public signature "
+            "(`through(f, backend, x, prep=prep)`, delivering what the interface delivers: numpy out for "
+            "numpy in), timed in the same interleaved rounds. *pass-through / native* is what the API's "
+            "shape costs any Python implementation; *interface / pass-through* is the interface's own code.",
+            "",
+            "| backend | operator | workload | n | ratio [IQR] | ratio of minima | Δ/call | evals di / native "
+            "| pass-through | pass-through / native | interface / pass-through |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in sorted(above, key=lambda r: -r["ratio"]):
+            through = (f"| {fmt_time(r['through_s'])} | {r['through_over_native']:.2f} | **{r['ratio_vs_through']:.2f}** |"
+                       if "through_s" in r else "| — | — | — |")
             lines.append(f"| {r['backend']} | {r['operator']} | {_workload(r)} | {_size(r['size'])} "
                          f"| {r['ratio']:.2f} [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] | {r['ratio_of_minima']:.2f} "
-                         f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} |")
+                         f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} {through}")
         lines += ["", "Causes and remedies: `benchmarks/README.md`, section *Reading the committed results*.", ""]
     else:
         lines += ["None.", ""]
