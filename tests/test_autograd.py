@@ -196,6 +196,20 @@ def test_derivative_of_matrix_function_records_one_forward_pass(operator):
     assert at_preparation == 0  # forward mode needs no output shape
 
 
+@pytest.mark.parametrize("f", [matrix_of_scalar, lambda t: (matrix_of_scalar(t) ** 2).sum()], ids=["matrix", "scalar"])
+def test_derivative_evaluates_once_in_every_call_while_it_learns_the_output(f):
+    """The first call records f for reverse mode; a matrix output sends later calls forward."""
+    counted = Counted(f)
+    prep = di.prepare_derivative(counted, BACKEND, 0.7)
+    expected = autograd.jacobian(f)(0.7)
+    for _ in range(3):
+        counted.count = 0
+        value, d = di.value_and_derivative(counted, BACKEND, 0.7, prep=prep)
+        assert counted.count == 1
+        np.testing.assert_allclose(d, expected, rtol=1e-12)
+        np.testing.assert_allclose(value, f(0.7))
+
+
 def test_pullback_batch_records_one_forward_pass():
     cotangents = tuple(np.eye(4))
     at_preparation, per_call = prepared_calls(di.prepare_pullback, di.pullback, coupled, X, cotangents)
