@@ -49,16 +49,20 @@ def environment():
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
-    threads = {}
+    extra = {}
     if "torch" in sys.modules:
-        threads["torch threads"] = sys.modules["torch"].get_num_threads()
+        extra["torch threads"] = sys.modules["torch"].get_num_threads()
+    malloc = {name: os.environ[name] for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+              if name in os.environ}
+    if malloc:
+        extra["malloc"] = malloc
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{_cpu_model()}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "commit": _git_commit(),
         "versions": versions,
-        **threads,
+        **extra,
     }
 
 
@@ -102,7 +106,9 @@ def markdown(results):
         f"on {env['date']}, commit {env['commit']}.",
         "",
         f"- Machine: {env['machine']}; Python {env['python']}"
-        + (f"; torch threads {env['torch threads']}" if "torch threads" in env else ""),
+        + (f"; torch threads {env['torch threads']}" if "torch threads" in env else "")
+        + ("; glibc malloc " + ", ".join(f"`{k}={v}`" for k, v in env["malloc"].items())
+           + " (fixed thresholds: see `benchmarks/__main__.py`)" if "malloc" in env else ""),
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         f"- Measurement: up to {settings['rounds']} rounds per case (at least {settings['min_rounds']}), each "
         f"round one native sample, one interface sample and one pass-through sample (order alternating), a sample lasting at least "
