@@ -7,8 +7,8 @@ each time a large block is freed, so whether a call that allocates megabytes
 (the 1000 x 1000 Jacobians) gets heap memory or fresh pages, 2-4x slower with
 their page faults, depends on what ran before it: interleaved recipes would
 time each other's allocation history (measured: torch's n = 1000 Jacobian read
-0.35x, 1.15x and 3.6x in three runs; with fixed thresholds 1.04-1.06, and both
-recipes 2.2x faster). Set the variables yourself to choose other values.
+0.35x, 1.15x and 3.6x in three runs; with fixed thresholds both recipes run
+2.2x faster, without page faults). Set the variables yourself to choose other values.
 """
 
 import os
