@@ -17,13 +17,11 @@ _functional_jacobian = torch.autograd.functional.jacobian
 _ones_like = torch.ones_like
 _has_torch_function = torch._C._has_torch_function
 
-try:
-    # What torch.autograd.grad runs once it has handled its arguments. That handling (tuples,
-    # __torch_function__ dispatch, _make_grads' checks) is about 10 us of Python per call, a third
-    # of a 10-element gradient; _vjp calls the engine itself when it needs none of it.
-    from torch.autograd.graph import _engine_run_backward
-except ImportError:  # older torch: every backward pass goes through torch.autograd.grad
-    _engine_run_backward = None
+# What torch.autograd.grad runs once it has handled its arguments. That handling (tuples,
+# __torch_function__ dispatch, _make_grads' checks) is about 10 us of Python per call, a third
+# of a 10-element gradient; _vjp calls the engine itself when it needs none of it. None on a
+# torch without it: every backward pass then goes through torch.autograd.grad.
+_engine_run_backward = getattr(torch.autograd.graph, "_engine_run_backward", None)
 
 
 def _traced(fn, xr, ctx):
