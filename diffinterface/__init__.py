@@ -19,7 +19,7 @@ adapter per AD library) -> ``operators`` (one module per operator family) ->
 from typing import TYPE_CHECKING
 
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
-from .arrays import array_namespace
+from .families import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, flatten, register_backend
 from .errors import (

@@ -63,7 +63,7 @@ def test_every_autograd_namespace_function_has_a_derivative_rule():
     from autograd.core import VJPNode, primitive_vjps
     from autograd.tracer import notrace_primitives
 
-    from diffinterface.arrays import autograd_namespace as xp
+    from diffinterface.families import autograd_namespace as xp
 
     def lacks_rule(function):
         return (getattr(function, "_is_autograd_primitive", False) and function not in primitive_vjps

@@ -352,7 +352,7 @@ def test_inputs_and_seeds_are_not_modified_or_aliased():
 
 
 def test_array_namespace_is_the_differentiable_autograd_namespace_on_every_kind_of_box():
-    from diffinterface.arrays import autograd_namespace
+    from diffinterface.families import autograd_namespace
 
     seen = []
 

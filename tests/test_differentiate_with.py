@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from diffinterface.arrays import dtype_name, family_of
+from diffinterface.families import dtype_name, family_of
 from diffinterface.core import get_adapter
 from diffinterface.testing import BACKENDS, default_tolerances, second_order_scenarios, test_differentiation
 

@@ -56,7 +56,7 @@ import numpy as np
 from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, vspace
 from autograd.tracer import getval, trace
 
-from ..arrays import describe, is_array
+from ..families import describe, is_array
 from ..core import Adapter, Impl
 from ..errors import graph_break
 

@@ -72,7 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..arrays import dtype_name, shape_of
+from ..families import dtype_name, shape_of
 from ..core.boundary import check_output
 from ..errors import XSignatureChangedError
 from ..core import Spec, require_scalar_output

@@ -29,7 +29,7 @@ raised, so the prepared fast path pays nothing) and hands it to
 
 from __future__ import annotations
 
-from ..arrays import describe, is_array
+from ..families import describe, is_array
 from ..errors import (
     DifferentiationError,
     MissingBackendError,

@@ -26,7 +26,7 @@ from functools import wraps
 
 import numpy as np
 
-from ..arrays import describe, dtype_name, family_of, is_array, shape_of, write_out
+from ..families import describe, dtype_name, family_of, is_array, shape_of, write_out
 from ..contexts import check_contexts
 from ..errors import UnsupportedError, XSignatureChangedError
 from .boundary import explain

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import from_numpy
+from ..families import from_numpy
 from .adapter import Impl
 from .problem import require_scalar_output
 

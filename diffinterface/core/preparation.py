@@ -34,7 +34,7 @@ from types import MethodType
 
 import numpy as np
 
-from ..arrays import FAMILIES, dtype_name, family_of, is_array, shape_of
+from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
 from ..contexts import Context
 from ..errors import PreparationMismatchError
 from .pytree import TreeKey, tree_key
@@ -128,7 +128,7 @@ def _mismatch_line(slot, prepared, given):
 def _metadata_attribute(x):
     """The attribute of ``x`` whose ``shape`` and ``dtype`` are plain reads (None: ``x``'s own).
 
-    Its family says (:class:`~diffinterface.arrays.Family`); the attribute must
+    Its family says (:class:`~diffinterface.families.Family`); the attribute must
     hold x's very shape and dtype, else x's own are read.
     """
     name = FAMILIES[family_of(x)].metadata if family_of(x) in FAMILIES else None

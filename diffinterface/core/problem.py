@@ -4,7 +4,7 @@
 where it has none, builds one with the operator family's fallback, which the
 operator modules register in :data:`FALLBACKS` (the core imports no operator).
 Fallbacks work in the user's array family with the namespace of
-:mod:`diffinterface.arrays`.
+:mod:`diffinterface.families`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
+from ..families import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
 
 #: operator family name -> fallback(problem) -> Impl, filled by each operator module
 FALLBACKS: dict[str, Callable[[Problem], Any]] = {}

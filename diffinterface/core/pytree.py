@@ -70,8 +70,8 @@ from types import MethodType
 
 import numpy as np
 
-from ..arrays import cast as _cast
-from ..arrays import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
+from ..families import cast as _cast
+from ..families import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -459,7 +459,7 @@ class OutputPlan:
 
     def ravel_output(self, out):
         """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
-        from ..arrays import array_namespace
+        from ..families import array_namespace
 
         leaves = self._flatten(out)[0]
         xp = array_namespace(*leaves)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_namespace
+from ..families import array_namespace
 from ..core import Problem, Spec
 from ..errors import UnsupportedError
 

@@ -16,7 +16,7 @@ time.
 
 from __future__ import annotations
 
-from ..arrays import cast
+from ..families import cast
 from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode

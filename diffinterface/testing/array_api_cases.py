@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..arrays import array_namespace
+from ..families import array_namespace
 from ..core.boundary import FRAMEWORK_LIMITS
 from ..operators import jacobian
 from ..selectors import AutoFiniteDiff

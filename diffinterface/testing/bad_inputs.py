@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..arrays import array_namespace, is_array
+from ..families import array_namespace, is_array
 from ..errors import DifferentiationError, MissingBackendError
 from ..operators import gradient, pullback, pushforward
 from .cases import CaseResult

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_namespace
+from ..families import array_namespace
 from .scenario import Scenario, _contract_x, _contract_y, _tangent, _x
 
 

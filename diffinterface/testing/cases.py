@@ -29,7 +29,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import operators
-from ..arrays import describe, dtype_name, family_of, shape_of
+from ..families import describe, dtype_name, family_of, shape_of
 from ..core import OPERATORS
 from ..errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from ..selectors import AbstractBackend

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_namespace
+from ..families import array_namespace
 from .scenarios import OPERATORS, Scenario, _filter, _scenario, _tangent
 
 

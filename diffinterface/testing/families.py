@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..arrays import family_of
+from ..families import family_of
 from ..contexts import Context
 
 #: families the kit knows how to build inputs in

@@ -19,7 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..arrays import array_namespace
+from ..families import array_namespace
 from .scenarios import Scenario
 
 #: a namedtuple node, as users write for (weights, bias) pairs

@@ -85,7 +85,7 @@ class Scenario:
     @property
     def dtype(self) -> str:
         """x's dtype; for a pytree x, its least precise leaf's (the tolerances follow it)."""
-        from ..arrays import dtype_name
+        from ..families import dtype_name
         from .families import is_container, tree_leaves
 
         if is_container(self.x):
@@ -95,7 +95,7 @@ class Scenario:
     @property
     def x_shape(self) -> tuple:
         """x's shape (``()`` for a pytree x)."""
-        from ..arrays import is_array, shape_of
+        from ..families import is_array, shape_of
 
         return shape_of(self.x) if is_array(self.x) else ()
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import operators as di_operators
 from .. import wrappers as di_wrappers
-from ..arrays import array_namespace, family_of
+from ..families import array_namespace, family_of
 from .families import CONVERTIBLE_FAMILIES, convert, to_numpy
 from .runner import _capabilities
 from .tolerances import default_tolerances

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...arrays import describe
+from ...families import describe
 from ...errors import graph_break
 
 _Tensor = torch.Tensor

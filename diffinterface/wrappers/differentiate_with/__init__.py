@@ -11,7 +11,7 @@
 
 ``g(x, *contexts)`` has ``f``'s signature (contexts are ``di.Constant`` /
 ``di.Cache``, never differentiated). What a call does depends on the array
-family of ``x`` (``diffinterface.arrays.family_of``, which imports nothing):
+family of ``x`` (``diffinterface.families.family_of``, which imports nothing):
 
 - ``x`` of the inner backend's own framework (JAX arrays and tracers for
   ``AutoJAX``, tensors for ``AutoTorch``, autograd's boxes for
@@ -46,7 +46,7 @@ import threading
 
 import numpy as np
 
-from ...arrays import array_namespace, dtype_name, family_of, shape_of
+from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
 from ...core import get_adapter
 from ._rules import OperatorRules, context_signature, converted_contexts, inner_family, to_family

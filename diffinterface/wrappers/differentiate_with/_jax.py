@@ -28,7 +28,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from ...arrays import family_of, shape_of, size_of
+from ...families import family_of, shape_of, size_of
 from ._rules import converted_contexts, third_order, to_family
 
 # -- host side: numpy in, numpy out -----------------------------------------------------------

@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from ... import operators
-from ...arrays import array_namespace, dtype_name, family_of, shape_of
+from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import Cache, Constant
 from ...core import get_adapter
 from ...errors import UnsupportedError

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...arrays import cast, from_numpy
+from ...families import cast, from_numpy
 from ...core import Adapter, Impl, get_adapter, require_scalar_output
 from ...operators._second_order import differentiated_problem, outer_mode
 from ..second_order import SecondOrderAdapter

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...arrays import family_of, is_array
+from ...families import family_of, is_array
 from ...errors import UnsupportedError
 from ...operators import hessian, jacobian
 from .config import DenseSparsityDetector, KnownSparsity, TracerSparsityDetector

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...arrays import family_of, is_array
+from ...families import family_of, is_array
 from .matrices import _x64_call, assembler
 
 

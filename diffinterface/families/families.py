@@ -7,7 +7,7 @@ array-api-compat's ``is_torch_array`` does, and remembered per type, so asking
 never imports a framework and costs one dictionary look-up.
 
     >>> import numpy as np
-    >>> from diffinterface.arrays import family_of
+    >>> from diffinterface.families import family_of
     >>> family_of(np.ones(3)), family_of(2.0), family_of("a")
     ('numpy', 'numpy', 'unknown')
 """
@@ -77,7 +77,7 @@ FAMILIES = {
         Family("numpy", ("numpy",), "numpy", lambda a, like: a, _numpy_write),
         Family("torch", ("torch",), "array_api_compat.torch", _torch_from_numpy, _torch_write),
         Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy, metadata="aval"),
-        Family("autograd", ("autograd",), "diffinterface.arrays.autograd_namespace", _autograd_from_numpy),
+        Family("autograd", ("autograd",), "diffinterface.families.autograd_namespace", _autograd_from_numpy),
     )
 }
 

@@ -21,7 +21,7 @@ around it, never a silent zero.
 Examples
 --------
 >>> import numpy as np, autograd
->>> from diffinterface.arrays import autograd_namespace as xp
+>>> from diffinterface.families import autograd_namespace as xp
 >>> f = lambda x: xp.linalg.vector_norm(xp.concat([x, xp.flip(x)]))
 >>> autograd.grad(f)(np.array([3.0, 4.0])).round(4)   # the norm of [3, 4, 4, 3]: 2 x / sqrt(50)
 array([0.8485, 1.1314])
