@@ -71,7 +71,7 @@ from types import MethodType
 import numpy as np
 
 from ..families import cast as _cast
-from ..families import describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
+from ..families import FAMILIES, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -242,18 +242,7 @@ class TreePlan:
 
     def ravel(self, tree):
         """The leaves of ``tree`` as one flat 1-D array of the promoted dtype, in the tree's family."""
-        if self.family == "jax":
-            import jax
-
-            # float64 exists in JAX only under x64: on for this thread, as the adapter does.
-            with jax.enable_x64(self.dtype == "float64"):
-                return jax.numpy.concatenate([_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)])
-        parts = [_cast(leaf, self.dtype).reshape(-1) for leaf in self.array_leaves(tree)]
-        if self.family == "torch":
-            import torch
-
-            return torch.cat(parts)
-        return np.concatenate(parts)
+        return FAMILIES[self.family].ravel(self.array_leaves(tree), self.dtype)
 
     def unravel(self, flat):
         """The tree of the plan's structure from a flat array (any family, traced values included)."""
@@ -534,17 +523,7 @@ class OutputPlan:
         like = next((leaf for leaf in leaves if leaf.__class__ is not float), None)
         leaves = [from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
                   for leaf in leaves]
-        if self.family == "jax":
-            import jax
-
-            with jax.enable_x64(self.dtype == "float64"):
-                return jax.numpy.concatenate([_cast(leaf, self.dtype).reshape(-1) for leaf in leaves])
-        parts = [_cast(leaf, self.dtype).reshape(-1) for leaf in leaves]
-        if self.family == "torch":
-            import torch
-
-            return torch.cat(parts)
-        return np.concatenate(parts)
+        return FAMILIES[self.family].ravel(leaves, self.dtype)
 
     def unravel(self, flat):
         """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""

@@ -21,16 +21,7 @@ def cast(a, dtype):
     """``a`` as ``dtype`` (a name) in its own family, traced values included; ``a`` itself when it already is."""
     if dtype_name(a) == dtype:
         return a
-    family = family_of(a)
-    if family == "torch":
-        import torch
-
-        return a.to(getattr(torch, dtype))
-    if family == "autograd":
-        from .autograd_namespace import astype
-
-        return astype(a, dtype, copy=False)
-    return a.astype(dtype)
+    return FAMILIES[family_of(a)].cast(a, dtype)
 
 
 def write_out(out, result, name="out", avoid=None):

@@ -40,6 +40,56 @@ def _autograd_from_numpy(a, like):
     return a
 
 
+def _numpy_cast(a, dtype):
+    return a.astype(dtype)
+
+
+def _torch_cast(a, dtype):
+    import torch
+
+    return a.to(getattr(torch, dtype))
+
+
+def _autograd_cast(a, dtype):
+    from .autograd_namespace import astype
+
+    return astype(a, dtype, copy=False)
+
+
+def _numpy_ravel(leaves, dtype):
+    return np.concatenate([(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves])
+
+
+def _torch_ravel(leaves, dtype):
+    import torch
+
+    return torch.cat([(a if dtype_name(a) == dtype else _torch_cast(a, dtype)).reshape(-1) for a in leaves])
+
+
+def _jax_ravel(leaves, dtype):
+    import jax
+
+    # float64 exists in JAX only under x64: on for this thread only
+    with jax.enable_x64(dtype == "float64"):
+        return jax.numpy.concatenate([(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves])
+
+
+def _autograd_ravel(leaves, dtype):
+    import autograd.numpy as anp
+
+    return anp.concatenate([(a if dtype_name(a) == dtype else _autograd_cast(a, dtype)).reshape(-1) for a in leaves])
+
+
+def _torch_to_numpy(a):
+    return a.detach().cpu().numpy()
+
+
+def _autograd_to_numpy(a):
+    from autograd.tracer import getval
+
+    return np.asarray(getval(a))
+
+
 def _numpy_write(out, result):
     if not isinstance(out, np.ndarray):
         return f"expected a writable numpy array; got {type(out).__name__}"
@@ -69,15 +119,23 @@ class Family(Frozen):
     #: an attribute of its arrays holding their shape and dtype as plain attributes, when the
     #: arrays' own ``shape``/``dtype`` are slower properties reading it (the prepared-call check uses it)
     metadata: Optional[str] = None
+    #: ``(a, dtype name) -> a`` as that dtype, in this family (traced values included)
+    cast: Callable = _numpy_cast
+    #: ``(leaves, dtype name) -> 1-D array``: the leaves cast to ``dtype``, flattened and concatenated
+    ravel: Callable = _numpy_ravel
+    #: ``a -> numpy array`` (a copy or a view, never a traced value)
+    to_numpy: Callable = np.asarray
 
 
 FAMILIES = {
     family.name: family
     for family in (
         Family("numpy", ("numpy",), "numpy", lambda a, like: a, _numpy_write),
-        Family("torch", ("torch",), "array_api_compat.torch", _torch_from_numpy, _torch_write),
-        Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy, metadata="aval"),
-        Family("autograd", ("autograd",), "diffinterface.families.autograd_namespace", _autograd_from_numpy),
+        Family("torch", ("torch",), "array_api_compat.torch", _torch_from_numpy, _torch_write,
+               cast=_torch_cast, ravel=_torch_ravel, to_numpy=_torch_to_numpy),
+        Family("jax", ("jax", "jaxlib"), "jax.numpy", _jax_from_numpy, metadata="aval", ravel=_jax_ravel),
+        Family("autograd", ("autograd",), "diffinterface.families.autograd_namespace", _autograd_from_numpy,
+               cast=_autograd_cast, ravel=_autograd_ravel, to_numpy=_autograd_to_numpy),
     )
 }
 
