@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 if TYPE_CHECKING:  # typing has it from Python 3.11 on; mypy reads typing_extensions' stub
     from typing_extensions import dataclass_transform
@@ -98,8 +98,47 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
     return __init__
 
 
+#: how many distinct values of one class are kept for reuse (see :class:`_FrozenType`)
+_KEPT_PER_CLASS = 256
+
+
+class _FrozenType(type):
+    """The metaclass of :class:`Frozen`: a call with arguments seen before returns the value built then.
+
+    A selector is often written inline in each call (``di.gradient(f, di.AutoJAX(), x, prep=prep)``):
+    reusing the value makes that construction a dictionary look-up, after the first, and makes
+    equal selectors the same object, which the prepared path compares by identity first. The key
+    holds the arguments' types too, so ``AutoJAX(jit=1)`` is validated (and refused) even after
+    ``AutoJAX(jit=True)``: ``1 == True`` would otherwise find that value. Unhashable arguments,
+    classes with ``eq=False`` (identity semantics) and classes past ``_KEPT_PER_CLASS`` distinct
+    values are built afresh each time.
+    """
+
+    def __call__(cls, *args, **kwargs):
+        kept = cls._frozen_kept
+        if kept is None:
+            return super().__call__(*args, **kwargs)
+        # keyword items are pairs and positional arguments are not, so the two never share a key
+        if kwargs:
+            key = ((*kwargs.items(), *map(type, kwargs.values())) if not args
+                   else (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values())))
+        elif args:
+            key = (*args, *map(type, args))
+        else:
+            key = ()
+        try:
+            value = kept.get(key)
+        except TypeError:  # an unhashable argument: nothing to look up
+            return super().__call__(*args, **kwargs)
+        if value is None:
+            value = super().__call__(*args, **kwargs)
+            if len(kept) < _KEPT_PER_CLASS:
+                kept[key] = value
+        return value
+
+
 @dataclass_transform(frozen_default=True)
-class Frozen:
+class Frozen(metaclass=_FrozenType):
     """Base class of an immutable value with declared fields (see the module's docstring).
 
     Examples
@@ -117,6 +156,8 @@ class Frozen:
     __frozen_fields__: ClassVar[tuple] = ()
     #: field -> default, for those that have one
     __frozen_defaults__: ClassVar[dict] = {}
+    #: the values built so far, by their arguments (None: each call builds one; see _FrozenType)
+    _frozen_kept: ClassVar[Optional[dict]] = None
 
     def __init_subclass__(cls, *, eq: bool = True, **options: Any) -> None:
         super().__init_subclass__(**options)
@@ -139,17 +180,26 @@ class Frozen:
         setattr(cls, "__match_args__", names)  # noqa: B010 - positional patterns, as a dataclass's
         # a field without a default after one with a default is a TypeError here, as in a dataclass
         signature = inspect.Signature(parameters)
-        if names or hasattr(cls, "__post_init__"):  # else object's __init__: no argument, and faster
+        if "__init__" in vars(cls):  # a class that builds its fields itself (from other arguments)
+            pass
+        elif names or hasattr(cls, "__post_init__"):  # else object's __init__: no argument, and faster
             setattr(cls, "__init__", _constructor(cls, names, signature))  # noqa: B010
         if not eq:
             cls.__eq__ = object.__eq__  # type: ignore[method-assign]
             cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+        # values of this class, by the arguments that built them (see _FrozenType); none for
+        # identity-compared classes, whose equal values must stay distinct objects
+        cls._frozen_kept = {} if cls.__eq__ is Frozen.__eq__ else None
+        # what help() and the docs show for the class: its fields, not the metaclass's (*args, **kwargs)
+        cls.__signature__ = signature.replace(return_annotation=None)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
         return f"{type(self).__qualname__}({fields})"
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
         if other.__class__ is not self.__class__:
             return NotImplemented
         return self.__dict__ == other.__dict__

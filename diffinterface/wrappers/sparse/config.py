@@ -1,7 +1,7 @@
 """Configuration of ``AutoSparse``: the selector, its detectors and its coloring (import nothing).
 
-Every object here is a frozen, hashable dataclass validated at construction,
-like the backend selectors in ``diffinterface/selectors.py``; the work is done
+Every object here is a frozen, hashable :class:`~diffinterface.frozen.Frozen` value
+validated at construction, like the backend selectors in ``diffinterface/selectors.py``; the work is done
 by ``detection.py``, ``coloring.py`` and ``adapter.py`` of this folder,
 imported the first time an ``AutoSparse`` backend is used.
 
@@ -12,15 +12,13 @@ imported the first time an ``AutoSparse`` backend is used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ...frozen import Frozen
 from ...selectors import AbstractBackend
 
 
-@dataclass(frozen=True)
-class TracerSparsityDetector:
+class TracerSparsityDetector(Frozen):
     """The global sparsity pattern, found by tracing ``f`` with JAX (``asdex``).
 
     The pattern holds at every ``x`` (it follows the operations of ``f``, not
@@ -45,8 +43,7 @@ class TracerSparsityDetector:
     """
 
 
-@dataclass(frozen=True)
-class DenseSparsityDetector:
+class DenseSparsityDetector(Frozen):
     """The pattern of one dense Jacobian or Hessian computed by ``backend`` at the preparation point.
 
     The pattern is *local*: an entry that happens to be zero at the
@@ -86,8 +83,7 @@ class DenseSparsityDetector:
             raise ValueError(f"DenseSparsityDetector(atol=...) expected a float >= 0; got {self.atol!r}")
 
 
-@dataclass(frozen=True, init=False)
-class KnownSparsity:
+class KnownSparsity(Frozen):
     """A pattern the user knows: a scipy.sparse matrix or a 2-D boolean (or 0/1) array.
 
     The pattern is over flattened indices: ``f(x).size x x.size`` for a
@@ -109,7 +105,7 @@ class KnownSparsity:
     """
 
     shape: tuple
-    entries: bytes = field(repr=False)
+    entries: bytes
 
     def __init__(self, pattern):
         if hasattr(pattern, "tocoo") and hasattr(pattern, "nnz"):  # scipy.sparse, without importing it
@@ -132,8 +128,10 @@ class KnownSparsity:
             shape = tuple(int(d) for d in dense.shape)
             rows, cols = (np.asarray(i, dtype=np.int64) for i in np.nonzero(dense))
         flat = np.unique(rows * shape[1] + cols)
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "entries", flat.tobytes())
+        self.__dict__.update(shape=shape, entries=flat.tobytes())  # the fields, in order
+
+    def __repr__(self):
+        return f"KnownSparsity(shape={self.shape}, nnz={self.nnz})"
 
     @property
     def nnz(self) -> int:
@@ -149,8 +147,7 @@ class KnownSparsity:
 _ORDERS = ("largest_first",)
 
 
-@dataclass(frozen=True)
-class GreedyColoring:
+class GreedyColoring(Frozen):
     """Greedy coloring of the pattern (asdex's port of SparseMatrixColorings.jl).
 
     Jacobians get a partial distance-2 coloring of the columns (forward dense
@@ -188,8 +185,7 @@ class GreedyColoring:
 _DETECTORS = (TracerSparsityDetector, DenseSparsityDetector, KnownSparsity)
 
 
-@dataclass(frozen=True)
-class AutoSparse(AbstractBackend):
+class AutoSparse(AbstractBackend, Frozen):
     """Sparse Jacobians and Hessians from colored, compressed products of ``dense_backend``.
 
     At preparation the sparsity pattern is detected and colored; each call
