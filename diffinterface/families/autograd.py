@@ -21,13 +21,12 @@ from .base import Family, dtype_name
 class AutogradFamily(Family):
     """autograd's boxes (``ArrayBox`` and the forward-mode ones), over numpy values."""
 
-    __slots__ = ()
-
     name = "autograd"
-    modules = ("autograd",)
-    namespace_module = "diffinterface.families.autograd_namespace"
+    #: its boxes trace the others: the namespace of the functions autograd differentiates
     precedence = 3
     concrete = False
+    modules = ("autograd",)
+    namespace_module = "diffinterface.families.autograd_namespace"
 
     def from_numpy(self, a, like):
         return a

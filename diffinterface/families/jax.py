@@ -44,8 +44,6 @@ def _device_of(like):
 class JaxFamily(Family):
     """JAX arrays and tracers (immutable: no ``out=``); namespace ``jax.numpy``; sparse matrices: BCOO."""
 
-    __slots__ = ()
-
     name = "jax"
     modules = ("jax", "jaxlib")
     namespace_module = "jax.numpy"

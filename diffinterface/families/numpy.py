@@ -27,8 +27,6 @@ def _indptr(rows, m):
 class NumpyFamily(Family):
     """numpy arrays (also numpy scalars and Python ``float`` and ``int``); sparse matrices: ``scipy.sparse``."""
 
-    __slots__ = ()
-
     name = "numpy"
     modules = ("numpy",)
     types = (np.ndarray, float, int)

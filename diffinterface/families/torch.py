@@ -23,8 +23,6 @@ from .registry import as_numpy
 class TorchFamily(Family):
     """torch tensors; their namespace is array-api-compat's torch; sparse matrices: sparse CSR tensors."""
 
-    __slots__ = ()
-
     name = "torch"
     modules = ("torch",)
     namespace_module = "array_api_compat.torch"
