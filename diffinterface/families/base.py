@@ -104,7 +104,11 @@ class Family:
     # -- building and converting ---------------------------------------------------------------
 
     def from_numpy(self, a, like):
-        """The numpy array ``a`` in this family, dtype kept, on ``like``'s device (``like``: an array of it)."""
+        """The numpy array ``a`` in this family, dtype kept, on ``like``'s device.
+
+        ``like`` is an array of this family; None (the default device) is
+        accepted where the family has one default (not torch: use :meth:`from_dlpack`).
+        """
         return self.namespace().asarray(a)
 
     def to_numpy(self, a):
