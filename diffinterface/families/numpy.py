@@ -19,7 +19,7 @@ def _readonly(a):
     return a
 
 
-def _indptr(rows, m):
+def row_pointers(rows, m):
     """The CSR row pointers of row-major sorted ``rows`` of an ``m``-row matrix."""
     return np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]).astype(np.int64)
 
@@ -95,7 +95,7 @@ class NumpyFamily(Family):
 
         # read-only: every matrix built shares them
         indices = _readonly(cols.astype(np.int32))
-        indptr = _readonly(_indptr(rows, shape[0]).astype(np.int32))
+        indptr = _readonly(row_pointers(rows, shape[0]).astype(np.int32))
 
         def build(data):
             matrix = csr_array((np.asarray(data), indices, indptr), shape=shape, copy=False)

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .base import Family, dtype_name
-from .numpy import _indptr
+from .numpy import row_pointers
 from .registry import as_numpy
 
 
@@ -105,7 +105,7 @@ class TorchFamily(Family):
     def sparse_builder(self, rows, cols, shape, like):
         import torch
 
-        crow = self.index_array(_indptr(rows, shape[0]), like)
+        crow = self.index_array(row_pointers(rows, shape[0]), like)
         col = self.index_array(cols.astype(np.int64), like)
         with warnings.catch_warnings():
             # torch warns once per process that sparse CSR is in beta: once here, silenced, and never in a call
