@@ -102,20 +102,28 @@ def zeros_like(a, family):
     return FAMILIES[family].from_dlpack(np.zeros(a.shape, dtype=a.dtype))
 
 
+def map_first_leaf(fn, a):
+    """``fn`` applied to ``a``, or to the first leaf only of a tree ``a`` (the other leaves kept)."""
+    if not is_container(a):
+        return fn(a)
+    pending = [True]
+
+    def first_only(leaf):
+        if not pending:
+            return leaf
+        pending.clear()
+        return fn(leaf)
+
+    return tree_map(first_only, a)
+
+
 def reshaped_other(x, family):
     """An input like ``x`` but with one more element (shape differs), for the mismatch check.
 
     For a tree, the same tree with one more element in its first leaf.
     """
-    if is_container(x):
-        first = [True]
+    def grown(leaf):
+        flat = np.reshape(to_numpy(leaf), (-1,))
+        return convert(np.concatenate([flat, np.zeros(1, dtype=flat.dtype)]), family)
 
-        def grow(leaf):
-            if first[0]:
-                first[0] = False
-                return reshaped_other(leaf, family)
-            return leaf
-
-        return tree_map(grow, x)
-    flat = np.concatenate([np.reshape(to_numpy(x), (-1,)), np.zeros(1, dtype=np.asarray(to_numpy(x)).dtype)])
-    return convert(flat, family)
+    return map_first_leaf(grown, x)

@@ -80,12 +80,13 @@ def ncolors(prep) -> int:
     Parameters
     ----------
     prep : Preparation
-        The result of ``prepare_jacobian`` or ``prepare_hessian`` with a ``di.AutoSparse`` backend
-        (anything else: a TypeError naming ``prep``).
+        A preparation with a ``di.AutoSparse`` backend, of a Jacobian or a Hessian; anything else
+        raises a TypeError naming ``prep``.
 
     Returns
     -------
     int
+        The colors of its coloring: the seeds each prepared call sweeps.
 
     Examples
     --------
@@ -103,13 +104,12 @@ def sparsity_pattern(prep):
     Parameters
     ----------
     prep : Preparation
-        The result of ``prepare_jacobian`` or ``prepare_hessian`` with a ``di.AutoSparse`` backend
-        (anything else: a TypeError naming ``prep``).
+        A sparse preparation, as for :func:`coloring` (anything else: a TypeError naming ``prep``).
 
     Returns
     -------
     scipy.sparse.csr_array
-        Shape ``(f(x).size, x.size)`` for a Jacobian, ``(x.size, x.size)`` for a Hessian.
+        True at the entries the preparation computes. Shape ``(f(x).size, x.size)`` for a Jacobian, ``(x.size, x.size)`` for a Hessian.
 
     Examples
     --------
