@@ -116,11 +116,12 @@ class Family:
         return np.asarray(a)
 
     def from_dlpack(self, a):
-        """A concrete array ``a`` of any family in this one, on its default device, dtype kept.
+        """A concrete array ``a`` of any family in this one, dtype kept.
 
-        Memory is shared where both frameworks can (DLPack, or numpy's buffer);
-        otherwise the values go through numpy. ``a`` itself when it already is
-        one of this family.
+        Memory is shared where both frameworks can: through DLPack (the result
+        stays on ``a``'s device) or numpy's buffer. Otherwise the values go
+        through numpy, to this family's default device. ``a`` itself when it
+        already is one of this family.
         """
         from .registry import as_numpy, family_of
 
