@@ -1,25 +1,49 @@
-"""Arrays of every family, handled without importing a framework until one is needed.
+"""Array families: one module per family, each implementing the one :class:`Family` protocol.
 
-- :mod:`.families`: the table of array families, detection by class, shapes, dtypes,
-  namespaces (``array_namespace``);
-- :mod:`.conversion`: building arrays in a family, casting, writing into ``out=`` buffers.
+- :mod:`.base`: the ``Family`` protocol (detection, namespace, conversions, ``out=``
+  writes, sparse matrices, device) with array-API defaults;
+- :mod:`.registry`: ``FAMILIES``, ``register_family``, detection by class (``family_of``),
+  shapes, dtypes, namespaces (``array_namespace``);
+- :mod:`.conversion`: building arrays in a family, casting, writing into ``out=`` buffers;
+- the families: :mod:`.numpy`, :mod:`.torch`, :mod:`.jax`, :mod:`.autograd`
+  (its namespace: :mod:`.autograd_namespace`).
+
+Adding a family is one module defining a ``Family`` subclass, plus its
+``register_family`` line below (or a ``register_family`` call of its own).
+Registration order is the order detection tries the families and error
+messages list them.
 """
 
+from .autograd import AutogradFamily
+from .base import Family
 from .conversion import cast, from_numpy, write_out
-from .families import (
+from .jax import JaxFamily
+from .numpy import NumpyFamily
+from .registry import (
     FAMILIES,
-    Family,
     array_namespace,
+    as_numpy,
     describe,
     dtype_name,
     family_of,
     is_array,
     namespace,
+    register_family,
     shape_of,
     size_of,
+    sparse_family,
+    sparse_format,
+    unregister_family,
 )
+from .torch import TorchFamily
+
+register_family(NumpyFamily())
+register_family(TorchFamily())
+register_family(JaxFamily())
+register_family(AutogradFamily())
 
 __all__ = [
-    "FAMILIES", "Family", "array_namespace", "cast", "describe", "dtype_name", "family_of", "from_numpy",
-    "is_array", "namespace", "shape_of", "size_of", "write_out",
+    "FAMILIES", "Family", "array_namespace", "as_numpy", "cast", "describe", "dtype_name", "family_of",
+    "from_numpy", "is_array", "namespace", "register_family", "shape_of", "size_of", "sparse_family",
+    "sparse_format", "unregister_family", "write_out",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .families import FAMILIES, describe, dtype_name, family_of, shape_of
+from .registry import FAMILIES, describe, dtype_name, family_of, shape_of, sparse_family, sparse_format
 
 
 def from_numpy(a, family, like):
@@ -45,7 +45,7 @@ def write_out(out, result, name="out", avoid=None):
             _check_buffer(o, r, label, avoid)
     for o, r, label in pairs:
         if sparse_format(r) is not None:
-            _write_sparse_values(o, r)
+            _write_sparse_values(o, r, label)
             continue
         problem = FAMILIES[family_of(o)].write(o, r)
         if problem is not None:
@@ -53,48 +53,26 @@ def write_out(out, result, name="out", avoid=None):
     return _written(out, result)
 
 
-def sparse_format(a):
-    """"scipy-csr", "torch-csr" or "bcoo" for the sparse matrices diffinterface returns, else None."""
-    module = type(a).__module__
-    if module.startswith("scipy.sparse"):
-        return "scipy-" + a.format
-    if module.startswith("jax.experimental.sparse"):
-        return "bcoo"
-    if module.startswith("torch") and str(getattr(a, "layout", "")) == "torch.sparse_csr":
-        return "torch-csr"
-    return None
-
-
 def _check_sparse_buffer(out, result, name):
     """The sparse ``out`` must have ``result``'s format, shape, dtype and pattern (only values are written)."""
-    sparse = sparse_format(result)
-    if sparse == "bcoo":
-        raise ValueError(f"{name}: JAX sparse matrices (BCOO) are immutable and cannot be written in place; "
+    family = sparse_family(result)
+    if family.write is None:
+        raise ValueError(f"{name}: {family.sparse_type} are immutable and cannot be written in place; "
                          f"call without {name}=")
+    sparse = sparse_format(result)
     expected = f"a {sparse} matrix of shape {shape_of(result)} and dtype {dtype_name(result)} with the prepared pattern"
     if sparse_format(out) != sparse or shape_of(out) != shape_of(result) or dtype_name(out) != dtype_name(result):
         given = f"{sparse_format(out) or type(out).__name__} of shape {shape_of(out)} and dtype {dtype_name(out)}"
         raise ValueError(f"{name}: expected {expected}; got a {given}")
-    if sparse == "torch-csr":
-        same = out.col_indices() is result.col_indices() or (
-            out.col_indices().shape == result.col_indices().shape
-            and bool((out.col_indices() == result.col_indices()).all())
-            and bool((out.crow_indices() == result.crow_indices()).all())
-        )
-    else:
-        same = out.indices is result.indices or (
-            out.indices.shape == result.indices.shape
-            and np.array_equal(out.indices, result.indices) and np.array_equal(out.indptr, result.indptr)
-        )
-    if not same:
+    if not family.same_sparse_pattern(out, result):
         raise ValueError(f"{name}: expected {expected}; got a matrix with another pattern")
 
 
-def _write_sparse_values(out, result):
-    if sparse_format(out) == "torch-csr":
-        out.values().copy_(result.values())
-    else:
-        np.copyto(out.data, result.data)
+def _write_sparse_values(out, result, name):
+    family = sparse_family(result)
+    problem = family.write(family.sparse_values(out), family.sparse_values(result))
+    if problem is not None:
+        raise ValueError(f"{name}: {problem}")
 
 
 def _written(out, result):
@@ -134,15 +112,7 @@ def _check_buffer(out, result, name, avoid):
         raise ValueError(f"{name}: expected a writable buffer; got a read-only {describe(out)}")
     if getattr(out, "requires_grad", False):
         raise ValueError(f"{name}: expected a buffer outside autograd's graph; got a tensor that requires grad")
-    if avoid is not None and family_of(avoid) == family_of(out) and _shares_memory(out, avoid):
+    if avoid is not None and family_of(avoid) == family_of(out) and family.shares_memory(out, avoid):
         raise ValueError(f"{name}: the buffer shares memory with x, which diffinterface never modifies; "
                          "pass a separate buffer")
 
-
-def _shares_memory(a, b):
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return np.shares_memory(a, b)
-    pointer = getattr(a, "untyped_storage", None)
-    if pointer is not None and hasattr(b, "untyped_storage"):
-        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-    return a is b

@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..families import family_of
+from ..families import FAMILIES, as_numpy
 from ..contexts import Context
 
 #: families the kit knows how to build inputs in
@@ -49,10 +49,7 @@ def tree_leaves(a):
 
 def to_numpy(a):
     """A numpy copy of an array of any family (Python numbers become 0-d arrays)."""
-    family = family_of(a)
-    if family == "torch":
-        return a.detach().cpu().numpy().copy()
-    return np.array(a, copy=True)
+    return np.array(as_numpy(a), copy=True)
 
 
 def convert(a, family):
@@ -63,19 +60,10 @@ def convert(a, family):
         return tree_map(lambda leaf: convert(leaf, family), a)
     if family == "numpy":
         return a
-    a = np.asarray(a)
-    if family == "torch":
-        import torch
-
-        return torch.from_numpy(a.copy())
-    if family == "jax":
-        import jax
-
-        # float64 arrays exist in JAX only under x64; building them inside the
-        # context keeps the process-wide setting untouched.
-        with jax.enable_x64(a.dtype == np.float64):
-            return jax.numpy.asarray(a)
-    raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
+    if family not in CONVERTIBLE_FAMILIES:
+        raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
+    # a copy: the scenario's own arrays are never shared with the family's
+    return FAMILIES[family].from_dlpack(np.array(a, copy=True))
 
 
 def _convert_context(context, family):
@@ -109,13 +97,24 @@ def zeros_like(a, family):
     if is_container(a):
         return tree_map(lambda leaf: zeros_like(leaf, family), a)
     a = np.asarray(a)
-    if family == "numpy":
-        return np.zeros(a.shape, dtype=a.dtype)
-    if family == "torch":
-        import torch
+    if FAMILIES[family].write is None:
+        return None
+    return FAMILIES[family].from_dlpack(np.zeros(a.shape, dtype=a.dtype))
 
-        return torch.zeros(a.shape, dtype=getattr(torch, str(a.dtype)))
-    return None
+
+def map_first_leaf(fn, a):
+    """``fn`` applied to ``a``, or to the first leaf only of a tree ``a`` (the other leaves kept)."""
+    if not is_container(a):
+        return fn(a)
+    pending = [True]
+
+    def first_only(leaf):
+        if not pending:
+            return leaf
+        pending.clear()
+        return fn(leaf)
+
+    return tree_map(first_only, a)
 
 
 def reshaped_other(x, family):
@@ -123,15 +122,8 @@ def reshaped_other(x, family):
 
     For a tree, the same tree with one more element in its first leaf.
     """
-    if is_container(x):
-        first = [True]
+    def grown(leaf):
+        flat = np.reshape(to_numpy(leaf), (-1,))
+        return convert(np.concatenate([flat, np.zeros(1, dtype=flat.dtype)]), family)
 
-        def grow(leaf):
-            if first[0]:
-                first[0] = False
-                return reshaped_other(leaf, family)
-            return leaf
-
-        return tree_map(grow, x)
-    flat = np.concatenate([np.reshape(to_numpy(x), (-1,)), np.zeros(1, dtype=np.asarray(to_numpy(x)).dtype)])
-    return convert(flat, family)
+    return map_first_leaf(grown, x)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..contexts import Cache, Constant
 from ..selectors import AutoZeroForward, AutoZeroReverse
-from .families import convert, is_container, reshaped_other, to_numpy, tree_map
+from .families import convert, is_container, map_first_leaf, reshaped_other, to_numpy
 
 
 class _OtherArray(np.ndarray):
@@ -29,17 +29,7 @@ def _other_type(x, family):
 
 def _in_first_leaf(change, x, family):
     """``change`` applied to x, or to the first leaf only of a tree x."""
-    if not is_container(x):
-        return change(x, family)
-    first = [True]
-
-    def one(leaf):
-        if first[0]:
-            first[0] = False
-            return change(leaf, family)
-        return leaf
-
-    return tree_map(one, x)
+    return map_first_leaf(lambda leaf: change(leaf, family), x)
 
 
 def _other_structure(x):

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import operators as di_operators
 from .. import wrappers as di_wrappers
-from ..families import array_namespace, family_of
+from ..families import array_namespace, sparse_family
 from .families import CONVERTIBLE_FAMILIES, convert, to_numpy
 from .runner import _capabilities
 from .tolerances import default_tolerances
@@ -227,17 +227,13 @@ def sparse_scenarios(operators=None):
 
 def to_dense_numpy(matrix):
     """A numpy array of a sparse or dense result of any family."""
-    module = type(matrix).__module__
-    if module.startswith("scipy.sparse"):
-        return matrix.toarray()
-    if module.startswith("jax.experimental.sparse"):
-        indices, data = np.asarray(matrix.indices), np.asarray(matrix.data)
-        dense = np.zeros(matrix.shape, dtype=data.dtype)
-        dense[indices[:, 0], indices[:, 1]] = data
-        return dense
-    if family_of(matrix) == "torch" and str(matrix.layout) == "torch.sparse_csr":
-        return matrix.to_dense().detach().cpu().numpy()
-    return to_numpy(matrix)
+    family = sparse_family(matrix)
+    if family is None or not family.is_sparse(matrix):
+        return to_numpy(matrix)
+    values, rows, cols = family.sparse_coordinates(matrix)
+    dense = np.zeros(matrix.shape, dtype=values.dtype)
+    np.add.at(dense, (rows, cols), values)
+    return dense
 
 
 #: the class of each family's sparse result, by module prefix and name

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...families import family_of, is_array
+from ...families import FAMILIES, as_numpy, family_of, is_array
+from ...families.jax import JaxFamily
 from ...errors import UnsupportedError
 from ...operators import hessian, jacobian
 from .config import DenseSparsityDetector, KnownSparsity, TracerSparsityDetector
@@ -43,14 +44,10 @@ def detect(problem, detector, kind):
 
 
 def _to_jax(value):
-    """A numpy, torch or JAX array (or number) as a JAX array of the same dtype."""
-    import jax
-
-    if family_of(value) == "torch":
-        value = value.detach().cpu().numpy()
-    value = np.asarray(value) if family_of(value) == "numpy" else value
-    with jax.enable_x64(str(value.dtype) == "float64"):
-        return jax.numpy.asarray(value)
+    """A numpy, torch or JAX array (or number) as a JAX array of the same dtype (the others through the host)."""
+    if family_of(value) == JaxFamily.name:
+        return value
+    return FAMILIES[JaxFamily.name].from_numpy(as_numpy(value), None)
 
 
 def _traced(problem, kind):
@@ -64,7 +61,7 @@ def _traced(problem, kind):
         )
     # Array contexts are traced arguments outside argnums (their entries are no columns);
     # other values are closed over, as f sees them.
-    traced = [i for i, value in enumerate(problem.ctx) if is_array(value) and family_of(value) != "autograd"]
+    traced = [i for i, value in enumerate(problem.ctx) if is_array(value) and FAMILIES[family_of(value)].concrete]
     ctx = list(problem.ctx)
     f = problem.f
 
@@ -92,19 +89,13 @@ def _traced(problem, kind):
 # -- one dense derivative ---------------------------------------------------------------------------
 
 
-def _to_numpy(a):
-    if family_of(a) == "torch":
-        return a.detach().cpu().numpy()
-    return np.asarray(a)
-
-
 def _dense(problem, detector, kind):
     if kind == "hessian":
-        matrix = _to_numpy(hessian(problem.f, detector.backend, problem.x, *problem.contexts))
+        matrix = as_numpy(hessian(problem.f, detector.backend, problem.x, *problem.contexts))
         matrix = np.abs(matrix.reshape(problem.x_size, problem.x_size))
         matrix = np.maximum(matrix, matrix.T)  # star coloring needs a symmetric pattern
     else:
-        matrix = _to_numpy(jacobian(problem.f, detector.backend, problem.x, *problem.contexts, y=problem.y))
+        matrix = as_numpy(jacobian(problem.f, detector.backend, problem.x, *problem.contexts, y=problem.y))
         matrix = np.abs(matrix.reshape(problem.spec.size, problem.x_size))
     return np.nonzero(matrix > detector.atol)
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...families import as_numpy, sparse_family
+
 
 def _structure(prep):
     structure = getattr(getattr(prep, "impl", None), "sparse", None)
@@ -78,12 +80,13 @@ def ncolors(prep) -> int:
     Parameters
     ----------
     prep : Preparation
-        The result of ``prepare_jacobian`` or ``prepare_hessian`` with a ``di.AutoSparse`` backend
-        (anything else: a TypeError naming ``prep``).
+        A preparation with a ``di.AutoSparse`` backend, of a Jacobian or a Hessian; anything else
+        raises a TypeError naming ``prep``.
 
     Returns
     -------
     int
+        The colors of its coloring: the seeds each prepared call sweeps.
 
     Examples
     --------
@@ -101,13 +104,12 @@ def sparsity_pattern(prep):
     Parameters
     ----------
     prep : Preparation
-        The result of ``prepare_jacobian`` or ``prepare_hessian`` with a ``di.AutoSparse`` backend
-        (anything else: a TypeError naming ``prep``).
+        A sparse preparation, as for :func:`coloring` (anything else: a TypeError naming ``prep``).
 
     Returns
     -------
     scipy.sparse.csr_array
-        Shape ``(f(x).size, x.size)`` for a Jacobian, ``(x.size, x.size)`` for a Hessian.
+        True at the entries the preparation computes. Shape ``(f(x).size, x.size)`` for a Jacobian, ``(x.size, x.size)`` for a Hessian.
 
     Examples
     --------
@@ -179,17 +181,11 @@ def _as_scipy(matrix):
 
     if issparse(matrix):
         return matrix
-    module = type(matrix).__module__
-    if module.startswith("jax.experimental.sparse"):
-        indices = np.asarray(matrix.indices)
-        return csr_array((np.asarray(matrix.data), (indices[:, 0], indices[:, 1])), shape=matrix.shape)
-    if module.startswith("torch"):
-        if matrix.layout != matrix.to_dense().layout:  # a sparse layout
-            matrix = matrix.to_sparse_coo().coalesce()
-            indices = matrix.indices().cpu().numpy()
-            return csr_array((matrix.values().detach().cpu().numpy(), (indices[0], indices[1])), shape=tuple(matrix.shape))
-        matrix = matrix.detach().cpu().numpy()
-    dense = np.asarray(matrix)
+    family = sparse_family(matrix)
+    if family is not None and family.is_sparse(matrix):
+        values, rows, cols = family.sparse_coordinates(matrix)
+        return csr_array((values, (rows, cols)), shape=tuple(matrix.shape))
+    dense = as_numpy(matrix)
     if dense.ndim != 2:
         raise ValueError(f"matrix: expected a 2-D matrix or a sparse preparation; got shape {dense.shape}")
     return csr_array(dense)

@@ -1,0 +1,126 @@
+"""The JAX family: JAX arrays and tracers, and ``jax.experimental.sparse.BCOO`` as its sparse type.
+
+JAX keeps float64 only under x64: every method building a 64-bit array
+switches x64 on for the current thread only, never globally. Nothing here
+imports JAX until a method is called.
+
+    >>> import numpy as np
+    >>> from diffinterface.families import FAMILIES
+    >>> jax_family = FAMILIES["jax"]
+    >>> jax_family.from_numpy(np.ones(2), None).dtype
+    dtype('float64')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Family, dtype_name
+from .registry import as_numpy
+
+
+def x64_call(fn, wide):
+    """``fn`` called under a thread-local x64 when ``wide`` (its operands are 64-bit while x64 is off), else ``fn``."""
+    if not wide:
+        return fn
+    import jax
+
+    swap, restore = jax.enable_x64.swap_local, jax.enable_x64.set_local
+
+    def call(*args):
+        previous = swap(True)
+        try:
+            return fn(*args)
+        finally:
+            restore(previous)
+
+    return call
+
+
+def _device_of(like):
+    return like.devices().pop() if hasattr(like, "devices") else None
+
+
+class JaxFamily(Family):
+    """JAX arrays and tracers (immutable: no ``out=``); namespace ``jax.numpy``; sparse matrices: BCOO."""
+
+    name = "jax"
+    modules = ("jax", "jaxlib")
+    namespace_module = "jax.numpy"
+    precedence = 2
+    metadata = "aval"
+    sparse_modules = ("jax.experimental.sparse",)
+    sparse_type = "JAX sparse matrices (BCOO)"
+
+    def from_numpy(self, a, like):
+        import jax
+
+        # JAX truncates float64 to float32 unless x64 is on: switch it on for this thread only.
+        with jax.enable_x64(a.dtype == np.float64):
+            return jax.device_put(a, like.device if hasattr(like, "device") else None)
+
+    def from_dlpack(self, a):
+        import jax
+
+        if isinstance(a, jax.Array):
+            return a
+        # float64 survives only under x64; the switch is thread-local and undone on exit.
+        with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
+            if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
+                return jax.dlpack.from_dlpack(a.detach() if hasattr(a, "detach") else a)  # a torch tensor: shared
+            return jax.numpy.asarray(as_numpy(a))
+
+    def cast(self, a, dtype):
+        return a.astype(dtype)
+
+    def ravel(self, leaves, dtype):
+        import jax
+
+        # float64 exists in JAX only under x64: on for this thread only
+        with jax.enable_x64(dtype == "float64"):
+            return jax.numpy.concatenate([(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves])
+
+    def stack(self, arrays, axis=0):
+        import jax.numpy as jnp
+
+        return jnp.stack(arrays, axis=axis)
+
+    def device(self, a):
+        return _device_of(a)
+
+    # -- BCOO -----------------------------------------------------------------------------------------
+
+    def sparse_format(self, a):
+        return "bcoo"
+
+    def sparse_values(self, matrix):
+        return matrix.data
+
+    def sparse_coordinates(self, matrix):
+        indices = np.asarray(matrix.indices)
+        return np.asarray(matrix.data), indices[:, 0], indices[:, 1]
+
+    def index_array(self, indices, like):
+        import jax
+
+        # JAX indexes with int32 unless x64 is on
+        return jax.device_put(np.asarray(indices, dtype=np.int32), _device_of(like))
+
+    def compiled(self, fn, like):
+        import jax
+
+        # float64 values while x64 is off globally: the compiled function must run under x64 (this
+        # thread only), or JAX would truncate them to float32.
+        return x64_call(jax.jit(fn), str(like.dtype) == "float64" and not jax.enable_x64.get_global())
+
+    def sparse_builder(self, rows, cols, shape, like):
+        from jax.experimental.sparse import BCOO
+
+        indices = self.index_array(np.stack([rows, cols], axis=1), like)
+        return lambda data: BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
+
+    def dense_builder(self, rows, cols, shape, dense_shape, like):
+        import jax.numpy as jnp
+
+        rows, cols = self.index_array(rows, like), self.index_array(cols, like)
+        return lambda data: jnp.zeros(shape, dtype=data.dtype).at[rows, cols].set(data).reshape(dense_shape)

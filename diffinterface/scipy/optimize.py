@@ -1,0 +1,227 @@
+"""Adaptors for ``scipy.optimize``: :func:`objective` (``minimize``) and :func:`residuals` (``least_squares``, ``root``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+import diffinterface as di
+
+from .points import LastPoint, Point, check_backend, check_function, starting_point
+
+
+class Objective:
+    """A scalar function prepared for ``scipy.optimize.minimize``; build it with :func:`objective`.
+
+    Attributes
+    ----------
+    x0 : numpy.ndarray
+        The starting point, flat (what ``minimize`` expects as its ``x0``).
+    calls : dict
+        How many prepared calls each operator made: ``"value_and_gradient"``,
+        ``"hessian"``, ``"hvp"``. ``fun`` and ``jac`` at one iterate add one
+        ``value_and_gradient``.
+    """
+
+    def __init__(self, f: Callable[..., Any], backend: Any, x0: np.ndarray, contexts: tuple):
+        self.f = f
+        self.backend = backend
+        self.contexts = contexts
+        self._point = Point(x0, "x")
+        self.x0 = x0.reshape(-1).copy()
+        self._gradient_prep = di.prepare_gradient(f, backend, x0, *contexts, strict=True)
+        self._hessian_prep: Any = None
+        self._hvp_prep: Any = None
+        self._tangent = Point(x0, "p")
+        self._value_and_gradient = LastPoint()
+        self._hessian = LastPoint()
+        self.calls = {"value_and_gradient": 0, "hessian": 0, "hvp": 0}
+
+    def __repr__(self) -> str:
+        return f"<Objective {getattr(self.f, '__name__', 'f')} on {self.backend!r}, calls {self.calls}>"
+
+    def _evaluate(self, x: Any) -> tuple:
+        cached = self._value_and_gradient.get(x)
+        if cached is not None:
+            return cached
+        value, gradient = di.value_and_gradient(
+            self.f, self.backend, self._point(x), *self.contexts, prep=self._gradient_prep
+        )
+        self.calls["value_and_gradient"] += 1
+        return self._value_and_gradient.put(x, (float(value), np.asarray(gradient).reshape(-1)))
+
+    def fun(self, x: Any) -> float:
+        """``f(x)`` as a Python float (from the same call as ``jac(x)``)."""
+        return self._evaluate(x)[0]
+
+    def jac(self, x: Any) -> np.ndarray:
+        """The gradient at ``x``, flat (from the same call as ``fun(x)``)."""
+        return self._evaluate(x)[1].copy()
+
+    def hess(self, x: Any) -> np.ndarray:
+        """The Hessian at ``x`` as an ``(n, n)`` array; prepared on the first call."""
+        cached = self._hessian.get(x)
+        if cached is not None:
+            return cached.copy()
+        point = self._point(x)
+        if self._hessian_prep is None:
+            self._hessian_prep = di.prepare_hessian(self.f, self.backend, point, *self.contexts, strict=True)
+        hessian = di.hessian(self.f, self.backend, point, *self.contexts, prep=self._hessian_prep)
+        self.calls["hessian"] += 1
+        n = self._point.size
+        return self._hessian.put(x, np.asarray(hessian).reshape(n, n)).copy()
+
+    def hessp(self, x: Any, p: Any) -> np.ndarray:
+        """The Hessian at ``x`` times the vector ``p``, flat; prepared on the first call."""
+        point, tangent = self._point(x), self._tangent(p)
+        if self._hvp_prep is None:
+            self._hvp_prep = di.prepare_hvp(self.f, self.backend, point, (tangent,), *self.contexts, strict=True)
+        (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=self._hvp_prep)
+        self.calls["hvp"] += 1
+        return np.asarray(product).reshape(-1)
+
+
+def objective(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> Objective:
+    """Prepare a scalar function ``f(x, *contexts)`` for ``scipy.optimize.minimize``.
+
+    ``value_and_gradient`` is prepared now; the Hessian and Hessian-vector
+    products are prepared on their first use. ``fun(x)`` and ``jac(x)`` at the
+    same ``x`` cost one ``value_and_gradient`` call between them (the result
+    is kept for the last point, compared with a copy of it).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> scalar``; the same object is passed to every call.
+    backend : AbstractBackend
+        The selector that differentiates ``f`` (``di.AutoJAX()``, ...).
+    x0 : array_like of float32 or float64
+        The starting point. Its shape and dtype are what ``f`` receives on
+        every call (scipy's flat float64 iterates are reshaped and cast).
+    *contexts : Constant or Cache
+        Extra arguments of ``f``, passed on every call.
+
+    Returns
+    -------
+    Objective
+        ``.fun(x) -> float``, ``.jac(x) -> (n,)``, ``.hess(x) -> (n, n)``,
+        ``.hessp(x, p) -> (n,)``, ``.x0`` (flat) and ``.calls``.
+
+    Raises
+    ------
+    TypeError
+        ``f`` not callable, ``backend`` not a selector, ``x0`` not real floating.
+    ValueError
+        ``x0`` empty; later, an iterate or ``p`` with a different number of values.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.optimize, diffinterface as di
+    >>> from diffinterface.scipy import objective
+    >>> problem = objective(lambda x: ((x - 3.0) ** 2).sum(), di.AutoFiniteDiff(), np.zeros(2))
+    >>> result = scipy.optimize.minimize(problem.fun, problem.x0, jac=problem.jac,
+    ...                                  hessp=problem.hessp, method="Newton-CG")
+    >>> np.round(result.x, 4)
+    array([3., 3.])
+    >>> problem.calls["value_and_gradient"] <= result.nfev + result.njev
+    True
+    """
+    check_function(f)
+    check_backend(backend)
+    return Objective(f, backend, starting_point(x0, "x0"), contexts)
+
+
+class Residuals:
+    """A vector function prepared for ``least_squares`` and ``root``; build it with :func:`residuals`.
+
+    Attributes
+    ----------
+    calls : dict
+        ``"fun"`` (direct evaluations), ``"jacobian"`` and ``"value_and_jacobian"`` (prepared calls).
+    """
+
+    def __init__(self, f: Callable[..., Any], backend: Any, x0: np.ndarray, contexts: tuple):
+        self.f = f
+        self.backend = backend
+        self.contexts = contexts
+        self._values = tuple(c.value for c in contexts)
+        self._point = Point(x0, "x")
+        self.x0 = x0.reshape(-1).copy()
+        self._jacobian_prep = di.prepare_jacobian(f, backend, x0, *contexts, strict=True)
+        self.calls = {"fun": 0, "jacobian": 0, "value_and_jacobian": 0}
+
+    def __repr__(self) -> str:
+        return f"<Residuals {getattr(self.f, '__name__', 'f')} on {self.backend!r}, calls {self.calls}>"
+
+    def fun(self, x: Any) -> np.ndarray:
+        """``f(x)``, flat: evaluated directly, with ``x`` a numpy array like ``x0``."""
+        self.calls["fun"] += 1
+        return np.asarray(self.f(self._point(x), *self._values)).reshape(-1)
+
+    def jac(self, x: Any, *args: Any) -> np.ndarray:
+        """The Jacobian at ``x`` as an ``(m, n)`` array (``args`` from scipy are ignored)."""
+        jacobian = di.jacobian(self.f, self.backend, self._point(x), *self.contexts, prep=self._jacobian_prep)
+        self.calls["jacobian"] += 1
+        return np.asarray(jacobian).reshape(-1, self._point.size)
+
+    def fun_and_jac(self, x: Any) -> tuple:
+        """``(fun(x), jac(x))`` from one ``value_and_jacobian`` call: for ``root(..., jac=True)``."""
+        value, jacobian = di.value_and_jacobian(
+            self.f, self.backend, self._point(x), *self.contexts, prep=self._jacobian_prep
+        )
+        self.calls["value_and_jacobian"] += 1
+        return np.asarray(value).reshape(-1), np.asarray(jacobian).reshape(-1, self._point.size)
+
+
+def residuals(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> Residuals:
+    """Prepare a vector function ``f(x, *contexts)`` for ``least_squares`` and ``root``.
+
+    The Jacobian is prepared once. ``least_squares`` evaluates trial points it
+    may reject, so ``fun`` evaluates ``f`` directly and ``jac`` makes one
+    prepared call; ``root(r.fun_and_jac, r.x0, jac=True)`` gets both from
+    one ``value_and_jacobian`` call.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> residuals``, an array (flattened for scipy).
+        ``fun`` calls it directly with numpy arrays.
+    backend : AbstractBackend
+        The selector that computes the Jacobian.
+    x0 : array_like of float32 or float64
+        The starting point; its shape and dtype are what ``f`` receives.
+    *contexts : Constant or Cache
+        Extra arguments of ``f``.
+
+    Returns
+    -------
+    Residuals
+        ``.fun(x) -> (m,)``, ``.jac(x) -> (m, n)``, ``.fun_and_jac(x)``,
+        ``.x0`` (flat) and ``.calls``.
+
+    Raises
+    ------
+    TypeError
+        ``f`` not callable, ``backend`` not a selector, ``x0`` not real floating.
+    ValueError
+        ``x0`` empty; later, an iterate with a different number of values.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.optimize, diffinterface as di
+    >>> from diffinterface.scipy import residuals
+    >>> def circle_and_line(x):
+    ...     xp = di.array_namespace(x)
+    ...     return xp.stack([x[0] ** 2 + x[1] ** 2 - 2.0, x[0] - x[1]])
+    >>> system = residuals(circle_and_line, di.AutoFiniteDiff(), np.array([2.0, 0.5]))
+    >>> solution = scipy.optimize.root(system.fun_and_jac, system.x0, jac=True)
+    >>> np.round(solution.x, 6)
+    array([1., 1.])
+    >>> fit = scipy.optimize.least_squares(system.fun, system.x0, jac=system.jac)
+    >>> np.round(fit.x, 6)
+    array([1., 1.])
+    """
+    check_function(f)
+    check_backend(backend)
+    return Residuals(f, backend, starting_point(x0, "x0"), contexts)

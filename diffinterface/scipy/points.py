@@ -1,0 +1,84 @@
+"""What the scipy adaptors share: checks of their arguments and scipy's iterates as f's arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import diffinterface as di
+
+#: the dtypes scipy's iterates may be cast to without losing the meaning of the problem
+REAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def check_function(f: Any, name: str = "f") -> None:
+    if not callable(f):
+        raise TypeError(f"{name}: expected a callable; got {type(f).__name__}")
+
+
+def check_backend(backend: Any) -> None:
+    if not isinstance(backend, di.AbstractBackend):
+        raise TypeError(
+            f"backend: expected a backend selector such as di.AutoJAX(); got {type(backend).__name__}"
+        )
+
+
+def starting_point(x0: Any, name: str) -> np.ndarray:
+    """A numpy copy of the starting point, refusing values scipy could not iterate on as given."""
+    if not isinstance(x0, (np.ndarray, np.generic, float, list, tuple)) or isinstance(x0, bool):
+        raise TypeError(
+            f"{name}: expected a numpy array, a float or a list of floats (scipy iterates on numpy "
+            f"arrays); got {type(x0).__name__}"
+        )
+    a = np.array(x0, copy=True)
+    if a.dtype not in REAL_DTYPES:
+        raise TypeError(
+            f"{name}: expected real floating values (float32 or float64: the dtype f is called with); "
+            f"got {a.dtype}; pass np.asarray({name}, dtype=np.float64)"
+        )
+    if a.size == 0:
+        raise ValueError(f"{name}: expected at least one value; got an empty array of shape {a.shape}")
+    return a
+
+
+class Point:
+    """Converts scipy's flat iterates to arrays shaped and typed like the starting point."""
+
+    def __init__(self, start: np.ndarray, name: str):
+        self.shape = start.shape
+        self.dtype = start.dtype
+        self.size = start.size
+        self.name = name
+
+    def __call__(self, value: Any, name: str | None = None) -> np.ndarray:
+        name = name or self.name
+        a = np.asarray(value)
+        if a.size != self.size:
+            raise ValueError(
+                f"{name}: expected {self.size} values (the starting point has shape {self.shape}); "
+                f"got shape {a.shape}"
+            )
+        if a.dtype.kind not in "fiu":
+            raise TypeError(f"{name}: expected real numbers; got dtype {a.dtype}")
+        # The same numpy type, dtype and shape on every call: strict preparations compare them.
+        return a.astype(self.dtype, copy=False).reshape(self.shape)
+
+
+class LastPoint:
+    """Remembers results at the last point, keyed on a copy of it (scipy may reuse its arrays)."""
+
+    def __init__(self) -> None:
+        self.key: np.ndarray | None = None
+        self.results: Any = None
+
+    def get(self, x: Any) -> Any:
+        if self.key is not None and np.array_equal(np.asarray(x), self.key):
+            return self.results
+        return None
+
+    def put(self, x: Any, results: Any) -> Any:
+        self.key = np.array(x, copy=True)
+        self.results = results
+        return results
+
