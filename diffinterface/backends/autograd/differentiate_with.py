@@ -1,4 +1,5 @@
-"""A bridged function inside HIPS autograd: primitives with vjp and jvp rules.
+"""autograd's DifferentiateWith rules: a bridged function inside HIPS autograd is a primitive with vjp
+and jvp rules (:class:`AutogradBridge`, registered with ``AutoAutograd``).
 
 ``_value`` is a primitive whose vjp is the primitive ``_pullback`` and whose
 jvp is ``_pushforward``; each of those is differentiable once more (the
@@ -11,9 +12,10 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defjvp, defvjp, primitive
+from autograd.tracer import getval
 
+from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 from ...errors import UnsupportedError
-from ._rules import converted_contexts, third_order, to_family
 
 
 class _Call:
@@ -117,7 +119,22 @@ defjvp(
 
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for an autograd box ``x`` (another framework than the inner's)."""
-    from autograd.tracer import getval
-
     rules = bridge.rules(getval(x), contexts)
     return _value(x, _Call(bridge, rules, contexts))
+
+
+class AutogradBridge(FrameworkBridge):
+    """autograd as either side of a bridge: its boxes call :func:`call`; an AutoAutograd inner computes on
+    numpy arrays (the host family, the default)."""
+
+    #: autograd's boxes are values of a trace in progress: they reach the inner as they are
+    keeps_contexts = True
+
+    def call(self, bridge, x, contexts):
+        return call(bridge, x, contexts)
+
+    def plain(self, a):
+        return getval(a)
+
+
+BRIDGE = AutogradBridge()

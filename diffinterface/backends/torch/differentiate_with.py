@@ -1,4 +1,6 @@
-"""A bridged function inside torch: ``torch.autograd.Function``s whose work is the inner backend's.
+"""torch's DifferentiateWith rules: a bridged function inside torch is ``torch.autograd.Function``s whose
+work is the inner backend's; tensors cross by DLPack or shared numpy buffers (:class:`TorchBridge`,
+registered with ``AutoTorch``).
 
 Five Functions, each with ``backward``, ``jvp`` (forward AD, ``torch.func.jvp``)
 and a ``vmap`` rule (``torch.func.vmap``, ``jacrev``, ``jacfwd``), so that
@@ -30,18 +32,18 @@ import itertools
 import weakref
 from typing import Optional
 
+import numpy as np
 import torch
 
+from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 from ...errors import UnsupportedError
-from ._rules import third_order, to_family
+from ...families import dtype_name, shape_of
 
 
 class _Call:
     """One call of the bridged function: its rules and contexts in the inner family."""
 
     def __init__(self, bridge, rules, contexts, want_gradient):
-        from ._rules import converted_contexts
-
         self.rules, self.family = rules, bridge.family
         self.contexts = converted_contexts(contexts, bridge.family)
         self.want_gradient = want_gradient
@@ -335,3 +337,53 @@ def call(bridge, x, contexts):
         return torch.empty(shape, dtype=getattr(torch, dtype), device="meta")
     want_gradient = rules.gradient_route and torch.is_grad_enabled() and x.requires_grad
     return _Value.apply(x, _Call(bridge, rules, contexts, want_gradient))
+
+
+def _plain_tensor(t):
+    """``t`` without autograd history or torch.func wrappers (a context seen inside a transform)."""
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(t):
+        if functorch.is_batchedtensor(t):  # its values are a whole batch, not this tensor's
+            raise ValueError("a tensor batched by torch.func.vmap has no values of its own shape here")
+        t = functorch.get_unwrapped(t)
+    with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
+        return t.detach().cpu()
+
+
+class TorchBridge(FrameworkBridge):
+    """torch as either side of a bridge: its tensors call :func:`call`; an AutoTorch inner computes on
+    tensors, and learns f's output on the meta device where f runs there."""
+
+    inner_family = "torch"
+
+    def call(self, bridge, x, contexts):
+        return call(bridge, x, contexts)
+
+    def plain(self, a):
+        return _plain_tensor(a)
+
+    def to_numpy(self, a):
+        with torch._C._DisableFuncTorch():
+            return a.numpy()
+
+    def receive(self, a, source):
+        """A read-only numpy buffer (what JAX hands to a callback) is copied before torch sees it: torch
+        cannot mark a tensor read-only, and an ``f`` that wrote into its input would otherwise write into
+        JAX's immutable array."""
+        if source == "jax":
+            return torch.from_dlpack(a)
+        a = np.asarray(a)
+        return torch.from_numpy(a if a.flags.writeable else a.copy())
+
+    def output_spec(self, evaluate, x, contexts):
+        try:
+            meta = [type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c for c in contexts]
+            y = evaluate(x.to("meta"), meta)
+            if isinstance(y, torch.Tensor) and y.device.type == "meta":
+                return shape_of(y), dtype_name(y)
+        except Exception:  # noqa: BLE001 - f needs real numbers: the caller evaluates it
+            pass
+        return None
+
+
+BRIDGE = TorchBridge()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Adapter, Impl, Spec
+from ...core import Adapter, Impl, Spec
 
 
 class _ZeroAdapter(Adapter):
