@@ -8,7 +8,7 @@ from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, v
 from autograd.tracer import getval, trace
 
 from ...families import describe, is_array
-from ...core import Adapter, Impl
+from ...core import OPERATORS, Adapter, Impl
 from ...errors import graph_break
 
 
@@ -115,9 +115,15 @@ def _rows(vjp, shape, dtype, xp):
     return xp.stack(rows)
 
 
+def _valued_impl(operator, valued):
+    """The Impl of ``operator`` from its combined form ``valued`` (``value_and_...``); the operator alone is
+    that form's last result."""
+    alone, combined = OPERATORS[operator].methods
+    return Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
+
+
 class AutogradAdapter(Adapter):
     mode = "both"
-    inplace = False
     # "autograd": x may be one of autograd's own boxes, so diffinterface calls
     # nest inside functions that autograd differentiates (results stay boxed).
     families = ("numpy", "autograd")
@@ -162,10 +168,7 @@ class AutogradAdapter(Adapter):
                 results.append(d)
             return value, tuple(results)
 
-        return Impl(
-            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
-            value_and_pushforward=value_and_pushforward,
-        )
+        return _valued_impl("pushforward", value_and_pushforward)
 
     # -- first-order overrides: one recorded forward pass per call ---------------------------
 
@@ -198,10 +201,7 @@ class AutogradAdapter(Adapter):
             y_shape, y_dtype = _shape_and_dtype(value)
             return value, xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
 
-        return Impl(
-            jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
-            value_and_jacobian=value_and_jacobian,
-        )
+        return _valued_impl("jacobian", value_and_jacobian)
 
     def prepare_derivative(self, problem):
         # A scalar output is cheapest in reverse mode (one backward pass, autograd.grad's recipe;
@@ -226,10 +226,7 @@ class AutogradAdapter(Adapter):
             # autograd.numpy: the rows are boxes when an outer autograd pass differentiates this
             return value, anp.reshape(_rows(vjp, shape, dtype, anp), shape)
 
-        return Impl(
-            derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
-            value_and_derivative=value_and_derivative,
-        )
+        return _valued_impl("derivative", value_and_derivative)
 
     # -- first derivatives autograd can differentiate again (SecondOrder pairs) --------------
 
@@ -272,10 +269,7 @@ class AutogradAdapter(Adapter):
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x)
             return values[0], gradient, xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape)
 
-        return Impl(
-            hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
-            value_gradient_and_hessian=value_gradient_and_hessian,
-        )
+        return _valued_impl("hessian", value_gradient_and_hessian)
 
     def prepare_hvp(self, problem):
         f, broken = problem.f, _breaks(problem)
@@ -287,10 +281,7 @@ class AutogradAdapter(Adapter):
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp", broken), x)
             return gradient, tuple(vjp(t) for t in tangents)
 
-        return Impl(
-            hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
-            gradient_and_hvp=gradient_and_hvp,
-        )
+        return _valued_impl("hvp", gradient_and_hvp)
 
     def prepare_second_derivative(self, problem):
         f, broken = problem.f, _breaks(problem)
@@ -308,7 +299,4 @@ class AutogradAdapter(Adapter):
             d, dd = make_jvp(derivative, x)(tangent)
             return getval(values[0]), d, dd
 
-        return Impl(
-            second_derivative=lambda x, *ctx: value_derivative_and_second_derivative(x, *ctx)[2],
-            value_derivative_and_second_derivative=value_derivative_and_second_derivative,
-        )
+        return _valued_impl("second_derivative", value_derivative_and_second_derivative)

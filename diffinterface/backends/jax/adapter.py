@@ -50,7 +50,6 @@ _TRACED_ARRAY_ERRORS = frozenset((
 
 class JAXAdapter(Adapter):
     mode = "both"
-    inplace = False
     families = ("numpy", "jax")
     framework = "jax"
     traced_array_name = "JAX tracer"

@@ -107,20 +107,7 @@ def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler):
                 products = jax.vmap(lambda s: pullback(s.astype(value.dtype))[0])(seeds)
                 return value, products.reshape(-1)[gather]
 
-    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape, assembler)
-    data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[1], problem, wide)
-    valued = jax.jit(value_and_data)
-    to_value = np.asarray if problem.family == "numpy" else (lambda v: v)
-    data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
-
-    def jacobian(x, *ctx):
-        return assemble(data_call(x, *ctx))
-
-    def value_and_jacobian(x, *ctx):
-        value, entries = valued_call(x, *ctx)
-        return to_value(value), assemble(entries)
-
-    return jacobian, value_and_jacobian
+    return _compiled(value_and_data, compression, problem, dense_shape, assembler, wide)
 
 
 def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler):
@@ -137,17 +124,32 @@ def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_s
             lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
         return value, gradient, products.reshape(-1)[gather]
 
-    value_gradient_and_data, assemble = _assembled(value_gradient_and_data, compression, problem, dense_shape, assembler)
-    data = _compile(lambda x, *ctx: value_gradient_and_data(x, *ctx)[2], problem, wide)
-    valued = jax.jit(value_gradient_and_data)
+    return _compiled(value_gradient_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=True)
+
+
+def _compiled(value_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=False):
+    """``(operator, value_and_operator)`` from ``value_and_data`` (the value, with the gradient when
+    ``with_gradient``, then the entries' values): compiled, the entries assembled into the result, the
+    value and gradient in x's family."""
+    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape, assembler)
+    data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[-1], problem, wide)
+    valued = jax.jit(value_and_data)
     to_array = np.asarray if problem.family == "numpy" else (lambda v: v)
     data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
 
-    def hessian(x, *ctx):
+    def operator(x, *ctx):
         return assemble(data_call(x, *ctx))
 
-    def value_gradient_and_hessian(x, *ctx):
-        value, gradient, entries = valued_call(x, *ctx)
-        return to_array(value), to_array(gradient), assemble(entries)
+    if with_gradient:
 
-    return hessian, value_gradient_and_hessian
+        def value_gradient_and_operator(x, *ctx):
+            value, gradient, entries = valued_call(x, *ctx)
+            return to_array(value), to_array(gradient), assemble(entries)
+
+        return operator, value_gradient_and_operator
+
+    def value_and_operator(x, *ctx):
+        value, entries = valued_call(x, *ctx)
+        return to_array(value), assemble(entries)
+
+    return operator, value_and_operator
