@@ -174,11 +174,7 @@ def bridged_first_derivative(problem, framework, operator):
     def value_and_first(x, *ctx):
         z = bridge(x, *(kind(value) for kind, value in zip(kinds, ctx)))
         if operator == "gradient":
-            return z[0], array_namespace_of(z).reshape(z[1:], x_shape)
+            return z[0], array_namespace(z).reshape(z[1:], x_shape)
         return z[0], z[1]
 
     return value_and_first
-
-
-def array_namespace_of(a):
-    return array_namespace(a)
