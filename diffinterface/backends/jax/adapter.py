@@ -22,13 +22,13 @@ from .calls import (
     _pair_to_numpy,
     _pair_tree_to_numpy,
     _scalar_like,
-    _to_numpy,
     _traceable,
     _tree_to_numpy,
     _wrap,
     _x64_scope,
     _x_guarded,
 )
+from .second_order import JAXSecondOrder
 from .transforms import (
     _batched,
     _derivative_pair,
@@ -36,7 +36,6 @@ from .transforms import (
     _gradient_pair,
     _jacobian_transform,
     _reverse_products,
-    _second_order,
     _value_and,
 )
 
@@ -48,7 +47,7 @@ _TRACED_ARRAY_ERRORS = frozenset((
 ))
 
 
-class JAXAdapter(Adapter):
+class JAXAdapter(JAXSecondOrder, Adapter):
     mode = "both"
     families = ("numpy", "jax")
     framework = "jax"
@@ -225,90 +224,6 @@ class JAXAdapter(Adapter):
             {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
             {"jacobian": np.asarray, "value_and_jacobian": _pair_to_numpy},
         )
-
-    # -- second-order overrides ---------------------------------------------------------------------
-
-    def _outer_mode(self):
-        return "reverse" if self.backend.mode == "reverse" else "forward"
-
-    def _inner_mode(self):
-        return "forward" if self.backend.mode == "forward" else "reverse"
-
-    def prepare_second_derivative(self, problem):
-        mode = self.backend.mode or "forward"  # inner and outer alike
-        scalar_output = mode == "reverse" and problem.spec.shape == ()
-
-        def full():
-            return _second_order(_derivative_pair(problem.f, mode, scalar_output)[1], mode)
-
-        def second_only():
-            value_first_and_second = full()
-            return lambda x, *ctx: value_first_and_second(x, *ctx)[2]
-
-        return self._impl(
-            problem,
-            ("second_derivative", mode, scalar_output),
-            {"second_derivative": second_only, "value_derivative_and_second_derivative": full},
-            {"second_derivative": np.asarray, "value_derivative_and_second_derivative": _to_numpy},
-        )
-
-    def prepare_hessian(self, problem):
-        require_scalar_output(problem, "hessian")
-        inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
-
-        def hessian():
-            return _jacobian_transform(outer)(_gradient_pair(f, inner)[0])
-
-        return self._impl(
-            problem,
-            ("hessian", inner, outer),
-            {
-                "hessian": hessian,
-                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer),
-            },
-            {"hessian": np.asarray, "value_gradient_and_hessian": _to_numpy},
-        )
-
-    def prepare_hvp(self, problem):
-        require_scalar_output(problem, "hvp")
-        inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
-        # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
-        products = _reverse_products if outer == "reverse" else _forward_products
-        gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
-        return self._impl(
-            problem,
-            ("hvp", inner, outer, k),
-            {
-                "hvp": lambda flat: _batched(gradient(), products, k, False, flat),
-                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat),
-            },
-            batched=True,
-        )
-
-    # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
-
-    def differentiable_value_and_gradient(self, problem):
-        return _gradient_pair(problem.f, problem.mode("gradient"))[1]
-
-    def prepare_batched_gradient(self, problem, batch):
-        # The gradients at all the outer's points in one compiled call: vmap over the stacked points.
-        gradient, xp = _gradient_pair(problem.f, problem.mode("gradient"))[0], problem.xp
-
-        def build():
-            def gradients(points, *ctx):
-                return jax.vmap(lambda point: gradient(point, *ctx))(points)
-
-            return gradients
-
-        stacked = problem.replace(x=xp.stack([problem.x] * batch))
-        return self._impl(
-            stacked, ("batched_gradient", problem.mode("gradient"), batch), {"gradients": build},
-            {"gradients": np.asarray},
-        ).gradients
-
-    def differentiable_value_and_derivative(self, problem):
-        mode = problem.mode("derivative")
-        return _derivative_pair(problem.f, mode, mode == "reverse" and problem.spec.shape == ())[1]
 
     # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
 
