@@ -87,6 +87,13 @@ class SparseAdapter(DelegatingAdapter):
         return decompressor(compression, problem.family, problem.x,
                             dense_shape if self.backend.dense_result else None)
 
+    def _built_whole(self, hook, dense, compression, dtype, dense_shape):
+        """``(operator, value_and_operator)`` built whole by the dense adapter's ``hook``, or None."""
+        build = getattr(self.dense, hook, None)
+        if build is None:
+            return None
+        return build(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
+
     def prepare_jacobian(self, problem):
         dense = self.delegated(problem)
         spec = dense.spec
@@ -94,13 +101,11 @@ class SparseAdapter(DelegatingAdapter):
         compression = compress(rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm)
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
-        whole = getattr(self.dense, "sparse_jacobian", None)
-        if whole is not None:
-            dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
-            built = whole(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
-            if built is not None:
-                jacobian, value_and_jacobian = built
-                return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
+        dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
+        built = self._built_whole("sparse_jacobian", dense, compression, dtype, dense_shape)
+        if built is not None:
+            jacobian, value_and_jacobian = built
+            return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
         if compression.kind == "columns":
             operator, seeds = "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
         else:
@@ -126,9 +131,8 @@ class SparseAdapter(DelegatingAdapter):
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
         structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
         outer, inner = self.dense.outer, self.dense.inner
-        whole = getattr(self.dense, "sparse_hessian", None) if outer is inner else None
-        built = whole(dense, compression, _seed_matrix(compression, x_dtype),
-                      x_shape + x_shape if self.backend.dense_result else None, assembler) if whole else None
+        built = self._built_whole("sparse_hessian", dense, compression, x_dtype,
+                                  x_shape + x_shape if self.backend.dense_result else None) if outer is inner else None
         if built is not None:
             hessian, value_gradient_and_hessian = built
             return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
