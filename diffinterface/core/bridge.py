@@ -9,9 +9,8 @@ they live in that backend's folder (``backends/<name>/differentiate_with.py``)
 and are found here by the framework's name, so nothing in this module or in
 the wrappers names a framework.
 
-    >>> import numpy as np
-    >>> from diffinterface.core.bridge import to_family
-    >>> to_family(2.0, "numpy").dtype
+    >>> from diffinterface.core.bridge import HOST_FAMILY, to_family
+    >>> to_family(2.0, HOST_FAMILY).dtype  # a Python float is a float64 scalar
     dtype('float64')
 """
 
