@@ -240,7 +240,7 @@ def test_inside_diffinterface_operators(inner, outer_id, operator):
 
 @pytest.mark.parametrize("family", ["numpy", "jax", "torch"])
 def test_plain_call_returns_the_callers_family(inner, family):
-    from diffinterface.wrappers.differentiate_with._rules import to_family
+    from diffinterface.core.bridge import to_family
 
     g = di.DifferentiateWith(inner_vector, inner)
     import jax

@@ -11,6 +11,9 @@ import pytest
 
 import diffinterface as di
 from diffinterface.core import Adapter, Impl, OPERATORS, Spec, registration
+from diffinterface.core import registry
+from diffinterface.core.bridge import FrameworkBridge
+from diffinterface.core.registry import framework_bridge
 from diffinterface.testing import default_scenarios, second_order_scenarios, test_differentiation
 
 
@@ -128,3 +131,60 @@ def test_importing_the_package_imports_no_framework():
 def test_selectors_validate_their_fields_at_construction(make, error, field):
     with pytest.raises(error, match=rf"\({field}=\.\.\.\) expected"):
         make()
+
+
+# -- a third party's DifferentiateWith rules, registered with its backend --------------------------------
+
+
+class CentralRules(FrameworkBridge):
+    """The rules of a framework named "central" (no array family has that name: found, never called)."""
+
+
+CENTRAL_RULES = CentralRules()
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoTracedCentral(di.AbstractBackend):
+    """A third party's selector whose registration also brings a framework's DifferentiateWith rules."""
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch):
+    """Registrations made by the test are undone after it."""
+    monkeypatch.setattr(registry, "_REGISTRATIONS", dict(registry._REGISTRATIONS))
+    monkeypatch.setattr(registry, "_ADAPTERS", dict(registry._ADAPTERS))
+    monkeypatch.setattr(registry, "_BRIDGES", {})
+
+
+def test_a_backend_registers_its_differentiate_with_rules_imported_on_first_use(isolated_registry):
+    where = f"{__name__}:CENTRAL_RULES"
+    di.register_backend(AutoTracedCentral, CentralAdapter, framework="central", differentiate_with=where)
+    entry = registration(AutoTracedCentral())
+    assert (entry.framework, entry.differentiate_with) == ("central", where)
+    assert framework_bridge("central") is CENTRAL_RULES
+    assert framework_bridge("unknown") is None
+
+
+def test_differentiate_with_rules_need_the_framework_they_serve(isolated_registry):
+    with pytest.raises(TypeError, match="framework: differentiate_with rules need the name of the framework"):
+        di.register_backend(AutoTracedCentral, CentralAdapter, differentiate_with=CENTRAL_RULES)
+
+
+def test_registered_rules_serve_their_framework_s_arrays(isolated_registry):
+    jax = pytest.importorskip("jax")
+    from diffinterface.backends.jax.differentiate_with import JAXBridge
+
+    class CountingRules(JAXBridge):
+        calls = 0
+
+        def call(self, bridge, x, contexts):
+            CountingRules.calls += 1
+            return super().call(bridge, x, contexts)
+
+    di.register_backend(AutoTracedCentral, CentralAdapter, framework="jax", differentiate_with=CountingRules())
+    g = di.DifferentiateWith(lambda x: np.sum(x ** 2), AutoCentral())
+    with jax.enable_x64(True):
+        gradient = jax.grad(g)(jax.numpy.arange(3.0))
+    assert CountingRules.calls == 1
+    np.testing.assert_allclose(np.asarray(gradient), [0.0, 2.0, 4.0], atol=1e-5)
+

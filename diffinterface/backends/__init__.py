@@ -1,16 +1,22 @@
-"""Backend adapters: one module per AD library, imported on first use.
+"""Backend adapters: one folder per AD library, imported on first use.
 
 Each built-in backend is declared once, here: its selector, its adapter
 (``"module:Class"``, imported the first time the selector is used), the pip
-extra that installs its framework, and the configurations the conformance kit
-tests by default. Nothing here imports a framework.
+extra that installs its framework, the configurations the conformance kit
+tests by default, and for a framework that traces its own arrays, its name and
+its DifferentiateWith rules (``"module:attr"``, imported the first time a
+bridge meets that framework's arrays). Nothing here imports a framework.
+
+A folder ``backends/<name>/`` holds everything about one library: its adapter
+(``adapter.py``), its DifferentiateWith rules (``differentiate_with.py``), and
+its second-order and sparse specializations.
 """
 
 from ..core import register_backend
 from ..selectors import AutoAutograd, AutoFiniteDiff, AutoJAX, AutoTorch, AutoZeroForward, AutoZeroReverse
 
 register_backend(
-    AutoFiniteDiff, "diffinterface.backends.finitediff:FiniteDiffAdapter", extra=None,
+    AutoFiniteDiff, "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter", extra=None,
     test_backends={
         "finitediff-central": AutoFiniteDiff(),
         "finitediff-forward": AutoFiniteDiff(method="forward"),
@@ -18,18 +24,21 @@ register_backend(
     },
 )
 register_backend(
-    AutoJAX, "diffinterface.backends.jax:JAXAdapter", extra="jax",
+    AutoJAX, "diffinterface.backends.jax.adapter:JAXAdapter", extra="jax",
     test_backends={"jax": AutoJAX(), "jax-forward": AutoJAX(mode="forward"), "jax-reverse": AutoJAX(mode="reverse")},
+    framework="jax", differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
 )
 register_backend(
-    AutoTorch, "diffinterface.backends.torch:TorchAdapter", extra="torch",
+    AutoTorch, "diffinterface.backends.torch.adapter:TorchAdapter", extra="torch",
     test_backends={
         "torch": AutoTorch(), "torch-forward": AutoTorch(mode="forward"), "torch-reverse": AutoTorch(mode="reverse"),
     },
+    framework="torch", differentiate_with="diffinterface.backends.torch.differentiate_with:BRIDGE",
 )
 register_backend(
-    AutoAutograd, "diffinterface.backends.autograd:AutogradAdapter", extra="autograd",
+    AutoAutograd, "diffinterface.backends.autograd.adapter:AutogradAdapter", extra="autograd",
     test_backends={"autograd": AutoAutograd()},
+    framework="autograd", differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
 )
 register_backend(
     AutoZeroForward, "diffinterface.backends.zero:ZeroForwardAdapter",

@@ -5,7 +5,9 @@ and ``diffinterface/wrappers/__init__.py``; a third-party package registers its
 own with :func:`register_backend` (or through the ``diffinterface.backends``
 entry-point group, whose objects are called with no argument when a selector
 is not found). Registering imports no framework: an adapter given as
-``"module:Class"`` is imported on first use.
+``"module:Class"`` is imported on first use, and so are a framework's
+DifferentiateWith rules (``differentiate_with="module:attr"``), which
+:func:`framework_bridge` finds by the framework's name.
 
     >>> import diffinterface as di
     >>> from diffinterface.core.registry import registration
@@ -37,15 +39,23 @@ class Registration(Frozen):
     test_backends: Mapping = MappingProxyType({})
     #: True for backends whose derivatives are zeros by design (they check shapes, not values)
     returns_zeros: bool = False
+    #: the framework (array family) whose computations the adapter traces, known without importing it
+    framework: Optional[str] = None
+    #: that framework's DifferentiateWith rules (a :class:`~diffinterface.core.bridge.FrameworkBridge`),
+    #: or "module:attr" imported on first use
+    differentiate_with: Union[str, object, None] = None
 
 
 _REGISTRATIONS: dict = {}
 _ADAPTERS: dict = {}
+#: framework name -> its DifferentiateWith rules (None: no registration provides them), filled on first use
+_BRIDGES: dict = {}
 _LOCK = allocate_lock()
 _ENTRY_POINTS_LOADED = False
 
 
-def register_backend(selector, adapter, *, extra=None, test_backends=None, returns_zeros=False):
+def register_backend(selector, adapter, *, extra=None, test_backends=None, returns_zeros=False, framework=None,
+                     differentiate_with=None):
     """Route a selector type to its adapter.
 
     Parameters
@@ -62,6 +72,14 @@ def register_backend(selector, adapter, *, extra=None, test_backends=None, retur
         Test id -> selector instance: what ``diffinterface.testing`` runs by default.
     returns_zeros : bool
         The backend returns zeros by design (the kit then checks shapes only).
+    framework : str, optional
+        The array family whose computations the adapter traces (its ``Adapter.framework``).
+    differentiate_with : object or str, optional
+        The framework's DifferentiateWith rules: a
+        :class:`~diffinterface.core.bridge.FrameworkBridge` (or ``"module:attr"``
+        naming one), through which a ``DifferentiateWith`` function called on
+        that framework's arrays hands its derivatives to the framework, and
+        through which arrays cross into and out of it. Requires ``framework``.
 
     Returns
     -------
@@ -85,12 +103,17 @@ def register_backend(selector, adapter, *, extra=None, test_backends=None, retur
         )
     if not (callable(adapter) or (isinstance(adapter, str) and ":" in adapter)):
         raise TypeError(f"adapter: expected a callable or a 'module:Class' string; got {adapter!r}")
+    if differentiate_with is not None and not isinstance(framework, str):
+        raise TypeError(
+            f"framework: differentiate_with rules need the name of the framework they serve; got {framework!r}"
+        )
     with _LOCK:
         _REGISTRATIONS[selector] = Registration(
-            selector, adapter, extra, dict(test_backends or {}), bool(returns_zeros)
+            selector, adapter, extra, dict(test_backends or {}), bool(returns_zeros), framework, differentiate_with
         )
         for backend in [b for b in _ADAPTERS if type(b) is selector]:
             del _ADAPTERS[backend]
+        _BRIDGES.clear()
 
 
 def registrations():
@@ -122,6 +145,21 @@ def registration(backend) -> Registration:
     return entry
 
 
+def _imported(entry, value, needed_by):
+    """``value`` itself, or the object a ``"module:attr"`` string names (a MissingBackendError naming the extra)."""
+    if not isinstance(value, str):
+        return value
+    module_name, _, attribute = value.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        hint = f"pip install 'diffinterface[{entry.extra}]'" if entry.extra else "pip install diffinterface"
+        raise MissingBackendError(
+            f"{needed_by} needs {error.name or module_name}, which is not installed: {hint}"
+        ) from error
+    return getattr(module, attribute)
+
+
 def get_adapter(backend):
     """The adapter for a selector (built once per selector value)."""
     try:
@@ -131,21 +169,35 @@ def get_adapter(backend):
     if adapter is not None:
         return adapter
     entry = registration(backend)
-    factory = entry.adapter
-    if isinstance(factory, str):
-        module_name, _, class_name = factory.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            hint = f"pip install 'diffinterface[{entry.extra}]'" if entry.extra else "pip install diffinterface"
-            raise MissingBackendError(
-                f"{type(backend).__name__} needs {error.name or module_name}, which is not installed: {hint}"
-            ) from error
-        factory = getattr(module, class_name)
-    adapter = factory(backend)
+    adapter = _imported(entry, entry.adapter, type(backend).__name__)(backend)
     with _LOCK:
         _ADAPTERS[backend] = adapter
     return adapter
+
+
+def framework_bridge(framework):
+    """The DifferentiateWith rules registered for ``framework`` (an array family's name), or None.
+
+    A ``DifferentiateWith`` function called on that framework's arrays hands
+    its derivatives over through them, and arrays of that family cross into and
+    out of a bridge through them (:mod:`diffinterface.core.bridge`). Imported on
+    first use; the last registration that provides them wins.
+
+    Examples
+    --------
+    >>> from diffinterface.core.registry import framework_bridge
+    >>> type(framework_bridge("jax")).__name__, framework_bridge("unknown")
+    ('JAXBridge', None)
+    """
+    try:
+        return _BRIDGES[framework]
+    except KeyError:
+        pass
+    entries = [r for r in _REGISTRATIONS.values() if r.framework == framework and r.differentiate_with is not None]
+    bridge = _imported(entries[-1], entries[-1].differentiate_with, f"{framework} arrays") if entries else None
+    with _LOCK:
+        _BRIDGES[framework] = bridge
+    return bridge
 
 
 def check_available(backend) -> bool:

@@ -23,18 +23,8 @@ from ..selectors import SecondOrder
 
 if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on first access at run time
     from .differentiate_with import DifferentiateWith
-    from .sparse import (
-        AutoSparse,
-        Coloring,
-        DenseSparsityDetector,
-        GreedyColoring,
-        KnownSparsity,
-        TracerSparsityDetector,
-        coloring,
-        ncolors,
-        plot_sparsity,
-        sparsity_pattern,
-    )
+    from .sparse.config import AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, TracerSparsityDetector
+    from .sparse.introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
 

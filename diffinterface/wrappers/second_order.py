@@ -46,47 +46,28 @@ backends is composed exactly as asked. As a first-order backend,
 
 from __future__ import annotations
 
-from ..core import FIRST_ORDER, SECOND_ORDER, Adapter, get_adapter
+from ..core import SECOND_ORDER, get_adapter
+from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
 
 
-class SecondOrderAdapter(Adapter):
-    """Holds the outer and inner adapters; first order is the inner's.
+class SecondOrderAdapter(DelegatingAdapter):
+    """Holds the outer and inner adapters; first order is the inner's (its delegate).
 
     The second-order fallbacks (``operators/_second_order.py``) read ``outer``
     and ``inner``; this adapter only routes each operator of the table.
     """
 
     def __init__(self, backend):
-        super().__init__(backend)
+        super().__init__(backend, get_adapter(backend.inner))
         self.outer = get_adapter(backend.outer)
-        self.inner = get_adapter(backend.inner)
-        self.mode = self.inner.mode
-        self.inplace = self.inner.inplace
+        self.inner = self.delegate
         # f runs wherever either backend evaluates it: at complex points if either takes complex steps
         self.writes_cache = self.outer.writes_cache and self.inner.writes_cache
-        self.max_batch = self.inner.max_batch
         self.families = tuple(f for f in self.outer.families if f in self.inner.families)
 
     #: pairs of different frameworks: the inner's first derivative, bridged into the outer's
     bridge_first_derivative = staticmethod(bridged_first_derivative)
-
-    def choose_mode(self, operator, problem):
-        return self.inner.choose_mode(operator, problem)
-
-    def output_spec(self, problem):
-        return self.inner.output_spec(problem.replace(adapter=self.inner))
-
-    def prepare_evaluation(self, problem):
-        return self.inner.prepare_evaluation(problem.replace(adapter=self.inner))
-
-
-def _first_order(name):
-    def prepare(self, problem):
-        return problem.replace(adapter=self.inner).impl(name)
-
-    prepare.__doc__ = f"``{name}`` of the inner backend."
-    return prepare
 
 
 def _second_order(name):
@@ -94,14 +75,12 @@ def _second_order(name):
         # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
         if self.backend.outer != self.backend.inner:
             return None
-        return getattr(self.inner, "prepare_" + name)(problem.replace(adapter=self.inner))
+        return getattr(self.inner, "prepare_" + name)(self.delegated(problem))
 
     prepare.__doc__ = f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
     return prepare
 
 
-for _name in FIRST_ORDER:
-    setattr(SecondOrderAdapter, "prepare_" + _name, _first_order(_name))
 for _name in SECOND_ORDER:
     setattr(SecondOrderAdapter, "prepare_" + _name, _second_order(_name))
 del _name

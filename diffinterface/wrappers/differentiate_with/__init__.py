@@ -18,15 +18,20 @@ family of ``x`` (``diffinterface.families.family_of``, which imports nothing):
   ``AutoAutograd``): ``f`` is called directly and the framework
   differentiates through it, at no cost;
 - a JAX array or tracer otherwise: ``f`` is a custom JVP whose callbacks run
-  the inner backend's prepared operators (``_jax.py``); ``grad``, ``vjp``,
-  ``jvp``, ``jacfwd``, ``jacrev``, ``hessian``, ``jit`` and ``vmap`` work;
+  the inner backend's prepared operators (``backends/jax/differentiate_with.py``);
+  ``grad``, ``vjp``, ``jvp``, ``jacfwd``, ``jacrev``, ``hessian``, ``jit`` and
+  ``vmap`` work;
 - a torch tensor otherwise: a ``torch.autograd.Function`` with backward, jvp
-  and vmap rules (``_torch.py``): ``backward()``, ``torch.autograd.grad``,
-  forward AD and ``torch.func`` work;
+  and vmap rules (``backends/torch/differentiate_with.py``): ``backward()``,
+  ``torch.autograd.grad``, forward AD and ``torch.func`` work;
 - an autograd box otherwise: an ``autograd`` primitive with vjp and jvp rules
-  (``_autograd.py``);
+  (``backends/autograd/differentiate_with.py``);
 - numpy arrays and floats: ``f`` on ``x`` in the inner's family, the result
   back in numpy.
+
+Each framework's rules are a :class:`~diffinterface.core.bridge.FrameworkBridge`
+that its backend registers (``register_backend(..., differentiate_with=...)``);
+this module finds them by the family of ``x`` and names no framework.
 
 Derivatives go to second order (a pullback's derivative is the inner's
 ``hvp``); asking for a third raises :class:`~diffinterface.UnsupportedError`.
@@ -49,7 +54,8 @@ import numpy as np
 from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
 from ...core import get_adapter
-from ._rules import OperatorRules, context_signature, converted_contexts, inner_family, to_family
+from ...core.bridge import context_signature, converted_contexts, framework_bridge, inner_family, to_family
+from ._rules import OperatorRules
 
 
 class Bridge:
@@ -62,7 +68,7 @@ class Bridge:
 
     def __init__(self, make_rules, framework, direct=None):
         self._make_rules = make_rules
-        self.framework = framework  # the inner backend's ("jax", "torch", "autograd" or None)
+        self.framework = framework  # the inner backend's (its adapter's ``framework``; None: none traces)
         self.family = inner_family(framework)
         self._direct = direct  # called as is when x belongs to the inner's own framework
         #: the class of the last x that went to ``_direct`` without contexts: such a call skips the checks
@@ -79,15 +85,11 @@ class Bridge:
                 rules = self._rules.get(key)
                 if rules is None:
                     rules = self._rules[key] = self._make_rules(self._reference(x), tuple(
-                        type(c)(self._reference(c.value)) if family_of(c.value) in ("jax", "torch", "autograd")
+                        type(c)(self._reference(c.value)) if framework_bridge(family_of(c.value)) is not None
                         else c for c in contexts))
         return rules
 
     def _reference(self, x):
-        if family_of(x) == "autograd":
-            from autograd.tracer import getval
-
-            x = getval(x)
         try:
             return to_family(x, self.family)
         except Exception:  # noqa: BLE001 - a traced x has no values: prepare at zeros of its shape
@@ -99,28 +101,20 @@ class Bridge:
             return self._direct(x)
         check_contexts(contexts)
         family = family_of(x)
-        if self._direct is not None and (family == self.framework or (family == "numpy" and self.family == "numpy")):
+        if self._direct is not None and family in (self.framework, self.family):
             if not contexts:
                 self._direct_class = x.__class__
                 return self._direct(x)
             return self._direct(x, *[c.value for c in contexts])
-        if family == "jax":
-            from . import _jax
-
-            return _jax.call(self, x, contexts)
-        if family == "torch":
-            from . import _torch
-
-            return _torch.call(self, x, contexts)
-        if family == "autograd":
-            from . import _autograd
-
-            return _autograd.call(self, x, contexts)
-        if family == "numpy":
+        # x of a framework that traces it: that framework's rules (backends/<name>/differentiate_with.py)
+        outer = framework_bridge(family)
+        if outer is not None:
+            return outer.call(self, x, contexts)
+        if family != "unknown":  # concrete arrays no framework traces: f's value, back in x's family
             x = np.float64(x) if x.__class__ is float else x
             rules = self.rules(x, contexts)
             inner_contexts = converted_contexts(contexts, self.family)
-            return to_family(rules.value(to_family(x, self.family), inner_contexts), "numpy")
+            return to_family(rules.value(to_family(x, self.family), inner_contexts), family)
         raise TypeError(
             f"x: a DifferentiateWith function expected a float or a numpy, JAX, torch or autograd array; "
             f"got {type(x).__name__}"
@@ -180,11 +174,7 @@ def bridged_first_derivative(problem, framework, operator):
     def value_and_first(x, *ctx):
         z = bridge(x, *(kind(value) for kind, value in zip(kinds, ctx)))
         if operator == "gradient":
-            return z[0], array_namespace_of(z).reshape(z[1:], x_shape)
+            return z[0], array_namespace(z).reshape(z[1:], x_shape)
         return z[0], z[1]
 
     return value_and_first
-
-
-def array_namespace_of(a):
-    return array_namespace(a)

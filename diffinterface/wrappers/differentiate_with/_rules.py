@@ -1,30 +1,29 @@
 """The inner side of a bridge: the inner backend's prepared operators for one input signature.
 
-An outer framework (``_jax.py``, ``_torch.py``, ``_autograd.py``) sees a
-bridged function as a value and five rules, all taking and returning concrete
+An outer framework (its rules in ``backends/<name>/differentiate_with.py``,
+found through the registry) sees a bridged function as a value and five rules, all taking and returning concrete
 arrays: ``value``, ``value_and_gradient`` (scalar outputs), ``pushforward``,
 ``pullback`` and ``hvp`` (``sum_k c_k * H_k @ v``, the derivative of a
 pullback with respect to x). :class:`OperatorRules` computes them with the
 inner backend's public operators, each prepared once per (operator, batch
 size) and called with exactly the arguments it was prepared with, so strict
 preparations hold. Arrays cross into the inner backend's family through
-:func:`to_family` (DLPack or a shared numpy buffer, no copy) and come back the
-same way.
+:func:`~diffinterface.core.bridge.to_family` (DLPack or a shared numpy buffer,
+no copy) and come back the same way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 
 import numpy as np
 
 from ... import operators
-from ...families import array_namespace, dtype_name, family_of, shape_of
-from ...contexts import Cache, Constant
+from ...families import array_namespace, dtype_name, shape_of
+from ...contexts import Constant
 from ...core import get_adapter
-from ...errors import UnsupportedError
+from ...core.bridge import framework_bridge, inner_family, third_order, to_family, wide
 from ...operators import (
     hvp,
     prepare_gradient,
@@ -36,119 +35,18 @@ from ...operators import (
     value_and_gradient,
 )
 
-# -- conversions ------------------------------------------------------------------------------
-
-
-def to_family(a, family):
-    """The concrete array ``a`` (numpy, torch or JAX) in ``family``, sharing memory where it can.
-
-    A read-only numpy buffer (what JAX hands to a callback) is copied before
-    torch sees it: torch cannot mark a tensor read-only, and an ``f`` that
-    wrote into its input would otherwise write into JAX's immutable array.
-    """
-    if a.__class__ is float:  # a Python float is a float64 scalar, as everywhere in diffinterface
-        a = np.float64(a)
-    source = family_of(a)
-    if source == family:
-        return a
-    if source == "torch":
-        a = _plain_tensor(a)
-    if family == "numpy":
-        if source == "torch":
-            import torch
-
-            with torch._C._DisableFuncTorch():
-                return a.numpy()
-        return np.asarray(a)
-    if family == "torch":
-        import torch
-
-        if source == "jax":
-            return torch.from_dlpack(a)
-        a = np.asarray(a)
-        return torch.from_numpy(a if a.flags.writeable else a.copy())
-    if family == "jax":
-        import jax
-
-        # float64 survives only under x64; the switch is thread-local and undone on exit.
-        with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
-            if source == "torch":
-                return jax.dlpack.from_dlpack(a)
-            return jax.numpy.asarray(a)
-    raise TypeError(f"x: cannot hand a {family} array to a bridged function")
-
-
-def _plain_tensor(t):
-    """``t`` without autograd history or torch.func wrappers (a context seen inside a transform)."""
-    import torch
-
-    functorch = torch._C._functorch
-    while functorch.is_functorch_wrapped_tensor(t):
-        if functorch.is_batchedtensor(t):  # its values are a whole batch, not this tensor's
-            raise ValueError("a tensor batched by torch.func.vmap has no values of its own shape here")
-        t = functorch.get_unwrapped(t)
-    with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
-        return t.detach().cpu()
-
-
-def wide_jax(family, dtype):
-    """A thread-local ``jax.enable_x64`` for JAX work on 64-bit values, else nothing.
-
-    JAX operations outside x64 turn float64 operands into float32 results, so
-    every JAX computation of the bridge on float64 values runs inside it.
-    """
-    if family == "jax" and dtype in ("float64", "complex128"):
-        import jax
-
-        return jax.enable_x64(True)
-    return contextlib.nullcontext()
-
-
-def inner_family(framework):
-    """The array family an inner backend's ``f`` computes on."""
-    return framework if framework in ("jax", "torch") else "numpy"
-
-
-def context_signature(contexts):
-    """Kinds, families, dtypes and shapes of the contexts: what a preparation depends on."""
-    return tuple(
-        (type(c), family_of(c.value), dtype_name(c.value), shape_of(c.value)) if family_of(c.value) != "unknown"
-        else (type(c), type(c.value))
-        for c in contexts
-    )
-
-
-def converted_contexts(contexts, family):
-    """The contexts with their array values in ``family`` (other values as they are).
-
-    A ``Cache`` is scratch space the inner ``f`` writes: where the conversion
-    gives a read-only numpy view (a JAX value handed to a callback), the inner
-    gets a writable copy, since what it writes never flows back to the outer.
-    """
-    converted = []
-    for c in contexts:
-        if family_of(c.value) in ("unknown", "autograd"):
-            converted.append(c)
-            continue
-        value = to_family(c.value, family)
-        if isinstance(c, Cache) and isinstance(value, np.ndarray) and not value.flags.writeable:
-            value = value.copy()
-        converted.append(type(c)(value))
-    return tuple(converted)
-
-
 # -- the inner backend's rules ----------------------------------------------------------------
 
 
 def _wide(method):
-    """``method`` of a rules object under :func:`wide_jax` for its input's dtype."""
+    """``method`` of a rules object in its inner family's context for its input's dtype (JAX's x64 switch)."""
 
     @functools.wraps(method)
-    def wide(self, *args):
-        with wide_jax(self.family, self.x_dtype):
+    def widened(self, *args):
+        with wide(self.family, self.x_dtype):
             return method(self, *args)
 
-    return wide
+    return widened
 
 
 class OperatorRules:
@@ -173,22 +71,16 @@ class OperatorRules:
 
     # evaluation
     def _call_f(self, x, contexts):
-        with wide_jax(self.family, self.x_dtype):
+        with wide(self.family, self.x_dtype):
             return self.f(x, *[c.value for c in contexts])
 
     def _output_spec(self):
-        """Shape and dtype of f's output: torch's meta device when it can, else one evaluation."""
-        if self.family == "torch":
-            import torch
-
-            try:
-                meta = [type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c
-                        for c in self._contexts]
-                y = self._call_f(self._x.to("meta"), meta)
-                if isinstance(y, torch.Tensor) and y.device.type == "meta":
-                    return shape_of(y), dtype_name(y)
-            except Exception:  # noqa: BLE001 - f needs real numbers: evaluate it below
-                pass
+        """Shape and dtype of f's output: without values where the inner family can (torch's meta
+        device), else one evaluation."""
+        rules = framework_bridge(self.family)
+        spec = rules.output_spec(self._call_f, self._x, self._contexts) if rules is not None else None
+        if spec is not None:
+            return spec
         with np.errstate(all="ignore"):
             y = self._call_f(self._x, self._contexts)
         return shape_of(y), dtype_name(y)
@@ -257,17 +149,6 @@ def _reverse_for_gradients(backend):
     if adapter.mode == "both":
         return getattr(backend, "mode", None) != "forward"
     return adapter.mode == "reverse"
-
-
-class ThirdOrderError(UnsupportedError):
-    """A derivative of a bridged function's second derivative was asked for."""
-
-
-def third_order(what):
-    return ThirdOrderError(
-        f"DifferentiateWith: {what} would need third derivatives of f, which the bridge does not "
-        "provide (first and second order only)"
-    )
 
 
 class FirstDerivativeRules:

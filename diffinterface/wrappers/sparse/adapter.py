@@ -19,8 +19,11 @@ value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
                              value, gradient and the hvps from one pass
 ===========================  ===================================================
 
-With ``AutoJAX()`` as the dense backend, products and gather are one compiled
-function (``fused.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
+A dense adapter may build the whole sparse operator itself, through the hooks
+``sparse_jacobian`` / ``sparse_hessian`` (``(problem, compression, seed_matrix,
+dense_shape, assembler) -> (operator, value_and_operator)`` or None): with
+``AutoJAX()``, products and gather are one compiled function
+(``backends/jax/sparse.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
 times for a Jacobian (Curtis-Powell-Reid: a whole color group is perturbed
 at once). Every other operator is the dense backend's own.
 """
@@ -30,13 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import cast, from_numpy
-from ...core import Adapter, Impl, get_adapter, require_scalar_output
+from ...core import Impl, get_adapter, require_scalar_output
 from ...operators._second_order import differentiated_problem, outer_mode
+from ..delegating import DelegatingAdapter
 from ..second_order import SecondOrderAdapter
 from .coloring import compress
 from .detection import detect
-from .fused import can_fuse, fused_hessian, fused_jacobian
-from .matrices import decompressor
+from .matrices import assembler, decompressor
 
 
 class SparseStructure:
@@ -61,53 +64,16 @@ def _batches(seeds, max_batch):
     return [seeds[i : i + step] for i in range(0, len(seeds), step)]
 
 
-class SparseAdapter(Adapter):
-    """Sparse jacobian and hessian; every other operator is the dense backend's."""
+class SparseAdapter(DelegatingAdapter):
+    """Sparse jacobian and hessian; every other operator is the dense backend's (its delegate)."""
 
     #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
     own_empty_results = frozenset({"jacobian", "hessian"})
 
     def __init__(self, backend):
-        super().__init__(backend)
-        self.dense = get_adapter(backend.dense_backend)
-        self.mode = self.dense.mode
-        self.inplace = self.dense.inplace
-        self.max_batch = self.dense.max_batch
-        self.families = self.dense.families
+        super().__init__(backend, get_adapter(backend.dense_backend))
+        self.dense = self.delegate
         self.framework = self.dense.framework
-
-    def choose_mode(self, operator, problem):
-        return self.dense.choose_mode(operator, problem)
-
-    def output_spec(self, problem):
-        return self.dense.output_spec(problem.replace(adapter=self.dense))
-
-    def prepare_evaluation(self, problem):
-        return self.dense.prepare_evaluation(problem.replace(adapter=self.dense))
-
-    def _dense_problem(self, problem):
-        return problem.replace(adapter=self.dense)
-
-    def _delegate(self, operator, problem):
-        return self._dense_problem(problem).impl(operator)
-
-    def prepare_pushforward(self, problem):
-        return self._delegate("pushforward", problem)
-
-    def prepare_pullback(self, problem):
-        return self._delegate("pullback", problem)
-
-    def prepare_derivative(self, problem):
-        return self._delegate("derivative", problem)
-
-    def prepare_gradient(self, problem):
-        return self._delegate("gradient", problem)
-
-    def prepare_second_derivative(self, problem):
-        return self._delegate("second_derivative", problem)
-
-    def prepare_hvp(self, problem):
-        return self._delegate("hvp", problem)
 
     # -- the sparse operators ------------------------------------------------------------------------
 
@@ -121,17 +87,24 @@ class SparseAdapter(Adapter):
         return decompressor(compression, problem.family, problem.x,
                             dense_shape if self.backend.dense_result else None)
 
+    def _built_whole(self, hook, dense, compression, dtype, dense_shape):
+        """``(operator, value_and_operator)`` built whole by the dense adapter's ``hook``, or None."""
+        build = getattr(self.dense, hook, None)
+        if build is None:
+            return None
+        return build(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
+
     def prepare_jacobian(self, problem):
-        dense = self._dense_problem(problem)
+        dense = self.delegated(problem)
         spec = dense.spec
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
         compression = compress(rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm)
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
-        if can_fuse(self.dense, dense):
-            dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
-            jacobian, value_and_jacobian = fused_jacobian(dense, compression, _seed_matrix(compression, dtype),
-                                                          dense_shape)
+        dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
+        built = self._built_whole("sparse_jacobian", dense, compression, dtype, dense_shape)
+        if built is not None:
+            jacobian, value_and_jacobian = built
             return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
         if compression.kind == "columns":
             operator, seeds = "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
@@ -152,17 +125,16 @@ class SparseAdapter(Adapter):
 
     def prepare_hessian(self, problem):
         spec = require_scalar_output(problem, "hessian")
-        dense = self._dense_problem(problem)
+        dense = self.delegated(problem)
         x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "hessian")
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
         structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
         outer, inner = self.dense.outer, self.dense.inner
-        if outer is inner and can_fuse(self.dense, dense):
-            value_and_gradient = self.dense.differentiable_value_and_gradient(dense)
-            hessian, value_gradient_and_hessian = fused_hessian(
-                dense, value_and_gradient, compression, _seed_matrix(compression, x_dtype),
-                x_shape + x_shape if self.backend.dense_result else None)
+        built = self._built_whole("sparse_hessian", dense, compression, x_dtype,
+                                  x_shape + x_shape if self.backend.dense_result else None) if outer is inner else None
+        if built is not None:
+            hessian, value_gradient_and_hessian = built
             return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
         seeds = self._seeds(problem, compression, x_shape, x_dtype)
         decompress = self._decompressor(problem, compression, x_shape + x_shape)

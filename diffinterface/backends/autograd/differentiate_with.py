@@ -1,4 +1,5 @@
-"""A bridged function inside HIPS autograd: primitives with vjp and jvp rules.
+"""autograd's DifferentiateWith rules: a bridged function inside HIPS autograd is a primitive with vjp
+and jvp rules (:class:`AutogradBridge`, registered with ``AutoAutograd``).
 
 ``_value`` is a primitive whose vjp is the primitive ``_pullback`` and whose
 jvp is ``_pushforward``; each of those is differentiable once more (the
@@ -11,9 +12,10 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defjvp, defvjp, primitive
+from autograd.tracer import getval
 
+from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 from ...errors import UnsupportedError
-from ._rules import converted_contexts, third_order, to_family
 
 
 class _Call:
@@ -79,45 +81,53 @@ def _no_third(*_):
     raise third_order("differentiating a second derivative with respect to x or the cotangent")
 
 
-defvjp(_value, lambda ans, x, call: lambda g: _pullback(x, g, call))
-defjvp(_value, lambda g, ans, x, call: _pushforward(x, g, call))
-defvjp(
+def _derivatives(primitive, vjps, jvps):
+    """Declare ``primitive``'s vjp and jvp along each argument, each written as ``rule(g, *args)``."""
+    defvjp(primitive, *[(lambda rule: lambda ans, *args: lambda g: rule(g, *args))(rule) for rule in vjps])
+    defjvp(primitive, *[(lambda rule: lambda g, ans, *args: rule(g, *args))(rule) for rule in jvps])
+
+
+_derivatives(
+    _value,
+    vjps=[lambda g, x, call: _pullback(x, g, call)],
+    jvps=[lambda g, x, call: _pushforward(x, g, call)],
+)
+_derivatives(
     _pushforward,
-    lambda ans, x, t, call: lambda g: _pushforward_along_x(call, x, t, g),
-    lambda ans, x, t, call: lambda g: _pullback(x, g, call),
+    vjps=[lambda g, x, t, call: _pushforward_along_x(call, x, t, g), lambda g, x, t, call: _pullback(x, g, call)],
+    jvps=[lambda g, x, t, call: _pushforward_along_x_forward(call, x, t, g),
+          lambda g, x, t, call: _pushforward(x, g, call)],
 )
-defjvp(
-    _pushforward,
-    lambda g, ans, x, t, call: _pushforward_along_x_forward(call, x, t, g),
-    lambda g, ans, x, t, call: _pushforward(x, g, call),
-)
-defvjp(
+_derivatives(  # c @ J is linear in c; along x it is sum_k c_k H_k (symmetric: vjp and jvp alike)
     _pullback,
-    lambda ans, x, c, call: lambda g: _hvp(x, c, g, call),
-    lambda ans, x, c, call: lambda g: _pushforward(x, g, call),
+    vjps=[lambda g, x, c, call: _hvp(x, c, g, call), lambda g, x, c, call: _pushforward(x, g, call)],
+    jvps=[lambda g, x, c, call: _hvp(x, c, g, call), lambda g, x, c, call: _pullback(x, g, call)],
 )
-defjvp(
-    _pullback,
-    lambda g, ans, x, c, call: _hvp(x, c, g, call),
-    lambda g, ans, x, c, call: _pullback(x, g, call),
-)
-defvjp(
+_derivatives(  # linear and symmetric in v; x and c would need third derivatives
     _hvp,
-    lambda ans, x, c, v, call: _no_third,
-    lambda ans, x, c, v, call: _no_third,
-    lambda ans, x, c, v, call: lambda g: _hvp(x, c, g, call),
-)
-defjvp(
-    _hvp,
-    lambda g, ans, x, c, v, call: _no_third(),
-    lambda g, ans, x, c, v, call: _no_third(),
-    lambda g, ans, x, c, v, call: _hvp(x, c, g, call),
+    vjps=[_no_third, _no_third, lambda g, x, c, v, call: _hvp(x, c, g, call)],
+    jvps=[_no_third, _no_third, lambda g, x, c, v, call: _hvp(x, c, g, call)],
 )
 
 
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for an autograd box ``x`` (another framework than the inner's)."""
-    from autograd.tracer import getval
-
     rules = bridge.rules(getval(x), contexts)
     return _value(x, _Call(bridge, rules, contexts))
+
+
+class AutogradBridge(FrameworkBridge):
+    """autograd as either side of a bridge: its boxes call :func:`call`; an AutoAutograd inner computes on
+    numpy arrays (the host family, the default)."""
+
+    #: autograd's boxes are values of a trace in progress: they reach the inner as they are
+    keeps_contexts = True
+
+    def call(self, bridge, x, contexts):
+        return call(bridge, x, contexts)
+
+    def plain(self, a):
+        return getval(a)
+
+
+BRIDGE = AutogradBridge()

@@ -1,4 +1,6 @@
-"""A bridged function inside JAX: a custom JVP whose pieces are host callbacks to the inner backend.
+"""JAX's DifferentiateWith rules: a bridged function inside JAX is a custom JVP whose pieces are host
+callbacks to the inner backend; arrays cross into JAX by DLPack or ``jnp.asarray`` (:class:`JAXBridge`,
+registered with ``AutoJAX`` in ``diffinterface/backends/__init__.py``).
 
 JAX needs one construction that serves forward mode, reverse mode (it
 transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
@@ -28,8 +30,8 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from ...families import family_of, shape_of, size_of
-from ._rules import converted_contexts, third_order, to_family
+from ...families import dtype_name, family_of, shape_of, size_of
+from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 
 # -- host side: numpy in, numpy out -----------------------------------------------------------
 
@@ -292,3 +294,26 @@ def call(bridge, x, contexts):
         if not contexts:  # contexts' static values live in the closure: rebuild per call then
             cached[key] = entry
     return entry(x, *(contexts[i].value for i in dynamic))
+
+
+class JAXBridge(FrameworkBridge):
+    """JAX as either side of a bridge: its arrays and tracers call :func:`call`; an AutoJAX inner computes on
+    JAX arrays, float64 ones under a thread-local ``jax.enable_x64`` (JAX has float64 only under x64)."""
+
+    inner_family = "jax"
+
+    def call(self, bridge, x, contexts):
+        return call(bridge, x, contexts)
+
+    def receive(self, a, source):
+        # float64 survives only under x64; the switch is thread-local and undone on exit.
+        with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
+            if source == "torch":
+                return jax.dlpack.from_dlpack(a)
+            return jnp.asarray(a)
+
+    def wide(self, dtype):
+        return jax.enable_x64(True) if dtype in ("float64", "complex128") else super().wide(dtype)
+
+
+BRIDGE = JAXBridge()

@@ -1,4 +1,6 @@
-"""A bridged function inside torch: ``torch.autograd.Function``s whose work is the inner backend's.
+"""torch's DifferentiateWith rules: a bridged function inside torch is ``torch.autograd.Function``s whose
+work is the inner backend's; tensors cross by DLPack or shared numpy buffers (:class:`TorchBridge`,
+registered with ``AutoTorch``).
 
 Five Functions, each with ``backward``, ``jvp`` (forward AD, ``torch.func.jvp``)
 and a ``vmap`` rule (``torch.func.vmap``, ``jacrev``, ``jacfwd``), so that
@@ -30,18 +32,18 @@ import itertools
 import weakref
 from typing import Optional
 
+import numpy as np
 import torch
 
+from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 from ...errors import UnsupportedError
-from ._rules import third_order, to_family
+from ...families import dtype_name, shape_of
 
 
 class _Call:
     """One call of the bridged function: its rules and contexts in the inner family."""
 
     def __init__(self, bridge, rules, contexts, want_gradient):
-        from ._rules import converted_contexts
-
         self.rules, self.family = rules, bridge.family
         self.contexts = converted_contexts(contexts, bridge.family)
         self.want_gradient = want_gradient
@@ -149,20 +151,30 @@ def _per_element(apply, info, in_dims, tensors, call):
     return torch.stack([apply(*(m[i] for m in moved), call.fresh()) for i in range(n)]), 0
 
 
-class _Value(torch.autograd.Function):
+class _Bridged(torch.autograd.Function):
+    """The Functions' shared part: inputs are tensors, then the call; the tensors are saved for backward
+    and forward AD; a vmap torch cannot hand to the inner at once runs the Function per element."""
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        *tensors, call = inputs
+        ctx.save_for_backward(*tensors)
+        ctx.save_for_forward(*tensors)
+        ctx.call = call
+
+    @classmethod
+    def per_element(cls, info, in_dims, *inputs):
+        *tensors, call = inputs
+        return _per_element(cls.apply, info, in_dims[: len(tensors)], tensors, call)
+
+
+class _Value(_Bridged):
     @staticmethod
     def forward(x, call):
         if call.want_gradient:
             y, call.gradient = _compute(call, "value_and_gradient", x)
             return y
         return _compute(call, "value", x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, call = inputs
-        ctx.save_for_backward(x)
-        ctx.save_for_forward(x)
-        ctx.call = call
 
     @staticmethod
     def backward(ctx, cotangent):
@@ -178,21 +190,15 @@ class _Value(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, x, call):
-        return _per_element(lambda x, c: _Value.apply(x, c), info, in_dims[:1], (x,), call)
+        return _Value.per_element(info, in_dims, x, call)
 
 
-class _Gradient(torch.autograd.Function):
+class _Gradient(_Bridged):
     @staticmethod
     def forward(x, call):
         if call.gradient is None:  # not computed on the forward pass (gradient not expected then)
             _, call.gradient = _compute(call, "value_and_gradient", x)
         return call.gradient
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.save_for_forward(inputs[0])
-        ctx.call = inputs[1]
 
     @staticmethod
     def backward(ctx, cotangent):
@@ -206,53 +212,60 @@ class _Gradient(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, x, call):
-        return _per_element(lambda x, c: _Gradient.apply(x, c), info, in_dims[:1], (x,), call)
+        return _Gradient.per_element(info, in_dims, x, call)
 
 
 def _one(call, x):
     return torch.ones((), dtype=getattr(torch, call.rules.spec[1]), device=x.device)
 
 
-class _Pushforward(torch.autograd.Function):
-    @staticmethod
-    def forward(x, t, call):
-        return _compute(call, "pushforward", x, t)
+class _Linear(_Bridged):
+    """A map linear in its seed, ``J t`` (:class:`_Pushforward`) or ``c @ J`` (:class:`_Pullback`): its
+    derivative along the seed is itself (jvp) or the other one (backward); along x, the inner's hvp."""
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:2])
-        ctx.save_for_forward(*inputs[:2])
-        ctx.call = inputs[2]
+    kind = ""
 
-    @staticmethod
-    def backward(ctx, cotangent):
-        x, t = ctx.saved_tensors
-        x_bar = _pushforward_along_x(ctx.call, x, t, cotangent) if ctx.needs_input_grad[0] else None
-        return x_bar, _Pullback.apply(x, cotangent, ctx.call), None
+    @classmethod
+    def forward(cls, x, seed, call):
+        return _compute(call, cls.kind, x, seed)
 
-    @staticmethod
-    def jvp(ctx, x_dot, t_dot, _):
-        x, t = ctx.saved_tensors
-        out = _in_jvp(_Pushforward, x, t_dot, ctx.call) if t_dot is not None else None
+    @classmethod
+    def backward(cls, ctx, cotangent):
+        x, seed = ctx.saved_tensors
+        x_bar = cls.backward_along_x(ctx.call, x, seed, cotangent) if ctx.needs_input_grad[0] else None
+        return x_bar, cls.transposed().apply(x, cotangent, ctx.call), None
+
+    @classmethod
+    def jvp(cls, ctx, x_dot, seed_dot, _):
+        x, seed = ctx.saved_tensors
+        out = _in_jvp(cls, x, seed_dot, ctx.call) if seed_dot is not None else None
         if x_dot is not None:
-            h = _in_jvp(_Hvp, x, _one(ctx.call, x), x_dot, ctx.call) if ctx.call.rules.scalar else None
-            if h is None:
-                raise _forward_over_forward()
-            term = torch.sum(h * t)
+            term = cls.jvp_along_x(ctx.call, x, seed, x_dot)
             out = term if out is None else out + term
         return out
 
+    @classmethod
+    def vmap(cls, info, in_dims, x, seed, call):
+        if in_dims[0] is None and _plain(x, seed):  # a batch of seeds alone: one batched inner call
+            return call.many(getattr(call.rules, cls.kind), x, seed.movedim(in_dims[1], 0)), 0
+        return cls.per_element(info, in_dims, x, seed, call)
+
+
+class _Pushforward(_Linear):
+    kind = "pushforward"
+    transposed = staticmethod(lambda: _Pullback)
+
     @staticmethod
-    def vmap(info, in_dims, x, t, call):
-        if in_dims[0] is None and _plain(x, t):
-            return call.many(call.rules.pushforward, x, t.movedim(in_dims[1], 0)), 0
-        return _per_element(lambda x, t, c: _Pushforward.apply(x, t, c), info, in_dims[:2], (x, t), call)
+    def backward_along_x(call, x, t, cotangent):
+        if not call.rules.scalar:
+            raise _forward_over_forward()
+        return _Hvp.apply(x, cotangent, t, call)
 
-
-def _pushforward_along_x(call, x, t, cotangent):
-    if not call.rules.scalar:
-        raise _forward_over_forward()
-    return _Hvp.apply(x, cotangent, t, call)
+    @staticmethod
+    def jvp_along_x(call, x, t, x_dot):
+        if not call.rules.scalar:
+            raise _forward_over_forward()
+        return torch.sum(_in_jvp(_Hvp, x, _one(call, x), x_dot, call) * t)
 
 
 def _forward_over_forward():
@@ -262,49 +275,18 @@ def _forward_over_forward():
     )
 
 
-class _Pullback(torch.autograd.Function):
-    @staticmethod
-    def forward(x, c, call):
-        return _compute(call, "pullback", x, c)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:2])
-        ctx.save_for_forward(*inputs[:2])
-        ctx.call = inputs[2]
-
-    @staticmethod
-    def backward(ctx, cotangent):
-        x, c = ctx.saved_tensors
-        x_bar = _Hvp.apply(x, c, cotangent, ctx.call) if ctx.needs_input_grad[0] else None
-        return x_bar, _Pushforward.apply(x, cotangent, ctx.call), None
-
-    @staticmethod
-    def jvp(ctx, x_dot, c_dot, _):
-        x, c = ctx.saved_tensors
-        out = _in_jvp(_Pullback, x, c_dot, ctx.call) if c_dot is not None else None
-        if x_dot is not None:
-            term = _in_jvp(_Hvp, x, c, x_dot, ctx.call)
-            out = term if out is None else out + term
-        return out
-
-    @staticmethod
-    def vmap(info, in_dims, x, c, call):
-        if in_dims[0] is None and _plain(x, c):
-            return call.many(call.rules.pullback, x, c.movedim(in_dims[1], 0)), 0
-        return _per_element(lambda x, c, k: _Pullback.apply(x, c, k), info, in_dims[:2], (x, c), call)
+class _Pullback(_Linear):
+    kind = "pullback"
+    transposed = staticmethod(lambda: _Pushforward)
+    # c @ J along x is sum_k c_k H_k, symmetric: the inner's hvp both ways
+    backward_along_x = staticmethod(lambda call, x, c, cotangent: _Hvp.apply(x, c, cotangent, call))
+    jvp_along_x = staticmethod(lambda call, x, c, x_dot: _in_jvp(_Hvp, x, c, x_dot, call))
 
 
-class _Hvp(torch.autograd.Function):
+class _Hvp(_Bridged):
     @staticmethod
     def forward(x, c, v, call):
         return _compute(call, "hvp", x, c, v)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:3])
-        ctx.save_for_forward(*inputs[:3])
-        ctx.call = inputs[3]
 
     @staticmethod
     def backward(ctx, cotangent):
@@ -324,7 +306,7 @@ class _Hvp(torch.autograd.Function):
     def vmap(info, in_dims, x, c, v, call):
         if in_dims[0] is None and in_dims[1] is None and _plain(x, c, v):
             return call.many(lambda x, c, vs, ctx: call.rules.hvp(x, c, vs, ctx), x, v.movedim(in_dims[2], 0), c), 0
-        return _per_element(lambda x, c, v, k: _Hvp.apply(x, c, v, k), info, in_dims[:3], (x, c, v), call)
+        return _Hvp.per_element(info, in_dims, x, c, v, call)
 
 
 def call(bridge, x, contexts):
@@ -335,3 +317,53 @@ def call(bridge, x, contexts):
         return torch.empty(shape, dtype=getattr(torch, dtype), device="meta")
     want_gradient = rules.gradient_route and torch.is_grad_enabled() and x.requires_grad
     return _Value.apply(x, _Call(bridge, rules, contexts, want_gradient))
+
+
+def _plain_tensor(t):
+    """``t`` without autograd history or torch.func wrappers (a context seen inside a transform)."""
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(t):
+        if functorch.is_batchedtensor(t):  # its values are a whole batch, not this tensor's
+            raise ValueError("a tensor batched by torch.func.vmap has no values of its own shape here")
+        t = functorch.get_unwrapped(t)
+    with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
+        return t.detach().cpu()
+
+
+class TorchBridge(FrameworkBridge):
+    """torch as either side of a bridge: its tensors call :func:`call`; an AutoTorch inner computes on
+    tensors, and learns f's output on the meta device where f runs there."""
+
+    inner_family = "torch"
+
+    def call(self, bridge, x, contexts):
+        return call(bridge, x, contexts)
+
+    def plain(self, a):
+        return _plain_tensor(a)
+
+    def to_numpy(self, a):
+        with torch._C._DisableFuncTorch():
+            return a.numpy()
+
+    def receive(self, a, source):
+        """A read-only numpy buffer (what JAX hands to a callback) is copied before torch sees it: torch
+        cannot mark a tensor read-only, and an ``f`` that wrote into its input would otherwise write into
+        JAX's immutable array."""
+        if source == "jax":
+            return torch.from_dlpack(a)
+        a = np.asarray(a)
+        return torch.from_numpy(a if a.flags.writeable else a.copy())
+
+    def output_spec(self, evaluate, x, contexts):
+        try:
+            meta = [type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c for c in contexts]
+            y = evaluate(x.to("meta"), meta)
+            if isinstance(y, torch.Tensor) and y.device.type == "meta":
+                return shape_of(y), dtype_name(y)
+        except Exception:  # noqa: BLE001 - f needs real numbers: the caller evaluates it
+            pass
+        return None
+
+
+BRIDGE = TorchBridge()

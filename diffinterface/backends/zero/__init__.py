@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Adapter, Impl, Spec
+from ...core import OPERATORS, Adapter, Impl, Spec
 
 
 class _ZeroAdapter(Adapter):
@@ -30,34 +30,30 @@ class _ZeroAdapter(Adapter):
         return buffer
 
 
+    def _zero_products(self, problem, operator, zeros):
+        """The Impl of a primitive ``operator`` whose products are copies of ``zeros``, one per seed."""
+        alone, combined = OPERATORS[operator].methods
+        value = self._value
+
+        def value_and_products(x, seeds, *ctx):
+            return value(problem, x, ctx), tuple(zeros.copy() for _ in seeds)
+
+        return Impl(**{
+            combined: value_and_products,
+            alone: lambda x, seeds, *ctx: tuple(zeros.copy() for _ in seeds),
+        })
+
+
 class ZeroForwardAdapter(_ZeroAdapter):
     mode = "forward"
 
     def prepare_pushforward(self, problem):
         spec = problem.spec
-        zeros = np.zeros(spec.shape, dtype=spec.dtype)
-        value = self._value
-
-        def value_and_pushforward(x, tangents, *ctx):
-            return value(problem, x, ctx), tuple(zeros.copy() for _ in tangents)
-
-        return Impl(
-            value_and_pushforward=value_and_pushforward,
-            pushforward=lambda x, tangents, *ctx: tuple(zeros.copy() for _ in tangents),
-        )
+        return self._zero_products(problem, "pushforward", np.zeros(spec.shape, dtype=spec.dtype))
 
 
 class ZeroReverseAdapter(_ZeroAdapter):
     mode = "reverse"
 
     def prepare_pullback(self, problem):
-        zeros = np.zeros(problem.x_shape, dtype=problem.x_dtype)
-        value = self._value
-
-        def value_and_pullback(x, cotangents, *ctx):
-            return value(problem, x, ctx), tuple(zeros.copy() for _ in cotangents)
-
-        return Impl(
-            value_and_pullback=value_and_pullback,
-            pullback=lambda x, cotangents, *ctx: tuple(zeros.copy() for _ in cotangents),
-        )
+        return self._zero_products(problem, "pullback", np.zeros(problem.x_shape, dtype=problem.x_dtype))

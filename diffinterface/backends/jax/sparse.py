@@ -1,4 +1,5 @@
-"""One compiled function per sparse operator when the dense backend is JAX.
+"""AutoSparse over AutoJAX: one compiled function per sparse operator (the JAX adapter's
+``sparse_jacobian`` / ``sparse_hessian`` hooks, which ``wrappers/sparse/adapter.py`` asks for).
 
 With ``AutoJAX(jit=True)`` as the dense backend, the products over the seeds
 (``vmap`` of ``jvp``, ``vjp`` or forward-over-reverse hvps) and the gather of
@@ -21,14 +22,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...families import family_of, is_array
-from .matrices import _x64_call, assembler
+from .calls import _wrap
+
+
+def _x64_call(fn, wide):
+    return _wrap(fn, None, wide)
 
 
 def can_fuse(adapter, problem):
-    """True when the dense adapter is JAX with jit, and f is one-argument with array contexts only."""
+    """True when the JAX adapter compiles (jit), and f is one-argument with array contexts only."""
     return (
-        adapter.framework == "jax"
-        and getattr(adapter.backend, "jit", False)
+        adapter.jit
         and problem.y is None
         and problem.family in ("numpy", "jax")
         and all(is_array(value) and family_of(value) in ("numpy", "jax") for value in problem.ctx)
@@ -66,9 +70,10 @@ def _inside_jit(compression, problem, dense_shape):
     return lambda data: BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
 
 
-def _assembled(value_and_data, compression, problem, dense_shape):
+def _assembled(value_and_data, compression, problem, dense_shape, assembler):
     """``(value_and_result, assemble)``: wraps ``value_and_data`` (last item: the entries' values) so that
-    it returns BCOO from inside the compiled function when it can, and what is left to assemble after."""
+    it returns BCOO from inside the compiled function when it can, and what is left to assemble after
+    (``assembler(compression, family, like, dense_shape)``, AutoSparse's)."""
     inside = _inside_jit(compression, problem, dense_shape)
     if inside is None:
         return value_and_data, assembler(compression, problem.family, problem.x, dense_shape)
@@ -80,7 +85,7 @@ def _assembled(value_and_data, compression, problem, dense_shape):
     return value_and_result, lambda result: result
 
 
-def fused_jacobian(problem, compression, seed_matrix, dense_shape):
+def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler):
     """``(jacobian, value_and_jacobian)`` compiled as one function each."""
     f, x_shape = problem.f, problem.x_shape
     spec = problem.spec
@@ -102,23 +107,10 @@ def fused_jacobian(problem, compression, seed_matrix, dense_shape):
                 products = jax.vmap(lambda s: pullback(s.astype(value.dtype))[0])(seeds)
                 return value, products.reshape(-1)[gather]
 
-    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape)
-    data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[1], problem, wide)
-    valued = jax.jit(value_and_data)
-    to_value = np.asarray if problem.family == "numpy" else (lambda v: v)
-    data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
-
-    def jacobian(x, *ctx):
-        return assemble(data_call(x, *ctx))
-
-    def value_and_jacobian(x, *ctx):
-        value, entries = valued_call(x, *ctx)
-        return to_value(value), assemble(entries)
-
-    return jacobian, value_and_jacobian
+    return _compiled(value_and_data, compression, problem, dense_shape, assembler, wide)
 
 
-def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape):
+def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler):
     """``(hessian, value_gradient_and_hessian)``: forward-over-reverse hvps on the seeds and the gather."""
     x_shape = problem.x_shape
     wide = problem.x_dtype == "float64" and not jax.enable_x64.get_global()
@@ -132,17 +124,32 @@ def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_s
             lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
         return value, gradient, products.reshape(-1)[gather]
 
-    value_gradient_and_data, assemble = _assembled(value_gradient_and_data, compression, problem, dense_shape)
-    data = _compile(lambda x, *ctx: value_gradient_and_data(x, *ctx)[2], problem, wide)
-    valued = jax.jit(value_gradient_and_data)
+    return _compiled(value_gradient_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=True)
+
+
+def _compiled(value_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=False):
+    """``(operator, value_and_operator)`` from ``value_and_data`` (the value, with the gradient when
+    ``with_gradient``, then the entries' values): compiled, the entries assembled into the result, the
+    value and gradient in x's family."""
+    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape, assembler)
+    data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[-1], problem, wide)
+    valued = jax.jit(value_and_data)
     to_array = np.asarray if problem.family == "numpy" else (lambda v: v)
     data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
 
-    def hessian(x, *ctx):
+    def operator(x, *ctx):
         return assemble(data_call(x, *ctx))
 
-    def value_gradient_and_hessian(x, *ctx):
-        value, gradient, entries = valued_call(x, *ctx)
-        return to_array(value), to_array(gradient), assemble(entries)
+    if with_gradient:
 
-    return hessian, value_gradient_and_hessian
+        def value_gradient_and_operator(x, *ctx):
+            value, gradient, entries = valued_call(x, *ctx)
+            return to_array(value), to_array(gradient), assemble(entries)
+
+        return operator, value_gradient_and_operator
+
+    def value_and_operator(x, *ctx):
+        value, entries = valued_call(x, *ctx)
+        return to_array(value), assemble(entries)
+
+    return operator, value_and_operator

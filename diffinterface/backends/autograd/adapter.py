@@ -1,53 +1,4 @@
-"""AutoAutograd: HIPS autograd on numpy arrays (reverse and forward mode).
-
-    >>> import numpy as np, diffinterface as di
-    >>> def f(x):
-    ...     xp = di.array_namespace(x)          # autograd.numpy while autograd traces x
-    ...     return xp.sum(xp.sin(x) * x ** 2)
-    >>> di.gradient(f, di.AutoAutograd(), np.array([0.0, 1.0])).round(4)
-    array([0.    , 2.2232])
-
-autograd differentiates functions written with ``autograd.numpy``. Write ``f``
-with ``xp = di.array_namespace(x)`` and the same source runs unchanged under
-every backend: ``xp`` is ``autograd.numpy`` for autograd's boxed arrays (in
-reverse and forward mode alike), ``numpy`` for plain arrays, ``jax.numpy``
-under JAX and the array-API torch namespace under torch
-(see ``examples/backend_agnostic.py``).
-
-How each operator is computed, and how often it evaluates ``f`` (``m``
-outputs, ``n`` inputs, ``k`` tangents; "prep": at preparation, "call": per
-prepared call, equal to autograd's own recipe):
-
-=================  ==========================================  ====  ======================
-operator           autograd recipe                             prep  call
-=================  ==========================================  ====  ======================
-gradient           ``make_vjp``, one backward pass             0     1
-jacobian           ``make_vjp`` once, one backward per row     0     1 (+ m backward)
-derivative         scalar output: ``make_vjp``, one backward   0     1
-                   pass; else ``make_jvp`` with tangent 1
-pullback           ``make_vjp`` once, one backward per c       1     1 (+ k backward)
-pushforward        ``make_jvp`` per tangent                    0     k
-hvp                ``make_vjp`` of the gradient (make_hvp)     0     1 (+ k backward)
-hessian            ``make_vjp`` of the gradient, n rows        0     1 (+ n backward)
-second_derivative  ``make_jvp`` of ``make_jvp`` (forward²)     0     1
-=================  ==========================================  ====  ======================
-
-autograd's forward mode re-runs ``f`` for every tangent, so a Jacobian always
-uses reverse mode (one recorded forward pass, its vjp reused for every row),
-as ``autograd.jacobian`` does. autograd must run ``f`` to learn its output
-shape. No prepared call spends an evaluation on it: the Jacobian reads it from
-the forward pass it records anyway, and operators whose output is a scalar by
-contract (gradient, hvp, hessian) check the value that pass computed. Only
-pullback's preparation evaluates ``f`` once, so that the core can check the
-cotangents' shape.
-
-``x`` is a numpy array or Python float (results are numpy, in x's dtype), or
-one of autograd's own boxes: a diffinterface call inside a function that
-autograd differentiates returns boxes, so ``autograd.grad`` sees through it.
-
-Two-argument functions ``f(y, x)`` are not supported: autograd cannot
-differentiate mutation (``check_inplace(AutoAutograd())`` is False).
-"""
+"""AutoAutograd's adapter: ``make_vjp`` and ``make_jvp`` of HIPS autograd (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -56,9 +7,9 @@ import numpy as np
 from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, vspace
 from autograd.tracer import getval, trace
 
-from ..families import describe, is_array
-from ..core import Adapter, Impl
-from ..errors import graph_break
+from ...families import describe, is_array
+from ...core import OPERATORS, Adapter, Impl
+from ...errors import graph_break
 
 
 def _bound(f, ctx):
@@ -164,9 +115,15 @@ def _rows(vjp, shape, dtype, xp):
     return xp.stack(rows)
 
 
+def _valued_impl(operator, valued):
+    """The Impl of ``operator`` from its combined form ``valued`` (``value_and_...``); the operator alone is
+    that form's last result."""
+    alone, combined = OPERATORS[operator].methods
+    return Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
+
+
 class AutogradAdapter(Adapter):
     mode = "both"
-    inplace = False
     # "autograd": x may be one of autograd's own boxes, so diffinterface calls
     # nest inside functions that autograd differentiates (results stay boxed).
     families = ("numpy", "autograd")
@@ -211,10 +168,7 @@ class AutogradAdapter(Adapter):
                 results.append(d)
             return value, tuple(results)
 
-        return Impl(
-            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
-            value_and_pushforward=value_and_pushforward,
-        )
+        return _valued_impl("pushforward", value_and_pushforward)
 
     # -- first-order overrides: one recorded forward pass per call ---------------------------
 
@@ -247,10 +201,7 @@ class AutogradAdapter(Adapter):
             y_shape, y_dtype = _shape_and_dtype(value)
             return value, xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
 
-        return Impl(
-            jacobian=lambda x, *ctx: value_and_jacobian(x, *ctx)[1],
-            value_and_jacobian=value_and_jacobian,
-        )
+        return _valued_impl("jacobian", value_and_jacobian)
 
     def prepare_derivative(self, problem):
         # A scalar output is cheapest in reverse mode (one backward pass, autograd.grad's recipe;
@@ -275,10 +226,7 @@ class AutogradAdapter(Adapter):
             # autograd.numpy: the rows are boxes when an outer autograd pass differentiates this
             return value, anp.reshape(_rows(vjp, shape, dtype, anp), shape)
 
-        return Impl(
-            derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
-            value_and_derivative=value_and_derivative,
-        )
+        return _valued_impl("derivative", value_and_derivative)
 
     # -- first derivatives autograd can differentiate again (SecondOrder pairs) --------------
 
@@ -321,10 +269,7 @@ class AutogradAdapter(Adapter):
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x)
             return values[0], gradient, xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape)
 
-        return Impl(
-            hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
-            value_gradient_and_hessian=value_gradient_and_hessian,
-        )
+        return _valued_impl("hessian", value_gradient_and_hessian)
 
     def prepare_hvp(self, problem):
         f, broken = problem.f, _breaks(problem)
@@ -336,10 +281,7 @@ class AutogradAdapter(Adapter):
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp", broken), x)
             return gradient, tuple(vjp(t) for t in tangents)
 
-        return Impl(
-            hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
-            gradient_and_hvp=gradient_and_hvp,
-        )
+        return _valued_impl("hvp", gradient_and_hvp)
 
     def prepare_second_derivative(self, problem):
         f, broken = problem.f, _breaks(problem)
@@ -357,7 +299,4 @@ class AutogradAdapter(Adapter):
             d, dd = make_jvp(derivative, x)(tangent)
             return getval(values[0]), d, dd
 
-        return Impl(
-            second_derivative=lambda x, *ctx: value_derivative_and_second_derivative(x, *ctx)[2],
-            value_derivative_and_second_derivative=value_derivative_and_second_derivative,
-        )
+        return _valued_impl("second_derivative", value_derivative_and_second_derivative)

@@ -1,0 +1,245 @@
+"""The JAX adapter: each operator is JAX's own recipe (``transforms.py``), compiled at preparation and
+called through the thinnest wrapper that converts its results (``calls.py``); see the package docstring."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import jax
+import numpy as np
+
+from ...families import dtype_name, shape_of
+from ...core import Adapter, Impl, Spec, require_scalar_output
+from .calls import (
+    _X64,
+    _Mixed,
+    _canonical_scalar,
+    _canonical_scalars,
+    _hashable,
+    _mixed_positions,
+    _numpy_batch_call,
+    _output_checked,
+    _pair_to_numpy,
+    _pair_tree_to_numpy,
+    _scalar_like,
+    _traceable,
+    _tree_to_numpy,
+    _wrap,
+    _x64_scope,
+    _x_guarded,
+)
+from .second_order import JAXSecondOrder
+from .transforms import (
+    _batched,
+    _derivative_pair,
+    _forward_products,
+    _gradient_pair,
+    _jacobian_transform,
+    _reverse_products,
+    _value_and,
+)
+
+_CACHE_SIZE = 256
+#: jax.errors raised when f converts the tracer it is differentiated at
+_TRACED_ARRAY_ERRORS = frozenset((
+    "TracerArrayConversionError", "ConcretizationTypeError", "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+))
+
+
+class JAXAdapter(JAXSecondOrder, Adapter):
+    mode = "both"
+    families = ("numpy", "jax")
+    framework = "jax"
+    traced_array_name = "JAX tracer"
+    numpy_results_are_arrays = True  # every numpy result comes from np.asarray
+
+    def is_traced_array_error(self, error):
+        # numpy, float(), bool() or .item() on a tracer
+        return type(error).__module__.startswith("jax") and type(error).__name__ in _TRACED_ARRAY_ERRORS
+
+    # jax.grad takes pytrees as they are: no ravel per call.
+    pytrees = frozenset({"gradient"})
+
+    def takes_tree(self, operator, tree):
+        # Node types registered with optree only are unknown to JAX: those trees go flat.
+        if operator not in self.pytrees or self.backend.mode == "forward":
+            return False  # jacfwd's gradients take the output's dtype: the flat path casts them back
+        positions = list(range(len(tree.shapes)))
+        return jax.tree_util.tree_leaves(tree.unflatten(positions)) == positions
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.jit = backend.jit
+        # (variant, f, ...) -> jitted function; jax.jit caches the compilations per shape.
+        self._compiled = OrderedDict()
+
+    # -- preparation helpers --------------------------------------------------------------------
+
+    @staticmethod
+    def _wide(problem):
+        """True when the call must run with x64 on: a float64 x while x64 is off globally."""
+        return problem.x_dtype == "float64" and not _X64.get_global()
+
+    @staticmethod
+    def _static(problem, offset):
+        """Positions (in the compiled function's arguments) of contexts passed as static values."""
+        return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value) and _hashable(value))
+
+    def _jitted(self, key, build, static):
+        """``jax.jit(build())``, cached under ``key``; ``build()`` itself without jit."""
+        if not self.jit:
+            return build()
+        key = (*key, static)
+        try:
+            jitted = self._compiled.get(key)
+        except TypeError:  # an unhashable f: no cache
+            return jax.jit(build(), static_argnums=static)
+        if jitted is None:
+            jitted = jax.jit(build(), static_argnums=static)
+            self._compiled[key] = jitted
+            if len(self._compiled) > _CACHE_SIZE:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(key)
+        return jitted
+
+    def _impl(self, problem, variant, builders, converters=None, batched=False):
+        """An Impl of jitted ``builders`` (name -> build()), compiled now for the problem's arguments.
+
+        ``converters`` maps each name to the numpy conversion of its result.
+        ``batched`` operators (with tangents) have ``build(flat)``: in the numpy
+        family they are compiled with flat arguments, ``fn(x, *tangents, *ctx)``,
+        and stacked results (see :func:`_numpy_batch_call`).
+        """
+        wide = self._wide(problem)
+        x, tangents = problem.x, problem.tangents
+        scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value))
+        mixed = _mixed_positions(problem.ctx)
+        ctx = tuple(_canonical_scalar(v) if i in scalars else _Mixed(v) if i in mixed else v
+                    for i, v in enumerate(problem.ctx))
+        flat = batched and problem.family == "numpy"
+        if not batched:
+            args = (x, *ctx)
+        elif flat:
+            args = (x, *tangents, *ctx)
+        else:
+            args = (x, tangents, *ctx)
+        static = self._static(problem, len(args) - len(ctx))
+        # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x);
+        # a compiled function is then specific to them, and shared by preparations that agree on them.
+        # Not with x64 off (and no x64 switch): JAX would trace a float64 x as float32, unseen.
+        traced_dtype_is_x_dtype = wide or _X64.get_global()
+        guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
+                 else (shape_of(x), dtype_name(x)))
+        methods = {}
+        with _x64_scope(wide):
+            for name, build in builders.items():
+                fn = self._jitted(
+                    (variant, name, flat, problem.f, guard),
+                    _x_guarded((lambda build=build: build(flat)) if batched else build, guard), static,
+                )
+                if self.jit:
+                    fn.lower(*args).compile()
+                if flat:
+                    with_first = name.startswith(("value_and_", "gradient_and_"))
+                    fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
+                else:
+                    convert = converters[name] if problem.family == "numpy" else None
+                wrapped = _wrap(fn, convert, wide, len(args))
+                methods[name] = _canonical_scalars(wrapped, 2 if batched else 1, scalars, mixed)
+        return Impl(checks_x=guard is not None, **methods)
+
+    def output_spec(self, problem):
+        static = self._static(problem, 1)
+        mixed = _mixed_positions(problem.ctx)
+        ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
+        with _x64_scope(self._wide(problem)):
+            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
+        if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+            raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
+        return Spec(out.shape, str(out.dtype))
+
+    def prepare_evaluation(self, problem):
+        f = _output_checked(problem.f)
+        return self._impl(problem, ("evaluation",), {"value": lambda: f}, {"value": np.asarray}).value
+
+    # -- primitives -------------------------------------------------------------------------------
+
+    def prepare_pushforward(self, problem):
+        f, k = problem.f, len(problem.tangents)
+        return self._impl(
+            problem,
+            ("pushforward", k),
+            {
+                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat),
+                "value_and_pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat),
+            },
+            batched=True,
+        )
+
+    def prepare_pullback(self, problem):
+        f, k = problem.f, len(problem.tangents)
+        return self._impl(
+            problem,
+            ("pullback", k),
+            {
+                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat),
+                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat),
+            },
+            batched=True,
+        )
+
+    # -- first-order overrides ------------------------------------------------------------------
+
+    def prepare_derivative(self, problem):
+        mode = problem.mode("derivative")
+        scalar_output = mode == "reverse" and problem.spec.shape == ()
+        pair = lambda: _derivative_pair(problem.f, mode, scalar_output)  # noqa: E731
+        return self._impl(
+            problem,
+            ("derivative", mode, scalar_output),
+            {"derivative": lambda: pair()[0], "value_and_derivative": lambda: pair()[1]},
+            {"derivative": np.asarray, "value_and_derivative": _pair_to_numpy},
+        )
+
+    def prepare_gradient(self, problem):
+        require_scalar_output(problem, "gradient")
+        mode = problem.mode("gradient")
+        pair = lambda: _gradient_pair(problem.f, mode)  # noqa: E731
+        return self._impl(
+            problem,
+            ("gradient", mode),
+            {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
+            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy} if problem.tree is None
+            else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
+        )
+
+    def prepare_jacobian(self, problem):
+        mode = problem.mode("jacobian")
+        transform, f = _jacobian_transform(mode), problem.f
+        return self._impl(
+            problem,
+            ("jacobian", mode),
+            {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
+            {"jacobian": np.asarray, "value_and_jacobian": _pair_to_numpy},
+        )
+
+    # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
+
+    def sparse_jacobian(self, problem, compression, seed_matrix, dense_shape, assembler):
+        """``(jacobian, value_and_jacobian)`` compiled whole (``sparse.py``), or None when it cannot be."""
+        from .sparse import can_fuse, fused_jacobian
+
+        if not can_fuse(self, problem):
+            return None
+        return fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler)
+
+    def sparse_hessian(self, problem, compression, seed_matrix, dense_shape, assembler):
+        """``(hessian, value_gradient_and_hessian)`` compiled whole (``sparse.py``), or None."""
+        from .sparse import can_fuse, fused_hessian
+
+        if not can_fuse(self, problem):
+            return None
+        value_and_gradient = self.differentiable_value_and_gradient(problem)
+        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler)

@@ -1,0 +1,98 @@
+"""Second order on JAX: JAX's own nested transforms, compiled, and first derivatives JAX differentiates again."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ...core import require_scalar_output
+from .calls import _to_numpy
+from .transforms import _batched, _derivative_pair, _forward_products, _gradient_pair, _jacobian_transform
+from .transforms import _reverse_products, _second_order
+
+
+class JAXSecondOrder:
+    """The second-order recipes of :class:`~diffinterface.backends.jax.adapter.JAXAdapter` (a mixin: they
+    compile through the adapter's ``_impl``)."""
+
+    def _outer_mode(self):
+        return "reverse" if self.backend.mode == "reverse" else "forward"
+
+    def _inner_mode(self):
+        return "forward" if self.backend.mode == "forward" else "reverse"
+
+    def prepare_second_derivative(self, problem):
+        mode = self.backend.mode or "forward"  # inner and outer alike
+        scalar_output = mode == "reverse" and problem.spec.shape == ()
+
+        def full():
+            return _second_order(_derivative_pair(problem.f, mode, scalar_output)[1], mode)
+
+        def second_only():
+            value_first_and_second = full()
+            return lambda x, *ctx: value_first_and_second(x, *ctx)[2]
+
+        return self._impl(
+            problem,
+            ("second_derivative", mode, scalar_output),
+            {"second_derivative": second_only, "value_derivative_and_second_derivative": full},
+            {"second_derivative": np.asarray, "value_derivative_and_second_derivative": _to_numpy},
+        )
+
+    def prepare_hessian(self, problem):
+        require_scalar_output(problem, "hessian")
+        inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
+
+        def hessian():
+            return _jacobian_transform(outer)(_gradient_pair(f, inner)[0])
+
+        return self._impl(
+            problem,
+            ("hessian", inner, outer),
+            {
+                "hessian": hessian,
+                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer),
+            },
+            {"hessian": np.asarray, "value_gradient_and_hessian": _to_numpy},
+        )
+
+    def prepare_hvp(self, problem):
+        require_scalar_output(problem, "hvp")
+        inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
+        # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
+        products = _reverse_products if outer == "reverse" else _forward_products
+        gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
+        return self._impl(
+            problem,
+            ("hvp", inner, outer, k),
+            {
+                "hvp": lambda flat: _batched(gradient(), products, k, False, flat),
+                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat),
+            },
+            batched=True,
+        )
+
+    # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
+
+    def differentiable_value_and_gradient(self, problem):
+        return _gradient_pair(problem.f, problem.mode("gradient"))[1]
+
+    def prepare_batched_gradient(self, problem, batch):
+        # The gradients at all the outer's points in one compiled call: vmap over the stacked points.
+        gradient, xp = _gradient_pair(problem.f, problem.mode("gradient"))[0], problem.xp
+
+        def build():
+            def gradients(points, *ctx):
+                return jax.vmap(lambda point: gradient(point, *ctx))(points)
+
+            return gradients
+
+        stacked = problem.replace(x=xp.stack([problem.x] * batch))
+        return self._impl(
+            stacked, ("batched_gradient", problem.mode("gradient"), batch), {"gradients": build},
+            {"gradients": np.asarray},
+        ).gradients
+
+    def differentiable_value_and_derivative(self, problem):
+        mode = problem.mode("derivative")
+        return _derivative_pair(problem.f, mode, mode == "reverse" and problem.spec.shape == ())[1]

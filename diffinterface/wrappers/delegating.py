@@ -1,0 +1,64 @@
+"""The base of wrapper adapters: every operator is the wrapped adapter's unless the wrapper overrides it.
+
+``SecondOrderAdapter`` (its inner backend) and ``SparseAdapter`` (its dense
+backend) are backends made of a backend: they take the wrapped adapter's
+mode, in-place support, batch size and array families, hand it the problem
+(with ``adapter=`` replaced) for the output's shape and for every operator of
+the table, and override only the operators they build themselves.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.core import get_adapter
+    >>> adapter = get_adapter(di.SecondOrder(di.AutoFiniteDiff(), di.AutoFiniteDiff()))
+    >>> adapter.delegate is adapter.inner, adapter.mode
+    (True, 'forward')
+"""
+
+from __future__ import annotations
+
+from ..core import OPERATORS, Adapter
+
+
+class DelegatingAdapter(Adapter):
+    """An adapter that passes each operator's preparation to ``delegate`` (the wrapped backend's adapter).
+
+    Parameters
+    ----------
+    backend : selector
+        The wrapper's selector.
+    delegate : Adapter
+        The adapter of the wrapped backend.
+    """
+
+    def __init__(self, backend, delegate):
+        super().__init__(backend)
+        self.delegate = delegate
+        self.mode = delegate.mode
+        self.inplace = delegate.inplace
+        self.max_batch = delegate.max_batch
+        self.families = delegate.families
+
+    def delegated(self, problem):
+        """``problem`` as the wrapped adapter's."""
+        return problem.replace(adapter=self.delegate)
+
+    def choose_mode(self, operator, problem):
+        return self.delegate.choose_mode(operator, problem)
+
+    def output_spec(self, problem):
+        return self.delegate.output_spec(self.delegated(problem))
+
+    def prepare_evaluation(self, problem):
+        return self.delegate.prepare_evaluation(self.delegated(problem))
+
+
+def _delegated_preparation(name):
+    def prepare(self, problem):
+        return self.delegated(problem).impl(name)
+
+    prepare.__doc__ = f"``{name}`` of the wrapped backend."
+    return prepare
+
+
+for _name in OPERATORS:
+    setattr(DelegatingAdapter, "prepare_" + _name, _delegated_preparation(_name))
+del _name
