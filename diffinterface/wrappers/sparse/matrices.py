@@ -21,7 +21,6 @@ for numpy), so that ``out=`` can check a buffer's pattern by identity.
 from __future__ import annotations
 
 from ...families import FAMILIES
-from ...families.jax import x64_call as _x64_call  # noqa: F401 - fused.py imports it from here
 
 
 def decompressor(compression, family, like, dense_shape=None):
@@ -41,7 +40,7 @@ def assembler(compression, family, like, dense_shape=None):
     """``assemble(data) -> result`` from the entries' values in pattern order (numpy or JAX families).
 
     Used where the products and the gather already ran inside one compiled
-    function (``fused.py``).
+    function (a dense adapter's ``sparse_jacobian`` hook, ``backends/jax/sparse.py``).
     """
     arrays = FAMILIES[family]
     if dense_shape is not None:
