@@ -9,11 +9,11 @@
     array([2., 4., 6.])
 
 Importing this package imports no framework; each backend's adapter
-(``diffinterface/backends/<name>.py``) is imported the first time it is used.
-Layers, bottom up: ``arrays``, ``selectors``, ``contexts``, ``errors`` ->
-``core`` (the contract and the one prepared-call path) -> ``backends`` (one
-adapter per AD library) -> ``operators`` (one module per operator family) ->
-``wrappers`` (backends made of backends) -> this module.
+(``diffinterface/backends/<name>/``) is imported the first time it is used.
+Layers, bottom up: ``families`` (one module per array family), ``selectors``,
+``contexts``, ``errors`` -> ``core`` (the contract and the one prepared-call
+path) -> ``backends`` (one folder per AD library) -> ``operators`` (one module
+per operator family) -> ``wrappers`` (backends made of backends) -> this module.
 """
 
 from typing import TYPE_CHECKING

@@ -1,7 +1,7 @@
 """Backend selectors: frozen, hashable configuration objects (:class:`~diffinterface.frozen.Frozen`) that import nothing.
 
 A selector only says *which* library differentiates and how; the adapter that
-does the work (``diffinterface/backends/<name>.py``) is imported on first use.
+does the work (``diffinterface/backends/<name>/``) is imported on first use.
 
     >>> import diffinterface as di
     >>> di.AutoJAX(mode="reverse") == di.AutoJAX(mode="reverse")
