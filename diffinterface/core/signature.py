@@ -1,0 +1,245 @@
+"""The signature of a prepared call: built once at preparation, compared at every call.
+
+A preparation records the call it was made for, slot by slot: the function
+object, the backend, x (class, dtype and shape, or a pytree's structure and
+leaves), the seeds (tangents or cotangents: their count and each one's kind,
+arrays or trees), each context's kind (for a ``Constant`` its value's
+family, shape and dtype: a Python float, a NumPy scalar and a 0-d array of
+one dtype are the same kind) and ``y``'s. Two forms of it are built here:
+
+- :func:`signature`, the comparable slots, from which
+  :func:`mismatch_report` writes the ``PreparationMismatchError`` that lists
+  every slot as "matches" or "MISMATCH, prepared ..., given ...";
+- :class:`FastCheck`, the same slots as the cheapest tests that decide them:
+  identities, classes and the raw ``shape``/``dtype`` attributes, no
+  conversion. Every operator's prepared call compares with it in one
+  expression (``diffinterface.core.call.call``); a call it refuses goes to
+  the full comparison, which raises on a real mismatch and otherwise lets the
+  call through (there a Python float, a NumPy scalar and a 0-d array are one kind).
+
+    >>> import numpy as np, diffinterface as di
+    >>> f = lambda x: (x ** 2).sum()
+    >>> prep = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(3))
+    >>> di.gradient(f, di.AutoFiniteDiff(), np.ones(4), prep=prep)
+    Traceback (most recent call last):
+    ...
+    diffinterface.errors.PreparationMismatchError: prep: the call does not match the preparation of gradient:
+      f: matches
+      backend: matches
+      x: MISMATCH, prepared numpy.ndarray float64 (3,), given numpy.ndarray float64 (4,)
+      tangents: matches
+      contexts: matches
+      y: matches
+    (prepare again for these arguments, or prepare with strict=False to skip this check at your own risk)
+"""
+
+from __future__ import annotations
+
+from types import MethodType
+
+import numpy as np
+
+from ..contexts import Context
+from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
+from .pytree import TreeKey, tree_key
+
+_NUMPY_SCALAR = "numpy scalar"
+
+
+def same_function(given, prepared):
+    """True when ``given`` is the prepared function: the same object, or an equal bound method.
+
+    Bound methods are new objects at each attribute access: their function
+    and instance are compared instead.
+    """
+    return given is prepared or (given.__class__ is MethodType and given == prepared)
+
+
+# -- the comparable slots, and the report of a mismatch --------------------------------------------------
+
+
+def _array_key(a):
+    """(type, dtype, shape) of an array, a :class:`TreeKey` for a pytree; None for None.
+
+    A Python float, a NumPy scalar and a 0-d ndarray are one type here: numpy
+    arithmetic turns one into another (``np.array(0.7) + 0.25`` is an ``np.float64``).
+    """
+    if a is None:
+        return None
+    if not is_array(a):
+        return tree_key(a)
+    cls, shape = type(a), shape_of(a)
+    if not shape and (cls is float or cls is np.ndarray or isinstance(a, np.generic)):
+        return (_NUMPY_SCALAR, dtype_name(a), shape)
+    return (cls.__module__ + "." + cls.__qualname__, dtype_name(a), shape)
+
+
+def _context_key(c):
+    """A context's kind: its class and, for array-like values, their family, dtype and shape."""
+    value = c.value
+    if is_array(value):
+        return (type(c).__name__, family_of(value), dtype_name(value), shape_of(value))
+    return (type(c).__name__, type(value).__module__ + "." + type(value).__qualname__)
+
+
+def signature(call):
+    """The slots of a :class:`~diffinterface.core.preparation.Call`, as comparable values."""
+    seeds = call.seeds
+    return {
+        "f": call.f,
+        "backend": call.backend,
+        "x": _array_key(call.x),
+        "tangents": (
+            None if seeds is None
+            else tuple(_array_key(t) for t in seeds) if isinstance(seeds, tuple)
+            else ("not a tuple", type(seeds).__name__)
+        ),
+        "contexts": tuple(_context_key(c) if isinstance(c, Context) else ("not a context", type(c).__name__)
+                          for c in call.contexts),
+        "y": _array_key(call.y),
+    }
+
+
+def _format(slot, value):
+    if value is None:
+        return "none"
+    if isinstance(value, TreeKey):
+        return repr(value)
+    if slot == "x" or slot == "y":
+        cls, dtype, shape = value
+        return f"{cls} {dtype} {shape}"
+    if slot == "tangents" and value and all(isinstance(v, tuple) for v in value):
+        return f"{len(value)} of [" + ", ".join(f"{d} {s}" for _, d, s in value) + "]"
+    return repr(value)
+
+
+def _mismatch_line(slot, prepared, given):
+    if slot == "x" and isinstance(prepared, TreeKey):
+        return f"  x: MISMATCH, {prepared.difference(given)}"
+    if slot == "tangents" and isinstance(prepared, tuple) and any(isinstance(p, TreeKey) for p in prepared):
+        if isinstance(given, tuple) and len(given) == len(prepared):
+            i = next(i for i, (p, g) in enumerate(zip(prepared, given)) if p != g)
+            if isinstance(prepared[i], TreeKey):
+                return f"  tangents: MISMATCH, tangents[{i}]: {prepared[i].difference(given[i])}"
+    return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
+
+
+def mismatch_report(name, recorded, given):
+    """The message of a mismatch between the ``recorded`` and ``given`` slots, or None when they match."""
+    lines, mismatch = [], False
+    for slot, prepared in recorded.items():
+        now = given[slot]
+        if same_function(now, prepared) if slot == "f" else now == prepared:
+            lines.append(f"  {slot}: matches")
+        else:
+            mismatch = True
+            lines.append(_mismatch_line(slot, prepared, now))
+    if not mismatch:
+        return None
+    return (f"prep: the call does not match the preparation of {name}:\n" + "\n".join(lines)
+            + "\n(prepare again for these arguments, or prepare with strict=False to skip this check "
+            "at your own risk)")
+
+
+# -- the per-call form: the cheapest tests of the same slots ---------------------------------------------
+
+
+def _metadata_attribute(x):
+    """The attribute of ``x`` whose ``shape`` and ``dtype`` are plain reads (None: ``x``'s own).
+
+    Its family says (:class:`~diffinterface.families.Family`); the attribute must
+    hold x's very shape and dtype, else x's own are read.
+    """
+    name = FAMILIES[family_of(x)].metadata if family_of(x) in FAMILIES else None
+    if name is None:
+        return None
+    meta = getattr(x, name, None)
+    if getattr(meta, "shape", None) != x.shape or getattr(meta, "dtype", None) != x.dtype:
+        return None
+    return name
+
+
+def array_fits(a):
+    """``fits(b) -> bool``: ``b`` (of ``a``'s class) has ``a``'s shape and dtype; None when the class says all.
+
+    A dtype is compared by identity first: numpy's dtypes of one kind are one
+    object, and ``==`` (which accepts dtype-like strings) is the slower test.
+    """
+    if a.__class__ is float or not hasattr(a, "shape"):
+        return None
+    meta = _metadata_attribute(a)
+    source = a if meta is None else getattr(a, meta)
+    shape, dtype = source.shape, source.dtype
+    if meta is None:
+
+        def fits(b):
+            return b.shape == shape and ((d := b.dtype) is dtype or d == dtype)
+
+    else:
+
+        def fits(b):
+            return (m := getattr(b, meta)).shape == shape and ((d := m.dtype) is dtype or d == dtype)
+
+    return fits
+
+
+def _kind(value, tree_fits):
+    """(class, fits or None): the per-call test of one seed or context value."""
+    if tree_fits is not None:
+        return value.__class__, tree_fits
+    return value.__class__, array_fits(value) if is_array(value) else None
+
+
+def _all_fit(values, kinds):
+    for v, (cls, fits) in zip(values, kinds):
+        if v.__class__ is not cls or (fits is not None and not fits(v)):
+            return False
+    return True
+
+
+def _seeds_fit(seeds, x_plan, y_plan):
+    """``fits(seeds) -> bool`` for the prepared seeds: a tuple of as many, each of its kind.
+
+    Cotangents of a pytree output are checked against the output's plan, and
+    tangents that are pytrees against x's plan (structure, leaf shapes and
+    dtypes); a class test alone would pass any dict.
+    """
+    kinds = tuple(_kind(s, y_plan.fits if y_plan is not None else
+                        x_plan.fits if x_plan is not None and not is_array(s) else None) for s in seeds)
+    n = len(kinds)
+
+    def fits(given):
+        return given.__class__ is tuple and len(given) == n and _all_fit(given, kinds)
+
+    return fits
+
+
+def _contexts_fit(contexts):
+    """``fits(contexts) -> bool``: as many contexts, each of the prepared class, its value of the prepared kind."""
+    classes = tuple(c.__class__ for c in contexts)
+    kinds = tuple(_kind(c.value, None) for c in contexts)
+
+    def fits(given):
+        return (len(given) == len(classes) and all(c.__class__ is k for c, k in zip(given, classes))
+                and _all_fit([c.value for c in given], kinds))
+
+    return fits
+
+
+class FastCheck:
+    """The slots of a prepared call as their cheapest tests (see the module docstring).
+
+    ``x_fits``, ``seeds_fit`` and ``contexts_fit`` are None where a class
+    test (or, for the last two, having none) decides the slot. ``x_fits`` is
+    None too when the prepared methods check x themselves
+    (``Impl(checks_x=True)``, see core/adapter.py).
+    """
+
+    __slots__ = ("f", "backend", "x_class", "x_fits", "seeds_fit", "contexts_fit")
+
+    def __init__(self, call, x_plan, y_plan, x_checked):
+        x, seeds, contexts = call.x, call.seeds, call.contexts
+        self.f, self.backend, self.x_class = call.f, call.backend, x.__class__
+        self.x_fits = None if x_checked else x_plan.fits if x_plan is not None else array_fits(x)
+        self.seeds_fit = None if seeds is None else _seeds_fit(seeds, x_plan, y_plan)
+        self.contexts_fit = _contexts_fit(contexts) if contexts else None
