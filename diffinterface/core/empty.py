@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import from_numpy
+from .adapter import Impl
 from .problem import require_scalar_output
 
 
@@ -80,6 +81,15 @@ class EmptyAnswer:
 
     def y_like(self):
         return self.zeros(self.y_shape, self.y_dtype)
+
+    def per_seed(self, op, like, first=None):
+        """The :class:`Impl` of the seeded ``op``: ``like()`` for each seed, after ``first(x, ctx)`` (the value)."""
+        first = first or self.value
+
+        def plain(x, seeds, *ctx):
+            return tuple(like() for _ in seeds)
+
+        return Impl(**{op.plain: plain, op.valued: lambda x, seeds, *ctx: (first(x, ctx), plain(x, seeds))})
 
 
 def prepare_empty(op, problem):

@@ -23,20 +23,14 @@ from .empty import is_empty, prepare_empty
 from .output_tree import output_plan
 from .preparation import Plan, Preparation
 from .problem import Problem, Spec
-from .pytree import TreePlan
+from .pytree import _FLOAT_DTYPES, TreePlan, require_real_float
 from .registry import get_adapter
-
-_FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def check_x(x, adapter, op):
     if not is_array(x):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
-    if x.__class__ is not float and dtype_name(x) not in _FLOAT_DTYPES:
-        raise TypeError(
-            f"x: expected a real floating-point array (float32 or float64); got {describe(x)}. "
-            "Convert it yourself (for example x.astype(float)): diffinterface does not change dtypes."
-        )
+    require_real_float(x, "x", "Convert it yourself (for example x.astype(float))")
     family = family_of(x)
     if family not in adapter.families:
         raise TypeError(

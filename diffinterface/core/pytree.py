@@ -96,6 +96,18 @@ def cached_function(key, build):
     return function
 
 
+def require_real_float(value, name, fix):
+    """Raise a TypeError naming ``name`` unless ``value`` (an array or a float) has a real floating dtype.
+
+    ``fix`` starts the message's advice (diffinterface does not change dtypes).
+    """
+    if value.__class__ is not float and dtype_name(value) not in _FLOAT_DTYPES:
+        raise TypeError(
+            f"{name}: expected a real floating-point array (float32 or float64); got {describe(value)}. "
+            f"{fix}: diffinterface does not change dtypes."
+        )
+
+
 def _optree():
     try:
         import optree
@@ -193,11 +205,7 @@ class TreePlan:
             where = name + _path_name(path) if path else name
             if not is_array(leaf):
                 raise TypeError(f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}")
-            if leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES:
-                raise TypeError(
-                    f"{where}: expected a real floating-point array (float32 or float64); got {describe(leaf)}. "
-                    "Convert it yourself: diffinterface does not change dtypes."
-                )
+            require_real_float(leaf, where, "Convert it yourself")
             if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
                 families.add(family_of(leaf))
         if len(families) > 1:

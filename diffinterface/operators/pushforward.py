@@ -11,7 +11,7 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
+from ..core import OPERATORS, Call, call, prepare, register_rules
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -43,11 +43,7 @@ def _pushforward_from_pullbacks(problem):
 
 
 def _empty(answer):
-    def pushforward(x, tangents, *ctx):
-        return tuple(answer.y_like() for _ in tangents)
-
-    return Impl(pushforward=pushforward,
-                value_and_pushforward=lambda x, tangents, *ctx: (answer.value(x, ctx), pushforward(x, tangents)))
+    return answer.per_seed(_OP, answer.y_like)
 
 
 def _flat_x(plan, pushforward, value_and_pushforward, problem):
