@@ -108,7 +108,15 @@ class Operator(Frozen, eq=False):
 
 
 def register_rules(op: Operator, **rules: Any) -> None:
-    """Register what the operator module of ``op`` does: its :class:`Rules` (and its fallback in FALLBACKS)."""
+    """Register what the operator module of ``op`` does: its :class:`Rules` (and its fallback in FALLBACKS).
+
+    Each module of ``operators/`` calls it once, at import, for its own row;
+    ``import diffinterface`` imports them all before any call.
+
+    >>> import diffinterface
+    >>> RULES["gradient"].fallback is FALLBACKS["gradient"], RULES["derivative"].flat_x is None
+    (True, True)
+    """
     RULES[op.name] = Rules(**rules)
     FALLBACKS[op.name] = rules["fallback"]
 

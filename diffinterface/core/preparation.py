@@ -29,6 +29,13 @@ class Call(NamedTuple):
 
     ``op`` is the operator's row, ``valued`` 1 for its value-and method,
     ``seeds`` the tangents or cotangents (None for operators without them).
+
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.core import OPERATORS
+    >>> call = Call(OPERATORS["pushforward"], np.sin, di.AutoFiniteDiff(), np.ones(2), (np.ones(2),),
+    ...             (di.Constant(2.0),))
+    >>> [type(a).__name__ for a in call.arguments]
+    ['ndarray', 'tuple', 'float']
     """
 
     op: Any

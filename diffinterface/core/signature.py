@@ -51,6 +51,13 @@ def same_function(given, prepared):
 
     Bound methods are new objects at each attribute access: their function
     and instance are compared instead.
+
+    >>> class Model:
+    ...     def loss(self, x):
+    ...         return x
+    >>> model = Model()
+    >>> model.loss is model.loss, same_function(model.loss, model.loss), same_function(model.loss, Model().loss)
+    (False, True, False)
     """
     return given is prepared or (given.__class__ is MethodType and given == prepared)
 
