@@ -38,9 +38,11 @@ def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
         if check is None or (
             (f is check.f or same_function(f, check.f))
             and (backend is check.backend or backend == check.backend)
-            and x.__class__ is check.x_class and ((fits := check.x_fits) is None or fits(x))
-            and ((fits := check.seeds_fit) is None or fits(seeds))
-            and (not contexts if (fits := check.contexts_fit) is None else fits(contexts))
+            and x.__class__ is check.x_class
+            and (check.x_known
+                 or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
+                     and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
+            and (check.plain and seeds is None and not contexts or check.rest(x, seeds, contexts))
         ):
             try:
                 method = plan.methods[valued]

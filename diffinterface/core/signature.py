@@ -166,6 +166,13 @@ def _metadata_attribute(x):
     return name
 
 
+def _shape_and_dtype(a):
+    """(attribute, shape, dtype): where ``a``'s shape and dtype are read (None: ``a`` itself), and their values."""
+    meta = _metadata_attribute(a)
+    source = a if meta is None else getattr(a, meta)
+    return meta, source.shape, source.dtype
+
+
 def array_fits(a):
     """``fits(b) -> bool``: ``b`` (of ``a``'s class) has ``a``'s shape and dtype; None when the class says all.
 
@@ -174,9 +181,7 @@ def array_fits(a):
     """
     if a.__class__ is float or not hasattr(a, "shape"):
         return None
-    meta = _metadata_attribute(a)
-    source = a if meta is None else getattr(a, meta)
-    shape, dtype = source.shape, source.dtype
+    meta, shape, dtype = _shape_and_dtype(a)
     if meta is None:
 
         def fits(b):
@@ -236,17 +241,32 @@ def _contexts_fit(contexts):
 class FastCheck:
     """The slots of a prepared call as their cheapest tests (see the module docstring).
 
-    ``x_fits``, ``seeds_fit`` and ``contexts_fit`` are None where a class
-    test (or, for the last two, having none) decides the slot. ``x_fits`` is
-    None too when the prepared methods check x themselves
-    (``Impl(checks_x=True)``, see core/adapter.py).
+    The common call (an array x, no seeds, no contexts) is decided by plain
+    attributes, read in one expression without a further call: ``f``,
+    ``backend``, ``x_class`` and, unless ``x_known`` (a float's class says
+    all; methods that check x themselves, ``Impl(checks_x=True)`` in
+    core/adapter.py), x's shape and dtype as read from ``x_attr`` (None: x's
+    own; see :func:`_metadata_attribute`). ``plain`` says that nothing more
+    is compared; otherwise ``rest(x, seeds, contexts)`` compares a pytree x
+    leaf by leaf, the seeds and the contexts.
     """
 
-    __slots__ = ("f", "backend", "x_class", "x_fits", "seeds_fit", "contexts_fit")
+    __slots__ = ("f", "backend", "x_class", "x_known", "x_attr", "x_shape", "x_dtype", "plain", "rest")
 
     def __init__(self, call, x_plan, y_plan, x_checked):
         x, seeds, contexts = call.x, call.seeds, call.contexts
         self.f, self.backend, self.x_class = call.f, call.backend, x.__class__
-        self.x_fits = None if x_checked else x_plan.fits if x_plan is not None else array_fits(x)
-        self.seeds_fit = None if seeds is None else _seeds_fit(seeds, x_plan, y_plan)
-        self.contexts_fit = _contexts_fit(contexts) if contexts else None
+        # a pytree x is compared by its plan, in rest
+        self.x_known = x_checked or x_plan is not None or not hasattr(x, "shape")
+        self.x_attr, self.x_shape, self.x_dtype = (None, None, None) if self.x_known else _shape_and_dtype(x)
+        self.plain = x_plan is None and seeds is None and not contexts
+        tree_fits = x_plan.fits if x_plan is not None else None
+        seeds_fit = None if seeds is None else _seeds_fit(seeds, x_plan, y_plan)
+        contexts_fit = _contexts_fit(contexts) if contexts else None
+
+        def rest(x, seeds, contexts):
+            return ((tree_fits is None or tree_fits(x))
+                    and (seeds is None if seeds_fit is None else seeds_fit(seeds))
+                    and (not contexts if contexts_fit is None else contexts_fit(contexts)))
+
+        self.rest = rest
