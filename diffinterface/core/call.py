@@ -42,7 +42,12 @@ def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
             and (check.x_known
                  or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
                      and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
-            and (check.plain and seeds is None and not contexts or check.rest(x, seeds, contexts))
+            and (check.plain and seeds is None and not contexts
+                 or check.one_seed and not contexts and seeds.__class__ is tuple and len(seeds) == 1
+                 and (t := seeds[0]).__class__ is check.seed_class
+                 and (m := t if (attr := check.seed_attr) is None else getattr(t, attr)).shape == check.seed_shape
+                 and ((d := m.dtype) is check.seed_dtype or d == check.seed_dtype)
+                 or check.rest(x, seeds, contexts))
         ):
             try:
                 method = plan.methods[valued]

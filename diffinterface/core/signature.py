@@ -167,91 +167,91 @@ def _metadata_attribute(x):
 
 
 def _shape_and_dtype(a):
-    """(attribute, shape, dtype): where ``a``'s shape and dtype are read (None: ``a`` itself), and their values."""
+    """(attribute, shape, dtype): where ``a``'s shape and dtype are read (None: ``a`` itself), and their values.
+
+    The per-call comparison reads them the same way and compares a dtype by
+    identity first: numpy's dtypes of one kind are one object, and ``==``
+    (which accepts dtype-like strings) is the slower test.
+    """
     meta = _metadata_attribute(a)
     source = a if meta is None else getattr(a, meta)
     return meta, source.shape, source.dtype
 
 
-def array_fits(a):
-    """``fits(b) -> bool``: ``b`` (of ``a``'s class) has ``a``'s shape and dtype; None when the class says all.
+def _kind(value, tree_fits=None):
+    """(class, attribute, shape, dtype, tree_fits): the per-call test of one seed or context value.
 
-    A dtype is compared by identity first: numpy's dtypes of one kind are one
-    object, and ``==`` (which accepts dtype-like strings) is the slower test.
+    A pytree seed is tested by ``tree_fits``; an array by its shape and dtype
+    (read from ``attribute``, None: its own); anything else by its class alone
+    (``shape`` None).
     """
-    if a.__class__ is float or not hasattr(a, "shape"):
-        return None
-    meta, shape, dtype = _shape_and_dtype(a)
-    if meta is None:
-
-        def fits(b):
-            return b.shape == shape and ((d := b.dtype) is dtype or d == dtype)
-
-    else:
-
-        def fits(b):
-            return (m := getattr(b, meta)).shape == shape and ((d := m.dtype) is dtype or d == dtype)
-
-    return fits
+    if tree_fits is None and value.__class__ is not float and is_array(value):
+        return (value.__class__, *_shape_and_dtype(value), None)
+    return value.__class__, None, None, None, tree_fits
 
 
-def _kind(value, tree_fits):
-    """(class, fits or None): the per-call test of one seed or context value."""
-    if tree_fits is not None:
-        return value.__class__, tree_fits
-    return value.__class__, array_fits(value) if is_array(value) else None
+def _rest(x_plan, seeds, contexts, y_plan):
+    """``rest(x, seeds, contexts) -> bool``: all that the plain attributes of :class:`FastCheck` leave.
 
-
-def _all_fit(values, kinds):
-    for v, (cls, fits) in zip(values, kinds):
-        if v.__class__ is not cls or (fits is not None and not fits(v)):
-            return False
-    return True
-
-
-def _seeds_fit(seeds, x_plan, y_plan):
-    """``fits(seeds) -> bool`` for the prepared seeds: a tuple of as many, each of its kind.
-
-    Cotangents of a pytree output are checked against the output's plan, and
-    tangents that are pytrees against x's plan (structure, leaf shapes and
-    dtypes); a class test alone would pass any dict.
+    A pytree x leaf by leaf; the seeds, a tuple of as many, each of its kind
+    (cotangents of a pytree output checked against the output's plan, tangents
+    that are pytrees against x's: a class test alone would pass any dict);
+    as many contexts, each of its class, its value of its kind. One frame,
+    whatever the mix: seeds and context values are compared in one loop.
     """
-    kinds = tuple(_kind(s, y_plan.fits if y_plan is not None else
-                        x_plan.fits if x_plan is not None and not is_array(s) else None) for s in seeds)
-    n = len(kinds)
-
-    def fits(given):
-        return given.__class__ is tuple and len(given) == n and _all_fit(given, kinds)
-
-    return fits
-
-
-def _contexts_fit(contexts):
-    """``fits(contexts) -> bool``: as many contexts, each of the prepared class, its value of the prepared kind."""
+    tree_fits = x_plan.fits if x_plan is not None else None
+    n_seeds = None if seeds is None else len(seeds)
+    seed_kinds = () if seeds is None else tuple(
+        _kind(s, y_plan.fits if y_plan is not None else x_plan.fits if x_plan is not None and not is_array(s) else None)
+        for s in seeds)
     classes = tuple(c.__class__ for c in contexts)
-    kinds = tuple(_kind(c.value, None) for c in contexts)
+    kinds = (*seed_kinds, *(_kind(c.value) for c in contexts))
+    def rest(x, seeds, contexts):
+        if tree_fits is not None and not tree_fits(x):
+            return False
+        if seeds is None:
+            if n_seeds is not None:
+                return False
+            values = ()
+        elif seeds.__class__ is not tuple or len(seeds) != n_seeds:
+            return False
+        else:
+            values = seeds
+        if contexts or classes:
+            if len(contexts) != len(classes) or any(c.__class__ is not k for c, k in zip(contexts, classes)):
+                return False
+            values = (*values, *[c.value for c in contexts])
+        for v, (cls, attr, shape, dtype, fits) in zip(values, kinds):
+            if v.__class__ is not cls:
+                return False
+            if fits is not None:
+                if not fits(v):
+                    return False
+            elif shape is not None:
+                m = v if attr is None else getattr(v, attr)
+                if m.shape != shape or not ((d := m.dtype) is dtype or d == dtype):
+                    return False
+        return True
 
-    def fits(given):
-        return (len(given) == len(classes) and all(c.__class__ is k for c, k in zip(given, classes))
-                and _all_fit([c.value for c in given], kinds))
-
-    return fits
+    return rest
 
 
 class FastCheck:
     """The slots of a prepared call as their cheapest tests (see the module docstring).
 
-    The common call (an array x, no seeds, no contexts) is decided by plain
-    attributes, read in one expression without a further call: ``f``,
-    ``backend``, ``x_class`` and, unless ``x_known`` (a float's class says
-    all; methods that check x themselves, ``Impl(checks_x=True)`` in
-    core/adapter.py), x's shape and dtype as read from ``x_attr`` (None: x's
-    own; see :func:`_metadata_attribute`). ``plain`` says that nothing more
-    is compared; otherwise ``rest(x, seeds, contexts)`` compares a pytree x
-    leaf by leaf, the seeds and the contexts.
+    The common calls (an array x, no contexts, no seeds or one array seed)
+    are decided by plain attributes, read in one expression without a
+    further call: ``f``, ``backend``, ``x_class`` and, unless ``x_known`` (a
+    float's class says all; methods that check x themselves,
+    ``Impl(checks_x=True)`` in core/adapter.py), x's shape and dtype as read
+    from ``x_attr`` (None: x's own; see :func:`_metadata_attribute`). ``plain``
+    says that nothing more is compared; ``one_seed`` that the one seed's
+    ``seed_class``, shape and dtype are. Otherwise ``rest(x, seeds,
+    contexts)`` compares a pytree x leaf by leaf, the seeds and the contexts.
     """
 
-    __slots__ = ("f", "backend", "x_class", "x_known", "x_attr", "x_shape", "x_dtype", "plain", "rest")
+    __slots__ = ("f", "backend", "x_class", "x_known", "x_attr", "x_shape", "x_dtype", "plain", "one_seed",
+                 "seed_class", "seed_attr", "seed_shape", "seed_dtype", "rest")
 
     def __init__(self, call, x_plan, y_plan, x_checked):
         x, seeds, contexts = call.x, call.seeds, call.contexts
@@ -260,13 +260,9 @@ class FastCheck:
         self.x_known = x_checked or x_plan is not None or not hasattr(x, "shape")
         self.x_attr, self.x_shape, self.x_dtype = (None, None, None) if self.x_known else _shape_and_dtype(x)
         self.plain = x_plan is None and seeds is None and not contexts
-        tree_fits = x_plan.fits if x_plan is not None else None
-        seeds_fit = None if seeds is None else _seeds_fit(seeds, x_plan, y_plan)
-        contexts_fit = _contexts_fit(contexts) if contexts else None
-
-        def rest(x, seeds, contexts):
-            return ((tree_fits is None or tree_fits(x))
-                    and (seeds is None if seeds_fit is None else seeds_fit(seeds))
-                    and (not contexts if contexts_fit is None else contexts_fit(contexts)))
-
-        self.rest = rest
+        seed = seeds[0] if seeds is not None and len(seeds) == 1 else None
+        self.one_seed = (x_plan is None and not contexts and y_plan is None and seed is not None
+                         and seed.__class__ is not float and is_array(seed))
+        self.seed_class = seed.__class__
+        self.seed_attr, self.seed_shape, self.seed_dtype = _shape_and_dtype(seed) if self.one_seed else (None,) * 3
+        self.rest = _rest(x_plan, seeds, contexts, y_plan)
