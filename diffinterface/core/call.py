@@ -36,8 +36,8 @@ def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
         plan = prep.plan
         check = plan.check
         if check is None or (
-            (f is check.f or same_function(f, check.f))
-            and (backend is check.backend or backend == check.backend)
+            (f is (prepared := check.f) or same_function(f, prepared))
+            and (backend is (prepared := check.backend) or backend == prepared)
             and x.__class__ is check.x_class
             and (check.x_known
                  or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
