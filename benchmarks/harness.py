@@ -368,6 +368,7 @@ def zero_overhead(settings):
     allocate the result (the zero backends' plain primitives never evaluate f).
     """
     from diffinterface.core import OPERATORS
+    from diffinterface.core import Call
     from diffinterface.core.call import _call_slowly
 
     x = numpy_input(WORKLOADS[0], 10)
@@ -394,7 +395,7 @@ def zero_overhead(settings):
             calls = {
                 "call_s": lambda: public(f, backend, x_at, *args, prep=prep),
                 "unchecked_s": lambda: public(f, backend, x_at, *args, prep=unchecked),
-                "slow_s": lambda: _call_slowly(op, 0, f, backend, x_at, seeds, (), prep, None, None),
+                "slow_s": lambda: _call_slowly(Call(op, f, backend, x_at, seeds, prep=prep)),
                 "impl_s": lambda: method(x_at, *args),
                 "bare_s": zeros.copy,
             }

@@ -4,23 +4,28 @@
 - :mod:`.problem`: ``Problem``, ``Spec``, seeded batches, the fallback registry;
 - :mod:`.adapter`: the adapter contract (``Adapter``, ``Impl``);
 - :mod:`.registry`: the open backend registry (``register_backend``, ``get_adapter``);
-- :mod:`.preparation`: preparation objects and their checks;
-- :mod:`.call`: the one prepared-call path (``prepare``, ``call``).
+- :mod:`.signature`: the signature of a prepared call, and the report of a mismatch;
+- :mod:`.preparation`: ``Preparation``, its ``Plan`` and the named record of a ``Call``;
+- :mod:`.prepare`: ``prepare``, the validation of the arguments, once;
+- :mod:`.call`: the one prepared-call path (``call``);
+- :mod:`.pytree`, :mod:`.output_tree`: pytree inputs and outputs;
+- :mod:`.empty`: empty problems, answered from shapes by each operator's rule.
 
 The core imports no operator, backend or wrapper.
 """
 
 from .adapter import Adapter, Impl
-from .call import call, check_tangents, prepare, prepared_fast_path
-from .operator_table import FIRST_ORDER, OPERATORS, SECOND_ORDER, Operator
-from .preparation import Preparation
+from .call import call
+from .operator_table import FIRST_ORDER, OPERATORS, RULES, SECOND_ORDER, Operator, register_rules
+from .prepare import check_tangents, prepare
+from .preparation import Call, Preparation
 from .pytree import TreePlan, flatten
 from .problem import FALLBACKS, Problem, Seeded, Spec, require_scalar_output
 from .registry import check_available, check_inplace, get_adapter, register_backend, registration, registrations
 
 __all__ = [
-    "Adapter", "Impl", "call", "check_tangents", "prepare", "prepared_fast_path",
-    "FIRST_ORDER", "OPERATORS", "SECOND_ORDER", "Operator", "Preparation",
+    "Adapter", "Impl", "Call", "call", "check_tangents", "prepare",
+    "FIRST_ORDER", "OPERATORS", "RULES", "SECOND_ORDER", "Operator", "Preparation", "register_rules",
     "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output", "TreePlan", "flatten",
     "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
 ]

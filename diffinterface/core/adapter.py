@@ -160,12 +160,10 @@ class Adapter:
         chosen = getattr(self.backend, "mode", None)
         if chosen is not None:
             return chosen
-        if operator in ("gradient", "pullback", "hessian", "hvp"):
-            return "reverse"
-        if operator == "jacobian":
-            x_size, y_size = problem.x_size, problem.spec.size
-            return "forward" if x_size <= y_size else "reverse"
-        return "forward"
+        prefers = OPERATORS[operator].prefers
+        if prefers == "smaller side":
+            return "forward" if problem.x_size <= problem.spec.size else "reverse"
+        return prefers
 
     def takes_tree(self, operator, tree):
         """True when ``prepare_<operator>`` should receive the pytree ``x`` itself (its plan: ``tree``)."""

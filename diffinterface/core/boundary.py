@@ -44,7 +44,7 @@ _OWN = (DifferentiationError, PreparationMismatchError, MissingBackendError, Uns
 
 
 def _is_tree_of_arrays(value):
-    from .pytree import output_plan
+    from .output_tree import output_plan
 
     try:
         return output_plan(value, "numpy") is not None

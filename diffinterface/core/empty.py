@@ -44,65 +44,55 @@ def is_empty(op, problem):
     return not op.scalar_y and spec is not None and spec.size == 0
 
 
+class EmptyAnswer:
+    """What an operator's empty-problem rule builds its :class:`Impl` from (``Rules.empty``).
+
+    ``value(x, ctx)`` is f(x) as the adapter evaluates it (a fresh array for a
+    two-argument f); ``x_like()`` and ``y_like()`` are zeros shaped like x and
+    like f(x); ``zeros(shape, dtype)`` any others, all in the user's family.
+    """
+
+    def __init__(self, problem, spec):
+        family, like = problem.family, problem.x
+        f = problem.f if problem.y is not None else problem.adapter.prepare_evaluation(problem)
+        self.x_shape, self.x_dtype, self.y_shape, self.y_dtype = problem.x_shape, problem.x_dtype, spec.shape, spec.dtype
+        y_shape, y_dtype = self.y_shape, self.y_dtype
+
+        def zeros(shape, dtype):
+            return from_numpy(np.zeros(shape, dtype=dtype), family, like)
+
+        if problem.y is None and family == "numpy":
+            def value(x, ctx):
+                return np.asarray(f(x, *ctx))  # a 0-d array, not a NumPy scalar (see core/adapter.py)
+        elif problem.y is None:
+            def value(x, ctx):
+                return f(x, *ctx)
+        else:
+            def value(x, ctx):
+                # a fresh buffer: the core copies the value into the user's y
+                y = zeros(y_shape, y_dtype)
+                f(y, x, *ctx)
+                return y
+
+        self.zeros, self.value = zeros, value
+
+    def x_like(self):
+        return self.zeros(self.x_shape, self.x_dtype)
+
+    def y_like(self):
+        return self.zeros(self.y_shape, self.y_dtype)
+
+    def per_seed(self, op, like, first=None):
+        """The :class:`Impl` of the seeded ``op``: ``like()`` for each seed, after ``first(x, ctx)`` (the value)."""
+        first = first or self.value
+
+        def plain(x, seeds, *ctx):
+            return tuple(like() for _ in seeds)
+
+        return Impl(**{op.plain: plain, op.valued: lambda x, seeds, *ctx: (first(x, ctx), plain(x, seeds))})
+
+
 def prepare_empty(op, problem):
-    """The :class:`Impl` of ``op`` for an empty problem (see the module docstring)."""
-    if op.scalar_y:
-        spec = require_scalar_output(problem, op.name)
-    else:
-        spec = problem.spec
-    family, like = problem.family, problem.x
-    f = problem.f if problem.y is not None else problem.adapter.prepare_evaluation(problem)
-    x_shape, x_dtype, y_shape, y_dtype = problem.x_shape, problem.x_dtype, spec.shape, spec.dtype
-
-    def zeros(shape, dtype):
-        return from_numpy(np.zeros(shape, dtype=dtype), family, like)
-
-    if problem.y is None and family == "numpy":
-        def value(x, ctx):
-            return np.asarray(f(x, *ctx))  # a 0-d array, not a NumPy scalar (see core/adapter.py)
-    elif problem.y is None:
-        def value(x, ctx):
-            return f(x, *ctx)
-    else:
-        def value(x, ctx):
-            # a fresh buffer: the core copies the value into the user's y
-            y = zeros(y_shape, y_dtype)
-            f(y, x, *ctx)
-            return y
-
-    def y_like():
-        return zeros(y_shape, y_dtype)
-
-    def x_like():
-        return zeros(x_shape, x_dtype)
-
-    name = op.name
-    if name == "pushforward":
-        return Impl(pushforward=lambda x, ts, *ctx: tuple(y_like() for _ in ts),
-                    value_and_pushforward=lambda x, ts, *ctx: (value(x, ctx), tuple(y_like() for _ in ts)))
-    if name == "pullback":
-        return Impl(pullback=lambda x, cs, *ctx: tuple(x_like() for _ in cs),
-                    value_and_pullback=lambda x, cs, *ctx: (value(x, ctx), tuple(x_like() for _ in cs)))
-    if name == "derivative":
-        return Impl(derivative=lambda x, *ctx: y_like(),
-                    value_and_derivative=lambda x, *ctx: (value(x, ctx), y_like()))
-    if name == "gradient":
-        return Impl(gradient=lambda x, *ctx: x_like(),
-                    value_and_gradient=lambda x, *ctx: (value(x, ctx), x_like()))
-    if name == "jacobian":
-        def jacobian(x, *ctx):
-            return zeros(y_shape + x_shape, y_dtype)
-
-        return Impl(jacobian=jacobian, value_and_jacobian=lambda x, *ctx: (value(x, ctx), jacobian(x)))
-    if name == "second_derivative":
-        return Impl(second_derivative=lambda x, *ctx: y_like(),
-                    value_derivative_and_second_derivative=lambda x, *ctx: (value(x, ctx), y_like(), y_like()))
-    if name == "hvp":
-        return Impl(hvp=lambda x, ts, *ctx: tuple(x_like() for _ in ts),
-                    gradient_and_hvp=lambda x, ts, *ctx: (x_like(), tuple(x_like() for _ in ts)))
-    if name == "hessian":
-        def hessian(x, *ctx):
-            return zeros(x_shape + x_shape, x_dtype)
-
-        return Impl(hessian=hessian, value_gradient_and_hessian=lambda x, *ctx: (value(x, ctx), x_like(), hessian(x)))
-    raise AssertionError(f"no empty-problem rule for the operator {name!r}")
+    """The :class:`Impl` of ``op`` for an empty problem (see the module docstring), by its family's rule."""
+    spec = require_scalar_output(problem, op.name) if op.scalar_y else problem.spec
+    return op.rules.empty(EmptyAnswer(problem, spec))

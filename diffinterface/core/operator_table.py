@@ -3,7 +3,11 @@
 The public functions (``diffinterface/operators/``), the adapter defaults
 (``prepare_<name>`` returning None), ``SecondOrder``'s delegation, the value
 methods of the prepared-call path and the conformance kit's operator lists
-all read this table. Adding an operator family means one row here and its
+all read this table. A row states facts (seeds, orders, shapes, the mode a
+fallback prefers); what an operator *does* (its fallback, its answer to an
+empty problem, how its results become pytrees) lives in its own module of
+``operators/``, which registers it here with :func:`register_rules` (the core
+imports no operator). Adding an operator family means one row here and its
 module in ``operators/``.
 
     >>> from diffinterface.core.operator_table import OPERATORS
@@ -15,9 +19,35 @@ module in ``operators/``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from ..frozen import Frozen
+
+
+class Rules:
+    """What an operator module tells the core about its family (see :func:`register_rules`).
+
+    - ``fallback(problem) -> Impl``: the operator built from the adapter's primitives;
+    - ``empty(answer) -> Impl``: the answer to an empty problem, from an
+      :class:`~diffinterface.core.empty.EmptyAnswer` (zeros shaped like x or y, the value);
+    - ``flat_x(plan, plain, valued, problem) -> (plain, valued)``: the prepared methods over a
+      flat problem made to take and return pytrees like x (``plan``: its
+      :class:`~diffinterface.core.pytree.TreePlan`); None: the operator takes no pytree x;
+    - ``flat_y(plan, plain, valued, x_plan) -> (plain, valued)``: the same for a pytree output
+      (``plan``: its :class:`~diffinterface.core.output_tree.OutputPlan`); None: f must return an array.
+    """
+
+    __slots__ = ("fallback", "empty", "flat_x", "flat_y")
+
+    def __init__(self, fallback: Callable, empty: Callable, flat_x: Optional[Callable] = None,
+                 flat_y: Optional[Callable] = None):
+        self.fallback, self.empty, self.flat_x, self.flat_y = fallback, empty, flat_x, flat_y
+
+
+#: operator family name -> its :class:`Rules`, filled by each operator module
+RULES: dict[str, Rules] = {}
+#: operator family name -> fallback(problem) -> Impl (each :class:`Rules`' fallback), read by ``Problem.impl``
+FALLBACKS: dict[str, Callable] = {}
 
 
 class Operator(Frozen, eq=False):
@@ -44,6 +74,13 @@ class Operator(Frozen, eq=False):
     scalar_y: bool = False
     #: two-argument functions ``f(y, x)`` (``y=``) are accepted
     allows_y: bool = False
+    #: f may return a pytree of arrays (gradient and hessian need a scalar output by definition)
+    tree_output: bool = False
+    #: the mode a fallback uses on an adapter that does both: "forward", "reverse", or
+    #: "smaller side" (forward when x is no larger than f(x), as for a Jacobian)
+    prefers: str = "forward"
+    #: the operator a message suggests when f returns an array where this one needs a scalar
+    for_array_outputs: Optional[str] = None
 
     @property
     def n_values(self) -> int:
@@ -57,29 +94,52 @@ class Operator(Frozen, eq=False):
     def valued(self) -> str:
         return self.methods[1]
 
+    @property
+    def rules(self) -> Rules:
+        """This family's :class:`Rules`, registered by its module in ``operators/``."""
+        return RULES[self.name]
+
+    def listed_in(self, names) -> bool:
+        """True when an adapter's set of operator names (``pytrees``, ``own_empty_results``...) holds this one."""
+        return self.name in names
+
     def __repr__(self):
         return f"<operator {self.name}>"
+
+
+def register_rules(op: Operator, **rules: Any) -> None:
+    """Register what the operator module of ``op`` does: its :class:`Rules` (and its fallback in FALLBACKS).
+
+    Each module of ``operators/`` calls it once, at import, for its own row;
+    ``import diffinterface`` imports them all before any call.
+
+    >>> import diffinterface
+    >>> RULES["gradient"].fallback is FALLBACKS["gradient"], RULES["derivative"].flat_x is None
+    (True, True)
+    """
+    RULES[op.name] = Rules(**rules)
+    FALLBACKS[op.name] = rules["fallback"]
 
 
 OPERATORS = {
     op.name: op
     for op in (
         Operator("pushforward", 1, "tangents", ("pushforward", "value_and_pushforward"), ("value", "first"),
-                 "first", allows_y=True),
+                 "first", allows_y=True, tree_output=True),
         Operator("pullback", 1, "cotangents", ("pullback", "value_and_pullback"), ("value", "first"),
-                 "first", allows_y=True),
+                 "first", allows_y=True, tree_output=True, prefers="reverse"),
         Operator("derivative", 1, None, ("derivative", "value_and_derivative"), ("value", "first"),
                  "first", scalar_x=True, allows_y=True),
         Operator("gradient", 1, None, ("gradient", "value_and_gradient"), ("value", "first"),
-                 "first", scalar_y=True),
+                 "first", scalar_y=True, prefers="reverse", for_array_outputs="jacobian"),
         Operator("jacobian", 1, None, ("jacobian", "value_and_jacobian"), ("value", "first"),
-                 "first", allows_y=True),
+                 "first", allows_y=True, tree_output=True, prefers="smaller side"),
         Operator("second_derivative", 2, None, ("second_derivative", "value_derivative_and_second_derivative"),
                  ("value", "first", "second"), "second", scalar_x=True),
         Operator("hvp", 2, "tangents", ("hvp", "gradient_and_hvp"), ("first", "second"),
-                 "second", scalar_y=True),
+                 "second", scalar_y=True, prefers="reverse"),
         Operator("hessian", 2, None, ("hessian", "value_gradient_and_hessian"), ("value", "first", "second"),
-                 "second", scalar_y=True),
+                 "second", scalar_y=True, prefers="reverse"),
     )
 }
 

@@ -9,14 +9,10 @@ Fallbacks work in the user's array family with the namespace of
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import numpy as np
 
 from ..families import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
-
-#: operator family name -> fallback(problem) -> Impl, filled by each operator module
-FALLBACKS: dict[str, Callable[[Problem], Any]] = {}
+from .operator_table import FALLBACKS, OPERATORS
 
 
 class Spec:
@@ -149,8 +145,9 @@ def require_scalar_output(problem, operator):
     """The output spec, or a ValueError naming ``f`` when ``operator`` needs a scalar output."""
     spec = problem.spec
     if spec.shape != ():
+        instead = OPERATORS[operator].for_array_outputs
         raise ValueError(
             f"f: {operator} needs f to return a scalar; it returns shape {spec.shape}"
-            + (" (use jacobian for array outputs)" if operator == "gradient" else "")
+            + (f" (use {instead} for array outputs)" if instead else "")
         )
     return spec

@@ -6,14 +6,14 @@ library of the ``pytree`` extra; its semantics are ``jax.tree_util``'s).
 :class:`TreePlan` records the tree's structure and each leaf's path, shape and
 dtype, and knows how to ravel the tree into one flat 1-D array and back.
 
-The prepared-call path (:mod:`diffinterface.core.call`) uses a plan in one of
+Preparation (:mod:`diffinterface.core.prepare`) uses a plan in one of
 two ways, chosen at preparation:
 
 - the adapter takes the tree natively for this operator (``operator in
   adapter.pytrees``, JAX's and torch's gradients): the plan only checks the
   calls (``problem.tree`` is the plan);
 - otherwise the adapter sees a flat problem: ``f(unravel(flat), *ctx)`` at
-  the flat ``x``, and :meth:`TreePlan.wrap` ravels the tangents and unravels
+  the flat ``x``, and :meth:`TreePlan.wrap` (the operator's ``Rules.flat_x``) ravels the tangents and unravels
   the results of every prepared call.
 
 Leaves keep their dtypes: the flat array has the leaves' promoted dtype (the
@@ -36,9 +36,9 @@ like ``x``, block ``[i][j]`` of shape ``leaf_i.shape + leaf_j.shape``.
 Pytrees as ``y``: ``jacobian``, ``pushforward`` and ``pullback`` (and their
 ``value_and_`` forms) also take an ``f`` returning a pytree of arrays. At
 preparation the output is learned by one evaluation of ``f`` through the
-adapter (:func:`diffinterface.core.call._output_tree`, only when the adapter
+adapter (:func:`diffinterface.core.prepare._output_tree`, only when the adapter
 refuses the output as not an array: an array ``y`` pays nothing), and
-:class:`OutputPlan` records it; the adapter then sees ``f`` returning the flat
+:class:`~diffinterface.core.output_tree.OutputPlan` records it; the adapter then sees ``f`` returning the flat
 output (leaves raveled and concatenated in the promoted dtype), and the
 prepared methods unravel the results into y-trees and ravel the y-shaped
 cotangents, which are checked and belong to the preparation's key. Every
@@ -66,8 +66,6 @@ from __future__ import annotations
 from typing import Callable
 
 from collections import OrderedDict
-from types import MethodType
-
 import numpy as np
 
 from ..families import cast as _cast
@@ -76,6 +74,38 @@ from ..families import FAMILIES, describe, dtype_name, family_of, from_numpy, is
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
 _FLAT_FUNCTIONS_SIZE = 128
+
+
+def cached_function(key, build):
+    """The function ``build()`` made for ``key`` (f and a plan), reused while it stays among the recent ones.
+
+    A preparation at a pytree rebuilds its flat function each time; the same
+    object each time lets the adapters' own caches (JAX's compiled functions)
+    serve them. An unhashable ``f`` gets a fresh function.
+    """
+    try:
+        cached = _FLAT_FUNCTIONS.get(key)
+    except TypeError:  # an unhashable f: no cache
+        return build()
+    if cached is not None:
+        _FLAT_FUNCTIONS.move_to_end(key)
+        return cached
+    _FLAT_FUNCTIONS[key] = function = build()
+    if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
+        _FLAT_FUNCTIONS.popitem(last=False)
+    return function
+
+
+def require_real_float(value, name, fix):
+    """Raise a TypeError naming ``name`` unless ``value`` (an array or a float) has a real floating dtype.
+
+    ``fix`` starts the message's advice (diffinterface does not change dtypes).
+    """
+    if value.__class__ is not float and dtype_name(value) not in _FLOAT_DTYPES:
+        raise TypeError(
+            f"{name}: expected a real floating-point array (float32 or float64); got {describe(value)}. "
+            f"{fix}: diffinterface does not change dtypes."
+        )
 
 
 def _optree():
@@ -175,11 +205,7 @@ class TreePlan:
             where = name + _path_name(path) if path else name
             if not is_array(leaf):
                 raise TypeError(f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}")
-            if leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES:
-                raise TypeError(
-                    f"{where}: expected a real floating-point array (float32 or float64); got {describe(leaf)}. "
-                    "Convert it yourself: diffinterface does not change dtypes."
-                )
+            require_real_float(leaf, where, "Convert it yourself")
             if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
                 families.add(family_of(leaf))
         if len(families) > 1:
@@ -267,95 +293,32 @@ class TreePlan:
 
     def flat_function(self, f, two_argument):
         """``f`` as a function of the flat array (``f(y, flat, *ctx)`` when ``two_argument``), cached."""
-        key = (f, self.key, two_argument)
-        try:
-            cached = _FLAT_FUNCTIONS.get(key)
-        except TypeError:  # an unhashable f: no cache
-            cached, key = None, None
-        if cached is not None:
-            _FLAT_FUNCTIONS.move_to_end(key)
-            return cached
         unravel = self.unravel
-        flat_f: Callable
-        if two_argument:
 
-            def flat_f(y, flat, *ctx):
-                return f(y, unravel(flat), *ctx)
+        def build():
+            flat_f: Callable
+            if two_argument:
 
-        else:
+                def flat_f(y, flat, *ctx):
+                    return f(y, unravel(flat), *ctx)
 
-            def flat_f(flat, *ctx):
-                return f(unravel(flat), *ctx)
+            else:
 
-        if key is not None:
-            _FLAT_FUNCTIONS[key] = flat_f
-            if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
-                _FLAT_FUNCTIONS.popitem(last=False)
-        return flat_f
+                def flat_f(flat, *ctx):
+                    return f(unravel(flat), *ctx)
+
+            return flat_f
+
+        return cached_function((f, self.key, two_argument), build)
 
     # -- prepared methods over the flat problem ------------------------------------------------------------
 
-    def wrap(self, op, impl, output_shape):
+    def wrap(self, op, impl, problem):
         """(plain, valued) prepared methods of ``op`` taking and returning trees, over ``impl``'s flat ones."""
-        plain, valued = getattr(impl, op.plain), getattr(impl, op.valued)
-        ravel, unravel = self.ravel, self.unravel
-        name = op.name
-        if name == "gradient":
-            return (lambda x, *ctx: unravel(plain(ravel(x), *ctx)),
-                    lambda x, *ctx: _second(valued(ravel(x), *ctx), unravel))
-        if name == "pullback":
-
-            def value_and_pullback(x, cotangents, *ctx):
-                value, results = valued(ravel(x), cotangents, *ctx)
-                return value, tuple(unravel(r) for r in results)
-
-            return (lambda x, cotangents, *ctx: tuple(unravel(r) for r in plain(ravel(x), cotangents, *ctx)),
-                    value_and_pullback)
-        if name == "pushforward":
-            return (lambda x, tangents, *ctx: plain(ravel(x), tuple(ravel(t) for t in tangents), *ctx),
-                    lambda x, tangents, *ctx: valued(ravel(x), tuple(ravel(t) for t in tangents), *ctx))
-        if name == "hvp":
-
-            def gradient_and_hvp(x, tangents, *ctx):
-                g, products = valued(ravel(x), tuple(ravel(t) for t in tangents), *ctx)
-                return unravel(g), tuple(unravel(p) for p in products)
-
-            return (lambda x, tangents, *ctx: tuple(unravel(p) for p in plain(ravel(x), tuple(ravel(t) for t in tangents), *ctx)),
-                    gradient_and_hvp)
-        if name == "jacobian":
-            lead = tuple(output_shape)
-            nested = lambda j: self.unravel_last(j, lead)  # noqa: E731
-            return (lambda x, *ctx: nested(plain(ravel(x), *ctx)),
-                    lambda x, *ctx: _second(valued(ravel(x), *ctx), nested))
-        if name == "hessian":
-            square = self.unravel_square
-
-            def value_gradient_and_hessian(x, *ctx):
-                value, g, h = valued(ravel(x), *ctx)
-                return value, unravel(g), square(h)
-
-            return (lambda x, *ctx: square(plain(ravel(x), *ctx)), value_gradient_and_hessian)
-        raise ValueError(f"x: {name} expects a scalar x; got a tree")  # derivative, second_derivative
-
-    # -- the per-call check of a tree preparation ---------------------------------------------------------
-
-    def matcher(self, f, backend, rest_matches):
-        """``matches(f, backend, x, tangents, contexts)`` for a preparation of this tree (see preparation.py)."""
-        fits = self.fits
-
-        def matches(f_, backend_, x_, tangents_, contexts_):
-            return (
-                (f_ is f or (f_.__class__ is MethodType and f_ == f))
-                and (backend_ is backend or backend_ == backend)
-                and fits(x_)
-                and rest_matches(tangents_, contexts_)
-            )
-
-        return matches
-
-
-def _second(pair, convert):
-    return pair[0], convert(pair[1])
+        wrap = op.rules.flat_x
+        if wrap is None:
+            raise ValueError(f"x: {op.name} expects a scalar x; got a tree")
+        return wrap(self, getattr(impl, op.plain), getattr(impl, op.valued), problem)
 
 
 def flatten(tree):
@@ -407,198 +370,3 @@ def write_tree_out(out, result, name="out"):
     return out
 
 
-# -- pytree outputs ------------------------------------------------------------------------------------
-
-#: the operators whose f may return a pytree (gradient and hessian need a scalar output by definition)
-TREE_OUTPUT_OPERATORS = ("jacobian", "pushforward", "pullback")
-
-
-class OutputPlan:
-    """How a pytree output ``f(x)`` is raveled into one flat 1-D array and back.
-
-    Learned at preparation from one evaluation of ``f`` by the adapter (leaves
-    may then be traced values: only their shapes and dtypes are kept).
-    ``family`` is the user's (x's) family: results and cotangents live there.
-    The flat output has the leaves' promoted dtype; each leaf's part is cast
-    back to that leaf's dtype in the results.
-    """
-
-    def __init__(self, paths, leaves, spec, family):
-        self.spec, self.paths, self.family = spec, tuple(paths), family
-        for path, leaf in zip(paths, leaves):
-            if not is_array(leaf) or (leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES):
-                raise TypeError(f"f: expected f to return an array, a number or a pytree of real floating-point "
-                                f"arrays; its output{_path_name(path)} is {describe(leaf)}")
-        self.shapes = tuple(shape_of(leaf) for leaf in leaves)
-        self.dtypes = tuple("float64" if leaf.__class__ is float else dtype_name(leaf) for leaf in leaves)
-        self.sizes = tuple(size_of(s) for s in self.shapes)
-        bounds = np.cumsum((0, *self.sizes))
-        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
-        self.size = int(bounds[-1])
-        self.dtype = _promoted(self.dtypes)
-        self._leaves = tuple(zip(self.shapes, self.dtypes))
-        self._flatten = _optree().tree_flatten
-        self._unflatten = spec.unflatten
-
-    def __repr__(self):
-        leaves = ", ".join(f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves))
-        return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
-
-    # -- the flat output inside f (any family, traced values included) ---------------------------------
-
-    def ravel_output(self, out):
-        """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
-        from ..families import array_namespace
-
-        leaves = self._flatten(out)[0]
-        xp = array_namespace(*leaves)
-        parts = []
-        for leaf in leaves:
-            if leaf.__class__ is float:
-                leaf = xp.asarray(leaf)
-            parts.append(xp.reshape(_cast(leaf, _inside(leaf, self.dtype)), (-1,)))
-        return parts[0] if len(parts) == 1 else xp.concat(parts)
-
-    def flat_output(self, f, two_argument=False):
-        """``f`` returning the flat output array, cached like :meth:`TreePlan.flat_function`."""
-        if two_argument:
-            raise TypeError("y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it")
-        key = ("output", f, self.spec, self._leaves)
-        try:
-            cached = _FLAT_FUNCTIONS.get(key)
-        except TypeError:
-            cached, key = None, None
-        if cached is not None:
-            _FLAT_FUNCTIONS.move_to_end(key)
-            return cached
-        ravel = self.ravel_output
-
-        def flat_output_f(x, *ctx):
-            return ravel(f(x, *ctx))
-
-        if key is not None:
-            _FLAT_FUNCTIONS[key] = flat_output_f
-            if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
-                _FLAT_FUNCTIONS.popitem(last=False)
-        return flat_output_f
-
-    # -- the user's side: cotangents in, results out ------------------------------------------------------
-
-    def check(self, tree, name):
-        """Raise naming ``name`` and the first leaf where ``tree`` is not shaped like ``f(x)``."""
-        try:
-            paths, leaves, spec = _optree().tree_flatten_with_path(tree)
-        except Exception:  # noqa: BLE001 - an unflattenable value is reported as such
-            paths, leaves, spec = (), (), None
-        if spec != self.spec:
-            raise ValueError(f"{name}: expected a tree shaped like the output y = f(x), {self.spec}; "
-                             f"got {spec if spec is not None else type(tree).__name__}")
-        for path, leaf, (shape, dtype) in zip(paths, leaves, self._leaves):
-            where = name + _path_name(path)
-            if not is_array(leaf) or shape_of(leaf) != shape:
-                raise ValueError(f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
-                                 f"got {describe(leaf)}")
-            if leaf.__class__ is not float and family_of(leaf) != self.family:
-                raise TypeError(f"{where}: expected a {self.family} array like x; got {describe(leaf)}")
-            if dtype_name(leaf) != dtype and leaf.__class__ is not float:
-                raise TypeError(f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
-                                "Convert it yourself: diffinterface does not change dtypes.")
-
-    def fits(self, tree):
-        """True when ``tree`` has the output's structure and leaf shapes and dtypes (the per-call check)."""
-        try:
-            leaves, spec = self._flatten(tree)
-        except Exception:  # noqa: BLE001 - not a tree
-            return False
-        if spec != self.spec:
-            return False
-        for leaf, (shape, dtype) in zip(leaves, self._leaves):
-            if getattr(leaf, "shape", ()) != shape or (leaf.__class__ is not float and dtype_name(leaf) != dtype):
-                return False
-        return True
-
-    def ravel(self, tree):
-        """A (checked) cotangent tree as one flat array of the promoted dtype, in the user's family."""
-        leaves = self._flatten(tree)[0]
-        like = next((leaf for leaf in leaves if leaf.__class__ is not float), None)
-        leaves = [from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
-                  for leaf in leaves]
-        return FAMILIES[self.family].ravel(leaves, self.dtype)
-
-    def unravel(self, flat):
-        """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""
-        return self._unflatten([_cast(flat[s].reshape(shape), d)
-                                for s, (shape, d) in zip(self.slices, self._leaves)])
-
-    def unravel_first(self, jacobian, x_tree):
-        """A flat-output Jacobian (leading axis of size ``size``) as a y-tree of blocks, as ``jax.jacobian``.
-
-        ``jacobian`` is an array ``(size, *x.shape)``, or for a pytree x a tree
-        like x of arrays ``(size, *leaf.shape)`` (``x_tree`` its plan); block
-        ``[y_leaf]`` is then shaped ``y_leaf.shape + x.shape`` (or a tree like x
-        of ``y_leaf.shape + x_leaf.shape``).
-        """
-        def block(s, shape, dtype, a):
-            return _cast(a[s].reshape((*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
-
-        if x_tree is None:
-            return self._unflatten([block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)])
-        x_leaves = x_tree.leaves(jacobian)
-        return self._unflatten([x_tree.unflatten([block(s, shape, d, a) for a in x_leaves])
-                                for s, (shape, d) in zip(self.slices, self._leaves)])
-
-    def wrap(self, op, methods, x_tree):
-        """(plain, valued) methods of ``op`` taking and returning y-trees, over the flat-output ``methods``."""
-        plain, valued = methods
-        unravel = self.unravel
-        name = op.name
-        if name == "pushforward":
-
-            def pushforward(x, tangents, *ctx):
-                return tuple(unravel(r) for r in plain(x, tangents, *ctx))
-
-            def value_and_pushforward(x, tangents, *ctx):
-                value, results = valued(x, tangents, *ctx)
-                return unravel(value), tuple(unravel(r) for r in results)
-
-            return pushforward, value_and_pushforward
-        if name == "pullback":
-            ravel = self.ravel
-
-            def pullback(x, cotangents, *ctx):
-                return plain(x, tuple(ravel(c) for c in cotangents), *ctx)
-
-            def value_and_pullback(x, cotangents, *ctx):
-                value, results = valued(x, tuple(ravel(c) for c in cotangents), *ctx)
-                return unravel(value), results
-
-            return pullback, value_and_pullback
-        if name == "jacobian":
-            nested = self.unravel_first
-
-            def jacobian(x, *ctx):
-                return nested(plain(x, *ctx), x_tree)
-
-            def value_and_jacobian(x, *ctx):
-                value, j = valued(x, *ctx)
-                return unravel(value), nested(j, x_tree)
-
-            return jacobian, value_and_jacobian
-        raise ValueError(f"f: {name} needs f to return an array; it returns {self!r}")  # pragma: no cover
-
-
-def output_plan(out, family):
-    """The :class:`OutputPlan` of an output ``out`` of f, or None when ``out`` is an array (or not a tree)."""
-    if is_array(out):
-        return None
-    try:
-        paths, leaves, spec = _optree().tree_flatten_with_path(out)
-    except Exception:  # noqa: BLE001 - not a tree: the caller reports the original error
-        return None
-    if not leaves or spec.num_nodes == 1:
-        return None
-    if all(leaf.__class__ in (float, int) for leaf in leaves):
-        # a list of plain numbers is an output that forgot to be an array (no leaf can depend on x):
-        # the caller's "f returned a list" error says so better than a tree of constants would
-        return None
-    return OutputPlan(paths, leaves, spec, family)

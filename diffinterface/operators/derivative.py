@@ -11,22 +11,21 @@ preparation, so a prepared call spends no evaluation on learning it.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
 from ._docs import document
+from ._seeded import impl_from_seeded
 
 _OP = OPERATORS["derivative"]
 
 
 def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
-    return prepare(_OP, f, backend, x, None, contexts, y, strict)
+    return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
 
 
-@prepared_fast_path(_OP, 0)
 def derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
-@prepared_fast_path(_OP, 1)
 def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
@@ -45,18 +44,15 @@ def _derivative_fallback(problem):
 
     xp, spec = problem.xp, problem.spec
     rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
-
-    def value_and_derivative(x, *ctx):
-        y, parts = rows.value_and_results(x, *ctx)
-        return y, xp.reshape(xp.stack(parts), spec.shape)
-
-    return Impl(
-        value_and_derivative=value_and_derivative,
-        derivative=lambda x, *ctx: xp.reshape(xp.stack(rows.results(x, *ctx)), spec.shape),
-    )
+    return impl_from_seeded(_OP, rows, lambda parts: xp.reshape(xp.stack(parts), spec.shape))
 
 
-FALLBACKS["derivative"] = _derivative_fallback
+def _empty(answer):
+    return Impl(derivative=lambda x, *ctx: answer.y_like(),
+                value_and_derivative=lambda x, *ctx: (answer.value(x, ctx), answer.y_like()))
+
+
+register_rules(_OP, fallback=_derivative_fallback, empty=_empty)
 
 
 document(

@@ -10,22 +10,21 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
 from ._docs import document
+from ._seeded import impl_from_seeded
 
 _OP = OPERATORS["gradient"]
 
 
 def prepare_gradient(f, backend, x, *contexts, strict=True):
-    return prepare(_OP, f, backend, x, None, contexts, None, strict)
+    return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
-@prepared_fast_path(_OP, 0)
 def gradient(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
-@prepared_fast_path(_OP, 1)
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
@@ -45,18 +44,25 @@ def _gradient_fallback(problem):
 
     xp, shape = problem.xp, problem.x_shape
     columns = problem.seeded("pushforward", problem.basis(shape, problem.x_dtype))
-
-    def value_and_gradient(x, *ctx):
-        y, parts = columns.value_and_results(x, *ctx)
-        return y, xp.reshape(xp.stack(parts), shape)
-
-    return Impl(
-        value_and_gradient=value_and_gradient,
-        gradient=lambda x, *ctx: xp.reshape(xp.stack(columns.results(x, *ctx)), shape),
-    )
+    return impl_from_seeded(_OP, columns, lambda parts: xp.reshape(xp.stack(parts), shape))
 
 
-FALLBACKS["gradient"] = _gradient_fallback
+def _empty(answer):
+    return Impl(gradient=lambda x, *ctx: answer.x_like(),
+                value_and_gradient=lambda x, *ctx: (answer.value(x, ctx), answer.x_like()))
+
+
+def _flat_x(plan, gradient, value_and_gradient, problem):
+    ravel, unravel = plan.ravel, plan.unravel
+
+    def value_and_tree_gradient(x, *ctx):
+        value, g = value_and_gradient(ravel(x), *ctx)
+        return value, unravel(g)
+
+    return (lambda x, *ctx: unravel(gradient(ravel(x), *ctx))), value_and_tree_gradient
+
+
+register_rules(_OP, fallback=_gradient_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

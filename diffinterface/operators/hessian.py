@@ -17,7 +17,7 @@ time.
 from __future__ import annotations
 
 from ..families import cast
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -25,15 +25,13 @@ _OP = OPERATORS["hessian"]
 
 
 def prepare_hessian(f, backend, x, *contexts, strict=True):
-    return prepare(_OP, f, backend, x, None, contexts, None, strict)
+    return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
-@prepared_fast_path(_OP, 0)
 def hessian(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
-@prepared_fast_path(_OP, 1)
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
@@ -75,7 +73,26 @@ def _hessian_fallback(problem):
     return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian)
 
 
-FALLBACKS["hessian"] = _hessian_fallback
+def _empty(answer):
+    def hessian(x, *ctx):
+        return answer.zeros(answer.x_shape + answer.x_shape, answer.x_dtype)
+
+    return Impl(hessian=hessian,
+                value_gradient_and_hessian=lambda x, *ctx: (answer.value(x, ctx), answer.x_like(), hessian(x)))
+
+
+def _flat_x(plan, hessian, value_gradient_and_hessian, problem):
+    """A Hessian tree like x of trees like x, block ``[i][j]`` shaped ``leaf_i + leaf_j``."""
+    ravel, unravel, square = plan.ravel, plan.unravel, plan.unravel_square
+
+    def value_gradient_and_tree_hessian(x, *ctx):
+        value, g, h = value_gradient_and_hessian(ravel(x), *ctx)
+        return value, unravel(g), square(h)
+
+    return (lambda x, *ctx: square(hessian(ravel(x), *ctx))), value_gradient_and_tree_hessian
+
+
+register_rules(_OP, fallback=_hessian_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

@@ -14,7 +14,7 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -22,18 +22,14 @@ _OP = OPERATORS["hvp"]
 
 
 def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
-    return prepare(_OP, f, backend, x, tangents, contexts, None, strict)
+    return prepare(Call(_OP, f, backend, x, tangents, contexts), strict)
 
 
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[0](f, backend, x, tangents, contexts)
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
 
 
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None:
-        return prep.runners[1](f, backend, x, tangents, contexts)
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
 
 
@@ -48,7 +44,23 @@ def _hvp_fallback(problem):
     return Impl(hvp=impl.pullback, gradient_and_hvp=impl.value_and_pullback)
 
 
-FALLBACKS["hvp"] = _hvp_fallback
+def _empty(answer):
+    return answer.per_seed(_OP, answer.x_like, first=lambda x, ctx: answer.x_like())  # the gradient, then products
+
+
+def _flat_x(plan, hvp, gradient_and_hvp, problem):
+    """Tangents like a pytree x, raveled; the gradient and the products unraveled."""
+    ravel, unravel = plan.ravel, plan.unravel
+
+    def gradient_and_tree_hvp(x, tangents, *ctx):
+        g, products = gradient_and_hvp(ravel(x), tuple(map(ravel, tangents)), *ctx)
+        return unravel(g), tuple(map(unravel, products))
+
+    return (lambda x, tangents, *ctx: tuple(map(unravel, hvp(ravel(x), tuple(map(ravel, tangents)), *ctx))),
+            gradient_and_tree_hvp)
+
+
+register_rules(_OP, fallback=_hvp_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

@@ -12,22 +12,21 @@ mode follows the backend, or the smaller side when the backend does both.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
 from ._docs import document
+from ._seeded import impl_from_seeded
 
 _OP = OPERATORS["jacobian"]
 
 
 def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
-    return prepare(_OP, f, backend, x, None, contexts, y, strict)
+    return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
 
 
-@prepared_fast_path(_OP, 0)
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
-@prepared_fast_path(_OP, 1)
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 
@@ -42,17 +41,39 @@ def _jacobian_fallback(problem):
         seeded = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
         axis = 0  # each pullback is a row
 
-    def value_and_jacobian(x, *ctx):
-        y, parts = seeded.value_and_results(x, *ctx)
-        return y, xp.reshape(xp.stack(parts, axis=axis), shape)
-
-    return Impl(
-        value_and_jacobian=value_and_jacobian,
-        jacobian=lambda x, *ctx: xp.reshape(xp.stack(seeded.results(x, *ctx), axis=axis), shape),
-    )
+    return impl_from_seeded(_OP, seeded, lambda parts: xp.reshape(xp.stack(parts, axis=axis), shape))
 
 
-FALLBACKS["jacobian"] = _jacobian_fallback
+def _empty(answer):
+    def jacobian(x, *ctx):
+        return answer.zeros(answer.y_shape + answer.x_shape, answer.y_dtype)
+
+    return Impl(jacobian=jacobian, value_and_jacobian=lambda x, *ctx: (answer.value(x, ctx), jacobian(x)))
+
+
+def _flat_x(plan, jacobian, value_and_jacobian, problem):
+    """A Jacobian tree like x, leaf ``l`` of shape ``y.shape + l.shape`` (the output shape is learned)."""
+    ravel, lead = plan.ravel, tuple(problem.spec.shape)
+
+    def value_and_tree_jacobian(x, *ctx):
+        value, j = value_and_jacobian(ravel(x), *ctx)
+        return value, plan.unravel_last(j, lead)
+
+    return (lambda x, *ctx: plan.unravel_last(jacobian(ravel(x), *ctx), lead)), value_and_tree_jacobian
+
+
+def _flat_y(plan, jacobian, value_and_jacobian, x_plan):
+    """A Jacobian tree like y (of trees like x for a pytree x), as ``jax.jacobian``."""
+    nested, unravel = plan.unravel_first, plan.unravel
+
+    def value_and_tree_jacobian(x, *ctx):
+        value, j = value_and_jacobian(x, *ctx)
+        return unravel(value), nested(j, x_plan)
+
+    return (lambda x, *ctx: nested(jacobian(x, *ctx), x_plan)), value_and_tree_jacobian
+
+
+register_rules(_OP, fallback=_jacobian_fallback, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

@@ -11,25 +11,22 @@ Jacobian once, then each cotangent is a vector-matrix product.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
+from ..core import OPERATORS, Call, call, prepare, register_rules
 from ._docs import document
+from ._seeded import impl_from_seeded
 
 _OP = OPERATORS["pullback"]
 
 
 def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
-    return prepare(_OP, f, backend, x, cotangents, contexts, y, strict)
+    return prepare(Call(_OP, f, backend, x, cotangents, contexts, y), strict)
 
 
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[0](f, backend, x, cotangents, contexts)
     return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
 
 
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[1](f, backend, x, cotangents, contexts)
     return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
 
 
@@ -42,17 +39,36 @@ def _pullback_from_pushforwards(problem):
         jac = xp.stack([xp.reshape(c, (m,)) for c in jacobian_columns], axis=1)
         return tuple(xp.reshape(xp.reshape(c, (m,)) @ jac, problem.x_shape) for c in cotangents)
 
-    def value_and_pullback(x, cotangents, *ctx):
-        y, parts = columns.value_and_results(x, *ctx)
-        return y, apply(parts, cotangents)
-
-    return Impl(
-        value_and_pullback=value_and_pullback,
-        pullback=lambda x, cotangents, *ctx: apply(columns.results(x, *ctx), cotangents),
-    )
+    return impl_from_seeded(_OP, columns, apply)
 
 
-FALLBACKS["pullback"] = _pullback_from_pushforwards
+def _empty(answer):
+    return answer.per_seed(_OP, answer.x_like)
+
+
+def _flat_x(plan, pullback, value_and_pullback, problem):
+    """Results like a pytree x; the value and the cotangents are y's."""
+    ravel, unravel = plan.ravel, plan.unravel
+
+    def value_and_tree_pullback(x, cotangents, *ctx):
+        value, results = value_and_pullback(ravel(x), cotangents, *ctx)
+        return value, tuple(map(unravel, results))
+
+    return (lambda x, cotangents, *ctx: tuple(map(unravel, pullback(ravel(x), cotangents, *ctx)))), value_and_tree_pullback
+
+
+def _flat_y(plan, pullback, value_and_pullback, x_plan):
+    """Cotangents like a pytree output, raveled; the value unraveled; the results are x's already."""
+    ravel, unravel = plan.ravel, plan.unravel
+
+    def value_and_tree_pullback(x, cotangents, *ctx):
+        value, results = value_and_pullback(x, tuple(map(ravel, cotangents)), *ctx)
+        return unravel(value), results
+
+    return (lambda x, cotangents, *ctx: pullback(x, tuple(map(ravel, cotangents)), *ctx)), value_and_tree_pullback
+
+
+register_rules(_OP, fallback=_pullback_from_pushforwards, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

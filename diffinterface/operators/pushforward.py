@@ -11,25 +11,22 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, Preparation, call, prepare
+from ..core import OPERATORS, Call, call, prepare, register_rules
 from ._docs import document
+from ._seeded import impl_from_seeded
 
 _OP = OPERATORS["pushforward"]
 
 
 def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
-    return prepare(_OP, f, backend, x, tangents, contexts, y, strict)
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, y), strict)
 
 
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[0](f, backend, x, tangents, contexts)
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
 
 
 def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    if prep.__class__ is Preparation and prep.op is _OP and out is None and y is None:
-        return prep.runners[1](f, backend, x, tangents, contexts)
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
 
 
@@ -42,17 +39,32 @@ def _pushforward_from_pullbacks(problem):
         jac = xp.reshape(xp.stack(jacobian_rows), (m, n))
         return tuple(xp.reshape(jac @ xp.reshape(t, (n,)), spec.shape) for t in tangents)
 
-    def value_and_pushforward(x, tangents, *ctx):
-        y, parts = rows.value_and_results(x, *ctx)
-        return y, apply(parts, tangents)
-
-    return Impl(
-        value_and_pushforward=value_and_pushforward,
-        pushforward=lambda x, tangents, *ctx: apply(rows.results(x, *ctx), tangents),
-    )
+    return impl_from_seeded(_OP, rows, apply)
 
 
-FALLBACKS["pushforward"] = _pushforward_from_pullbacks
+def _empty(answer):
+    return answer.per_seed(_OP, answer.y_like)
+
+
+def _flat_x(plan, pushforward, value_and_pushforward, problem):
+    """Tangents like a pytree x, raveled; the results are shaped like y already."""
+    ravel = plan.ravel
+    return (lambda x, tangents, *ctx: pushforward(ravel(x), tuple(map(ravel, tangents)), *ctx),
+            lambda x, tangents, *ctx: value_and_pushforward(ravel(x), tuple(map(ravel, tangents)), *ctx))
+
+
+def _flat_y(plan, pushforward, value_and_pushforward, x_plan):
+    """Results (and the value) like a pytree output."""
+    unravel = plan.unravel
+
+    def value_and_tree_pushforward(x, tangents, *ctx):
+        value, results = value_and_pushforward(x, tangents, *ctx)
+        return unravel(value), tuple(map(unravel, results))
+
+    return (lambda x, tangents, *ctx: tuple(map(unravel, pushforward(x, tangents, *ctx)))), value_and_tree_pushforward
+
+
+register_rules(_OP, fallback=_pushforward_from_pullbacks, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

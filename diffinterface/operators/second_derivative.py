@@ -11,7 +11,7 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 
 from __future__ import annotations
 
-from ..core import FALLBACKS, OPERATORS, Impl, call, prepare, prepared_fast_path
+from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
 from ._docs import document
 from ._second_order import differentiated_problem
 
@@ -19,15 +19,13 @@ _OP = OPERATORS["second_derivative"]
 
 
 def prepare_second_derivative(f, backend, x, *contexts, strict=True):
-    return prepare(_OP, f, backend, x, None, contexts, None, strict)
+    return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
-@prepared_fast_path(_OP, 0)
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
-@prepared_fast_path(_OP, 1)
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
@@ -47,7 +45,13 @@ def _second_derivative_fallback(problem):
     )
 
 
-FALLBACKS["second_derivative"] = _second_derivative_fallback
+def _empty(answer):
+    y_like = answer.y_like
+    return Impl(second_derivative=lambda x, *ctx: y_like(),
+                value_derivative_and_second_derivative=lambda x, *ctx: (answer.value(x, ctx), y_like(), y_like()))
+
+
+register_rules(_OP, fallback=_second_derivative_fallback, empty=_empty)
 
 
 document(

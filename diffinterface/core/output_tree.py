@@ -1,0 +1,164 @@
+"""Pytrees as ``y``: the output plan of an ``f`` returning a pytree of arrays.
+
+``jacobian``, ``pushforward`` and ``pullback`` (the operators whose row has
+``tree_output``) take an ``f`` returning a pytree; see
+:mod:`diffinterface.core.pytree` for the layouts. :class:`OutputPlan` is
+learned at preparation (:mod:`diffinterface.core.prepare`); the operator's
+module says how its methods take y-trees (``Rules.flat_y``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import FAMILIES, array_namespace, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of
+from ..families import cast as _cast
+from .pytree import _FLOAT_DTYPES, _inside, _optree, _path_name, _promoted, cached_function
+
+
+class OutputPlan:
+    """How a pytree output ``f(x)`` is raveled into one flat 1-D array and back.
+
+    Learned at preparation from one evaluation of ``f`` by the adapter (leaves
+    may then be traced values: only their shapes and dtypes are kept).
+    ``family`` is the user's (x's) family: results and cotangents live there.
+    The flat output has the leaves' promoted dtype; each leaf's part is cast
+    back to that leaf's dtype in the results.
+    """
+
+    def __init__(self, paths, leaves, spec, family):
+        self.spec, self.paths, self.family = spec, tuple(paths), family
+        for path, leaf in zip(paths, leaves):
+            if not is_array(leaf) or (leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES):
+                raise TypeError(f"f: expected f to return an array, a number or a pytree of real floating-point "
+                                f"arrays; its output{_path_name(path)} is {describe(leaf)}")
+        self.shapes = tuple(shape_of(leaf) for leaf in leaves)
+        self.dtypes = tuple("float64" if leaf.__class__ is float else dtype_name(leaf) for leaf in leaves)
+        self.sizes = tuple(size_of(s) for s in self.shapes)
+        bounds = np.cumsum((0, *self.sizes))
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+        self.size = int(bounds[-1])
+        self.dtype = _promoted(self.dtypes)
+        self._leaves = tuple(zip(self.shapes, self.dtypes))
+        self._flatten = _optree().tree_flatten
+        self._unflatten = spec.unflatten
+
+    def __repr__(self):
+        leaves = ", ".join(f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves))
+        return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
+
+    # -- the flat output inside f (any family, traced values included) ---------------------------------
+
+    def ravel_output(self, out):
+        """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
+        leaves = self._flatten(out)[0]
+        xp = array_namespace(*leaves)
+        parts = []
+        for leaf in leaves:
+            if leaf.__class__ is float:
+                leaf = xp.asarray(leaf)
+            parts.append(xp.reshape(_cast(leaf, _inside(leaf, self.dtype)), (-1,)))
+        return parts[0] if len(parts) == 1 else xp.concat(parts)
+
+    def flat_output(self, f, two_argument=False):
+        """``f`` returning the flat output array, cached like :meth:`TreePlan.flat_function`."""
+        if two_argument:
+            raise TypeError("y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it")
+        ravel = self.ravel_output
+
+        def build():
+            def flat_output_f(x, *ctx):
+                return ravel(f(x, *ctx))
+
+            return flat_output_f
+
+        return cached_function(("output", f, self.spec, self._leaves), build)
+
+    # -- the user's side: cotangents in, results out ------------------------------------------------------
+
+    def check(self, tree, name):
+        """Raise naming ``name`` and the first leaf where ``tree`` is not shaped like ``f(x)``."""
+        try:
+            paths, leaves, spec = _optree().tree_flatten_with_path(tree)
+        except Exception:  # noqa: BLE001 - an unflattenable value is reported as such
+            paths, leaves, spec = (), (), None
+        if spec != self.spec:
+            raise ValueError(f"{name}: expected a tree shaped like the output y = f(x), {self.spec}; "
+                             f"got {spec if spec is not None else type(tree).__name__}")
+        for path, leaf, (shape, dtype) in zip(paths, leaves, self._leaves):
+            where = name + _path_name(path)
+            if not is_array(leaf) or shape_of(leaf) != shape:
+                raise ValueError(f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
+                                 f"got {describe(leaf)}")
+            if leaf.__class__ is not float and family_of(leaf) != self.family:
+                raise TypeError(f"{where}: expected a {self.family} array like x; got {describe(leaf)}")
+            if dtype_name(leaf) != dtype and leaf.__class__ is not float:
+                raise TypeError(f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
+                                "Convert it yourself: diffinterface does not change dtypes.")
+
+    def fits(self, tree):
+        """True when ``tree`` has the output's structure and leaf shapes and dtypes (the per-call check)."""
+        try:
+            leaves, spec = self._flatten(tree)
+        except Exception:  # noqa: BLE001 - not a tree
+            return False
+        if spec != self.spec:
+            return False
+        for leaf, (shape, dtype) in zip(leaves, self._leaves):
+            if getattr(leaf, "shape", ()) != shape or (leaf.__class__ is not float and dtype_name(leaf) != dtype):
+                return False
+        return True
+
+    def ravel(self, tree):
+        """A (checked) cotangent tree as one flat array of the promoted dtype, in the user's family."""
+        leaves = self._flatten(tree)[0]
+        like = next((leaf for leaf in leaves if leaf.__class__ is not float), None)
+        leaves = [from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
+                  for leaf in leaves]
+        return FAMILIES[self.family].ravel(leaves, self.dtype)
+
+    def unravel(self, flat):
+        """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""
+        return self._unflatten([_cast(flat[s].reshape(shape), d)
+                                for s, (shape, d) in zip(self.slices, self._leaves)])
+
+    def unravel_first(self, jacobian, x_tree):
+        """A flat-output Jacobian (leading axis of size ``size``) as a y-tree of blocks, as ``jax.jacobian``.
+
+        ``jacobian`` is an array ``(size, *x.shape)``, or for a pytree x a tree
+        like x of arrays ``(size, *leaf.shape)`` (``x_tree`` its plan); block
+        ``[y_leaf]`` is then shaped ``y_leaf.shape + x.shape`` (or a tree like x
+        of ``y_leaf.shape + x_leaf.shape``).
+        """
+        def block(s, shape, dtype, a):
+            return _cast(a[s].reshape((*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
+
+        if x_tree is None:
+            return self._unflatten([block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)])
+        x_leaves = x_tree.leaves(jacobian)
+        return self._unflatten([x_tree.unflatten([block(s, shape, d, a) for a in x_leaves])
+                                for s, (shape, d) in zip(self.slices, self._leaves)])
+
+    def wrap(self, op, methods, x_tree):
+        """(plain, valued) methods of ``op`` taking and returning y-trees, over the flat-output ``methods``."""
+        wrap = op.rules.flat_y
+        if wrap is None:  # pragma: no cover - only operators with tree_output get here
+            raise ValueError(f"f: {op.name} needs f to return an array; it returns {self!r}")
+        return wrap(self, *methods, x_tree)
+
+
+def output_plan(out, family):
+    """The :class:`OutputPlan` of an output ``out`` of f, or None when ``out`` is an array (or not a tree)."""
+    if is_array(out):
+        return None
+    try:
+        paths, leaves, spec = _optree().tree_flatten_with_path(out)
+    except Exception:  # noqa: BLE001 - not a tree: the caller reports the original error
+        return None
+    if not leaves or spec.num_nodes == 1:
+        return None
+    if all(leaf.__class__ in (float, int) for leaf in leaves):
+        # a list of plain numbers is an output that forgot to be an array (no leaf can depend on x):
+        # the caller's "f returned a list" error says so better than a tree of constants would
+        return None
+    return OutputPlan(paths, leaves, spec, family)

@@ -1,0 +1,277 @@
+"""Preparing an operator call: validate the arguments once, ask the adapter, build the :class:`Preparation`.
+
+:func:`prepare` takes a :class:`~diffinterface.core.preparation.Call` (the
+arguments by name). An array ``x`` goes to the adapter as it is. A pytree
+``x`` (:func:`_prepare_tree`) goes as it is to an adapter that takes it for
+this operator, else as a flat problem whose methods the operator's rules
+(``Rules.flat_x``) wrap to take and return trees; a pytree output
+(:func:`_output_tree`, operators whose row has ``tree_output``) is learned
+once and its rules (``Rules.flat_y``) wrap the methods likewise. So every
+prepared call takes the same path for trees and arrays, and a plain array
+pays nothing for trees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..contexts import check_contexts
+from ..errors import UnsupportedError
+from ..families import describe, dtype_name, family_of, is_array, shape_of
+from .boundary import explain
+from .empty import is_empty, prepare_empty
+from .output_tree import output_plan
+from .preparation import Plan, Preparation
+from .problem import Problem, Spec
+from .pytree import _FLOAT_DTYPES, TreePlan, require_real_float
+from .registry import get_adapter
+
+
+def check_x(x, adapter, op):
+    if not is_array(x):
+        raise TypeError(f"x: expected a float or an array; got {describe(x)}")
+    require_real_float(x, "x", "Convert it yourself (for example x.astype(float))")
+    family = family_of(x)
+    if family not in adapter.families:
+        raise TypeError(
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"arrays; got {describe(x)}"
+        )
+    if op.scalar_x and shape_of(x) != ():
+        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got {describe(x)}")
+
+
+def check_tangents(tangents, like, like_name, name="tangents"):
+    """Raise unless ``tangents`` is a non-empty tuple of real floating arrays shaped like ``like`` (a Spec).
+
+    Each must have ``like``'s dtype too: derivatives are computed in that dtype,
+    and a complex tangent for a real function has no real meaning (JAX would
+    silently drop its imaginary part).
+    """
+    if not isinstance(tangents, tuple) or not tangents:
+        raise TypeError(
+            f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch; for one, "
+            f"({name[:-1]},)); got {describe(tangents) if is_array(tangents) else type(tangents).__name__}"
+        )
+    for i, t in enumerate(tangents):
+        if not is_array(t) or shape_of(t) != like.shape:
+            raise ValueError(
+                f"{name}[{i}]: expected an array shaped like {like_name}, {like.shape}; got {describe(t)}"
+            )
+        dtype = dtype_name(t)
+        if dtype != like.dtype:
+            kind = (
+                "a real floating-point array" if dtype not in _FLOAT_DTYPES
+                else f"the dtype of {like_name}"
+            )
+            raise TypeError(
+                f"{name}[{i}]: expected {kind}, {like.dtype} like {like_name}; got {describe(t)}. "
+                "Convert it yourself: diffinterface does not change dtypes."
+            )
+
+
+def _check_y(call, adapter):
+    op, y = call.op, call.y
+    if not op.allows_y:
+        raise TypeError(f"y: {op.name} does not take two-argument functions f(y, x)")
+    if not adapter.inplace:
+        raise UnsupportedError(
+            f"y: {type(call.backend).__name__} cannot differentiate two-argument functions f(y, x) "
+            "that write into y (check_inplace(backend) is False); return the output from f instead"
+        )
+    if not is_array(y) and output_plan(y, "numpy") is not None:
+        raise TypeError(
+            f"y: a two-argument f(y, x) writes into one array y; got a pytree {type(y).__name__}. "
+            "For a pytree output, return it from a one-argument f(x) instead"
+        )
+    if not is_array(y) or family_of(y) != family_of(call.x):
+        raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
+
+
+def prepare(call, strict, learn_output=False):
+    """Validate the :class:`~diffinterface.core.preparation.Call` and build its :class:`Preparation`.
+
+    ``learn_output`` learns f's output at preparation even where the adapter
+    would not (``output_from_each_call``): see ``core/call.py``'s ``_learned_tree_output``.
+    """
+    op, f, x = call.op, call.f, call.x
+    adapter = get_adapter(call.backend)
+    if not callable(f):
+        raise TypeError(f"f: expected a callable; got {type(f).__name__}")
+    tree = None if is_array(x) else _tree_plan(x, adapter, op)
+    if tree is None:
+        check_x(x, adapter, op)
+    check_contexts(call.contexts)
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict: expected True or False; got {strict!r}")
+    if call.y is not None:
+        _check_y(call, adapter)
+    if tree is not None:
+        return _prepare_tree(call, adapter, tree, strict, learn_output)
+    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict)
+    ytree = None
+    try:
+        if op.tree_output and call.y is None:
+            problem, ytree = _output_tree(op, problem, learn_output)
+        if op.seeds == "cotangents":
+            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
+        elif op.seeds == "tangents":
+            check_tangents(call.seeds, Spec(problem.x_shape, problem.x_dtype), "x")
+        impl = _impl(op, problem)
+    except Exception as error:
+        better = explain(error, adapter, f, x, problem.ctx, call.y, trees=op.tree_output)
+        if better is None:
+            raise
+        raise better from error
+    methods = None if ytree is None else ytree.wrap(op, (getattr(impl, op.plain), getattr(impl, op.valued)), None)
+    methods = _zero_d_results_as_arrays(op, impl, adapter, problem, methods) or methods
+    return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree))
+
+
+def _output_tree(op, problem, learn_output=False):
+    """``(problem, plan)``: for a pytree output ``f(x)``, the flat-output problem and its :class:`OutputPlan`.
+
+    An array output returns ``(problem, None)`` after learning the output spec
+    the adapter learns anyway (no extra work, no wrapper). Only when the
+    adapter refuses the output as not an array is ``f`` probed, once, through
+    the adapter's own evaluation (JAX traces it, so leaves may be tracers:
+    only their shapes and dtypes are kept).
+    """
+    if not learn_output and problem._spec is None and op.listed_in(problem.adapter.output_from_each_call):
+        return problem, None  # learning the output here would cost an evaluation the native recipe does not make
+    try:
+        problem.spec
+        return problem, None
+    except TypeError as error:
+        refusal = error
+    plans, failures = [], []
+    f = problem.f
+
+    def probe(*args):
+        out = f(*args)
+        try:
+            plan = output_plan(out, problem.family)
+        except TypeError as error:  # a leaf that is no float array: the plan names it
+            failures.append(error)
+            raise
+        if plan is None:
+            return out
+        plans.append(plan)
+        return plan.ravel_output(out)
+
+    probed = problem.replace(f=probe, _spec=None)
+    try:
+        spec = probed.spec
+    except TypeError:
+        if failures:
+            raise failures[0] from None
+        if not plans:
+            raise refusal from None
+        raise
+    if not plans:
+        raise refusal
+    plan = plans[-1]
+    problem = problem.replace(f=plan.flat_output(f), _spec=spec)
+    if op.seeds == "cotangents":
+        cotangents = problem.tangents
+        _check_tree_seeds(cotangents, plan, "cotangents", "the output y = f(x)")
+        problem = problem.replace(tangents=tuple(plan.ravel(c) for c in cotangents))
+    return problem, plan
+
+
+def _as_array(result):
+    """``result`` with NumPy scalars and floats (in nested tuples too) as 0-d ``np.ndarray``."""
+    if result.__class__ is tuple:
+        return tuple(_as_array(r) for r in result)
+    if isinstance(result, (float, np.generic)):
+        return np.asarray(result)
+    return result
+
+
+def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
+    """The (plain, valued) methods (``impl``'s, or ``methods``), wrapped where a numpy result may be a NumPy scalar.
+
+    The contract promises a 0-d ``np.ndarray`` for every 0-d numpy result; an
+    adapter that does not (``numpy_results_are_arrays`` False) gets its methods
+    wrapped, and only when a result can be 0-d: when x or f(x) is. ``None``
+    keeps the methods as they are, so every other call pays nothing.
+    """
+    if adapter.numpy_results_are_arrays or problem.family != "numpy":
+        return None
+    spec = problem._spec
+    if problem.x_shape and spec is not None and spec.shape:
+        return None
+    plain, valued = methods or (getattr(impl, op.plain), getattr(impl, op.valued))
+    ndarray = np.ndarray
+
+    def plain_as_array(*args):
+        result = plain(*args)
+        return result if result.__class__ is ndarray else _as_array(result)
+
+    return plain_as_array, (lambda *args: _as_array(valued(*args)))
+
+
+def _impl(op, problem):
+    """The prepared implementation of ``op``: the adapter's, or the core's answer to an empty problem.
+
+    An empty ``x`` is known before asking the adapter; an empty ``f(x)`` only
+    once the output's shape is learned, which the adapter may do while
+    preparing (:mod:`diffinterface.core.empty`).
+    """
+    handles_empty = op.listed_in(problem.adapter.own_empty_results)
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    impl = problem.impl(op.name)
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    return impl
+
+
+def _tree_plan(x, adapter, op):
+    """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
+    tree = TreePlan(x, narrowest=adapter.framework is None)
+    if tree.family not in adapter.families:
+        raise TypeError(
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"arrays; got a tree of {tree.family} arrays"
+        )
+    if op.scalar_x:
+        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got a tree of {len(tree.shapes)} leaves")
+    return tree
+
+
+def _check_tree_seeds(seeds, plan, name, like):
+    """Raise unless ``seeds`` is a non-empty tuple of trees that ``plan`` (of x or of y) fits."""
+    if not isinstance(seeds, tuple) or not seeds:
+        raise TypeError(f"{name}: expected a non-empty tuple of trees shaped like {like} (a batch); "
+                        f"got {type(seeds).__name__}")
+    for i, seed in enumerate(seeds):
+        plan.check(seed, f"{name}[{i}]")
+
+
+def _prepare_tree(call, adapter, tree, strict, learn_output=False):
+    """The preparation of ``call.op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
+    op, f, x, seeds, y = call.op, call.f, call.x, call.seeds, call.y
+    if op.seeds == "tangents":
+        _check_tree_seeds(seeds, tree, "tangents", "x")
+    native = adapter.takes_tree(op.name, tree)
+    if native:
+        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict)
+    else:
+        flat_seeds = tuple(tree.ravel(t) for t in seeds) if op.seeds == "tangents" else seeds
+        flat_f = tree.flat_function(f, two_argument=y is not None)
+        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict)
+    ytree = None
+    if op.tree_output and y is None and not native:
+        # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now
+        problem, ytree = _output_tree(op, problem, learn_output=True)
+    if op.seeds == "cotangents":
+        check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
+    impl = _impl(op, problem)
+    methods = None
+    if not native:
+        methods = tree.wrap(op, impl, problem)
+        if ytree is not None:
+            methods = ytree.wrap(op, methods, tree)
+        methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
+    return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, tree, ytree))
