@@ -7,7 +7,7 @@
 - :mod:`.signature`: the signature of a prepared call, and the report of a mismatch;
 - :mod:`.preparation`: ``Preparation``, its ``Plan`` and the named record of a ``Call``;
 - :mod:`.prepare`: ``prepare``, the validation of the arguments, once;
-- :mod:`.call`: the one prepared-call path (``call``);
+- :mod:`.call`: the one prepared-call path (``prepared_call``, the public functions' decorator, and ``call``, their body);
 - :mod:`.pytree`, :mod:`.output_tree`: pytree inputs and outputs;
 - :mod:`.empty`: empty problems, answered from shapes by each operator's rule.
 
@@ -15,7 +15,7 @@ The core imports no operator, backend or wrapper.
 """
 
 from .adapter import Adapter, Impl
-from .call import call
+from .call import call, prepared_call
 from .operator_table import FIRST_ORDER, OPERATORS, RULES, SECOND_ORDER, Operator, register_rules
 from .prepare import check_tangents, prepare
 from .preparation import Call, Preparation
@@ -24,7 +24,7 @@ from .problem import FALLBACKS, Problem, Seeded, Spec, require_scalar_output
 from .registry import check_available, check_inplace, get_adapter, register_backend, registration, registrations
 
 __all__ = [
-    "Adapter", "Impl", "Call", "call", "check_tangents", "prepare",
+    "Adapter", "Impl", "Call", "call", "prepared_call", "check_tangents", "prepare",
     "FIRST_ORDER", "OPERATORS", "RULES", "SECOND_ORDER", "Operator", "Preparation", "register_rules",
     "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output", "TreePlan", "flatten",
     "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",

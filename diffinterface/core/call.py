@@ -1,7 +1,7 @@
-"""The one prepared-call path: every public operator calls :func:`call`.
+"""The one prepared-call path: every public operator function is decorated by :func:`prepared_call`.
 
-A public function hands its arguments to :func:`call`. A preparation of
-this operator, with no ``out=`` and no ``y=``, is served there in one frame:
+A preparation of the operator, with no ``out=`` and no ``y=``, is served in
+the public function's own frame:
 the call is compared with the preparation's signature (one expression for
 every operator, arrays and pytrees alike, see :mod:`diffinterface.core.signature`;
 nothing when the preparation is not strict), then the prepared method runs.
@@ -15,6 +15,8 @@ to the explanation of core/boundary.py.
 
 from __future__ import annotations
 
+from functools import wraps
+
 from ..errors import XSignatureChangedError
 from ..families import write_out
 from .boundary import explain
@@ -25,40 +27,77 @@ from .registry import get_adapter
 from .signature import same_function
 
 
-def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
-    """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method).
+def prepared_call(op, valued):
+    """Decorator of an operator's public function: its prepared call is served in that function's own frame.
 
-    The arguments stay positional here: on the prepared path, building a
-    :class:`Call` would cost more than the comparison.
+    The returned function takes the decorated one's arguments (``f, backend,
+    x``, the seeds for seeded operators, the contexts, ``prep=``, ``out=``,
+    ``y=``). A preparation of ``op`` with no ``out=`` and no ``y=`` is
+    compared with the call (one expression for every operator, arrays and
+    pytrees alike, see :mod:`diffinterface.core.signature`; nothing when the
+    preparation is not strict), then its method runs: no other Python frame
+    stands between the user and the adapter. A call the quick comparison
+    refuses goes to :func:`_call_slowly` as a named :class:`Call`; anything
+    else (no preparation, ``out=``, ``y=``) to the decorated function's body,
+    which calls :func:`call`. A ``y=`` given to an operator without it reaches
+    that body, whose own signature refuses it (TypeError naming the function).
     """
-    # prep=None fails the class test too
-    if prep.__class__ is Preparation and prep.op is op and out is None and y is None:
-        plan = prep.plan
-        check = plan.check
-        if check is None or (
-            (f is (prepared := check.f) or same_function(f, prepared))
-            and (backend is (prepared := check.backend) or backend == prepared)
-            and x.__class__ is check.x_class
-            and (check.x_known
-                 or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
-                     and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
-            and (check.plain and seeds is None and not contexts
-                 or check.one_seed and not contexts and seeds.__class__ is tuple and len(seeds) == 1
-                 and (t := seeds[0]).__class__ is check.seed_class
-                 and (m := t if (attr := check.seed_attr) is None else getattr(t, attr)).shape == check.seed_shape
-                 and ((d := m.dtype) is check.seed_dtype or d == check.seed_dtype)
-                 or check.rest(x, seeds, contexts))
-        ):
-            try:
-                method = plan.methods[valued]
-                if not contexts:
-                    return method(x) if seeds is None else method(x, seeds)
-                values = [c.value for c in contexts]
-                return method(x, *values) if seeds is None else method(x, seeds, *values)
-            except Exception as error:
-                return _off_the_fast_path(Call(op, f, backend, x, seeds, contexts, None, valued, prep), error)
-        # the full comparison raises on a real mismatch, and lets through what only looked different
-        return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep))
+    seeded = op.seeds is not None
+
+    def decorate(public):
+        def run(f, backend, x, *args, prep=None, out=None, y=None):
+            # prep=None fails the class test too
+            if prep.__class__ is Preparation and prep.op is op and out is None and y is None:
+                if seeded:
+                    if not args:  # no seeds: the body's signature says so
+                        return public(f, backend, x, prep=prep)
+                    seeds = args[0]
+                    contexts = args[1:]
+                else:
+                    seeds = None
+                    contexts = args
+                check = prep.quick_check
+                if check is None or (
+                    (f is (prepared := check.f) or same_function(f, prepared))
+                    and (backend is (prepared := check.backend) or backend == prepared)
+                    and x.__class__ is check.x_class
+                    and (check.x_known
+                         or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
+                             and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
+                    and (check.plain and seeds is None and not contexts
+                         or check.one_seed and not contexts and seeds.__class__ is tuple and len(seeds) == 1
+                         and (t := seeds[0]).__class__ is check.seed_class
+                         and (m := t if (attr := check.seed_attr) is None else getattr(t, attr)).shape
+                         == check.seed_shape
+                         and ((d := m.dtype) is check.seed_dtype or d == check.seed_dtype)
+                         or check.rest(x, seeds, contexts))
+                ):
+                    try:
+                        method = prep.methods[valued]
+                        if not contexts:
+                            return method(x) if seeds is None else method(x, seeds)
+                        values = [c.value for c in contexts]
+                        return method(x, *values) if seeds is None else method(x, seeds, *values)
+                    except Exception as error:
+                        return _off_the_fast_path(Call(op, f, backend, x, seeds, contexts, None, valued, prep), error)
+                # the full comparison raises on a real mismatch, and lets through what only looked different
+                return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep))
+            if y is None:
+                return public(f, backend, x, *args, prep=prep, out=out)
+            return public(f, backend, x, *args, prep=prep, out=out, y=y)
+
+        return wraps(public)(run)
+
+    return decorate
+
+
+def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
+    """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method) off the fast path.
+
+    The body of every public operator function: what :func:`prepared_call`
+    does not serve itself (no preparation, ``out=``, ``y=``) comes here as a
+    named :class:`Call`.
+    """
     return _call_slowly(Call(op, f, backend, x, seeds, contexts, y, valued, prep, out))
 
 

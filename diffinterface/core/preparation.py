@@ -94,22 +94,29 @@ class Preparation:
     dtype, when it was needed), ``strict``.
     """
 
-    __slots__ = ("op", "backend", "strict", "plan")
+    # ``methods`` and ``quick_check`` repeat the plan's: the prepared path reads them from here,
+    # one attribute each (they change only with the plan, in adopt)
+    __slots__ = ("op", "backend", "strict", "plan", "methods", "quick_check")
 
     def __init__(self, op, backend, strict, plan):
-        for slot, value in (("op", op), ("backend", backend), ("strict", bool(strict)), ("plan", plan)):
+        for slot, value in (("op", op), ("backend", backend), ("strict", bool(strict))):
             object.__setattr__(self, slot, value)
+        self._take(plan)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a Preparation cannot be changed ({name}); prepare again instead")
 
+    def _take(self, plan):
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "methods", plan.methods)
+        object.__setattr__(self, "quick_check", plan.check)
+
     def adopt(self, fresh):
         """Take ``fresh``'s plan (a preparation of the same call that learned f's pytree output)."""
-        object.__setattr__(self, "plan", fresh.plan)
+        self._take(fresh.plan)
 
     impl = property(lambda self: self.plan.impl)
     spec = property(lambda self: self.plan.spec)
-    methods = property(lambda self: self.plan.methods)
     tree = property(lambda self: self.plan.tree)
     ytree = property(lambda self: self.plan.ytree)
 

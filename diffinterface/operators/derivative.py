@@ -11,7 +11,7 @@ preparation, so a prepared call spends no evaluation on learning it.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -22,10 +22,12 @@ def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
     return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
 
 
+@prepared_call(_OP, 0)
 def derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
+@prepared_call(_OP, 1)
 def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 

@@ -10,7 +10,7 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -21,10 +21,12 @@ def prepare_gradient(f, backend, x, *contexts, strict=True):
     return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
+@prepared_call(_OP, 0)
 def gradient(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_call(_OP, 1)
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 

@@ -17,7 +17,7 @@ time.
 from __future__ import annotations
 
 from ..families import cast
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -28,10 +28,12 @@ def prepare_hessian(f, backend, x, *contexts, strict=True):
     return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
+@prepared_call(_OP, 0)
 def hessian(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_call(_OP, 1)
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 

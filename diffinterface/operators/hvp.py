@@ -14,7 +14,7 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules, require_scalar_output
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -25,10 +25,12 @@ def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
     return prepare(Call(_OP, f, backend, x, tangents, contexts), strict)
 
 
+@prepared_call(_OP, 0)
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
 
 
+@prepared_call(_OP, 1)
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
 

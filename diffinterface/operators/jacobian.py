@@ -12,7 +12,7 @@ mode follows the backend, or the smaller side when the backend does both.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -23,10 +23,12 @@ def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
     return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
 
 
+@prepared_call(_OP, 0)
 def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
 
 
+@prepared_call(_OP, 1)
 def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
 

@@ -11,7 +11,7 @@ Jacobian once, then each cotangent is a vector-matrix product.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, call, prepare, register_rules
+from ..core import OPERATORS, Call, call, prepare, prepared_call, register_rules
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -22,10 +22,12 @@ def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
     return prepare(Call(_OP, f, backend, x, cotangents, contexts, y), strict)
 
 
+@prepared_call(_OP, 0)
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
 
 
+@prepared_call(_OP, 1)
 def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
 

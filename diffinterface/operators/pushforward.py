@@ -11,7 +11,7 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, call, prepare, register_rules
+from ..core import OPERATORS, Call, call, prepare, prepared_call, register_rules
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -22,10 +22,12 @@ def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True)
     return prepare(Call(_OP, f, backend, x, tangents, contexts, y), strict)
 
 
+@prepared_call(_OP, 0)
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
 
 
+@prepared_call(_OP, 1)
 def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
 

@@ -11,7 +11,7 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, register_rules
+from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
 from ._docs import document
 from ._second_order import differentiated_problem
 
@@ -22,10 +22,12 @@ def prepare_second_derivative(f, backend, x, *contexts, strict=True):
     return prepare(Call(_OP, f, backend, x, None, contexts), strict)
 
 
+@prepared_call(_OP, 0)
 def second_derivative(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
 
 
+@prepared_call(_OP, 1)
 def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
 
