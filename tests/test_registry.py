@@ -104,7 +104,10 @@ def test_every_operator_of_the_table_is_public_with_its_value_form():
     for name, op in OPERATORS.items():
         for function in (name, op.valued, "prepare_" + name):
             assert callable(getattr(di, function)), function
-        assert hasattr(Adapter, "prepare_" + name)
+        # the adapter contract's default for every operator of the table: None (built from the primitives)
+        assert getattr(Adapter(di.AutoZeroForward()), "prepare_" + name)(None) is None
+    with pytest.raises(AttributeError, match="prepare_curl"):
+        Adapter(di.AutoZeroForward()).prepare_curl
 
 
 def test_importing_the_package_imports_no_framework():
@@ -188,3 +191,50 @@ def test_registered_rules_serve_their_framework_s_arrays(isolated_registry):
     assert CountingRules.calls == 1
     np.testing.assert_allclose(np.asarray(gradient), [0.0, 2.0, 4.0], atol=1e-5)
 
+
+
+def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
+    """A new operator family: its row, its fallback and its public functions, registered once."""
+    from diffinterface.core import Call, Operator, RULES, call, prepare, prepared_call, register_operator
+    from diffinterface.core.operator_table import FALLBACKS
+
+    op = Operator("sum_of_columns", 1, None, ("sum_of_columns", "value_and_sum_of_columns"), ("value", "first"),
+                  "first")
+
+    def fallback(problem):
+        # J @ ones: one pushforward along a tangent of ones
+        ones = (problem.xp.ones(problem.x_shape, dtype=problem.xp.float64),)
+        impl = problem.impl("pushforward", tangents=ones)
+
+        def value_and_sum_of_columns(x, *ctx):
+            value, (column,) = impl.value_and_pushforward(x, ones, *ctx)
+            return value, column
+
+        return Impl(sum_of_columns=lambda x, *ctx: impl.pushforward(x, ones, *ctx)[0],
+                    value_and_sum_of_columns=value_and_sum_of_columns)
+
+    register_operator(op, fallback=fallback, empty=lambda answer: None)
+
+    @prepared_call(op, 0)
+    def sum_of_columns(f, backend, x, *contexts, prep=None, out=None):
+        return call(op, 0, f, backend, x, None, contexts, prep, out, None)
+
+    def prepare_sum_of_columns(f, backend, x, *contexts, strict=True):
+        return prepare(Call(op, f, backend, x, None, contexts), strict)
+
+    try:
+        f = lambda x: x[1:] * x[:-1]  # noqa: E731
+        x = np.array([1.0, 2.0, 3.0])
+        expected = np.array([3.0, 5.0])  # rows of the Jacobian [[2, 1, 0], [0, 3, 2]] summed
+        for backend in (di.AutoFiniteDiff(), di.AutoZeroForward()):
+            prep = prepare_sum_of_columns(f, backend, x)
+            got = sum_of_columns(f, backend, x, prep=prep)
+            assert got.shape == (2,)
+            if backend == di.AutoFiniteDiff():
+                np.testing.assert_allclose(got, expected, rtol=1e-6)
+            with pytest.raises(di.PreparationMismatchError, match="sum_of_columns"):
+                sum_of_columns(f, backend, np.ones(4), prep=prep)
+        np.testing.assert_allclose(sum_of_columns(f, di.AutoFiniteDiff(), x), expected, rtol=1e-6)
+    finally:
+        for table in (OPERATORS, RULES, FALLBACKS):
+            table.pop("sum_of_columns", None)

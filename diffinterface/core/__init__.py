@@ -16,7 +16,7 @@ The core imports no operator, backend or wrapper.
 
 from .adapter import Adapter, Impl
 from .call import call, prepared_call
-from .operator_table import FIRST_ORDER, OPERATORS, RULES, SECOND_ORDER, Operator, register_rules
+from .operator_table import OPERATORS, RULES, Operator, operators_of_order, register_operator
 from .prepare import check_tangents, prepare
 from .preparation import Call, Preparation
 from .pytree import TreePlan, flatten
@@ -25,7 +25,7 @@ from .registry import check_available, check_inplace, get_adapter, register_back
 
 __all__ = [
     "Adapter", "Impl", "Call", "call", "prepared_call", "check_tangents", "prepare",
-    "FIRST_ORDER", "OPERATORS", "RULES", "SECOND_ORDER", "Operator", "Preparation", "register_rules",
+    "OPERATORS", "RULES", "Operator", "Preparation", "operators_of_order", "register_operator",
     "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output", "TreePlan", "flatten",
     "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
 ]

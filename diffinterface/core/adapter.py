@@ -108,7 +108,7 @@ class Impl:
         return f"Impl({', '.join(name for name in self.__dict__ if name != 'checks_x')})"
 
 
-def _build_from_primitives(self, problem):
+def _build_from_primitives(problem):
     """None: the core builds this operator from the adapter's primitives (its fallback)."""
     return None
 
@@ -153,6 +153,14 @@ class Adapter:
     def __repr__(self):
         return f"<{type(self).__name__} for {self.backend!r}>"
 
+    def __getattr__(self, name):
+        # ``prepare_<name>`` of every registered operator family that the adapter does not define
+        # returns None: the core then builds that operator from the primitives (its fallback).
+        # Primitives (pushforward, pullback) included, so an adapter implements at least one of them.
+        if name.startswith("prepare_") and name[len("prepare_"):] in OPERATORS:
+            return _build_from_primitives
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def choose_mode(self, operator, problem):
         """Which mode a fallback should use for ``operator``: "forward" or "reverse"."""
         if self.mode != "both":
@@ -193,11 +201,3 @@ class Adapter:
 
     def prepare_batched_gradient(self, problem, batch):
         return None
-
-
-# Every operator of the table: ``prepare_<name>`` returns None (build it from the primitives)
-# unless the adapter overrides it; primitives (pushforward, pullback) included, so an adapter
-# implements at least one of those two.
-for _name in OPERATORS:
-    setattr(Adapter, "prepare_" + _name, _build_from_primitives)
-del _name

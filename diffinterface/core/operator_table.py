@@ -3,13 +3,14 @@
 The public functions (``diffinterface/operators/``), the adapter defaults
 (``prepare_<name>`` returning None), ``SecondOrder``'s delegation, the value
 methods of the prepared-call path and the conformance kit's operator lists
-all read this table. A row states facts (seeds, orders, shapes, the mode a
-fallback prefers); what an operator *does* (its fallback, its answer to an
-empty problem, how its results become pytrees) lives in its own module of
-``operators/``, which registers it here with :func:`register_rules` (the core
-imports no operator). Adding an operator family means one row here and its
-module in ``operators/``.
+all read this table. Each operator family's module in ``operators/`` defines
+its row (facts: seeds, order, shapes, the mode a fallback prefers) and what
+the operator *does* (its fallback, its answer to an empty problem, how its
+results become pytrees), and registers both here with
+:func:`register_operator`; the core imports no operator. Adding an operator
+family means its module in ``operators/`` and its re-export lines.
 
+    >>> import diffinterface
     >>> from diffinterface.core.operator_table import OPERATORS
     >>> OPERATORS["gradient"].methods
     ('gradient', 'value_and_gradient')
@@ -25,7 +26,7 @@ from ..frozen import Frozen
 
 
 class Rules:
-    """What an operator module tells the core about its family (see :func:`register_rules`).
+    """What an operator module tells the core about its family (see :func:`register_operator`).
 
     - ``fallback(problem) -> Impl``: the operator built from the adapter's primitives;
     - ``empty(answer) -> Impl``: the answer to an empty problem, from an
@@ -107,41 +108,35 @@ class Operator(Frozen, eq=False):
         return f"<operator {self.name}>"
 
 
-def register_rules(op: Operator, **rules: Any) -> None:
-    """Register what the operator module of ``op`` does: its :class:`Rules` (and its fallback in FALLBACKS).
+def register_operator(op: Operator, **rules: Any) -> Operator:
+    """Register an operator family: its row ``op`` and what its module does (its :class:`Rules`).
 
-    Each module of ``operators/`` calls it once, at import, for its own row;
-    ``import diffinterface`` imports them all before any call.
+    Each module of ``operators/`` defines its row and calls this once, at
+    import, with its rules; ``import diffinterface`` imports them all before
+    any call. The core reads the table generically: an adapter's
+    ``prepare_<name>`` defaults to None for every registered family
+    (:class:`~diffinterface.core.adapter.Adapter`), the kit lists them.
 
     >>> import diffinterface
     >>> RULES["gradient"].fallback is FALLBACKS["gradient"], RULES["derivative"].flat_x is None
     (True, True)
     """
+    OPERATORS[op.name] = op
     RULES[op.name] = Rules(**rules)
     FALLBACKS[op.name] = rules["fallback"]
+    return op
 
 
-OPERATORS = {
-    op.name: op
-    for op in (
-        Operator("pushforward", 1, "tangents", ("pushforward", "value_and_pushforward"), ("value", "first"),
-                 "first", allows_y=True, tree_output=True),
-        Operator("pullback", 1, "cotangents", ("pullback", "value_and_pullback"), ("value", "first"),
-                 "first", allows_y=True, tree_output=True, prefers="reverse"),
-        Operator("derivative", 1, None, ("derivative", "value_and_derivative"), ("value", "first"),
-                 "first", scalar_x=True, allows_y=True),
-        Operator("gradient", 1, None, ("gradient", "value_and_gradient"), ("value", "first"),
-                 "first", scalar_y=True, prefers="reverse", for_array_outputs="jacobian"),
-        Operator("jacobian", 1, None, ("jacobian", "value_and_jacobian"), ("value", "first"),
-                 "first", allows_y=True, tree_output=True, prefers="smaller side"),
-        Operator("second_derivative", 2, None, ("second_derivative", "value_derivative_and_second_derivative"),
-                 ("value", "first", "second"), "second", scalar_x=True),
-        Operator("hvp", 2, "tangents", ("hvp", "gradient_and_hvp"), ("first", "second"),
-                 "second", scalar_y=True, prefers="reverse"),
-        Operator("hessian", 2, None, ("hessian", "value_gradient_and_hessian"), ("value", "first", "second"),
-                 "second", scalar_y=True, prefers="reverse"),
-    )
-}
+#: operator family name -> its :class:`Operator` row, filled by each module of ``operators/``
+#: (:func:`register_operator`), in the order ``diffinterface/operators/__init__.py`` imports them
+OPERATORS: dict[str, Operator] = {}
 
-FIRST_ORDER = tuple(name for name, op in OPERATORS.items() if op.order == 1)
-SECOND_ORDER = tuple(name for name, op in OPERATORS.items() if op.order == 2)
+
+def operators_of_order(order: int) -> tuple:
+    """The names of the registered operator families of ``order`` (1 or 2), in registration order.
+
+    >>> import diffinterface
+    >>> operators_of_order(2)
+    ('second_derivative', 'hvp', 'hessian')
+    """
+    return tuple(name for name, op in OPERATORS.items() if op.order == order)

@@ -11,11 +11,14 @@ preparation, so a prepared call spends no evaluation on learning it.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
 from ._docs import document
 from ._seeded import impl_from_seeded
 
-_OP = OPERATORS["derivative"]
+_OP = Operator(
+    "derivative", 1, None, ("derivative", "value_and_derivative"), ("value", "first"), "first", scalar_x=True,
+    allows_y=True
+)
 
 
 def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
@@ -54,7 +57,7 @@ def _empty(answer):
                 value_and_derivative=lambda x, *ctx: (answer.value(x, ctx), answer.y_like()))
 
 
-register_rules(_OP, fallback=_derivative_fallback, empty=_empty)
+register_operator(_OP, fallback=_derivative_fallback, empty=_empty)
 
 
 document(

@@ -10,11 +10,14 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
 from ._docs import document
 from ._seeded import impl_from_seeded
 
-_OP = OPERATORS["gradient"]
+_OP = Operator(
+    "gradient", 1, None, ("gradient", "value_and_gradient"), ("value", "first"), "first", scalar_y=True,
+    prefers="reverse", for_array_outputs="jacobian"
+)
 
 
 def prepare_gradient(f, backend, x, *contexts, strict=True):
@@ -64,7 +67,7 @@ def _flat_x(plan, gradient, value_and_gradient, problem):
     return (lambda x, *ctx: unravel(gradient(ravel(x), *ctx))), value_and_tree_gradient
 
 
-register_rules(_OP, fallback=_gradient_fallback, empty=_empty, flat_x=_flat_x)
+register_operator(_OP, fallback=_gradient_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

@@ -17,11 +17,14 @@ time.
 from __future__ import annotations
 
 from ..families import cast
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
-_OP = OPERATORS["hessian"]
+_OP = Operator(
+    "hessian", 2, None, ("hessian", "value_gradient_and_hessian"), ("value", "first", "second"), "second",
+    scalar_y=True, prefers="reverse"
+)
 
 
 def prepare_hessian(f, backend, x, *contexts, strict=True):
@@ -94,7 +97,7 @@ def _flat_x(plan, hessian, value_gradient_and_hessian, problem):
     return (lambda x, *ctx: square(hessian(ravel(x), *ctx))), value_gradient_and_tree_hessian
 
 
-register_rules(_OP, fallback=_hessian_fallback, empty=_empty, flat_x=_flat_x)
+register_operator(_OP, fallback=_hessian_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

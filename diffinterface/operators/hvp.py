@@ -14,11 +14,14 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules, require_scalar_output
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
-_OP = OPERATORS["hvp"]
+_OP = Operator(
+    "hvp", 2, "tangents", ("hvp", "gradient_and_hvp"), ("first", "second"), "second", scalar_y=True,
+    prefers="reverse"
+)
 
 
 def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
@@ -62,7 +65,7 @@ def _flat_x(plan, hvp, gradient_and_hvp, problem):
             gradient_and_tree_hvp)
 
 
-register_rules(_OP, fallback=_hvp_fallback, empty=_empty, flat_x=_flat_x)
+register_operator(_OP, fallback=_hvp_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(

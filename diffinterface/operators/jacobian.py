@@ -12,11 +12,14 @@ mode follows the backend, or the smaller side when the backend does both.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
 from ._docs import document
 from ._seeded import impl_from_seeded
 
-_OP = OPERATORS["jacobian"]
+_OP = Operator(
+    "jacobian", 1, None, ("jacobian", "value_and_jacobian"), ("value", "first"), "first", allows_y=True,
+    tree_output=True, prefers="smaller side"
+)
 
 
 def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
@@ -75,7 +78,7 @@ def _flat_y(plan, jacobian, value_and_jacobian, x_plan):
     return (lambda x, *ctx: nested(jacobian(x, *ctx), x_plan)), value_and_tree_jacobian
 
 
-register_rules(_OP, fallback=_jacobian_fallback, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
+register_operator(_OP, fallback=_jacobian_fallback, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

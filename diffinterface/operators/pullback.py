@@ -11,11 +11,14 @@ Jacobian once, then each cotangent is a vector-matrix product.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, call, prepare, prepared_call, register_rules
+from ..core import Operator, Call, call, prepare, prepared_call, register_operator
 from ._docs import document
 from ._seeded import impl_from_seeded
 
-_OP = OPERATORS["pullback"]
+_OP = Operator(
+    "pullback", 1, "cotangents", ("pullback", "value_and_pullback"), ("value", "first"), "first",
+    allows_y=True, tree_output=True, prefers="reverse"
+)
 
 
 def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
@@ -70,7 +73,7 @@ def _flat_y(plan, pullback, value_and_pullback, x_plan):
     return (lambda x, cotangents, *ctx: pullback(x, tuple(map(ravel, cotangents)), *ctx)), value_and_tree_pullback
 
 
-register_rules(_OP, fallback=_pullback_from_pushforwards, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
+register_operator(_OP, fallback=_pullback_from_pushforwards, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

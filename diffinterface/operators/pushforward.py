@@ -11,11 +11,14 @@ Jacobian once, then each tangent is a matrix-vector product.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, call, prepare, prepared_call, register_rules
+from ..core import Operator, Call, call, prepare, prepared_call, register_operator
 from ._docs import document
 from ._seeded import impl_from_seeded
 
-_OP = OPERATORS["pushforward"]
+_OP = Operator(
+    "pushforward", 1, "tangents", ("pushforward", "value_and_pushforward"), ("value", "first"), "first",
+    allows_y=True, tree_output=True
+)
 
 
 def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
@@ -66,7 +69,7 @@ def _flat_y(plan, pushforward, value_and_pushforward, x_plan):
     return (lambda x, tangents, *ctx: tuple(map(unravel, pushforward(x, tangents, *ctx)))), value_and_tree_pushforward
 
 
-register_rules(_OP, fallback=_pushforward_from_pullbacks, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
+register_operator(_OP, fallback=_pushforward_from_pullbacks, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
 
 
 document(

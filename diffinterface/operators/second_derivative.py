@@ -11,11 +11,14 @@ the outer differentiates ``stack([f(x), derivative])`` in one pass.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Call, Impl, call, prepare, prepared_call, register_rules
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
 from ._docs import document
 from ._second_order import differentiated_problem
 
-_OP = OPERATORS["second_derivative"]
+_OP = Operator(
+    "second_derivative", 2, None, ("second_derivative", "value_derivative_and_second_derivative"),
+    ("value", "first", "second"), "second", scalar_x=True
+)
 
 
 def prepare_second_derivative(f, backend, x, *contexts, strict=True):
@@ -53,7 +56,7 @@ def _empty(answer):
                 value_derivative_and_second_derivative=lambda x, *ctx: (answer.value(x, ctx), y_like(), y_like()))
 
 
-register_rules(_OP, fallback=_second_derivative_fallback, empty=_empty)
+register_operator(_OP, fallback=_second_derivative_fallback, empty=_empty)
 
 
 document(

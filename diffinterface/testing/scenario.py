@@ -12,9 +12,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import FIRST_ORDER, SECOND_ORDER
+from ..core import operators_of_order
 from ..core import OPERATORS as OPERATOR_TABLE
 
+FIRST_ORDER = operators_of_order(1)
+SECOND_ORDER = operators_of_order(2)
 OPERATORS = FIRST_ORDER + SECOND_ORDER
 #: operators whose function may be two-argument, f(y, x, *contexts)
 TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op.allows_y)

@@ -25,8 +25,7 @@ import dataclasses
 import numpy as np
 
 from ..families import array_namespace
-from ..core import FIRST_ORDER, SECOND_ORDER
-from .scenario import OPERATORS, TWO_ARGUMENT_OPERATORS, Scenario, _contract_x, _contract_y, _tangent, _x  # noqa: F401 (re-exported)
+from .scenario import FIRST_ORDER, OPERATORS, SECOND_ORDER, TWO_ARGUMENT_OPERATORS, Scenario, _contract_x, _contract_y, _tangent, _x  # noqa: F401 (re-exported)
 
 
 def _const(values, dtype):

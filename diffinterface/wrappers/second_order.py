@@ -46,7 +46,7 @@ backends is composed exactly as asked. As a first-order backend,
 
 from __future__ import annotations
 
-from ..core import SECOND_ORDER, get_adapter
+from ..core import get_adapter, operators_of_order
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
 
@@ -81,6 +81,6 @@ def _second_order(name):
     return prepare
 
 
-for _name in SECOND_ORDER:
+for _name in operators_of_order(2):
     setattr(SecondOrderAdapter, "prepare_" + _name, _second_order(_name))
 del _name
