@@ -83,6 +83,7 @@ to its two backends' adapters.
 
 from __future__ import annotations
 
+from ..families import NUMBERS
 from .operator_table import OPERATORS
 from .problem import Spec
 
@@ -129,7 +130,7 @@ class Adapter:
     #: Largest batch of tangents one primitive call takes (None: any).
     max_batch = None
     #: The array families accepted for ``x``.
-    families: tuple[str, ...] = ("numpy",)
+    families: tuple[str, ...] = (NUMBERS,)
     #: The framework whose computations this adapter traces ("jax", "torch", "autograd"),
     #: or None when it only evaluates functions at concrete arrays (see the module docstring).
     framework: str | None = None

@@ -29,7 +29,7 @@ raised, so the prepared fast path pays nothing) and hands it to
 
 from __future__ import annotations
 
-from ..families import describe, is_array
+from ..families import FAMILIES, NUMBERS, describe, is_array
 from ..errors import (
     DifferentiationError,
     MissingBackendError,
@@ -47,7 +47,7 @@ def _is_tree_of_arrays(value):
     from .output_tree import output_plan
 
     try:
-        return output_plan(value, "numpy") is not None
+        return output_plan(value, NUMBERS) is not None
     except TypeError:  # a leaf that is no float array: f's output is the cause
         return False
 
@@ -89,7 +89,7 @@ def _raised_inside_numpy(error):
     if last is None:
         return False
     module = last.tb_frame.f_globals.get("__name__", "")
-    return module == "numpy" or module.startswith("numpy.")
+    return module.split(".")[0] in FAMILIES[NUMBERS].modules
 
 
 def explain(error, adapter, f, x, ctx, y, trees=False):

@@ -22,11 +22,11 @@ import numpy as np
 
 from ..contexts import Cache
 from ..errors import UnsupportedError
-from ..families import dtype_name, family_of, shape_of
+from ..families import NUMBERS, dtype_name, family_of, shape_of
 from .registry import framework_bridge
 
 #: the family of the arrays an inner backend without a bridge computes on (finite differences, autograd)
-HOST_FAMILY = "numpy"
+HOST_FAMILY = NUMBERS
 
 
 class FrameworkBridge:

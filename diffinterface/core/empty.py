@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import from_numpy
+from ..families import FAMILIES, from_numpy
 from .adapter import Impl
 from .problem import require_scalar_output
 
@@ -61,9 +61,9 @@ class EmptyAnswer:
         def zeros(shape, dtype):
             return from_numpy(np.zeros(shape, dtype=dtype), family, like)
 
-        if problem.y is None and family == "numpy":
+        if problem.y is None and FAMILIES[family].scalar_results:
             def value(x, ctx):
-                return np.asarray(f(x, *ctx))  # a 0-d array, not a NumPy scalar (see core/adapter.py)
+                return np.asarray(f(x, *ctx))  # a 0-d array, not a scalar (see core/adapter.py)
         elif problem.y is None:
             def value(x, ctx):
                 return f(x, *ctx)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
-from ..families import describe, dtype_name, family_of, is_array, shape_of
+from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .boundary import explain
 from .empty import is_empty, prepare_empty
 from .output_tree import output_plan
@@ -79,7 +79,7 @@ def _check_y(call, adapter):
             f"y: {type(call.backend).__name__} cannot differentiate two-argument functions f(y, x) "
             "that write into y (check_inplace(backend) is False); return the output from f instead"
         )
-    if not is_array(y) and output_plan(y, "numpy") is not None:
+    if not is_array(y) and output_plan(y, NUMBERS) is not None:
         raise TypeError(
             f"y: a two-argument f(y, x) writes into one array y; got a pytree {type(y).__name__}. "
             "For a pytree output, return it from a one-argument f(x) instead"
@@ -196,7 +196,7 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
     wrapped, and only when a result can be 0-d: when x or f(x) is. ``None``
     keeps the methods as they are, so every other call pays nothing.
     """
-    if adapter.numpy_results_are_arrays or problem.family != "numpy":
+    if adapter.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
         return None
     spec = problem._spec
     if problem.x_shape and spec is not None and spec.shape:

@@ -69,7 +69,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..families import cast as _cast
-from ..families import FAMILIES, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
+from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -212,7 +212,7 @@ class TreePlan:
             raise TypeError(f"{name}: expected every leaf in one array family; got leaves of {sorted(families)}")
         self.spec = spec
         self.paths = tuple(paths)
-        self.family = families.pop() if families else "numpy"
+        self.family = families.pop() if families else NUMBERS
         arrays = [leaf for leaf in leaves if leaf.__class__ is not float]
         self.like = arrays[0] if arrays else None
         self._floats = tuple(i for i, leaf in enumerate(leaves) if leaf.__class__ is float)

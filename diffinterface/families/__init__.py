@@ -21,6 +21,7 @@ from .jax import JaxFamily
 from .numpy import NumpyFamily
 from .registry import (
     FAMILIES,
+    NUMBERS,
     array_namespace,
     as_numpy,
     describe,
@@ -43,7 +44,7 @@ register_family(JaxFamily())
 register_family(AutogradFamily())
 
 __all__ = [
-    "FAMILIES", "Family", "array_namespace", "as_numpy", "cast", "describe", "dtype_name", "family_of",
+    "FAMILIES", "NUMBERS", "Family", "array_namespace", "as_numpy", "cast", "describe", "dtype_name", "family_of",
     "from_numpy", "is_array", "namespace", "register_family", "shape_of", "size_of", "sparse_family",
     "sparse_format", "unregister_family", "write_out",
 ]

@@ -73,6 +73,9 @@ class Family:
         Modules whose types are the family's sparse matrices (checked with :meth:`sparse_format`).
     sparse_type : str
         What the family's sparse matrices are called, in error messages.
+    scalar_results : bool
+        True for a family whose reductions and indexing give scalars of their own type, not
+        0-d arrays (numpy's ``np.float64``): the core turns such results into 0-d arrays.
     """
 
     __slots__ = ()
@@ -87,6 +90,7 @@ class Family:
     write: Optional[Callable[[Any, Any], Optional[str]]] = None
     sparse_modules: tuple = ()
     sparse_type: str = "sparse matrices"
+    scalar_results: bool = False
 
     def __repr__(self):
         return f"<Family {self.name}>"

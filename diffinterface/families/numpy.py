@@ -33,6 +33,7 @@ class NumpyFamily(Family):
     namespace_module = "numpy"
     sparse_modules = ("scipy.sparse",)
     sparse_type = "scipy.sparse matrices"
+    scalar_results = True
 
     def owns(self, cls) -> bool:
         return issubclass(cls, np.generic) or cls.__module__.startswith(self.modules)

@@ -23,6 +23,9 @@ from .base import Family, dtype_name
 #: the registered families by name, in registration order
 FAMILIES: dict[str, Family] = {}
 
+#: the family of Python numbers, and of what is built from them alone (a pytree of floats, say)
+NUMBERS = "numpy"
+
 #: types whose family is known without asking: a bool is no array, though an int is one
 _PRESET: dict = {bool: "unknown"}
 
