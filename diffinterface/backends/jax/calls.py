@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core.boundary import check_output
 from ...errors import XSignatureChangedError
+from ...families.jax import x64_call
 
 #: JAX's x64 switch: ``swap_local``/``set_local`` flip it for this thread only.
 _X64 = jax.enable_x64
@@ -80,24 +81,16 @@ def _wrap(fn, convert, wide, arity=None):
     argument tuple to pack and unpack per call.
     """
     if wide:
-        swap, restore = _X64.swap_local, _X64.set_local
         if convert is None:
+            return x64_call(fn, True)
+        swap, restore = _X64.swap_local, _X64.set_local
 
-            def call(*args):
-                previous = swap(True)
-                try:
-                    return fn(*args)
-                finally:
-                    restore(previous)
-
-        else:
-
-            def call(*args):
-                previous = swap(True)
-                try:
-                    return convert(fn(*args))
-                finally:
-                    restore(previous)
+        def call(*args):
+            previous = swap(True)
+            try:
+                return convert(fn(*args))
+            finally:
+                restore(previous)
 
         return call
     if convert is None:
