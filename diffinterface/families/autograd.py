@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, dtype_name
+from .registry import from_any_family
 
 
 class AutogradFamily(Family):
@@ -27,6 +28,8 @@ class AutogradFamily(Family):
     concrete = False
     modules = ("autograd",)
     namespace_module = "diffinterface.families.autograd_namespace"
+
+    from_dlpack = from_any_family
 
     def from_numpy(self, a, like):
         return a

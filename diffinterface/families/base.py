@@ -125,11 +125,11 @@ class Family:
         Memory is shared where both frameworks can: through DLPack (the result
         stays on ``a``'s device) or numpy's buffer. Otherwise the values go
         through numpy, to this family's default device. ``a`` itself when it
-        already is one of this family.
+        already is one of this family. This default reads ``a`` with
+        ``np.asarray``; the built-in families convert through ``a``'s own
+        family (:func:`~diffinterface.families.registry.from_any_family`).
         """
-        from .registry import as_numpy, family_of
-
-        return a if family_of(a) == self.name else self.from_numpy(as_numpy(a), None)
+        return a if self.owns(a.__class__) else self.from_numpy(np.asarray(a), None)
 
     def cast(self, a, dtype: str):
         """``a`` as the dtype named ``dtype``, in this family (traced values included)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, dtype_name
+from .registry import from_any_family
 
 
 def _readonly(a):
@@ -40,6 +41,8 @@ class NumpyFamily(Family):
 
     def namespace(self):
         return np
+
+    from_dlpack = from_any_family
 
     def from_numpy(self, a, like):
         return a

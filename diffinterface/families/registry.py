@@ -117,6 +117,15 @@ def as_numpy(a):
     return np.asarray(a) if family is None else np.asarray(family.to_numpy(a))
 
 
+def from_any_family(family: Family, a):
+    """``a``, an array of any family, in ``family`` through numpy (``a`` itself when it is one already).
+
+    The ``from_dlpack`` of families whose arrays live in host memory, which
+    read every other family's array through that family's ``to_numpy``.
+    """
+    return a if family_of(a) == family.name else family.from_numpy(as_numpy(a), None)
+
+
 def sparse_family(a) -> Optional[Family]:
     """The family whose sparse matrices ``a`` may be (read from its type's module), else None."""
     cls = a.__class__
