@@ -21,7 +21,7 @@ import statistics
 import time
 
 from ..core import OPERATORS
-from .cases import _api
+from .stages import _api
 from .counting import CountingFunction
 from .runner import _as_backend_dict, _capabilities
 from .families import CONVERTIBLE_FAMILIES, to_family
