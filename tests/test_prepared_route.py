@@ -40,13 +40,22 @@ def _layer(module):
     return module.split("/")[0]
 
 
+_CALLS = {
+    "gradient": (di.prepare_gradient, di.gradient, ()),
+    "jacobian": (di.prepare_jacobian, di.jacobian, ()),
+    "hvp": (di.prepare_hvp, di.hvp, ((np.linspace(1.0, 2.0, 5),),)),
+}
+
+
+@pytest.mark.parametrize("operator", list(_CALLS))
 @pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
-def test_a_prepared_gradient_goes_down_without_coming_back(backend):
-    f = lambda x: (x ** 2).sum()  # noqa: E731
+def test_a_prepared_call_at_an_array_goes_down_without_coming_back(backend, operator):
+    prepare, run, seeds = _CALLS[operator]
+    f = (lambda x: x[1:] * x[:-1]) if operator == "jacobian" else (lambda x: (x ** 3).sum())
     x = np.linspace(0.5, 1.5, 5)
-    prep = di.prepare_gradient(f, backend, x)
-    di.gradient(f, backend, x, prep=prep)  # first calls may still compile or learn
-    route = _route(lambda: di.gradient(f, backend, x, prep=prep))
+    prep = prepare(f, backend, x, *seeds)
+    run(f, backend, x, *seeds, prep=prep)  # first calls may still compile or learn
+    route = _route(lambda: run(f, backend, x, *seeds, prep=prep))
     # the public function's frame is core/call.py's (prepared_call): no operators/ frame, and the check first
     assert route[0] == "core/call.py", route
     layers = [_layer(m) for m in route]
@@ -55,5 +64,5 @@ def test_a_prepared_gradient_goes_down_without_coming_back(backend):
     first_backend = next((i for i, layer in enumerate(layers) if layer == "backends"), len(layers))
     assert "core" not in layers[first_backend:], route
     # and no core module is entered twice
-    core = [m for m in route[:first_backend]]
+    core = route[:first_backend]
     assert len(core) == len(set(core)), route

@@ -80,6 +80,9 @@ class Operator(Frozen, eq=False):
     #: the mode a fallback uses on an adapter that does both: "forward", "reverse", or
     #: "smaller side" (forward when x is no larger than f(x), as for a Jacobian)
     prefers: str = "forward"
+    #: the shape of the plain operator's result(s): "x" (gradient, pullback, hvp), "y" (derivative,
+    #: pushforward, second derivative), "y+x" (jacobian) or "x+x" (hessian)
+    result_shape: str = "x"
     #: the operator a message suggests when f returns an array where this one needs a scalar
     for_array_outputs: Optional[str] = None
 

@@ -193,15 +193,21 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
 
     The contract promises a 0-d ``np.ndarray`` for every 0-d numpy result; an
     adapter that does not (``numpy_results_are_arrays`` False) gets its methods
-    wrapped, and only when a result can be 0-d: when x or f(x) is. ``None``
-    keeps the methods as they are, so every other call pays nothing.
+    wrapped, and only when a result can be 0-d: the value-and method when x or
+    f(x) is, the plain one when its result is (``op.result_shape``). ``None``
+    keeps the methods as they are, so every other call pays nothing; a
+    prepared gradient at an array x, say, goes to the adapter unwrapped.
     """
     if adapter.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
         return None
     spec = problem._spec
-    if problem.x_shape and spec is not None and spec.shape:
+    x_scalar, y_scalar = not problem.x_shape, spec is None or not spec.shape
+    if not (x_scalar or y_scalar):
         return None
     plain, valued = methods or (getattr(impl, op.plain), getattr(impl, op.valued))
+    plain_scalar = {"x": x_scalar, "y": y_scalar, "y+x": x_scalar and y_scalar, "x+x": x_scalar}[op.result_shape]
+    if not plain_scalar:
+        return plain, (lambda *args: _as_array(valued(*args)))
     ndarray = np.ndarray
 
     def plain_as_array(*args):

@@ -17,7 +17,7 @@ from ._seeded import impl_from_seeded
 
 _OP = Operator(
     "derivative", 1, None, ("derivative", "value_and_derivative"), ("value", "first"), "first", scalar_x=True,
-    allows_y=True
+    allows_y=True, result_shape="y"
 )
 
 

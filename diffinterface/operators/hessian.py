@@ -23,7 +23,7 @@ from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
     "hessian", 2, None, ("hessian", "value_gradient_and_hessian"), ("value", "first", "second"), "second",
-    scalar_y=True, prefers="reverse"
+    scalar_y=True, prefers="reverse", result_shape="x+x"
 )
 
 

@@ -18,7 +18,7 @@ from ._seeded import impl_from_seeded
 
 _OP = Operator(
     "jacobian", 1, None, ("jacobian", "value_and_jacobian"), ("value", "first"), "first", allows_y=True,
-    tree_output=True, prefers="smaller side"
+    tree_output=True, prefers="smaller side", result_shape="y+x"
 )
 
 

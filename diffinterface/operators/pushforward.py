@@ -17,7 +17,7 @@ from ._seeded import impl_from_seeded
 
 _OP = Operator(
     "pushforward", 1, "tangents", ("pushforward", "value_and_pushforward"), ("value", "first"), "first",
-    allows_y=True, tree_output=True
+    allows_y=True, tree_output=True, result_shape="y"
 )
 
 

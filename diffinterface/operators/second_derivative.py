@@ -17,7 +17,7 @@ from ._second_order import differentiated_problem
 
 _OP = Operator(
     "second_derivative", 2, None, ("second_derivative", "value_derivative_and_second_derivative"),
-    ("value", "first", "second"), "second", scalar_x=True
+    ("value", "first", "second"), "second", scalar_x=True, result_shape="y"
 )
 
 
