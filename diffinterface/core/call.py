@@ -58,13 +58,14 @@ def prepared_call(op, valued):
                     contexts = args
                 check = prep.quick_check
                 if check is None or (
-                    (f is (prepared := check.f) or same_function(f, prepared))
-                    and (backend is (prepared := check.backend) or backend == prepared)
+                    (f is check.f or same_function(f, check.f))
+                    and (backend is check.backend or backend == check.backend)
                     and x.__class__ is check.x_class
                     and (check.x_known
                          or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
                              and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
-                    and (check.plain and seeds is None and not contexts
+                    # plain: prepared without seeds or contexts (so an operator with seeds is never plain)
+                    and (check.plain and not contexts
                          or check.one_seed and not contexts and seeds.__class__ is tuple and len(seeds) == 1
                          and (t := seeds[0]).__class__ is check.seed_class
                          and (m := t if (attr := check.seed_attr) is None else getattr(t, attr)).shape
@@ -73,10 +74,10 @@ def prepared_call(op, valued):
                          or check.rest(x, seeds, contexts))
                 ):
                     try:
-                        method = prep.methods[valued]
                         if not contexts:
-                            return method(x) if seeds is None else method(x, seeds)
+                            return prep.methods[valued](x) if seeds is None else prep.methods[valued](x, seeds)
                         values = [c.value for c in contexts]
+                        method = prep.methods[valued]
                         return method(x, *values) if seeds is None else method(x, seeds, *values)
                     except Exception as error:
                         return _off_the_fast_path(Call(op, f, backend, x, seeds, contexts, None, valued, prep), error)
