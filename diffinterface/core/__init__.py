@@ -1,6 +1,6 @@
 """The contract every layer shares and none above it owns.
 
-- :mod:`.operator_table`: the operator families, once;
+- :mod:`.operator_table`: the table of operator families, which each module of ``operators/`` fills (``register_operator``);
 - :mod:`.problem`: ``Problem``, ``Spec``, seeded batches, the fallback registry;
 - :mod:`.adapter`: the adapter contract (``Adapter``, ``Impl``);
 - :mod:`.registry`: the open backend registry (``register_backend``, ``get_adapter``);
@@ -9,7 +9,9 @@
 - :mod:`.prepare`: ``prepare``, the validation of the arguments, once;
 - :mod:`.call`: the one prepared-call path (``prepared_call``, the public functions' decorator, and ``call``, their body);
 - :mod:`.pytree`, :mod:`.output_tree`: pytree inputs and outputs;
-- :mod:`.empty`: empty problems, answered from shapes by each operator's rule.
+- :mod:`.empty`: empty problems, answered from shapes by each operator's rule;
+- :mod:`.boundary`: errors raised inside f, explained;
+- :mod:`.bridge`: what DifferentiateWith's framework bridges share.
 
 The core imports no operator, backend or wrapper.
 """
