@@ -129,12 +129,24 @@ class _FrozenType(type):
         try:
             value = kept.get(key)
         except TypeError:  # an unhashable argument: nothing to look up
-            return super().__call__(*args, **kwargs)
+            value = None
+            kept = None
         if value is None:
+            if (args or kwargs) and not cls.__frozen_fields__:
+                raise _no_arguments(cls, args, kwargs)
             value = super().__call__(*args, **kwargs)
-            if len(kept) < _KEPT_PER_CLASS:
+            if kept is not None and len(kept) < _KEPT_PER_CLASS:
                 kept[key] = value
         return value
+
+
+def _no_arguments(cls, args, kwargs):
+    """The TypeError for arguments given to a class without fields: what was given, and the class's advice."""
+    given = ", ".join([*map(repr, args), *(f"{name}={value!r}" for name, value in kwargs.items())])
+    first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
+    advice = getattr(cls, "__frozen_no_arguments__", "")
+    return TypeError(f"{cls.__name__}({first}): {cls.__name__} takes no arguments; got {given}"
+                     + (f". {advice}" if advice else ""))
 
 
 @dataclass_transform(frozen_default=True)

@@ -65,7 +65,16 @@ class AutoTorch(AbstractBackend, Frozen):
 
 
 class AutoAutograd(AbstractBackend, Frozen):
-    """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``)."""
+    """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``).
+
+    It takes no arguments: each operator uses the mode autograd does it
+    fastest in (forward for derivatives and pushforwards, reverse otherwise).
+    """
+
+    __frozen_no_arguments__ = (
+        "It picks forward or reverse mode per operator itself; for a mode of your choice, use "
+        "AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order"
+    )
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")

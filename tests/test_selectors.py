@@ -62,3 +62,14 @@ def test_a_selector_written_inline_serves_the_prepared_call():
     prep = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(3))
     g = di.gradient(f, di.AutoFiniteDiff(), np.array([1.0, 2.0, 3.0]), prep=prep)
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0], rtol=1e-6)
+
+
+def test_a_selector_without_options_names_what_it_was_given_and_the_way_around():
+    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes no arguments; "
+                                        r"got mode='forward'\. It picks forward or reverse mode per operator"):
+        di.AutoAutograd(mode="forward")
+    with pytest.raises(TypeError, match=r"AutoAutograd takes no arguments; got \[1\]"):
+        di.AutoAutograd([1])  # unhashable: not looked up, refused all the same
+    with pytest.raises(TypeError, match=r"AutoZeroReverse\(...\): AutoZeroReverse takes no arguments; got 'x'"):
+        di.AutoZeroReverse("x")
+    assert di.AutoAutograd() is di.AutoAutograd()
