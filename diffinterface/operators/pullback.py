@@ -37,7 +37,7 @@ def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None
 
 def _pullback_from_pushforwards(problem):
     xp, spec = problem.xp, problem.spec
-    m, n = spec.size, problem.x_size
+    m = spec.size
     columns = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
 
     def apply(jacobian_columns, cotangents):

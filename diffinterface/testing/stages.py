@@ -202,7 +202,7 @@ class CaseRun:
             self.problem(f"inputs modified: {', '.join(changed)} changed during the calls")
 
     def prepared_stages(self, prepare, operator, value_and, *, strict):
-        s, op = self.s, self.op
+        op = self.op
         expected = self.expected(op.returns)
         tag = "" if strict else "strict=False "
         key = "" if strict else "unchecked_"

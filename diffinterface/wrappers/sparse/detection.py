@@ -17,7 +17,7 @@ from ...families import FAMILIES, as_numpy, family_of, is_array
 from ...families.jax import JaxFamily
 from ...errors import UnsupportedError
 from ...operators import hessian, jacobian
-from .config import DenseSparsityDetector, KnownSparsity, TracerSparsityDetector
+from .config import DenseSparsityDetector, TracerSparsityDetector
 
 _ALTERNATIVES = (
     "use AutoSparse(..., sparsity_detector=di.DenseSparsityDetector(backend)) (the local pattern at x, "
