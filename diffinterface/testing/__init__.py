@@ -19,7 +19,8 @@ Importing this package imports no framework.
 """
 
 from .backends import BACKENDS, ZERO_BACKENDS
-from .bad_inputs import BadInput, BadInputCase, bad_input_cases, bad_inputs
+from .bad_inputs import BadInputCase, bad_input_cases, bad_inputs
+from .probes import BadInput, Problems
 from .benchmark import benchmark_differentiation
 from .cases import Case, CaseResult
 from .counting import CountingFunction
@@ -34,6 +35,6 @@ __all__ = [
     "BACKENDS", "ZERO_BACKENDS",
     "Scenario", "default_scenarios", "edge_scenarios", "pytree_scenarios", "second_order_scenarios", "FIRST_ORDER", "SECOND_ORDER",
     "test_differentiation", "benchmark_differentiation", "pytest_cases", "build_cases",
-    "BadInput", "BadInputCase", "bad_inputs", "bad_input_cases",
+    "BadInput", "BadInputCase", "Problems", "bad_inputs", "bad_input_cases",
     "Case", "CaseResult", "CountingFunction", "Report", "default_tolerances",
 ]

@@ -25,16 +25,15 @@ pytest plugin's ``di_bad_input_case`` fixture runs them (``case.check()``).
 from __future__ import annotations
 
 import dataclasses
-import re
-from typing import Callable
 
 import numpy as np
 
-from ..families import array_namespace, is_array
-from ..errors import DifferentiationError, MissingBackendError
+from ..families import array_namespace
+from ..errors import MissingBackendError
 from ..operators import gradient, pullback, pushforward
 from .cases import CaseResult
-from .families import to_numpy
+from .probes import BadInput, Problems
+from .regressions import regressions
 
 X = np.linspace(0.2, 1.0, 3)
 
@@ -47,65 +46,6 @@ def _square_sum(x):
 def _sines(x):
     xp = array_namespace(x)
     return xp.sin(x)
-
-
-def _names(error):
-    return " or ".join(e.__name__ for e in error) if isinstance(error, tuple) else error.__name__
-
-
-class _Problems:
-    """What one bad input found, as sentences."""
-
-    def __init__(self):
-        self.found = []
-
-    def expect_error(self, what, call, error, pattern, unchanged=()):
-        """``call()`` must raise ``error`` with ``pattern`` in its message and leave ``unchanged`` as they were."""
-        before = [np.array(to_numpy(a), copy=True) for a in unchanged]
-        try:
-            call()
-        except error as raised:
-            if not re.search(pattern, str(raised)):
-                self.found.append(f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}")
-        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; "
-                              f"got {type(raised).__name__}: {str(raised)[:300]}")
-        else:
-            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised")
-        for i, (a, copy) in enumerate(zip(unchanged, before)):
-            if not np.array_equal(to_numpy(a), copy):
-                self.found.append(f"{what}: argument {i} of the refused call was modified")
-
-    def expect_right_or_explained(self, what, call, expected, zero):
-        """``call()`` returns ``expected`` (any array for a zero backend) or raises a DifferentiationError naming the fix."""
-        try:
-            got = call()
-        except DifferentiationError as raised:
-            if "di.array_namespace" not in str(raised):
-                self.found.append(f"{what}: {type(raised).__name__} does not name the fix di.array_namespace: {raised}")
-            return
-        except Exception as raised:  # noqa: BLE001
-            self.found.append(f"{what}: expected the derivative or a DifferentiationError; got "
-                              f"{type(raised).__name__}: {str(raised)[:300]}")
-            return
-        if not is_array(got) or np.shape(to_numpy(got)) != np.shape(expected):
-            self.found.append(f"{what}: expected an array of shape {np.shape(expected)}; got {got!r}")
-        elif not zero and not np.allclose(to_numpy(got), expected, rtol=1e-4, atol=1e-6):
-            self.found.append(f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class BadInput:
-    """One misuse of the API and the check of a backend's answer to it.
-
-    ``run(backend, problems, zero)`` makes the calls and records what is
-    wrong in ``problems`` (a ``_Problems``); ``zero`` is True for a backend
-    whose derivatives are zeros by design (only shapes are checked then).
-    """
-
-    name: str
-    description: str
-    run: Callable
 
 
 def _bare_tangent(backend, problems, zero):
@@ -220,6 +160,7 @@ def bad_inputs():
         BadInput("float_of_the_input", "float() of a value of x: the derivative or an error, never zeros",
                  _float_of_the_input),
         BadInput("zero_through_the_graph", "0 * sum(x): zeros, not an error", _zero_through_the_graph),
+        *regressions(),
     ]
 
 
@@ -238,7 +179,7 @@ class BadInputCase:
 
     def run(self) -> CaseResult:
         result = CaseResult(self.backend_id, f"bad_input-{self.bad_input.name}", "bad_input", "numpy", "passed")
-        problems = _Problems()
+        problems = Problems()
         try:
             self.bad_input.run(self.backend, problems, self.zero)
         except MissingBackendError as error:

@@ -1,0 +1,112 @@
+"""The shape of a kit probe: one misuse or defect (:class:`BadInput`) and what it found (:class:`Problems`).
+
+:mod:`.bad_inputs` and :mod:`.regressions` are lists of probes; each probe's
+``run(backend, problems, zero)`` makes its calls and states, with
+``problems.expect_*``, what each must return or raise.
+
+    >>> import numpy as np, diffinterface as di
+    >>> problems = Problems()
+    >>> got = problems.expect_result("gradient of sum(x**2)", lambda: di.gradient(lambda x: (x**2).sum(), di.AutoFiniteDiff(), np.ones(2)),
+    ...                        np.full(2, 2.0), like=np.ones(2))
+    >>> problems.found
+    []
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+import numpy as np
+
+from ..errors import DifferentiationError
+from ..families import NUMBERS, describe, dtype_name, family_of, is_array, shape_of
+from .families import to_numpy
+
+
+def _names(error):
+    return " or ".join(e.__name__ for e in error) if isinstance(error, tuple) else error.__name__
+
+
+class Problems:
+    """What one probe found, as sentences (``found``); its methods state what a call must do."""
+
+    def __init__(self):
+        self.found = []
+
+    def expect_error(self, what, call, error, pattern, unchanged=()):
+        """``call()`` must raise ``error`` with ``pattern`` in its message and leave ``unchanged`` as they were."""
+        before = [np.array(to_numpy(a), copy=True) for a in unchanged]
+        try:
+            call()
+        except error as raised:
+            if not re.search(pattern, str(raised)):
+                self.found.append(f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}")
+        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; "
+                              f"got {type(raised).__name__}: {str(raised)[:300]}")
+        else:
+            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised")
+        for i, (a, copy) in enumerate(zip(unchanged, before)):
+            if not np.array_equal(to_numpy(a), copy):
+                self.found.append(f"{what}: argument {i} of the refused call was modified")
+
+    def expect_right_or_explained(self, what, call, expected, zero):
+        """``call()`` returns ``expected`` (any array for a zero backend) or raises a DifferentiationError naming the fix."""
+        try:
+            got = call()
+        except DifferentiationError as raised:
+            if "di.array_namespace" not in str(raised):
+                self.found.append(f"{what}: {type(raised).__name__} does not name the fix di.array_namespace: {raised}")
+            return
+        except Exception as raised:  # noqa: BLE001
+            self.found.append(f"{what}: expected the derivative or a DifferentiationError; got "
+                              f"{type(raised).__name__}: {str(raised)[:300]}")
+            return
+        if not is_array(got) or np.shape(to_numpy(got)) != np.shape(expected):
+            self.found.append(f"{what}: expected an array of shape {np.shape(expected)}; got {got!r}")
+        elif not zero and not np.allclose(to_numpy(got), expected, rtol=1e-4, atol=1e-6):
+            self.found.append(f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}")
+
+
+    def expect_result(self, what, call, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
+        """``call()`` returns ``expected``'s values in ``like``'s family, shape and dtype (any values for a zero backend).
+
+        ``like`` is the array whose family and dtype the result must have
+        (usually x); ``expected`` is a numpy array. A raised error is a problem.
+        """
+        try:
+            got = call()
+        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+            self.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+            return None
+        self.check_result(what, got, expected, like=like, zero=zero, rtol=rtol, atol=atol)
+        return got
+
+    def check_result(self, what, got, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
+        """Record a problem unless ``got`` is ``expected`` in ``like``'s family, shape and dtype."""
+        expected = np.asarray(expected)
+        if not is_array(got):
+            self.found.append(f"{what}: expected an array; got {describe(got)}")
+            return
+        if family_of(got) != family_of(like) and not (family_of(like) == NUMBERS and family_of(got) == "numpy"):
+            self.found.append(f"{what}: expected a result in x's family {family_of(like)}; got {describe(got)}")
+        if shape_of(got) != expected.shape or dtype_name(got) != dtype_name(like):
+            self.found.append(f"{what}: expected shape {expected.shape} and dtype {dtype_name(like)}; got {describe(got)}")
+        elif not zero and not np.allclose(to_numpy(got), expected, rtol=rtol, atol=atol):
+            self.found.append(f"{what}: wrong values without an error: got {to_numpy(got)!r}, expected {expected!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class BadInput:
+    """One misuse of the API and the check of a backend's answer to it.
+
+    ``run(backend, problems, zero)`` makes the calls and records what is
+    wrong in ``problems`` (a :class:`Problems`); ``zero`` is True for a backend
+    whose derivatives are zeros by design (only shapes are checked then).
+    """
+
+    name: str
+    description: str
+    run: Callable

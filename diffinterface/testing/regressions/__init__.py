@@ -1,0 +1,43 @@
+"""Regressions: one probe for each defect a fuzz campaign, a real client and new users found.
+
+Each probe is a :class:`~diffinterface.testing.BadInput`: it calls the public
+API the way the user did and states the contract (the right result in x's
+family, shape and dtype, or an error naming the argument and the way around).
+Probes run on every backend, through :func:`~diffinterface.testing.bad_inputs`
+and the pytest plugin's ``di_bad_input_case`` fixture, so a third-party
+backend gets them too. A probe never tests a backend by name; where a
+framework can do something others cannot (``.detach()``, ``.item()``), the
+probe asks the array itself.
+
+The modules group the probes by the kind of defect:
+
+- :mod:`.fresh_functions`: an unprepared call sees f as it is now (globals,
+  closed-over arrays, model attributes), and eager backends run f eagerly;
+- :mod:`.graph_breaks`: a broken or partly broken graph is an error, never a
+  wrong number, through every pair of SecondOrder too;
+- :mod:`.result_dtypes`: results in x's dtype on every backend;
+- :mod:`.foreign_families`: contexts, tangents and functions of another
+  array family are converted or refused by name;
+- :mod:`.unusual_arrays`: strided, expanded, read-only, inference-mode and
+  structurally zero arrays, in and out;
+- :mod:`.one_kind`: a Python float, a NumPy scalar and a 0-d array are one
+  kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too.
+
+    >>> from diffinterface.testing.regressions import regressions
+    >>> all(probe.name for probe in regressions())
+    True
+"""
+
+from __future__ import annotations
+
+from . import fresh_functions, foreign_families, graph_breaks, one_kind, result_dtypes, unusual_arrays
+
+_MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind)
+
+
+def regressions():
+    """Every regression probe of the kit, module by module."""
+    return [probe for module in _MODULES for probe in module.probes()]
+
+
+__all__ = ["regressions"]
