@@ -21,7 +21,13 @@ The modules group the probes by the kind of defect:
 - :mod:`.unusual_arrays`: strided, expanded, read-only, inference-mode and
   structurally zero arrays, in and out;
 - :mod:`.one_kind`: a Python float, a NumPy scalar and a 0-d array are one
-  kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too.
+  kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too;
+- :mod:`.evaluation_points`: f is evaluated only at points the user gave (and
+  the points a derivative needs), at any shape x has, 0-d included;
+- :mod:`.writable_results`: numpy results are writable arrays the user owns,
+  and every result can be passed back as ``out=``;
+- :mod:`.array_api_rules`: each array-API function the namespace offers
+  differentiates in both modes, keeps x's dtype, or raises naming itself.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -30,9 +36,20 @@ The modules group the probes by the kind of defect:
 
 from __future__ import annotations
 
-from . import fresh_functions, foreign_families, graph_breaks, one_kind, result_dtypes, unusual_arrays
+from . import (
+    array_api_rules,
+    evaluation_points,
+    foreign_families,
+    fresh_functions,
+    graph_breaks,
+    one_kind,
+    result_dtypes,
+    unusual_arrays,
+    writable_results,
+)
 
-_MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind)
+_MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind,
+            evaluation_points, writable_results, array_api_rules)
 
 
 def regressions():
