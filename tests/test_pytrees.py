@@ -147,3 +147,27 @@ def test_tree_output_out_buffers_get_each_leaf():
     assert di.jacobian(dict_output, di.AutoFiniteDiff(), x, out=out) is out
     np.testing.assert_allclose(out["a"], 2 * np.eye(2), rtol=1e-6)
     np.testing.assert_allclose(out["b"], 2 * x, rtol=1e-6)
+
+
+def test_torch_parameter_and_tensor_leaves_are_one_kind():
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(2, 1)
+    params = dict(layer.named_parameters())
+    inputs = torch.ones(4, 2)
+
+    def model_loss(p):
+        return torch.func.functional_call(layer, p, (inputs,)).pow(2).sum()
+
+    backend = di.AutoTorch()
+    prep = di.prepare_gradient(model_loss, backend, params)
+    g = di.gradient(model_loss, backend, params, prep=prep)
+    updated = {k: p - 0.1 * g[k] for k, p in params.items()}  # plain Tensors now, no Parameter
+    assert not isinstance(updated["weight"], torch.nn.Parameter)
+    expected = di.gradient(model_loss, backend, {k: v.detach().clone() for k, v in updated.items()})
+    got = di.gradient(model_loss, backend, updated, prep=prep)
+    for key in params:
+        torch.testing.assert_close(got[key], expected[key])
+    # tangents built with randn_like(p) from the Parameters, for an hvp at the Parameters
+    tangent = {k: torch.randn_like(p) for k, p in params.items()}
+    (hv,) = di.hvp(model_loss, backend, params, (tangent,))
+    assert set(hv) == set(params)

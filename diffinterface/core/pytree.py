@@ -124,8 +124,24 @@ def _path_name(path):
 
 
 def _leaf_key(leaf):
+    """(class, dtype, shape) of a leaf, as the messages name it."""
     cls = leaf.__class__
     return (cls.__module__ + "." + cls.__qualname__, dtype_name(leaf), shape_of(leaf))
+
+
+def leaf_kind(leaf):
+    """(family, dtype, shape): what a leaf must keep from preparation to call.
+
+    Classes of one family are one kind: a Python float, a NumPy scalar and a
+    0-d ndarray (numpy arithmetic turns one into another: ``np.array(0.7) -
+    0.1 * g`` is an ``np.float64``), a torch ``Parameter`` and the ``Tensor``
+    a functional update gives.
+
+    >>> import numpy as np
+    >>> leaf_kind(0.5) == leaf_kind(np.float64(0.5)) == leaf_kind(np.array(0.5))
+    True
+    """
+    return (family_of(leaf), dtype_name(leaf), shape_of(leaf))
 
 
 def _promoted(dtypes):
@@ -152,16 +168,17 @@ def _inside(flat, dtype):
 class TreeKey:
     """The comparable description of a tree (structure and leaves) in a preparation's key."""
 
-    __slots__ = ("spec", "paths", "leaves")
+    __slots__ = ("spec", "paths", "leaves", "kinds")
 
-    def __init__(self, spec, paths, leaves):
-        self.spec, self.paths, self.leaves = spec, paths, leaves
+    def __init__(self, spec, paths, leaves, kinds):
+        # leaves name each leaf's class (for the messages); kinds are what is compared (leaf_kind)
+        self.spec, self.paths, self.leaves, self.kinds = spec, paths, leaves, kinds
 
     def __eq__(self, other):
-        return isinstance(other, TreeKey) and self.spec == other.spec and self.leaves == other.leaves
+        return isinstance(other, TreeKey) and self.spec == other.spec and self.kinds == other.kinds
 
     def __hash__(self):
-        return hash((self.spec, self.leaves))
+        return hash((self.spec, self.kinds))
 
     def __repr__(self):
         return f"a tree of {len(self.leaves)} leaves {self.spec}"
@@ -171,10 +188,11 @@ class TreeKey:
         if not isinstance(given, TreeKey):
             return f"prepared {self!r}, given {given}"
         prepared_paths, given_paths = dict(zip(self.paths, self.leaves)), dict(zip(given.paths, given.leaves))
+        prepared_kinds, given_kinds = dict(zip(self.paths, self.kinds)), dict(zip(given.paths, given.kinds))
         for path, leaf in prepared_paths.items():
             if path not in given_paths:
                 return f"leaf {_path_name(path)} is missing from the given tree (prepared {self.spec}, given {given.spec})"
-            if given_paths[path] != leaf:
+            if given_kinds[path] != prepared_kinds[path]:
                 (_, d0, s0), (_, d1, s1) = leaf, given_paths[path]
                 return (f"leaf {_path_name(path)}: prepared {leaf[0]} {d0} {s0}, "
                         f"given {given_paths[path][0]} {d1} {s1}")
@@ -188,7 +206,7 @@ def tree_key(tree):
     """The :class:`TreeKey` of ``tree`` (its structure and leaves' type, dtype and shape)."""
     optree = _optree()
     paths, leaves, spec = optree.tree_flatten_with_path(tree)
-    return TreeKey(spec, tuple(paths), tuple(_leaf_key(leaf) for leaf in leaves))
+    return TreeKey(spec, tuple(paths), tuple(_leaf_key(leaf) for leaf in leaves), tuple(leaf_kind(leaf) for leaf in leaves))
 
 
 class TreePlan:
@@ -215,7 +233,6 @@ class TreePlan:
         self.family = families.pop() if families else NUMBERS
         arrays = [leaf for leaf in leaves if leaf.__class__ is not float]
         self.like = arrays[0] if arrays else None
-        self._floats = tuple(i for i, leaf in enumerate(leaves) if leaf.__class__ is float)
         self.shapes = tuple(shape_of(leaf) for leaf in leaves)
         self.dtypes = tuple(dtype_name(leaf) for leaf in leaves)
         self.sizes = tuple(size_of(s) for s in self.shapes)
@@ -227,9 +244,10 @@ class TreePlan:
         # float64 would vanish when cast back to a float32 leaf, so they get the narrowest.
         self.dtype = min(self.dtypes, key=_FLOAT_DTYPES.index) if narrowest else _promoted(self.dtypes)
         self.mixed = len(set(self.dtypes)) > 1
-        self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves))
-        self._checks = tuple((leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None))
-                             for leaf in leaves)
+        self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves),
+                           tuple(leaf_kind(leaf) for leaf in leaves))
+        self._checks = tuple((leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None), kind)
+                             for leaf, kind in zip(leaves, self.key.kinds))
         self._flatten = optree.tree_flatten
         self._unflatten = spec.unflatten
 
@@ -243,10 +261,15 @@ class TreePlan:
         return self._unflatten(leaves)
 
     def array_leaves(self, tree):
-        """The leaves of ``tree`` with Python floats as 0-d float64 arrays of the plan's family."""
+        """The leaves of ``tree`` with Python floats as 0-d float64 arrays of the plan's family.
+
+        Any leaf may be a float, not only those prepared as floats: a float and a
+        0-d array are one kind (:func:`leaf_kind`).
+        """
         leaves = self._flatten(tree)[0]
-        for i in self._floats:
-            leaves[i] = from_numpy(np.asarray(leaves[i]), self.family, self.like)
+        for i, leaf in enumerate(leaves):
+            if leaf.__class__ is float:
+                leaves[i] = from_numpy(np.asarray(leaf), self.family, self.like)
         return leaves
 
     def fits(self, tree):
@@ -254,8 +277,12 @@ class TreePlan:
         leaves, spec = self._flatten(tree)
         if spec != self.spec:
             return False
-        for leaf, (cls, shape, dtype) in zip(leaves, self._checks):
-            if leaf.__class__ is not cls or getattr(leaf, "shape", ()) != shape or getattr(leaf, "dtype", None) != dtype:
+        for leaf, (cls, shape, dtype, kind) in zip(leaves, self._checks):
+            if leaf.__class__ is not cls:
+                # another class of the same kind (a NumPy scalar for a 0-d array): the slower test
+                if not is_array(leaf) or leaf_kind(leaf) != kind:
+                    return False
+            elif getattr(leaf, "shape", ()) != shape or getattr(leaf, "dtype", None) != dtype:
                 return False
         return True
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..contexts import Context
 from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
-from .pytree import TreeKey, tree_key
+from .pytree import TreeKey, leaf_kind, tree_key
 
 _NUMPY_SCALAR = "numpy scalar"
 
@@ -65,20 +65,41 @@ def same_function(given, prepared):
 # -- the comparable slots, and the report of a mismatch --------------------------------------------------
 
 
-def _array_key(a):
-    """(type, dtype, shape) of an array, a :class:`TreeKey` for a pytree; None for None.
+class _ArrayKey(tuple):
+    """(type, dtype, shape) of an array as the messages name it, compared by its ``kind`` (a leaf kind)."""
 
-    A Python float, a NumPy scalar and a 0-d ndarray are one type here: numpy
-    arithmetic turns one into another (``np.array(0.7) + 0.25`` is an ``np.float64``).
+    kind: tuple
+
+    def __eq__(self, other):
+        return isinstance(other, _ArrayKey) and self.kind == other.kind
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.kind)
+
+
+def _array_key(a):
+    """The :class:`_ArrayKey` of an array, a :class:`TreeKey` for a pytree; None for None.
+
+    Arrays of one :func:`~diffinterface.core.pytree.leaf_kind` are equal here: a
+    Python float, a NumPy scalar and a 0-d ndarray (numpy arithmetic turns one
+    into another: ``np.array(0.7) + 0.25`` is an ``np.float64``), a torch
+    ``Parameter`` and a ``Tensor``.
     """
     if a is None:
         return None
     if not is_array(a):
         return tree_key(a)
-    cls, shape = type(a), shape_of(a)
-    if not shape and (cls is float or cls is np.ndarray or isinstance(a, np.generic)):
-        return (_NUMPY_SCALAR, dtype_name(a), shape)
-    return (cls.__module__ + "." + cls.__qualname__, dtype_name(a), shape)
+    shape = shape_of(a)
+    if not shape and (a.__class__ is float or a.__class__ is np.ndarray or isinstance(a, np.generic)):
+        name = _NUMPY_SCALAR
+    else:
+        name = a.__class__.__module__ + "." + a.__class__.__qualname__
+    key = _ArrayKey((name, dtype_name(a), shape))
+    key.kind = leaf_kind(a)
+    return key
 
 
 def _context_key(c):

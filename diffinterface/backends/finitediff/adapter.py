@@ -207,8 +207,9 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
                 steps = [step(x, t) for t in tangents]
                 for i, (h, t) in enumerate(zip(steps, tangents)):
                     move = h * t
-                    add(x, move, out=points[first + i])
-                    subtract(x, move, out=points[first + k + i])
+                    # [j, ...]: a view even at a 0-d x, where [j] would be a NumPy scalar, no buffer
+                    add(x, move, out=points[first + i, ...])
+                    subtract(x, move, out=points[first + k + i, ...])
                 values = fn(points, *ctx)
                 return values, [(values[first + i] - values[first + k + i]) / (2 * h) for i, h in enumerate(steps)]
 
@@ -226,7 +227,7 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
                 steps = [step(x, t) for t in tangents]
                 plain_points[0] = x
                 for i, (h, t) in enumerate(zip(steps, tangents)):
-                    add(x, h * t, out=plain_points[1 + i])
+                    add(x, h * t, out=plain_points[1 + i, ...])
                 values = plain(plain_points, *ctx)
                 fx = values[0]
                 return fx, tuple((values[1 + i] - fx) / h for i, h in enumerate(steps))
