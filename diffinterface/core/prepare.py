@@ -19,7 +19,9 @@ from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .boundary import explain
+from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
+from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
 from .output_tree import output_plan
 from .preparation import Plan, Preparation
 from .problem import Problem, Spec
@@ -41,12 +43,13 @@ def check_x(x, adapter, op):
         raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got {describe(x)}")
 
 
-def check_tangents(tangents, like, like_name, name="tangents"):
+def check_tangents(tangents, like, like_name, name="tangents", family=None):
     """Raise unless ``tangents`` is a non-empty tuple of real floating arrays shaped like ``like`` (a Spec).
 
     Each must have ``like``'s dtype too: derivatives are computed in that dtype,
     and a complex tangent for a real function has no real meaning (JAX would
-    silently drop its imaginary part).
+    silently drop its imaginary part); and, given ``family``, be an array of
+    that family (x's).
     """
     if not isinstance(tangents, tuple) or not tangents:
         raise TypeError(
@@ -68,6 +71,8 @@ def check_tangents(tangents, like, like_name, name="tangents"):
                 f"{name}[{i}]: expected {kind}, {like.dtype} like {like_name}; got {describe(t)}. "
                 "Convert it yourself: diffinterface does not change dtypes."
             )
+        if family is not None:
+            require_family(t, family, f"{name}[{i}]", like_name)
 
 
 def _check_y(call, adapter):
@@ -106,6 +111,14 @@ def prepare(call, strict, learn_output=False):
         raise TypeError(f"strict: expected True or False; got {strict!r}")
     if call.y is not None:
         _check_y(call, adapter)
+    family = tree.family if tree is not None else family_of(x)
+    foreign = foreign_constants(call.contexts, family, adapter)
+    if foreign:  # f sees them in x's family; the preparation keeps the call as given, for its checks
+        plan = prepare(call._replace(contexts=converted_contexts(call.contexts, foreign, family)), strict,
+                       learn_output).plan
+        methods = converting_contexts(plan.methods, foreign, op.seeds is not None, family)
+        return Preparation(op, call.backend, strict,
+                           Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree))
     if tree is not None:
         return _prepare_tree(call, adapter, tree, strict, learn_output)
     problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict)
@@ -114,16 +127,18 @@ def prepare(call, strict, learn_output=False):
         if op.tree_output and call.y is None:
             problem, ytree = _output_tree(op, problem, learn_output)
         if op.seeds == "cotangents":
-            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents")
+            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents",
+                           None if ytree is not None else problem.family)
         elif op.seeds == "tangents":
-            check_tangents(call.seeds, Spec(problem.x_shape, problem.x_dtype), "x")
+            check_tangents(call.seeds, Spec(problem.x_shape, problem.x_dtype), "x", family=problem.family)
         impl = _impl(op, problem)
     except Exception as error:
         better = explain(error, adapter, f, x, problem.ctx, call.y, trees=op.tree_output)
         if better is None:
             raise
         raise better from error
-    methods = None if ytree is None else ytree.wrap(op, (getattr(impl, op.plain), getattr(impl, op.valued)), None)
+    own = (getattr(impl, op.plain), getattr(impl, op.valued))
+    methods = derivatives_in_x_dtype(op, problem, own) if ytree is None else ytree.wrap(op, own, None)
     methods = _zero_d_results_as_arrays(op, impl, adapter, problem, methods) or methods
     return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree))
 
@@ -228,6 +243,8 @@ def _impl(op, problem):
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
     impl = problem.impl(op.name)
+    if problem._spec is not None:  # an adapter that learned the output its own way
+        require_real_output(problem._spec, problem.x_dtype, problem.f)
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
     return impl
@@ -235,7 +252,7 @@ def _impl(op, problem):
 
 def _tree_plan(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
-    tree = TreePlan(x, narrowest=adapter.framework is None)
+    tree = TreePlan(x)
     if tree.family not in adapter.families:
         raise TypeError(
             f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
@@ -267,6 +284,8 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False):
         flat_seeds = tuple(tree.ravel(t) for t in seeds) if op.seeds == "tangents" else seeds
         flat_f = tree.flat_function(f, two_argument=y is not None)
         problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict)
+        if tree.mixed:
+            problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now
@@ -276,7 +295,9 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False):
     impl = _impl(op, problem)
     methods = None
     if not native:
-        methods = tree.wrap(op, impl, problem)
+        own = (getattr(impl, op.plain), getattr(impl, op.valued))
+        methods = tree.wrap(op, (derivatives_in_x_dtype(op, problem, own) if ytree is None else None) or own,
+                            problem)
         if ytree is not None:
             methods = ytree.wrap(op, methods, tree)
         methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods

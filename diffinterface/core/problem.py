@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
+from .dtypes import require_real_output
 from .operator_table import FALLBACKS, OPERATORS
 
 
@@ -60,6 +61,9 @@ class Problem:
             self.family, self.x_shape, self.x_dtype = tree.family, (tree.size,), tree.dtype
         self.x_size = size_of(self.x_shape)
         self._spec = None if y is None else Spec.of(y)
+        #: for the flat problem of a tree whose leaves have several dtypes: ``(slice, dtype)`` of each
+        #: leaf's entries in the flat x (whose dtype is the widest), so that a step can suit each leaf
+        self.leaf_dtypes = None
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
         self.constant_output_is_zero = False
@@ -71,7 +75,9 @@ class Problem:
     def spec(self):
         """Output shape and dtype, learned once (the adapter decides how)."""
         if self._spec is None:
-            self._spec = self.adapter.output_spec(self)
+            spec = self.adapter.output_spec(self)
+            require_real_output(spec, self.x_dtype, self.f)
+            self._spec = spec
         return self._spec
 
     def replace(self, **changes):

@@ -16,10 +16,10 @@ two ways, chosen at preparation:
   the flat ``x``, and :meth:`TreePlan.wrap` (the operator's ``Rules.flat_x``) ravels the tangents and unravels
   the results of every prepared call.
 
-Leaves keep their dtypes: the flat array has the leaves' promoted dtype (the
-narrowest for adapters that only evaluate ``f``, such as finite differences,
-whose steps must survive the cast), and each leaf is cast back to its own
-dtype inside ``f`` and in the results.
+Leaves keep their dtypes: the flat array has the leaves' promoted dtype, and
+each leaf is cast back to its own dtype inside ``f`` and in the results (a
+flat problem's ``leaf_dtypes`` tell adapters that evaluate ``f`` at perturbed
+points which entries are of which dtype, so each gets a step of its own).
 Results use the layout of ``jax.jacobian`` / ``jax.hessian``: a gradient is a
 tree like ``x``; a Jacobian of an array ``y`` is a tree like ``x`` whose leaf
 ``l`` has shape ``y.shape + l.shape``; a Hessian is a tree like ``x`` of trees
@@ -212,7 +212,7 @@ def tree_key(tree):
 class TreePlan:
     """How one tree structure is raveled into a flat array and back (see the module docstring)."""
 
-    def __init__(self, tree, name="x", narrowest=False):
+    def __init__(self, tree, name="x"):
         optree = _optree()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
@@ -239,10 +239,10 @@ class TreePlan:
         bounds = np.cumsum((0, *self.sizes))
         self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
         self.size = int(bounds[-1])
-        # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it, except
-        # for adapters that evaluate f at perturbed points (finite differences): a step sized for
-        # float64 would vanish when cast back to a float32 leaf, so they get the narrowest.
-        self.dtype = min(self.dtypes, key=_FLOAT_DTYPES.index) if narrowest else _promoted(self.dtypes)
+        # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it. Adapters
+        # that evaluate f at perturbed points (finite differences) size each entry's step for its
+        # leaf's dtype (``Problem.leaf_dtypes``), so a float32 leaf's step survives the cast back.
+        self.dtype = _promoted(self.dtypes)
         self.mixed = len(set(self.dtypes)) > 1
         self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves),
                            tuple(leaf_kind(leaf) for leaf in leaves))
@@ -340,12 +340,12 @@ class TreePlan:
 
     # -- prepared methods over the flat problem ------------------------------------------------------------
 
-    def wrap(self, op, impl, problem):
-        """(plain, valued) prepared methods of ``op`` taking and returning trees, over ``impl``'s flat ones."""
+    def wrap(self, op, methods, problem):
+        """(plain, valued) prepared methods of ``op`` taking and returning trees, over the flat ``methods``."""
         wrap = op.rules.flat_x
         if wrap is None:
             raise ValueError(f"x: {op.name} expects a scalar x; got a tree")
-        return wrap(self, getattr(impl, op.plain), getattr(impl, op.valued), problem)
+        return wrap(self, *methods, problem)
 
 
 def flatten(tree):

@@ -93,9 +93,25 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
         """Step along tangent ``t`` at ``x``, scaled to x's dtype and magnitude."""
         return self._step_rule(np.asarray(x).dtype)(x, t)
 
-    def _step_rule(self, dtype):
-        """``step(x, t)`` for arrays of ``dtype``: the constants looked up once, at preparation."""
-        rel, absolute = self._rel_abs(dtype)
+    def _step_rule(self, dtype, problem=None):
+        """``step(x, t)`` for arrays of ``dtype``: the constants looked up once, at preparation.
+
+        For the flat x of a tree whose leaves have several dtypes (``problem.leaf_dtypes``), each
+        entry has its own relative and absolute step; the step along ``t`` is the largest over its support.
+        """
+        rel, absolute = self._entry_rel_abs(problem) if problem is not None else self._rel_abs(dtype)
+        if not np.isscalar(rel):
+
+            def step_per_entry(x, t):
+                t_abs = np.abs(t)
+                support = t_abs != 0
+                t_max = t_abs.max()
+                if not t_max:
+                    return float(np.max(absolute))
+                scale = float(np.max(rel * np.abs(x), where=support, initial=0.0))
+                return max(scale, float(np.max(absolute, where=support, initial=0.0))) / float(t_max)
+
+            return step_per_entry
 
         def step(x, t):
             t_abs = np.abs(t)
@@ -112,7 +128,7 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
         """``directional(x, t, ctx, fx) -> (value or None, J(x) @ t)``; fx is f(x) or None."""
         method = self.method
         evaluate = self._evaluate(problem)
-        step = self._step_rule(np.asarray(problem.x).dtype)
+        step = self._step_rule(np.asarray(problem.x).dtype, problem)
         call_f = self._evaluator(problem)
         if method == "complex":
             complex_type = np.result_type(problem.x_dtype, np.complex64)
@@ -195,7 +211,7 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
         if plain is None or valued is None:
             return None
         x0 = np.asarray(problem.x)
-        step, add, subtract = self._step_rule(x0.dtype), np.add, np.subtract
+        step, add, subtract = self._step_rule(x0.dtype, problem), np.add, np.subtract
         # The points are written into buffers made once: a fresh stacked array costs more than
         # its allocation when the batched f (JAX) must copy a misaligned input.
         plain_points = _aligned_empty((2 * k if central else k + 1, *x0.shape), x0.dtype)
@@ -262,9 +278,10 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
         method, n, x_shape = self.method, problem.x_size, problem.x_shape
         evaluate = self._evaluator(problem)
         dtype = np.asarray(problem.x).dtype
-        rel, absolute = self._rel_abs(dtype)
+        rel, absolute = self._entry_rel_abs(problem)
         if x_shape:
             steps = np.maximum(rel * np.abs(np.reshape(problem.x, -1)), absolute).astype(dtype)
+            steps = self._representable(problem, steps)
             moves = tuple(np.diag(steps).reshape((n, *x_shape)))
         else:  # a scalar x, complex step
             steps = dtype.type(max(rel * abs(float(problem.x)), absolute))
@@ -385,6 +402,26 @@ class FiniteDiffAdapter(FiniteDiffSecondOrder, Adapter):
             return value, np.reshape(np.stack(columns, axis=-1), shape)
 
         return jacobian
+
+    def _entry_rel_abs(self, problem):
+        """(rel, abs) for x's entries: scalars, or arrays when a tree's leaves of several dtypes share x."""
+        if problem.leaf_dtypes is None:
+            return self._rel_abs(np.asarray(problem.x).dtype)
+        rel, absolute = np.empty(problem.x_size), np.empty(problem.x_size)
+        for entries, leaf_dtype in problem.leaf_dtypes:
+            rel[entries], absolute[entries] = self._rel_abs(np.dtype(leaf_dtype))
+        return rel, absolute
+
+    @staticmethod
+    def _representable(problem, steps):
+        """``steps`` made exact in each leaf's dtype: ``x + h`` cast back to a narrower leaf moves it by ``h``."""
+        if problem.leaf_dtypes is None:
+            return steps
+        flat = np.reshape(problem.x, -1)
+        for entries, leaf_dtype in problem.leaf_dtypes:
+            if leaf_dtype != steps.dtype.name:
+                steps[entries] = (flat[entries] + steps[entries]).astype(leaf_dtype).astype(steps.dtype) - flat[entries]
+        return steps
 
     def _rel_abs(self, dtype):
         """The relative and absolute step for this method and dtype (defaults scale with eps)."""

@@ -22,23 +22,38 @@ class FiniteDiffSecondOrder:
     # complex-step first derivative, about eps**(2/3) (1e-11 relative), 2n evaluations per
     # column. Gradient and first derivative come from the first-order method, once.
 
-    def _outer_steps(self, x):
-        """Per-entry steps (flat, exactly representable) of the outer central difference at ``x``."""
-        x = np.asarray(x)
-        eps = float(np.finfo(x.dtype).eps)
+    def _outer_rel_abs(self, dtype):
+        eps = float(np.finfo(dtype).eps)
         if self.method == "complex":  # rel_step/abs_step set the imaginary step, not this one
-            rel = absolute = eps ** (1 / 3)
-        else:
-            rel = self.backend.rel_step if self.backend.rel_step is not None else eps ** (1 / 4)
-            absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
-        flat = x.reshape(-1)
-        steps = np.maximum(rel * np.abs(flat), absolute).astype(x.dtype)
-        return (flat + steps) - flat
+            return eps ** (1 / 3), eps ** (1 / 3)
+        rel = self.backend.rel_step if self.backend.rel_step is not None else eps ** (1 / 4)
+        return rel, self.backend.abs_step if self.backend.abs_step is not None else rel
 
-    def _outer_step_along(self, x, t):
+    def _outer_steps(self, x, leaf_dtypes=None):
+        """Per-entry steps (flat, exactly representable) of the outer central difference at ``x``.
+
+        ``leaf_dtypes`` (a flat tree problem's): each leaf's entries get steps for its own dtype,
+        exact once the perturbed point is cast back to it.
+        """
+        x = np.asarray(x)
+        flat = x.reshape(-1)
+        if leaf_dtypes is None:
+            rel, absolute = self._outer_rel_abs(x.dtype)
+            steps = np.maximum(rel * np.abs(flat), absolute).astype(x.dtype)
+            return (flat + steps) - flat
+        steps = np.empty_like(flat)
+        for entries, leaf_dtype in leaf_dtypes:
+            rel, absolute = self._outer_rel_abs(np.dtype(leaf_dtype))
+            moved = flat[entries] + np.maximum(rel * np.abs(flat[entries]), absolute)
+            steps[entries] = moved.astype(leaf_dtype).astype(x.dtype) - flat[entries]
+        return steps
+
+    def _outer_step_along(self, x, t, leaf_dtypes=None):
         """The outer step along tangent ``t``, like ``_step`` with the second-order scale."""
         x, t = np.asarray(x), np.asarray(t)
         support = t != 0
+        if leaf_dtypes is not None and support.any():
+            return float(np.max(self._outer_steps(x, leaf_dtypes)[support.reshape(-1)])) / float(np.max(np.abs(t)))
         if not support.any():
             return float(self._outer_steps(np.zeros((), x.dtype))[0])
         scale = np.max(np.abs(x[support]))
@@ -60,11 +75,11 @@ class FiniteDiffSecondOrder:
         return first
 
     def _real_hessian(self, problem):
-        f, n = problem.f, problem.x_size
+        f, n, leaf_dtypes = problem.f, problem.x_size, problem.leaf_dtypes
 
         def hessian(x, ctx, fx):
             x = np.array(x, copy=True)  # x-shaped; every perturbed point is a fresh copy of it
-            h = self._outer_steps(x).tolist()
+            h = self._outer_steps(x, leaf_dtypes).tolist()
             result = np.empty((n, n), dtype=x.dtype)
             if fx is None:
                 fx = f(x, *ctx)
@@ -89,11 +104,11 @@ class FiniteDiffSecondOrder:
 
     def _complex_hessian(self, problem):
         first = self._inner_derivatives(problem)
-        shape, n = problem.x_shape, problem.x_size
+        shape, n, leaf_dtypes = problem.x_shape, problem.x_size, problem.leaf_dtypes
 
         def hessian(x, ctx, fx):
             flat = np.array(x, copy=True).reshape(-1)
-            h = self._outer_steps(flat)
+            h = self._outer_steps(flat, leaf_dtypes)
             columns = []
             for j in range(n):
                 plus, minus = flat.copy(), flat.copy()
@@ -120,13 +135,13 @@ class FiniteDiffSecondOrder:
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
-        shape, n = problem.x_shape, problem.x_size
+        shape, n, leaf_dtypes = problem.x_shape, problem.x_size, problem.leaf_dtypes
         gradient_at = self._jacobian(problem, shape)
         if self.method == "complex":
             first = self._inner_derivatives(problem)
 
             def product(x, t, ctx):
-                d = self._outer_step_along(x, t)
+                d = self._outer_step_along(x, t, leaf_dtypes)
                 return np.reshape((first(x + d * t, ctx) - first(x - d * t, ctx)) / (2 * d), shape)
 
         else:
@@ -134,8 +149,8 @@ class FiniteDiffSecondOrder:
 
             def product(x, t, ctx):
                 flat = np.array(x, copy=True).reshape(-1)
-                h = self._outer_steps(flat)
-                d = self._outer_step_along(x, t)
+                h = self._outer_steps(flat, leaf_dtypes)
+                d = self._outer_step_along(x, t, leaf_dtypes)
                 shift = d * np.reshape(t, (-1,))
                 result = np.empty(n, dtype=flat.dtype)
                 for i in range(n):

@@ -1,0 +1,68 @@
+"""Result dtypes, decided at preparation: derivatives come back in x's dtype on every backend.
+
+A real f of a real x may compute in another dtype than x's (a float32 x
+promoted by a float64 ``Constant``, ``xp.astype(x, xp.float64)`` inside f,
+or a float64 x whose f returns float32). The frameworks disagree on what
+their derivatives' dtype then is (a reverse pass ends in x's dtype, a
+forward pass or a difference quotient in f's output's), so the core decides
+once, at preparation, where the output's dtype is known: derivatives are cast
+to x's dtype. The value ``f(x)`` is f's own and keeps its dtype. A prepared
+call pays for the cast only where the dtypes differ (known at preparation);
+elsewhere its methods are the adapter's own.
+
+A complex-valued f of a real x is refused when its output is learned
+(:func:`require_real_output`): a real derivative would drop half of its
+value, a complex one is not supported yet.
+
+    >>> import numpy as np, diffinterface as di
+    >>> x = np.ones(2, dtype=np.float32)
+    >>> di.gradient(lambda x, c: (x * c).sum(), di.AutoFiniteDiff(), x, di.Constant(np.full(2, 2.0))).dtype
+    dtype('float32')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import cast
+from .pytree import _FLOAT_DTYPES
+
+
+def require_real_output(spec, x_dtype, f):
+    """Raise a TypeError naming ``f`` when its output (``spec``) is complex while x (``x_dtype``) is real."""
+    if spec.dtype.startswith("complex") and x_dtype in _FLOAT_DTYPES:
+        raise TypeError(
+            f"f: expected f to return real floating-point values for a real x ({x_dtype}); it returned "
+            f"{spec.dtype} of shape {spec.shape}. Return the real part (xp.real(...)), or the real and "
+            "imaginary parts stacked (xp.stack([xp.real(y), xp.imag(y)])): diffinterface differentiates "
+            "real-valued functions; complex outputs are not supported yet."
+        )
+
+
+def _cast_all(result, dtype):
+    """``result`` (an array, or a tuple of arrays) cast to ``dtype``."""
+    if result.__class__ is tuple:
+        return tuple(_cast_all(r, dtype) for r in result)
+    return cast(np.asarray(result) if result.__class__ is float else result, dtype)
+
+
+def derivatives_in_x_dtype(op, problem, methods):
+    """The (plain, valued) ``methods`` wrapped to cast derivatives to x's dtype, or None when they need not be.
+
+    Decided at preparation: only when the output's dtype is known (``problem._spec``)
+    and differs from x's, both real floating dtypes.
+    """
+    spec, x_dtype = problem._spec, problem.x_dtype
+    if spec is None or spec.dtype == x_dtype or spec.dtype not in _FLOAT_DTYPES or x_dtype not in _FLOAT_DTYPES:
+        return None
+    plain, valued = methods
+    n_values = op.n_values
+
+    def plain_in_x_dtype(*args):
+        return _cast_all(plain(*args), x_dtype)
+
+    def valued_in_x_dtype(*args):
+        result = valued(*args)
+        return (*result[:n_values], *(_cast_all(r, x_dtype) for r in result[n_values:]))
+
+    return plain_in_x_dtype, valued_in_x_dtype
