@@ -34,7 +34,32 @@ class Constant(Context):
 
 
 class Cache(Context):
-    """Scratch space ``f`` may write into; its content does not matter."""
+    """Scratch space ``f`` may write into; its content does not matter.
+
+    Only backends that can differentiate through a write into a buffer accept
+    an ``f`` that writes into its Cache: ``di.check_inplace(backend)`` says
+    which (True for AutoTorch, whose in-place writes into a torch buffer are
+    recorded, and for AutoFiniteDiff, which evaluates f on plain numpy arrays).
+    JAX cannot (its arrays are immutable, and a traced value cannot be stored
+    into a numpy buffer), nor can HIPS autograd (its boxes cannot be assigned
+    into an array), so AutoJAX and AutoAutograd raise an error naming the
+    Cache. Instead, build the intermediate without writing, from the array
+    namespace (``xp.stack``, ``xp.concat``, ``xp.where``) and return or use it,
+    or pick a backend for which ``di.check_inplace`` is True.
+    ``AutoFiniteDiff(method="complex")`` evaluates f at complex points, which a
+    real Cache cannot hold: use ``method="central"`` for an f that writes into one.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def f(x, scratch):
+    ...     scratch[:] = x ** 2  # written, then read
+    ...     return scratch.sum()
+    >>> di.gradient(f, di.AutoFiniteDiff(), np.ones(2), di.Cache(np.zeros(2))).round(4)
+    array([2., 2.])
+    >>> di.check_inplace(di.AutoFiniteDiff()), di.check_inplace(di.AutoJAX())
+    (True, False)
+    """
 
     __slots__ = ()
     kind = "Cache"

@@ -44,3 +44,24 @@ def test_the_signature_check_serves_arrays_seeds_contexts_and_trees_alike():
     assert di.gradient(g, backend, {"a": np.full(2, 2.0), "b": 1.0}, prep=prep)["a"] == pytest.approx([4.0, 4.0])
     with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH, leaf \['a'\]"):
         di.gradient(g, backend, {"a": np.ones(3), "b": 1.0}, prep=prep)
+
+
+def _solve(x):
+    xp = di.array_namespace(x)
+    return xp.linalg.solve(2.0 * xp.eye(x.shape[0], dtype=x.dtype), x)
+
+
+def test_tracer_detector_names_the_operation_asdex_cannot_handle():
+    pytest.importorskip("asdex")
+    backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.TracerSparsityDetector())
+    with pytest.raises(di.UnsupportedError, match=r"(?s)asdex.*cannot handle one of its operations.*f itself is fine") as info:
+        di.jacobian(_solve, backend, np.linspace(0.1, 1.0, 4))
+    assert "di.array_namespace" not in str(info.value)  # f already uses it: that advice would mislead
+    assert "DenseSparsityDetector" in str(info.value)
+
+
+def test_tracer_detector_tells_a_numpy_f_to_use_the_namespace():
+    pytest.importorskip("asdex")
+    backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.TracerSparsityDetector())
+    with pytest.raises(di.UnsupportedError, match=r"(?s)JAX, which could not trace it.*di.array_namespace"):
+        di.jacobian(lambda x: np.sin(x), backend, np.linspace(0.1, 1.0, 4))

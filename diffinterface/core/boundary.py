@@ -81,15 +81,27 @@ def _framework_limit(error, adapter, f):
     return None
 
 
-def _raised_inside_numpy(error):
-    """True when the innermost frames of ``error``'s traceback are numpy's Python code."""
-    tb, last = error.__traceback__, None
-    while tb is not None:
-        last, tb = tb, tb.tb_next
-    if last is None:
-        return False
-    module = last.tb_frame.f_globals.get("__name__", "")
-    return module.split(".")[0] in FAMILIES[NUMBERS].modules
+def _raised_inside_another_family(error, framework):
+    """True when ``error`` was raised inside the Python code of another array family than ``framework``'s.
+
+    The innermost frame of its traceback is read: numpy's code under any
+    framework, ``jnp`` under torch, torch's Python code under JAX... (the
+    families registry says which modules are whose). A function written in C
+    leaves no frame of its own: the adapter recognizes its framework's
+    errors about such calls (``Adapter.is_traced_array_error``).
+    """
+    others = {module for name, family in FAMILIES.items() if name != framework for module in family.modules}
+    # JAX strips its own frames from the error it raises; the error it caught (the context) keeps them
+    for _ in range(3):
+        if error is None:
+            return False
+        tb, last = error.__traceback__, None
+        while tb is not None:
+            last, tb = tb, tb.tb_next
+        if last is not None and last.tb_frame.f_globals.get("__name__", "").split(".")[0] in others:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def explain(error, adapter, f, x, ctx, y, trees=False):
@@ -115,7 +127,7 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
     limit = _framework_limit(error, adapter, f)
     if limit is not None:
         return limit
-    if adapter.is_traced_array_error(error) or _raised_inside_numpy(error):
+    if adapter.is_traced_array_error(error) or _raised_inside_another_family(error, adapter.framework):
         return traced_array(f, adapter.backend, adapter.traced_array_name, error)
     return None
 

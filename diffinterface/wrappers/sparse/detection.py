@@ -77,13 +77,31 @@ def _traced(problem, kind):
     try:
         with jax.enable_x64(wide):
             pattern = detector(function, *args, argnums=0)
-    except Exception as error:  # noqa: BLE001 - any tracing failure gets the same advice
-        raise UnsupportedError(
-            f"sparsity_detector: TracerSparsityDetector could not trace f with JAX ({type(error).__name__}: "
-            f"{error}). Write f with xp = di.array_namespace(x) (or jax.numpy) so JAX can trace it, or "
-            f"{_ALTERNATIVES}"
-        ) from error
+    except Exception as error:  # noqa: BLE001 - explained below, by what failed
+        raise _tracing_failure(jax, function, args, wide, error) from error
     return pattern.rows, pattern.cols
+
+
+def _tracing_failure(jax, function, args, wide, error):
+    """The UnsupportedError for asdex's ``error``: f that JAX cannot trace, or an operation asdex cannot handle.
+
+    Tracing f once more with JAX alone (``jax.eval_shape``, no evaluation)
+    tells the two apart, on this error path only.
+    """
+    try:
+        with jax.enable_x64(wide):
+            jax.eval_shape(function, *args)
+    except Exception as traced:  # noqa: BLE001 - JAX itself cannot trace f: that is the cause
+        return UnsupportedError(
+            f"sparsity_detector: TracerSparsityDetector traces f with JAX, which could not trace it "
+            f"({type(traced).__name__}: {traced}). Write f with xp = di.array_namespace(x) (or jax.numpy), "
+            f"with no numpy, float() or .item() on values computed from x, so JAX can trace it, or {_ALTERNATIVES}"
+        )
+    return UnsupportedError(
+        f"sparsity_detector: TracerSparsityDetector traced f with JAX, but asdex, which reads the sparsity "
+        f"pattern off that trace, cannot handle one of its operations ({type(error).__name__}: {error}). "
+        f"f itself is fine; {_ALTERNATIVES}"
+    )
 
 
 # -- one dense derivative ---------------------------------------------------------------------------
