@@ -46,7 +46,10 @@ backends is composed exactly as asked. As a first-order backend,
 
 from __future__ import annotations
 
-from ..core import get_adapter, operators_of_order
+import numpy as np
+
+from ..core import OPERATORS, Impl, get_adapter, operators_of_order
+from ..families import FAMILIES, NUMBERS, as_numpy
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
 
@@ -65,6 +68,38 @@ class SecondOrderAdapter(DelegatingAdapter):
         # f runs wherever either backend evaluates it: at complex points if either takes complex steps
         self.writes_cache = self.outer.writes_cache and self.inner.writes_cache
         self.families = tuple(f for f in self.outer.families if f in self.inner.families)
+        if self.outer.framework is None and NUMBERS in self.families:
+            # an outer that only evaluates (finite differences) works on numpy arrays: an x of another
+            # family the inner takes goes through numpy (_through_numpy)
+            self.families = self.inner.families
+
+    def through_numpy(self, name, problem):
+        """``name``'s implementation for an x the outer cannot take: x and seeds as numpy, results back.
+
+        The outer differentiates the inner's derivative on numpy arrays (the
+        inner takes numpy x: numpy in, numpy out, f still sees its own
+        framework's arrays); results come back in x's family, on its device.
+        """
+        op, family, like = OPERATORS[name], FAMILIES[problem.family], problem.x
+        seeded = op.seeds is not None
+        tangents = problem.tangents
+        impl = problem.replace(x=as_numpy(like), family=NUMBERS,
+                               tangents=None if tangents is None else tuple(as_numpy(t) for t in tangents)).impl(name)
+
+        def back(result):
+            if result.__class__ is tuple:
+                return tuple(back(r) for r in result)
+            return family.from_numpy(np.asarray(result), like)
+
+        def converting(method):
+            def run(x, *rest):
+                if seeded:
+                    rest = (tuple(as_numpy(t) for t in rest[0]), *rest[1:])
+                return back(method(as_numpy(x), *rest))
+
+            return run
+
+        return Impl(**{m: converting(getattr(impl, m)) for m in op.methods})
 
     #: pairs of different frameworks: the inner's first derivative, bridged into the outer's
     bridge_first_derivative = staticmethod(bridged_first_derivative)
@@ -74,7 +109,7 @@ def _second_order(name):
     def prepare(self, problem):
         # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
         if self.backend.outer != self.backend.inner:
-            return None
+            return None if problem.family in self.outer.families else self.through_numpy(name, problem)
         return getattr(self.inner, "prepare_" + name)(self.delegated(problem))
 
     prepare.__doc__ = f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
