@@ -304,8 +304,29 @@ def test_bad_inputs_name_the_argument():
         di.hvp(rosenbrock, F(), X, (np.ones(3),))
     import torch
 
+    # a torch x for a pair whose inner takes numpy arrays only (FD over torch takes it: see below)
     with pytest.raises(TypeError, match="x: SecondOrder differentiates numpy"):
-        di.hessian(lambda x: (x**2).sum(), di.SecondOrder(F(), T()), torch.ones(2))
+        di.hessian(lambda x: (x**2).sum(), di.SecondOrder(F(), di.AutoAutograd()), torch.ones(2))
+
+
+def test_finite_differences_over_torch_take_torch_arrays_and_trees():
+    import torch
+
+    x = torch.tensor([0.3, 0.6], dtype=torch.float64)
+    pair = di.SecondOrder(F(), T())
+    H = di.hessian(lambda x: (x.sin() * x).sum(), pair, x)
+    assert isinstance(H, torch.Tensor) and H.dtype == torch.float64
+    torch.testing.assert_close(H, di.hessian(lambda x: (x.sin() * x).sum(), T(), x), rtol=1e-6, atol=1e-8)
+    params = {"w": x, "b": torch.tensor(0.5, dtype=torch.float64)}
+
+    def loss(p):
+        return (p["w"] ** 3).sum() * p["b"]
+
+    (product,) = di.hvp(loss, pair, params, (params,))
+    (expected,) = di.hvp(loss, T(), params, (params,))
+    for key in params:
+        assert isinstance(product[key], torch.Tensor)
+        torch.testing.assert_close(product[key], expected[key], rtol=1e-6, atol=1e-8)
 
 
 # --- the conformance kit --------------------------------------------------------------------------------
@@ -321,3 +342,13 @@ KIT_PAIRS = {k: PAIRS[k] for k in ("fd-over-torch", "fd-over-autograd", "fd-over
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in build_cases(KIT_PAIRS, second_order_scenarios())])
 def test_second_order_pairs_conformance(case):
     case.check()
+
+
+def test_errors_inside_f_are_explained_through_pairs():
+    # the inner's framework runs f: its limits and its traced arrays are named through the pair
+    reversed_product = lambda x: (x[::-1] * x).sum()  # noqa: E731
+    for pair in (di.SecondOrder(F(), T()), di.SecondOrder(T(), T(mode="forward"))):
+        with pytest.raises(ValueError, match=r"torch does not support slicing with a negative step.*xp.flip"):
+            di.hessian(reversed_product, pair, X)
+    with pytest.raises(di.TracedArrayError, match="di.array_namespace"):
+        di.hessian(lambda x: np.sum(np.sin(x)), di.SecondOrder(F(), T()), X)

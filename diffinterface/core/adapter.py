@@ -188,6 +188,14 @@ class Adapter:
         needs computing (an empty problem, :mod:`diffinterface.core.empty`)."""
         return problem.f
 
+    def parts(self):
+        """This adapter and those of the backends it is made of (a wrapper's), whose frameworks may run ``f``.
+
+        The boundary (:mod:`diffinterface.core.boundary`) explains an error raised
+        inside ``f`` by the frameworks of every part.
+        """
+        return (self,)
+
     def is_traced_array_error(self, error):
         """True when ``error``, raised by ``f``, is the framework refusing a conversion of its traced
         array (numpy called on it, ``float()``, ``.item()``): see :mod:`diffinterface.core.boundary`."""

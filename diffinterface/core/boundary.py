@@ -73,16 +73,16 @@ FRAMEWORK_LIMITS = (
 )
 
 
-def _framework_limit(error, adapter, f):
+def _framework_limit(error, adapter, frameworks, f):
     for framework, words, what, around in FRAMEWORK_LIMITS:
-        if adapter.framework == framework and words in str(error):
+        if framework in frameworks and words in str(error):
             return ValueError(f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
                               f"support {what} ({framework}: {error}); {around}")
     return None
 
 
-def _raised_inside_another_family(error, framework):
-    """True when ``error`` was raised inside the Python code of another array family than ``framework``'s.
+def _raised_inside_another_family(error, frameworks):
+    """True when ``error`` was raised inside the Python code of another array family than ``frameworks``'.
 
     The innermost frame of its traceback is read: numpy's code under any
     framework, ``jnp`` under torch, torch's Python code under JAX... (the
@@ -90,7 +90,7 @@ def _raised_inside_another_family(error, framework):
     leaves no frame of its own: the adapter recognizes its framework's
     errors about such calls (``Adapter.is_traced_array_error``).
     """
-    others = {module for name, family in FAMILIES.items() if name != framework for module in family.modules}
+    others = {module for name, family in FAMILIES.items() if name not in frameworks for module in family.modules}
     # JAX strips its own frames from the error it raises; the error it caught (the context) keeps them
     for _ in range(3):
         if error is None:
@@ -122,13 +122,19 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
         else:
             if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
                 return non_array_output(f, value)
-    if adapter.framework is None:
+    # a wrapper (SecondOrder, AutoSparse) runs f through the frameworks of its parts
+    tracing = [part for part in adapter.parts() if part.framework is not None]
+    if not tracing:
         return None
-    limit = _framework_limit(error, adapter, f)
+    frameworks = {part.framework for part in tracing}
+    limit = _framework_limit(error, adapter, frameworks, f)
     if limit is not None:
         return limit
-    if adapter.is_traced_array_error(error) or _raised_inside_another_family(error, adapter.framework):
-        return traced_array(f, adapter.backend, adapter.traced_array_name, error)
+    for part in tracing:
+        if part.is_traced_array_error(error):
+            return traced_array(f, adapter.backend, part.traced_array_name, error)
+    if _raised_inside_another_family(error, frameworks):
+        return traced_array(f, adapter.backend, tracing[-1].traced_array_name, error)
     return None
 
 

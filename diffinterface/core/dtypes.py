@@ -14,6 +14,12 @@ A complex-valued f of a real x is refused when its output is learned
 (:func:`require_real_output`): a real derivative would drop half of its
 value, a complex one is not supported yet.
 
+Both rules apply where the output's dtype is known at preparation (the
+adapter learned it, as most do, or ``y=`` gave it). An adapter that learns f's
+output only at each call (``output_from_each_call``) or never (a reverse pass
+seeded by a scalar) must keep them itself. Not covered yet: a pytree output, whose
+derivatives' leaves take each output leaf's dtype (the output plan casts them).
+
     >>> import numpy as np, diffinterface as di
     >>> x = np.ones(2, dtype=np.float32)
     >>> di.gradient(lambda x, c: (x * c).sum(), di.AutoFiniteDiff(), x, di.Constant(np.full(2, 2.0))).dtype

@@ -10,7 +10,12 @@ may change between calls). Values of a family that exists only inside a
 traced function (autograd's boxes) are left as they are.
 
 Tangents and cotangents must be in x's family: :func:`require_family` refuses
-another one by name at preparation.
+another one by name at preparation (a pytree seed's leaves are compared with
+x's or y's by the tree plan, family included).
+
+Not converted: a ``Cache`` (f writes into the very buffer it was given, so a
+copy in another family would not do), and a Constant holding a pytree (its
+leaves reach f as they are).
 
     >>> import numpy as np, diffinterface as di
     >>> from diffinterface.core.foreign import require_family

@@ -37,6 +37,9 @@ class DelegatingAdapter(Adapter):
         self.max_batch = delegate.max_batch
         self.families = delegate.families
 
+    def parts(self):
+        return (self, *self.delegate.parts())
+
     def delegated(self, problem):
         """``problem`` as the wrapped adapter's."""
         return problem.replace(adapter=self.delegate)

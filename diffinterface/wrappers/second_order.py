@@ -73,6 +73,9 @@ class SecondOrderAdapter(DelegatingAdapter):
             # family the inner takes goes through numpy (_through_numpy)
             self.families = self.inner.families
 
+    def parts(self):
+        return (self, *self.outer.parts(), *self.inner.parts())
+
     def through_numpy(self, name, problem):
         """``name``'s implementation for an x the outer cannot take: x and seeds as numpy, results back.
 
