@@ -15,7 +15,11 @@ The step along a direction ``t`` is ``h = max(rel_step * max|x_i|, abs_step) / m
 over the entries where ``t`` is non-zero, with ``rel_step`` defaulting to
 ``sqrt(eps)`` (forward), ``cbrt(eps)`` (central) or ``eps`` (complex) of x's
 dtype, and ``abs_step`` to ``rel_step``. ``x`` is never modified: each
-perturbation is made on a fresh copy.
+perturbation is made on a fresh copy. In a pytree x whose leaves have several
+dtypes, each leaf's entries get the steps of its own dtype (exact once the
+point is cast back to it), so a float32 leaf leaves the float64 ones their
+float64 accuracy; a direction spanning leaves takes the largest step over its
+support.
 
 Derivatives, gradients and Jacobians step along each coordinate by
 ``h_i = max(rel_step * |x_i|, abs_step)``, decided once at preparation from
