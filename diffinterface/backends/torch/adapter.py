@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...errors import DifferentiationError
 from .autodiff import (
     _FUNCTIONAL_FORWARD_MAX_INPUT,
     _REVERSE_DERIVATIVE_MAX_OUTPUT,
@@ -18,6 +19,7 @@ from .autodiff import (
     _vmapped_jvp,
 )
 from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .graph_watch import watched_call
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
@@ -30,18 +32,24 @@ _TRACED_ARRAY_MESSAGES = (
 )
 
 
-def _differentiable_leaves(leaves):
+def _differentiable_leaves(leaves, to_torch):
     """Tensors to differentiate at: each leaf tensor that already requires grad (a model's parameters)
     as it is, as ``torch.autograd.grad(loss, model.parameters())`` does (its ``.grad`` stays
-    untouched), any other as a fresh alias marked ``requires_grad``.
+    untouched), any other as a fresh alias (``to_torch``) marked ``requires_grad``.
 
     A tensor found at two places of the tree gets one alias per place: its partial derivatives,
     not their sum.
     """
-    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else leaf.detach().requires_grad_() for leaf in leaves]
+    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else to_torch(leaf).requires_grad_() for leaf in leaves]
     if len(set(map(id, tensors))) != len(tensors):
-        return [leaf.detach().requires_grad_() for leaf in leaves]
+        return [to_torch(leaf).requires_grad_() for leaf in leaves]
     return tensors
+
+
+def _spec_of(y):
+    if isinstance(y, _Tensor):
+        return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+    return Spec.of(y)
 
 
 class TorchAdapter(TorchSecondOrder, Adapter):
@@ -74,30 +82,33 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         ctx = _contexts(problem.ctx)
         if problem.tree is not None:
             return self._tree_output_spec(problem, ctx)
-        x = _Boundary(problem).to_torch(problem.x)
         # One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
         # that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
-        with torch.no_grad():
-            y = problem.f(x, *ctx)
-        if isinstance(y, _Tensor):
-            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        return Spec.of(y)
+        x = _Boundary(problem).to_torch(problem.x)
+        return _spec_of(self._evaluate(problem, [x], lambda: (x, *ctx)))
 
     def _tree_output_spec(self, problem, ctx):
         tree, to_torch = problem.tree, _Boundary(problem).to_torch
         leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
-        with torch.no_grad():
-            y = problem.f(tree.unflatten(leaves), *ctx)
-        if isinstance(y, _Tensor):
-            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        return Spec.of(y)
+        return _spec_of(self._evaluate(problem, leaves, lambda: (tree.unflatten(leaves), *ctx)))
+
+    def _evaluate(self, problem, leaves, arguments):
+        """f at ``arguments()`` built from ``leaves``: watched for partial graph breaks
+        (:mod:`.graph_watch`) with the leaves recording, unless f is itself a derivative."""
+        if problem.constant_output_is_zero:
+            with torch.no_grad():
+                return problem.f(*arguments())
+        leaves = [leaf.requires_grad_() if leaf.dtype.is_floating_point or leaf.dtype.is_complex else leaf
+                  for leaf in leaves]
+        return watched_call(problem.f, arguments(), leaves, self.backend)
 
     def _tree_gradient(self, problem, b):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
         tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
         leaves_of, unflatten = tree.array_leaves, tree.unflatten
         if problem.family == "torch":
-            differentiable = _differentiable_leaves
+            def differentiable(leaves):
+                return _differentiable_leaves(leaves, to_torch)
         else:
             def differentiable(leaves):
                 return [to_torch(leaf).requires_grad_() for leaf in leaves]
@@ -318,7 +329,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             def derivative(x, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+                try:
+                    return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+                except DifferentiationError:
+                    raise
+                except RuntimeError:
+                    # torch's batched dual numbers fail where vmap(jvp) works (x @ A @ B at a vector x)
+                    return back_value(run(x, ctx)[1])
 
         def value_and_derivative(x, *ctx):
             value, jac = run(x, ctx)

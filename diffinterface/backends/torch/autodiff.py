@@ -58,7 +58,7 @@ def _vjp(y, xr, seed, broken, create_graph=False):
             g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
         if g is not None:
             return g
-    if broken is not None:
+    if broken is not None and y.numel():
         raise broken()
     return torch.zeros_like(xr)
 
@@ -69,7 +69,7 @@ def _vjps(y, xr, seeds, broken, create_graph=False):
         g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
         if g is not None:
             return g
-    if broken is not None and seeds.shape[0]:
+    if broken is not None and seeds.shape[0] and y.numel():
         raise broken()
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
@@ -82,7 +82,7 @@ def _dual_jvp(fn, x, t, ctx, broken):
             y = _as_output(y, x)
         primal, tangent = fwAD.unpack_dual(y)
     if tangent is None:
-        if broken is not None:
+        if broken is not None and primal.numel():  # an empty output has an empty derivative, graph or not
             raise broken()
         tangent = torch.zeros_like(primal)
     return primal, tangent
@@ -112,7 +112,7 @@ def _dual_output(fn, ctx, broken):
         y = fn(z, *ctx)
         if not isinstance(y, _Tensor):
             y = _as_output(y, z)
-        if fwAD.unpack_dual(y).tangent is None:
+        if fwAD.unpack_dual(y).tangent is None and y.numel():
             raise broken()
         return y
 

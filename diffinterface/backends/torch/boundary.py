@@ -17,11 +17,15 @@ def _torch_dtype(name):
 
 def _numpy_to_torch(x):
     if x.__class__ is not np.ndarray:
-        return torch.from_numpy(np.asarray(x))
+        return _numpy_to_torch(np.asarray(x))
     if not x.flags.writeable:
         # from_numpy warns on read-only arrays; torch never writes x, but copy to stay quiet and safe.
         return torch.from_numpy(x.copy())
-    return torch.from_numpy(x)
+    try:
+        return torch.from_numpy(x)
+    except ValueError:
+        # torch has no negative strides (x[::-1], pymanopt's FixedRankEmbedded): a copy, only then
+        return torch.from_numpy(x.copy())
 
 
 def _tensor_alias(x):
@@ -31,6 +35,25 @@ def _tensor_alias(x):
 def _tensor_without_graph(x):
     # Forward-mode AD on a detached alias (a view) costs ~6 us more than on the tensor itself.
     return x.detach() if x.requires_grad else x
+
+
+def _tensor_copy(x):
+    """A plain contiguous copy outside any graph: for inference-mode tensors, which can neither
+    require grad nor carry a tangent, and expanded (stride-0) ones, which forward mode cannot make dual."""
+    return x.detach().clone(memory_format=torch.contiguous_format)
+
+
+def _needs_copy(t):
+    """True for a tensor torch cannot differentiate at in place: made under ``torch.inference_mode()``,
+    or with elements sharing memory (``expand``, stride 0)."""
+    return isinstance(t, _Tensor) and (t.is_inference() or any(
+        stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape)))
+
+
+def _materialized(t):
+    """``t`` as an ordinary tensor: torch returns a structurally zero second derivative (of
+    ``abs``, say) as an immutable ZeroTensor that ``.numpy()`` and in-place writes refuse."""
+    return t.clone() if t._is_zerotensor() else t
 
 
 def _detached_numpy(t):
@@ -48,8 +71,13 @@ def _same(t):
 def _context_to_torch(value):
     if isinstance(value, np.ndarray):
         return _numpy_to_torch(value)
-    if isinstance(value, _Tensor) and value.requires_grad:
-        return value.detach()
+    if isinstance(value, _Tensor):
+        return value.detach() if value.requires_grad else value
+    if isinstance(value, dict):  # a tree of contexts: its leaves as above
+        return {key: _context_to_torch(leaf) for key, leaf in value.items()}
+    if isinstance(value, (list, tuple)):
+        leaves = [_context_to_torch(leaf) for leaf in value]
+        return type(value)(leaves) if not hasattr(value, "_fields") else type(value)(*leaves)
     return value
 
 
@@ -73,7 +101,11 @@ class _Boundary:
 
     def __init__(self, problem):
         if problem.family == "torch":
-            self.to_torch, self.as_tensor = _tensor_alias, _tensor_without_graph
+            if any(_needs_copy(leaf) for leaf in _leaves(problem)):
+                # decided from the x prepared with: prepared calls with ordinary tensors pay nothing
+                self.to_torch = self.as_tensor = _tensor_copy
+            else:
+                self.to_torch, self.as_tensor = _tensor_alias, _tensor_without_graph
             self.back, self.back_value = _same, _detached
         else:
             self.to_torch = self.as_tensor = _numpy_to_torch
@@ -82,6 +114,11 @@ class _Boundary:
         self.writes = writes_into_buffers(problem)
         if problem.constant_output_is_zero:
             self.broken = None
+            # f is a derivative (SecondOrder's outer differentiates the inner's): its own derivative
+            # may be a ZeroTensor (that of abs), which no result may be; plain f pays nothing
+            back, back_value = self.back, self.back_value
+            self.back = lambda t: back(_materialized(t))
+            self.back_value = lambda t: back_value(_materialized(t))
         else:
             backend = problem.adapter.backend
             self.broken = lambda: graph_break(f, backend, "torch")
@@ -98,6 +135,10 @@ class _Boundary:
                 return buffer
 
             self.fn = fn
+
+
+def _leaves(problem):
+    return [problem.x] if problem.tree is None else problem.tree.array_leaves(problem.x)
 
 
 def writes_into_buffers(problem):

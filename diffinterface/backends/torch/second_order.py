@@ -7,7 +7,7 @@ from torch.autograd import forward_ad as fwAD
 
 from ...core import Impl, require_scalar_output
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
-from .boundary import _basis, _Boundary, _contexts
+from .boundary import _basis, _Boundary, _contexts, _materialized
 
 
 class TorchSecondOrder:
@@ -43,7 +43,7 @@ class TorchSecondOrder:
 
         def value_gradient_and_hessian(x, *ctx):
             xr, y, g = run(x, ctx)
-            h = _vjps(g, xr, basis, None).reshape(hess_shape)
+            h = _materialized(_vjps(g, xr, basis, None)).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
         return Impl(
@@ -60,10 +60,10 @@ class TorchSecondOrder:
         def gradient_and_hvp(x, tangents, *ctx):
             xr, y, g = run(x, ctx)
             if n_seeds == 1:
-                results = (back(_vjp(g, xr, as_tensor(tangents[0]), None)),)
+                results = (back(_materialized(_vjp(g, xr, as_tensor(tangents[0]), None))),)
             else:
                 seeds = torch.stack([as_tensor(t) for t in tangents])
-                results = tuple(back(r) for r in _vjps(g, xr, seeds, None))
+                results = tuple(back(r) for r in _materialized(_vjps(g, xr, seeds, None)))
             return back(g.detach()), results
 
         return Impl(
@@ -82,10 +82,10 @@ class TorchSecondOrder:
             y = _traced(fn, xr, ctx)
             if scalar_out:
                 d = _vjp(y, xr, None, broken, create_graph=True)
-                return y, d, _vjp(d, xr, None, None)
+                return y, d, _materialized(_vjp(d, xr, None, None))
             # x is a scalar: row i of a batched backward pass over the output basis is dy_i/dx.
             d = _vjps(y, xr, basis, broken, create_graph=True).reshape(spec.shape)
-            return y, d, _vjps(d, xr, basis, None).reshape(spec.shape)
+            return y, d, _materialized(_vjps(d, xr, basis, None)).reshape(spec.shape)
 
         def value_derivative_and_second_derivative(x, *ctx):
             if ctx:

@@ -1,0 +1,143 @@
+"""Partial graph breaks, found at preparation: f converting or detaching a tensor computed from x.
+
+torch differentiates whatever path its graph still has, so ``x[0].item() * x.sum()``
+or ``(x.detach() * x).sum()`` gives a gradient that is wrong without any error:
+the output still depends on x, through the other factor. The adapter's one
+evaluation of ``f`` at preparation (for the output's shape) runs with x
+recording gradients under :class:`_GraphBreakWatch`, a
+``torch.overrides.TorchFunctionMode`` that sees every call f makes on a tensor
+and notes the first that leaves the graph from a tensor of x's graph (one whose
+autograd history reaches x):
+
+- conversions to Python numbers or lists: ``.item()``, ``.tolist()``,
+  ``float()``, ``int()``, ``complex()``, use as an index (``__index__``);
+- ``.detach()``, ``.detach_()``, ``.data``, and ``torch.tensor(t)`` /
+  ``t.new_tensor(...)`` of such a tensor (copies without history).
+
+The evaluation then raises :class:`~diffinterface.GraphBreakError` naming what
+f called. Prepared calls run f without the mode and pay nothing; unprepared
+calls prepare afresh, so they are checked too.
+
+What is not detected: ``.numpy()`` and numpy functions on x (torch itself refuses
+them on a tensor that records gradients: a ``TracedArrayError``); ``bool()`` and
+comparisons (a branch taken on x's value leaves the derivative of the branch
+right); breaks on a path f takes only at other points than the x it was prepared
+at; breaks where f does not record (under ``torch.no_grad()``, in the ``forward`` of a
+``torch.autograd.Function``, which defines its own derivative) or inside code that
+torch runs on f's behalf (a ``__torch_function__``
+override's own calls, C++ extensions, ``di.DifferentiateWith``, ``torch.autograd.Function`` bodies);
+functions of two arguments ``f(y, x)`` (not evaluated at preparation). A deliberate stop-gradient by ``.detach()`` is refused
+too: pass the stopped value as ``di.Constant(value)`` after x.
+
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: x[0].item() * x.sum(), di.AutoTorch(), np.ones(2))
+    Traceback (most recent call last):
+    ...
+    diffinterface.errors.GraphBreakError: f: ... f called .item() on a tensor computed from x ...
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ...errors import GraphBreakError, graph_break
+
+_Tensor = torch.Tensor
+
+#: what leaves the graph, by the function torch dispatches to the mode
+_BREAKS = {
+    _Tensor.item: ".item()",
+    _Tensor.tolist: ".tolist()",
+    _Tensor.__float__: "float()",
+    _Tensor.__int__: "int()",
+    _Tensor.__complex__: "complex()",
+    _Tensor.__index__: "int() (as an index)",
+    _Tensor.detach: ".detach()",
+    _Tensor.detach_: ".detach_()",
+    _Tensor.data.__get__: ".data",  # type: ignore[attr-defined]
+    torch.tensor: "torch.tensor()",
+    _Tensor.new_tensor: ".new_tensor()",
+}
+
+
+#: code of functions that take tensors out of the graph and give the derivative themselves
+#: (``di.DifferentiateWith`` under torch): what they call is no break
+_OWN_DERIVATIVES: set = set()
+
+
+def defines_its_derivative(function):
+    """Mark ``function`` as one that gives the derivative of what it computes (a decorator)."""
+    _OWN_DERIVATIVES.add(function.__code__)
+    return function
+
+
+def _inside_own_derivative():
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code in _OWN_DERIVATIVES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _reaches(tensor, leaves):
+    """True when ``tensor`` is one of ``leaves`` or its autograd history reaches one of them."""
+    if any(tensor is leaf for leaf in leaves):
+        return True
+    stack, seen = [tensor.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf of the graph
+        if variable is not None and any(variable is leaf for leaf in leaves):
+            return True
+        stack.extend(parent for parent, _ in node.next_functions)
+    return False
+
+
+def _graph_tensors(value):
+    """The tensors recording gradients in ``value`` (an argument: a tensor, or a list or tuple of them)."""
+    if isinstance(value, _Tensor):
+        return [value] if value.requires_grad else []
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _graph_tensors(item)]
+    return []
+
+
+class _GraphBreakWatch(TorchFunctionMode):
+    """Notes (``found``) the first call that takes a tensor of ``leaves``' graph out of it."""
+
+    def __init__(self, leaves):
+        super().__init__()
+        self.leaves = leaves
+        self.found = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if self.found is None and torch.is_grad_enabled():  # not the body of an autograd.Function, say
+            try:
+                what = _BREAKS.get(func)
+            except TypeError:  # an unhashable callable: none of the above
+                what = None
+            if (what is not None and args and any(_reaches(t, self.leaves) for t in _graph_tensors(args[0]))
+                    and not _inside_own_derivative()):
+                self.found = what
+        return func(*args, **(kwargs or {}))
+
+
+def watched_call(f, args, leaves, backend):
+    """``f(*args)`` with ``leaves`` (tensors marked ``requires_grad``, found in ``args``) recording;
+    raises the :class:`~diffinterface.GraphBreakError` for ``f`` when it took a tensor computed
+    from them out of the graph (see the module docstring)."""
+    watch = _GraphBreakWatch(leaves)
+    with torch.enable_grad(), watch:
+        y = f(*args)
+    if watch.found is not None:
+        raise GraphBreakError(f"{graph_break(f, backend, 'torch')} Here, f called {watch.found} on a tensor "
+                              "computed from x while it was differentiated, which takes that value out of "
+                              "torch's graph: the derivative through it would be missing.")
+    return y
