@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...core import Adapter, Impl, require_scalar_output
 from ...errors import DifferentiationError
 from .autodiff import (
     _FUNCTIONAL_FORWARD_MAX_INPUT,
@@ -19,7 +19,7 @@ from .autodiff import (
     _vmapped_jvp,
 )
 from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
-from .graph_watch import watched_call
+from .graph_watch import learned_output_spec
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
@@ -44,12 +44,6 @@ def _differentiable_leaves(leaves, to_torch):
     if len(set(map(id, tensors))) != len(tensors):
         return [to_torch(leaf).requires_grad_() for leaf in leaves]
     return tensors
-
-
-def _spec_of(y):
-    if isinstance(y, _Tensor):
-        return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-    return Spec.of(y)
 
 
 class TorchAdapter(TorchSecondOrder, Adapter):
@@ -77,30 +71,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     # -- output shape ------------------------------------------------------------------------------
 
     def output_spec(self, problem):
-        if problem.y is not None:
-            return Spec.of(problem.y)
-        ctx = _contexts(problem.ctx)
-        if problem.tree is not None:
-            return self._tree_output_spec(problem, ctx)
-        # One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
-        # that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
-        x = _Boundary(problem).to_torch(problem.x)
-        return _spec_of(self._evaluate(problem, [x], lambda: (x, *ctx)))
-
-    def _tree_output_spec(self, problem, ctx):
-        tree, to_torch = problem.tree, _Boundary(problem).to_torch
-        leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
-        return _spec_of(self._evaluate(problem, leaves, lambda: (tree.unflatten(leaves), *ctx)))
-
-    def _evaluate(self, problem, leaves, arguments):
-        """f at ``arguments()`` built from ``leaves``: watched for partial graph breaks
-        (:mod:`.graph_watch`) with the leaves recording, unless f is itself a derivative."""
-        if problem.constant_output_is_zero:
-            with torch.no_grad():
-                return problem.f(*arguments())
-        leaves = [leaf.requires_grad_() if leaf.dtype.is_floating_point or leaf.dtype.is_complex else leaf
-                  for leaf in leaves]
-        return watched_call(problem.f, arguments(), leaves, self.backend)
+        return learned_output_spec(self, problem)
 
     def _tree_gradient(self, problem, b):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""

@@ -1,4 +1,5 @@
-"""Partial graph breaks, found at preparation: f converting or detaching a tensor computed from x.
+"""The output's shape, learned at preparation, and partial graph breaks found on the way: f converting
+or detaching a tensor computed from x.
 
 torch differentiates whatever path its graph still has, so ``x[0].item() * x.sum()``
 or ``(x.detach() * x).sum()`` gives a gradient that is wrong without any error:
@@ -43,7 +44,10 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ...errors import GraphBreakError, graph_break
+from ...core import Spec
+from ...core.boundary import explain
+from ...errors import DifferentiationError, GraphBreakError, graph_break
+from .boundary import _Boundary, _contexts
 
 _Tensor = torch.Tensor
 
@@ -141,3 +145,46 @@ def watched_call(f, args, leaves, backend):
                               "computed from x while it was differentiated, which takes that value out of "
                               "torch's graph: the derivative through it would be missing.")
     return y
+
+
+def _spec_of(y):
+    if isinstance(y, _Tensor):
+        return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
+    return Spec.of(y)
+
+
+def learned_output_spec(adapter, problem):
+    """The output's shape and dtype, from one evaluation of f at x, watched (see the module docstring).
+
+    One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
+    that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
+    """
+    if problem.y is not None:
+        return Spec.of(problem.y)
+    ctx, to_torch = _contexts(problem.ctx), _Boundary(problem).to_torch
+    if problem.tree is None:
+        x = to_torch(problem.x)
+        return _spec_of(_evaluate(adapter, problem, [x], lambda: (x, *ctx)))
+    tree = problem.tree
+    leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
+    return _spec_of(_evaluate(adapter, problem, leaves, lambda: (tree.unflatten(leaves), *ctx)))
+
+
+def _evaluate(adapter, problem, leaves, arguments):
+    """f at ``arguments()`` built from ``leaves``: watched with the leaves recording, unless f is
+    itself a derivative (SecondOrder's outer differentiating the inner's: no graph to watch)."""
+    if problem.constant_output_is_zero:
+        with torch.no_grad():
+            return problem.f(*arguments())
+    leaves = [leaf.requires_grad_() if leaf.dtype.is_floating_point or leaf.dtype.is_complex else leaf
+              for leaf in leaves]
+    try:
+        return watched_call(problem.f, arguments(), leaves, adapter.backend)
+    except Exception as error:
+        # A traced-array error is explained here, by torch's adapter: a wrapper's (SecondOrder's)
+        # explanation does not know that torch ran f. (A framework limit, a ValueError, is left
+        # to the caller's explanation, which would explain an explained one again.)
+        better = explain(error, adapter, problem.f, problem.x, problem.ctx, None)
+        if not isinstance(better, DifferentiationError):
+            raise
+        raise better from error
