@@ -32,17 +32,17 @@ _TRACED_ARRAY_MESSAGES = (
 )
 
 
-def _differentiable_leaves(leaves, to_torch):
+def _differentiable_leaves(leaves, recording):
     """Tensors to differentiate at: each leaf tensor that already requires grad (a model's parameters)
     as it is, as ``torch.autograd.grad(loss, model.parameters())`` does (its ``.grad`` stays
-    untouched), any other as a fresh alias (``to_torch``) marked ``requires_grad``.
+    untouched), any other as a fresh alias marked ``requires_grad`` (``recording``).
 
     A tensor found at two places of the tree gets one alias per place: its partial derivatives,
     not their sum.
     """
-    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else to_torch(leaf).requires_grad_() for leaf in leaves]
+    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else recording(leaf) for leaf in leaves]
     if len(set(map(id, tensors))) != len(tensors):
-        return [to_torch(leaf).requires_grad_() for leaf in leaves]
+        return [recording(leaf) for leaf in leaves]
     return tensors
 
 
@@ -75,14 +75,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
 
     def _tree_gradient(self, problem, b):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
-        tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
+        tree, recording, back, back_value, f = problem.tree, b.recording, b.back, b.back_value, b.fn
         leaves_of, unflatten = tree.array_leaves, tree.unflatten
         if problem.family == "torch":
             def differentiable(leaves):
-                return _differentiable_leaves(leaves, to_torch)
+                return _differentiable_leaves(leaves, recording)
         else:
             def differentiable(leaves):
-                return [to_torch(leaf).requires_grad_() for leaf in leaves]
+                return [recording(leaf) for leaf in leaves]
 
         def value_and_gradient(x, *ctx):
             if ctx:
@@ -105,7 +105,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         b = _Boundary(problem)
         if self.forward_only:
             return self._contracted_jacobian(problem, b, "pullback")
-        to_torch, as_tensor, back, back_value, fn = b.to_torch, b.as_tensor, b.back, b.back_value, b.fn
+        recording, as_tensor, back, back_value, fn = b.recording, b.as_tensor, b.back, b.back_value, b.fn
         broken = b.broken
 
         if len(problem.tangents) == 1:
@@ -113,14 +113,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             def value_and_pullback(x, cotangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                xr = to_torch(x).requires_grad_()
+                xr = recording(x)
                 y = _traced(fn, xr, ctx)
                 return back_value(y), (back(_vjp(y, xr, as_tensor(cotangents[0]), broken)),)
 
             def pullback(x, cotangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                xr = to_torch(x).requires_grad_()
+                xr = recording(x)
                 return (back(_vjp(_traced(fn, xr, ctx), xr, as_tensor(cotangents[0]), broken)),)
 
             return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
@@ -128,7 +128,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def value_and_pullback(x, cotangents, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             seeds = torch.stack([as_tensor(c) for c in cotangents])
             return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken))
@@ -214,7 +214,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
         b = _Boundary(problem)
-        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        recording, back, back_value, fn = b.recording, b.back, b.back_value, b.fn
         broken = b.broken
         if self.forward_only:
             return self._forward_jacobian_impl(problem, b, "gradient")
@@ -226,13 +226,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             return back(_vjp(_traced(fn, xr, ctx), xr, None, broken))
 
         def value_and_gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             return back_value(y), back(_vjp(y, xr, None, broken))
 
@@ -324,7 +324,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
 
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
-        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        to_torch, recording, back, back_value, fn = b.to_torch, b.recording, b.back, b.back_value, b.fn
         broken = b.broken
         spec = problem.spec
         if spec.shape == ():
@@ -338,7 +338,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def rows(x, ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken)
             return y, (jac.reshape(jac_shape) if reshape else jac)

@@ -35,8 +35,8 @@ def _traced(fn, xr, ctx):
 
 
 # ``broken``: None where an output torch cannot trace back to x is a true zero (the derivative
-# of a linear function, differentiated again); otherwise a function returning the GraphBreakError
-# to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
+# of a linear function, differentiated again); otherwise a function of the tensor f was called
+# with returning the error to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
 
 
 def _vjp(y, xr, seed, broken, create_graph=False):
@@ -59,7 +59,7 @@ def _vjp(y, xr, seed, broken, create_graph=False):
         if g is not None:
             return g
     if broken is not None and y.numel():
-        raise broken()
+        raise broken(xr)
     return torch.zeros_like(xr)
 
 
@@ -70,7 +70,7 @@ def _vjps(y, xr, seeds, broken, create_graph=False):
         if g is not None:
             return g
     if broken is not None and seeds.shape[0] and y.numel():
-        raise broken()
+        raise broken(xr)
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
 
@@ -83,7 +83,7 @@ def _dual_jvp(fn, x, t, ctx, broken):
         primal, tangent = fwAD.unpack_dual(y)
     if tangent is None:
         if broken is not None and primal.numel():  # an empty output has an empty derivative, graph or not
-            raise broken()
+            raise broken(x)
         tangent = torch.zeros_like(primal)
     return primal, tangent
 
@@ -113,7 +113,7 @@ def _dual_output(fn, ctx, broken):
         if not isinstance(y, _Tensor):
             y = _as_output(y, z)
         if fwAD.unpack_dual(y).tangent is None and y.numel():
-            raise broken()
+            raise broken(z)
         return y
 
     return bound

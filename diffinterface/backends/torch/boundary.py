@@ -43,6 +43,23 @@ def _tensor_copy(x):
     return x.detach().clone(memory_format=torch.contiguous_format)
 
 
+def _numpy_recording(x):
+    return _numpy_to_torch(x).requires_grad_()
+
+
+def _tensor_recording(x):
+    try:
+        return x.detach().requires_grad_()
+    except RuntimeError:
+        if not _needs_copy(x):
+            raise
+        return _tensor_copy(x).requires_grad_()  # an inference-mode x where the preparation had an ordinary one
+
+
+def _copy_recording(x):
+    return _tensor_copy(x).requires_grad_()
+
+
 def _needs_copy(t):
     """True for a tensor torch cannot differentiate at in place: made under ``torch.inference_mode()``,
     or with elements sharing memory (``expand``, stride 0)."""
@@ -89,11 +106,11 @@ class _Boundary:
     """Conversions for one problem.
 
     ``to_torch(x)``: a fresh tensor sharing x's memory (a leaf we may mark
-    ``requires_grad``); ``as_tensor(a)``: ``a`` as a tensor outside any graph
+    ``requires_grad``); ``recording(x)``: that leaf, marked; ``as_tensor(a)``: ``a`` as a tensor outside any graph
     (seeds, and x for forward mode); ``back(t)``: a result that carries no graph (a plain
     backward pass's output) in the user's family; ``back_value(t)``: any
     result (values, forward-mode tangents), detached first; ``fn(x, *ctx)``:
-    ``f`` as a one-argument function; ``broken()``: the GraphBreakError for ``f``
+    ``f`` as a one-argument function; ``broken(x)``: the GraphBreakError for ``f`` called with x
     (None when ``f`` is itself a derivative, whose constant outputs are true zeros);
     ``writes``: True when ``f`` writes into a buffer, a ``di.Cache`` or the two-argument ``y``
     (see :func:`writes_into_buffers`).
@@ -104,11 +121,14 @@ class _Boundary:
             if any(_needs_copy(leaf) for leaf in _leaves(problem)):
                 # decided from the x prepared with: prepared calls with ordinary tensors pay nothing
                 self.to_torch = self.as_tensor = _tensor_copy
+                self.recording = _copy_recording
             else:
                 self.to_torch, self.as_tensor = _tensor_alias, _tensor_without_graph
+                self.recording = _tensor_recording
             self.back, self.back_value = _same, _detached
         else:
             self.to_torch = self.as_tensor = _numpy_to_torch
+            self.recording = _numpy_recording
             self.back, self.back_value = _Tensor.numpy, _detached_numpy
         f = problem.f
         self.writes = writes_into_buffers(problem)
@@ -121,7 +141,7 @@ class _Boundary:
             self.back_value = lambda t: back_value(_materialized(t))
         else:
             backend = problem.adapter.backend
-            self.broken = lambda: graph_break(f, backend, "torch")
+            self.broken = lambda x: _graph_break_at(f, backend, x)
         if problem.y is None:
             self.fn = f
         else:
@@ -135,6 +155,18 @@ class _Boundary:
                 return buffer
 
             self.fn = fn
+
+
+def _graph_break_at(f, backend, x):
+    """The error for ``f`` whose output torch cannot trace back to ``x``: a GraphBreakError, or
+    for an inference-mode x, which carries no tangent, a ValueError naming x and the way around."""
+    if isinstance(x, _Tensor) and x.is_inference():
+        return ValueError(
+            f"x: expected a tensor {backend!r} can differentiate at; got an inference-mode tensor (made under "
+            "torch.inference_mode()), which carries no tangent, for a preparation made at an ordinary tensor. "
+            "Prepare with the inference-mode tensor itself (it is then copied on each call), or pass "
+            "x.clone() made outside torch.inference_mode().")
+    return graph_break(f, backend, "torch")
 
 
 def _leaves(problem):

@@ -138,13 +138,22 @@ def watched_call(f, args, leaves, backend):
     raises the :class:`~diffinterface.GraphBreakError` for ``f`` when it took a tensor computed
     from them out of the graph (see the module docstring)."""
     watch = _GraphBreakWatch(leaves)
-    with torch.enable_grad(), watch:
-        y = f(*args)
+    try:
+        with torch.enable_grad(), watch:
+            y = f(*args)
+    except Exception as error:
+        if watch.found is None:
+            raise
+        raise _broken(f, backend, watch.found) from error  # the break comes first, whatever failed after it
     if watch.found is not None:
-        raise GraphBreakError(f"{graph_break(f, backend, 'torch')} Here, f called {watch.found} on a tensor "
-                              "computed from x while it was differentiated, which takes that value out of "
-                              "torch's graph: the derivative through it would be missing.")
+        raise _broken(f, backend, watch.found)
     return y
+
+
+def _broken(f, backend, what):
+    return GraphBreakError(f"{graph_break(f, backend, 'torch')} Here, f called {what} on a tensor computed from x "
+                           "while it was differentiated, which takes that value out of torch's graph: the "
+                           "derivative through it would be missing.")
 
 
 def _spec_of(y):

@@ -19,12 +19,12 @@ class TorchSecondOrder:
     def _gradient_graph(self, problem):
         """``run(x, ctx) -> (xr, value, gradient with its graph)`` for a scalar ``f``."""
         b = _Boundary(problem)
-        to_torch, fn, broken = b.to_torch, b.fn, b.broken
+        recording, fn, broken = b.recording, b.fn, b.broken
 
         def run(x, ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             if _grad_enabled():
                 y = _traced(fn, xr, ctx)
                 return xr, y, _vjp(y, xr, None, broken, create_graph=True)
@@ -73,7 +73,7 @@ class TorchSecondOrder:
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)
-        to_torch, back, fn, broken = b.to_torch, b.back, b.fn, b.broken
+        to_torch, recording, back, fn, broken = b.to_torch, b.recording, b.back, b.fn, b.broken
         spec = problem.spec
         scalar_out = spec.shape == ()
         basis = _basis(spec.shape, spec.dtype, to_torch(problem.x).device)
@@ -90,7 +90,7 @@ class TorchSecondOrder:
         def value_derivative_and_second_derivative(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             if _grad_enabled():
                 y, d, d2 = derivatives(xr, ctx)
             else:
