@@ -36,7 +36,8 @@ def _traced(fn, xr, ctx):
 
 # ``broken``: None where an output torch cannot trace back to x is a true zero (the derivative
 # of a linear function, differentiated again); otherwise a function of the tensor f was called
-# with returning the error to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
+# with, returning the error to raise (the boundary's ``broken``). Either way it is only looked
+# at once torch found no path, and never for an empty output, whose derivative is empty.
 
 
 def _vjp(y, xr, seed, broken, create_graph=False):

@@ -106,12 +106,13 @@ class _Boundary:
     """Conversions for one problem.
 
     ``to_torch(x)``: a fresh tensor sharing x's memory (a leaf we may mark
-    ``requires_grad``); ``recording(x)``: that leaf, marked; ``as_tensor(a)``: ``a`` as a tensor outside any graph
-    (seeds, and x for forward mode); ``back(t)``: a result that carries no graph (a plain
-    backward pass's output) in the user's family; ``back_value(t)``: any
-    result (values, forward-mode tangents), detached first; ``fn(x, *ctx)``:
-    ``f`` as a one-argument function; ``broken(x)``: the GraphBreakError for ``f`` called with x
-    (None when ``f`` is itself a derivative, whose constant outputs are true zeros);
+    ``requires_grad``); ``recording(x)``: that leaf, marked; ``as_tensor(a)``: ``a``
+    as a tensor outside any graph (seeds, and x for forward mode); ``back(t)``: a
+    result that carries no graph (a plain backward pass's output) in the user's
+    family; ``back_value(t)``: any result (values, forward-mode tangents), detached
+    first; ``fn(x, *ctx)``: ``f`` as a one-argument function; ``broken(x)``: the
+    error for ``f`` called with the tensor x when torch finds no path from its output
+    back to x (None when ``f`` is itself a derivative, whose constant outputs are true zeros);
     ``writes``: True when ``f`` writes into a buffer, a ``di.Cache`` or the two-argument ``y``
     (see :func:`writes_into_buffers`).
     """
