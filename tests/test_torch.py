@@ -598,3 +598,15 @@ def test_an_inference_mode_tensor_at_a_preparation_made_at_an_ordinary_one(backe
             di.gradient(f, backend, x, prep=prep)
     else:  # reverse mode copies it, on the error path only
         torch.testing.assert_close(di.gradient(f, backend, x, prep=prep), 2 * x.clone())
+
+
+@pytest.mark.parametrize("outer, inner", [("forward", "reverse"), ("reverse", "forward"), ("forward", None)])
+def test_mixed_mode_second_order_pairs_refuse_a_constant_output_as_autotorch_does(outer, inner):
+    pair = di.SecondOrder(di.AutoTorch(mode=outer), di.AutoTorch(mode=inner))
+    constant = lambda x: torch.tensor(3.0, dtype=F64)
+    with pytest.raises(di.GraphBreakError, match="does not depend on x through torch's graph"):
+        di.hessian(constant, pair, torch.ones(2, dtype=F64))
+    with pytest.raises(di.GraphBreakError):
+        di.hessian(constant, di.AutoTorch(), torch.ones(2, dtype=F64))
+    torch.testing.assert_close(di.hessian(lambda x: (x**3).sum(), pair, torch.ones(2, dtype=F64)),
+                               6 * torch.eye(2, dtype=F64))

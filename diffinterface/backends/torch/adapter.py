@@ -296,17 +296,24 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 return back_value(run(x, ctx)[1])
 
         else:
+            functional = True
 
             def derivative(x, *ctx):
+                nonlocal functional
                 if ctx:
                     ctx = _contexts(ctx)
-                try:
-                    return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
-                except DifferentiationError:
-                    raise
-                except RuntimeError:
-                    # torch's batched dual numbers fail where vmap(jvp) works (x @ A @ B at a vector x)
-                    return back_value(run(x, ctx)[1])
+                if functional:
+                    try:
+                        return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+                    except DifferentiationError:
+                        raise
+                    except RuntimeError:
+                        if b.writes:  # run's dual numbers would fail alike
+                            raise
+                        # torch's batched dual numbers fail where vmap(jvp) works ((x @ A) @ B at a
+                        # vector x): this preparation uses vmap(jvp) from now on
+                        functional = False
+                return back_value(run(x, ctx)[1])
 
         def value_and_derivative(x, *ctx):
             value, jac = run(x, ctx)

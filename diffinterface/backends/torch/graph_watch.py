@@ -156,10 +156,22 @@ def _broken(f, backend, what):
                            "derivative through it would be missing.")
 
 
+class WatchedSpec(Spec):
+    """The output's :class:`~diffinterface.core.Spec`, and whether it ``records`` a path back to x:
+    False for an output torch cannot trace back to x (a constant, a value copied out of the graph)."""
+
+    __slots__ = ("records",)
+
+    def __init__(self, shape, dtype, records):
+        super().__init__(shape, dtype)
+        self.records = records
+
+
 def _spec_of(y):
     if isinstance(y, _Tensor):
-        return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-    return Spec.of(y)
+        return WatchedSpec(tuple(y.shape), str(y.dtype).replace("torch.", ""), y.requires_grad)
+    spec = Spec.of(y)
+    return WatchedSpec(spec.shape, spec.dtype, False)
 
 
 def learned_output_spec(adapter, problem):
@@ -173,10 +185,23 @@ def learned_output_spec(adapter, problem):
     ctx, to_torch = _contexts(problem.ctx), _Boundary(problem).to_torch
     if problem.tree is None:
         x = to_torch(problem.x)
-        return _spec_of(_evaluate(adapter, problem, [x], lambda: (x, *ctx)))
-    tree = problem.tree
-    leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
-    return _spec_of(_evaluate(adapter, problem, leaves, lambda: (tree.unflatten(leaves), *ctx)))
+        y = _evaluate(adapter, problem, [x], lambda: (x, *ctx))
+    else:
+        tree = problem.tree
+        leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
+        y = _evaluate(adapter, problem, leaves, lambda: (tree.unflatten(leaves), *ctx))
+    return Spec.of(y) if problem.constant_output_is_zero else _spec_of(y)
+
+
+def refuse_a_constant_output(problem, broken):
+    """Raise ``broken(None)`` at preparation when f's output, learned at x, cannot be traced back to x.
+
+    For the first derivatives SecondOrder's outer differentiates again (``torch.func``'s
+    transforms, which give zeros there): ``AutoTorch()`` raises on such an f when called.
+    """
+    spec = problem.spec
+    if broken is not None and not getattr(spec, "records", True) and spec.size:
+        raise broken(None)
 
 
 def _evaluate(adapter, problem, leaves, arguments):

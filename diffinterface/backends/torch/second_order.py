@@ -8,6 +8,7 @@ from torch.autograd import forward_ad as fwAD
 from ...core import Impl, require_scalar_output
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
 from .boundary import _basis, _Boundary, _contexts, _materialized
+from .graph_watch import refuse_a_constant_output
 
 
 class TorchSecondOrder:
@@ -111,6 +112,7 @@ class TorchSecondOrder:
 
     def differentiable_value_and_gradient(self, problem):
         b = _Boundary(problem)
+        refuse_a_constant_output(problem, b.broken)
         fn = b.fn
         if b.writes:
             return _recorded_value_and_gradient(fn)
@@ -130,6 +132,7 @@ class TorchSecondOrder:
 
     def differentiable_value_and_derivative(self, problem):
         b = _Boundary(problem)
+        refuse_a_constant_output(problem, b.broken)
         fn = b.fn
         if b.writes:
             return _recorded_value_and_derivative(fn, problem.spec.shape)

@@ -1,7 +1,7 @@
 """Regression probes: see :mod:`diffinterface.testing.regressions`.
 
 A graph broken inside f, wholly or partly, is an error naming the fix, never a
-wrong number: ``x[0].item() * sum(x)`` (a value of x converted to a Python
+wrong number (a constant f may differentiate to zeros, or be refused): ``x[0].item() * sum(x)`` (a value of x converted to a Python
 number: its derivative through that factor is lost) and ``sum(x.detach() * x)``
 (a value of x detached) must differentiate right (where the array is an
 ordinary number, finite differences) or raise a ``DifferentiationError``, and
@@ -61,6 +61,11 @@ def _detach_squared(x):
     return xp.sum((x if detached is None else detached) ** 2)
 
 
+def _constant(x):
+    xp = array_namespace(x)
+    return xp.asarray(3.0, dtype=x.dtype)  # zeros where the framework says so, else an error: never wrong
+
+
 def _partial_detach(backend, problems, zero):
     problems.expect_right_or_explained("gradient of sum(x.detach() * x)", lambda: gradient(_detach_times_x, backend, X),
                                        2 * X, zero)
@@ -88,7 +93,8 @@ def _second_order_breaks(backend, problems, zero):
     for pair in _mode_pairs(backend):
         for name, f, h in (("sum(x.detach() ** 2)", _detach_squared, 2 * np.eye(X.size)),
                            ("sum(x.detach() * x)", _detach_times_x, 2 * np.eye(X.size)),
-                           ("x[0].item() * sum(x)", _item_times_sum, _item_times_sum_hessian())):
+                           ("x[0].item() * sum(x)", _item_times_sum, _item_times_sum_hessian()),
+                           ("a constant", _constant, np.zeros((X.size, X.size)))):
             problems.expect_right_or_explained(f"hessian of {name} by {pair!r}", lambda: hessian(f, pair, X), h, zero)
             problems.expect_right_or_explained(f"hvp of {name} by {pair!r}", lambda: hvp(f, pair, X, (t,))[0], h @ t,
                                                zero)
