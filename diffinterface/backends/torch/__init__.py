@@ -87,7 +87,9 @@ recording gradients, under the watch of :mod:`.graph_watch`; prepared calls
 never evaluate it for the shape.
 
 Graph breaks: an output torch cannot trace back to x raises
-:class:`~diffinterface.GraphBreakError` when a derivative is computed. A
+:class:`~diffinterface.GraphBreakError` when a derivative is computed (and at
+preparation under a ``SecondOrder`` pair of torch modes, whose ``torch.func``
+transforms would give zeros there). A
 partial break, where the output still depends on x through another path
 (``x[0].item() * x.sum()``, ``(x.detach() * x).sum()``), is found at preparation
 (and in unprepared calls, which prepare afresh): ``.item()``, ``.tolist()``,
