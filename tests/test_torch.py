@@ -463,8 +463,9 @@ def test_an_active_torch_function_mode_sees_the_backward_pass(backend):
     lambda x: (x.detach() * x).sum(),
     lambda x: float(x[1]) * x.sum(),
     lambda x: x.sum() * x.data[0],
-    lambda x: torch.tensor(x.tolist()).dot(x),
-], ids=["item", "detach", "float", "data", "tolist"])
+    lambda x: torch.tensor(x.tolist(), dtype=x.dtype).dot(x),
+    lambda x: (x.new_tensor(x) * x).sum(),
+], ids=["item", "detach", "float", "data", "tolist", "new_tensor"])
 def test_a_partial_graph_break_is_found_at_preparation(backend, f):
     x = np.array([1.0, 2.0, 3.0])
     with pytest.raises(di.GraphBreakError, match=r"f called \S+ on a tensor computed from x"):
@@ -483,7 +484,7 @@ def test_what_the_graph_watch_lets_through(backend):
     printed = []
 
     def f(x):
-        printed.append(f"{x[0]:.2f} {x!r}")
+        printed.append(f"{x[0]:.2f} {x!r} {x.new_tensor([1.0])}")
         scale = w.detach().sum().item()  # a parameter that is not x
         with torch.no_grad():
             shift = x.detach().mean()

@@ -127,7 +127,9 @@ class _GraphBreakWatch(TorchFunctionMode):
                 what = _BREAKS.get(func)
             except TypeError:  # an unhashable callable: none of the above
                 what = None
-            if (what is not None and args and any(_reaches(t, self.leaves) for t in _graph_tensors(args[0]))
+            # the tensor taken out: the data of new_tensor(self, data), the first argument of the others
+            taken = args[1:2] if func is _Tensor.new_tensor else args[:1]
+            if (what is not None and taken and any(_reaches(t, self.leaves) for t in _graph_tensors(taken[0]))
                     and not _inside_own_derivative()):
                 self.found = what
         return func(*args, **(kwargs or {}))
