@@ -453,3 +453,161 @@ def test_an_active_torch_function_mode_sees_the_backward_pass(backend):
         g = di.gradient(f, backend, x, prep=prep)
     torch.testing.assert_close(g, 2 * x)
     assert torch.autograd.grad in seen or backend.mode == "forward"
+
+
+# -- issue 36: partial graph breaks, unusual arrays, ordinary results ---------------------------------
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x[0].item() * x.sum(),
+    lambda x: (x.detach() * x).sum(),
+    lambda x: float(x[1]) * x.sum(),
+    lambda x: x.sum() * x.data[0],
+    lambda x: torch.tensor(x.tolist(), dtype=x.dtype).dot(x),
+    lambda x: (x.new_tensor(x) * x).sum(),
+], ids=["item", "detach", "float", "data", "tolist", "new_tensor"])
+def test_a_partial_graph_break_is_found_at_preparation(backend, f):
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(di.GraphBreakError, match=r"f called \S+ on a tensor computed from x"):
+        di.prepare_gradient(f, backend, x)
+    with pytest.raises(di.GraphBreakError):
+        di.gradient(f, backend, x)
+
+
+@pytest.mark.parametrize("backend", [di.AutoTorch(), di.AutoTorch(mode="reverse")], ids=["torch", "torch-reverse"])
+def test_what_the_graph_watch_lets_through(backend):
+    """Printing, values of other tensors, no_grad blocks and branches on x's values are no breaks.
+
+    (Reverse mode: forward mode's vmap itself refuses to print or branch on a batched x.)
+    """
+    w = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0], dtype=F64))
+    printed = []
+
+    def f(x):
+        printed.append(f"{x[0]:.2f} {x!r} {x.new_tensor([1.0])}")
+        scale = w.detach().sum().item()  # a parameter that is not x
+        with torch.no_grad():
+            shift = x.detach().mean()
+        branch = 2.0 if bool(x[0] > 0) else 1.0
+        return scale * branch * (x**2).sum() + 0 * shift
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(di.gradient(f, backend, x), 6.0 * 2.0 * 2 * x)
+    assert printed and w.grad is None
+
+
+def test_the_graph_watch_costs_prepared_calls_nothing(backend):
+    """f's breaks are looked for once, at preparation: a prepared call runs f without the watch."""
+    from torch.overrides import _get_current_function_mode_stack
+
+    modes = []
+
+    def f(x):
+        modes.append(len(_get_current_function_mode_stack()))
+        return (x**2).sum()
+
+    x = np.array([1.0, 2.0])
+    prep = di.prepare_gradient(f, backend, x)
+    assert modes == [1]
+    di.gradient(f, backend, x, prep=prep)
+    assert modes[1:] and set(modes[1:]) == {0}
+
+
+@pytest.mark.parametrize("outer, inner", [("forward", "reverse"), ("reverse", "forward")])
+def test_mixed_mode_second_order_pairs_refuse_a_detach(outer, inner):
+    pair = di.SecondOrder(di.AutoTorch(mode=outer), di.AutoTorch(mode=inner))
+    f = lambda x: (x.detach() ** 2).sum()
+    with pytest.raises(di.GraphBreakError):
+        di.hessian(f, pair, np.ones(3))
+    with pytest.raises(di.GraphBreakError):
+        di.hvp(f, pair, np.ones(3), (np.ones(3),))
+
+
+def test_a_structurally_zero_second_derivative_is_an_ordinary_array(backend):
+    f = lambda x: abs(x - 1).sum()
+    x = torch.tensor([0.5, 2.0], dtype=F64)
+    h = di.hessian(f, backend, x)
+    assert not h._is_zerotensor()
+    h[0, 0] = 1.0  # writable
+    assert di.hessian(f, backend, x.numpy()).flags.writeable
+    (v,) = di.hvp(f, backend, x, (torch.ones(2, dtype=F64),))
+    assert not v._is_zerotensor()
+    for pair in (di.SecondOrder(di.AutoTorch(mode="reverse"), backend), di.SecondOrder(backend, di.AutoTorch())):
+        np.testing.assert_array_equal(di.hessian(f, pair, x.numpy()), np.zeros((2, 2)))
+
+
+def test_numpy_arrays_with_negative_strides_are_copied_only_then():
+    a = np.arange(4.0)
+    assert np.shares_memory(_numpy_to_torch(a).numpy(), a)
+    reversed_view = a[::-1]
+    converted = _numpy_to_torch(reversed_view)
+    np.testing.assert_array_equal(converted.numpy(), reversed_view)
+    np.testing.assert_array_equal(a, np.arange(4.0))
+
+
+def test_inference_mode_and_expanded_tensors_as_x(backend):
+    with torch.inference_mode():
+        x = torch.tensor([1.0, 2.0], dtype=F64)
+    g = di.gradient(lambda x: (x**2).sum(), backend, x)
+    torch.testing.assert_close(g, 2 * x.clone())
+    assert x.is_inference() and not g.is_inference()
+    expanded = torch.tensor([1.0, 2.0], dtype=F64).expand(3, 2)
+    jac = di.jacobian(lambda x: x**2, backend, expanded)
+    torch.testing.assert_close(jac.reshape(6, 6), torch.diag(2 * expanded.reshape(-1)))
+
+
+def test_forward_jacobian_of_a_matrix_chain_at_a_vector():
+    a, b = torch.randn(3, 4, dtype=F64), torch.randn(4, 2, dtype=F64)
+    x = torch.randn(3, dtype=F64)
+    jac = di.jacobian(lambda x, a, b: (x @ a) @ b, di.AutoTorch(mode="forward"), x, di.Constant(a), di.Constant(b))
+    torch.testing.assert_close(jac, (a @ b).T)
+
+
+def test_a_tree_constant_of_numpy_arrays_becomes_tensors(backend):
+    c = {"w": np.array([1.0, 2.0]), "pair": (np.ones(2), np.array([3.0, 4.0]))}
+    f = lambda x, c: (c["w"] * x).sum() + (c["pair"][0] * c["pair"][1] * x).sum()
+    np.testing.assert_allclose(di.gradient(f, backend, np.ones(2), di.Constant(c)), [4.0, 6.0])
+
+
+def test_module_function_takes_a_criterion_and_refuses_a_module_without_parameters():
+    model = torch.nn.Linear(2, 1, dtype=F64)
+    inputs, targets = torch.ones(3, 2, dtype=F64), torch.zeros(3, 1, dtype=F64)
+    f, params = di.module_function(model, torch.nn.MSELoss())
+    g = di.gradient(f, di.AutoTorch(), params, di.Constant(inputs), di.Constant(targets))
+    expected = torch.autograd.grad(torch.nn.functional.mse_loss(model(inputs), targets), model.bias)[0]
+    torch.testing.assert_close(g["bias"], expected)
+    f, params = di.module_function(model, torch.nn.functional.mse_loss)
+    with pytest.raises(TypeError, match=r"loss: the criterion mse_loss takes \(input, target\)"):
+        di.gradient(f, di.AutoTorch(), params, di.Constant(inputs))
+    with pytest.raises(ValueError, match=r"module: .*MSELoss has none.*di.module_function\(model, torch.nn.MSELoss\(\)\)"):
+        di.module_function(torch.nn.MSELoss(), lambda m, a, b: m(a, b))
+
+
+def test_a_negative_step_is_explained_through_second_order():
+    f = lambda x: (x[::-1] * x).sum()
+    with pytest.raises(ValueError, match="negative step"):
+        di.hessian(f, di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()), np.ones(3))
+
+
+def test_an_inference_mode_tensor_at_a_preparation_made_at_an_ordinary_one(backend):
+    f = lambda x: (x**2).sum()
+    with torch.inference_mode():
+        x = torch.tensor([1.0, 2.0], dtype=F64)
+    prep = di.prepare_gradient(f, backend, torch.ones(2, dtype=F64))
+    if backend.mode == "forward":  # no tangent can ride on it: refused by name
+        with pytest.raises(ValueError, match=r"x: .*inference-mode tensor.*x.clone\(\)"):
+            di.gradient(f, backend, x, prep=prep)
+    else:  # reverse mode copies it, on the error path only
+        torch.testing.assert_close(di.gradient(f, backend, x, prep=prep), 2 * x.clone())
+
+
+@pytest.mark.parametrize("outer, inner", [("forward", "reverse"), ("reverse", "forward"), ("forward", None)])
+def test_mixed_mode_second_order_pairs_refuse_a_constant_output_as_autotorch_does(outer, inner):
+    pair = di.SecondOrder(di.AutoTorch(mode=outer), di.AutoTorch(mode=inner))
+    constant = lambda x: torch.tensor(3.0, dtype=F64)
+    with pytest.raises(di.GraphBreakError, match="does not depend on x through torch's graph"):
+        di.hessian(constant, pair, torch.ones(2, dtype=F64))
+    with pytest.raises(di.GraphBreakError):
+        di.hessian(constant, di.AutoTorch(), torch.ones(2, dtype=F64))
+    torch.testing.assert_close(di.hessian(lambda x: (x**3).sum(), pair, torch.ones(2, dtype=F64)),
+                               6 * torch.eye(2, dtype=F64))

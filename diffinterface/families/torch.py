@@ -20,6 +20,16 @@ from .numpy import row_pointers
 from .registry import as_numpy
 
 
+def _shared_tensor(a):
+    """``a`` as a tensor sharing its memory, or a copy where torch cannot (negative strides, ``a[::-1]``)."""
+    import torch
+
+    try:
+        return torch.from_numpy(a)
+    except ValueError:
+        return torch.from_numpy(a.copy())
+
+
 class TorchFamily(Family):
     """torch tensors; their namespace is array-api-compat's torch; sparse matrices: sparse CSR tensors."""
 
@@ -31,9 +41,7 @@ class TorchFamily(Family):
     sparse_type = "torch sparse CSR tensors"
 
     def from_numpy(self, a, like):
-        import torch
-
-        return torch.from_numpy(a).to(like.device)
+        return _shared_tensor(a).to(like.device)
 
     def to_numpy(self, a):
         return a.detach().cpu().numpy()
@@ -47,7 +55,7 @@ class TorchFamily(Family):
             return torch.from_dlpack(a)  # a JAX array: shared, on its device
         a = as_numpy(a)
         # torch cannot mark a tensor read-only: a read-only buffer (a JAX value's) is copied first
-        return torch.from_numpy(a if a.flags.writeable else a.copy())
+        return _shared_tensor(a if a.flags.writeable else a.copy())
 
     def cast(self, a, dtype):
         import torch

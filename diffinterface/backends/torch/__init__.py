@@ -63,17 +63,46 @@ compiled gradient of the vectorized chain energy at n=1e4 ran 5.8x faster than e
 ``autograd.grad``, and ``sum(x**2)`` at n=10 1.5x faster.
 
 Arrays: numpy in, numpy out (``torch.from_numpy``, no copy; a read-only
-array is copied once per call); tensors in, tensors out on the same device and
+array, and one with negative strides such as ``a[::-1]``, which torch cannot
+represent, is copied once per call: x, tangents, contexts and pytree leaves);
+tensors in, tensors out on the same device and
 dtype (float32 stays float32, float64 float64). The user's tensors are never
 modified: reverse mode differentiates a detached alias of ``x``, forward mode
 and seeds use tensors outside any graph, so ``x.grad`` stays ``None``,
 ``requires_grad`` flags are unchanged and results carry no graph. numpy arrays
-among the contexts become tensors sharing memory; tensor contexts that
+among the contexts become tensors sharing memory, the leaves of a dict, list or
+tuple context too; tensor contexts that
 require grad are passed detached. Parameters that ``f`` closes over
 accumulate no ``.grad`` either (``autograd.grad`` never accumulates).
+An x made under ``torch.inference_mode()`` (which can neither record nor carry a
+tangent) or expanded (stride 0, which forward mode cannot make dual) is
+differentiated at a plain copy, decided at preparation from the x prepared with;
+a preparation made at an ordinary tensor copies an inference-mode x in reverse
+mode and refuses it by name in forward mode. Results are ordinary tensors: a
+structurally zero second derivative (``abs(x - 1)``), which torch gives as an
+immutable ZeroTensor, is copied into an ordinary one.
 
-Output shape: learned at preparation by evaluating ``f`` once (under
-``no_grad``); prepared calls never evaluate it for the shape. Meta-device
+Output shape: learned at preparation by evaluating ``f`` once, with x
+recording gradients, under the watch of :mod:`.graph_watch`; prepared calls
+never evaluate it for the shape.
+
+Graph breaks: an output torch cannot trace back to x raises
+:class:`~diffinterface.GraphBreakError` when a derivative is computed (and at
+preparation under a ``SecondOrder`` pair of torch modes, whose ``torch.func``
+transforms would give zeros there). A
+partial break, where the output still depends on x through another path
+(``x[0].item() * x.sum()``, ``(x.detach() * x).sum()``), is found at preparation
+(and in unprepared calls, which prepare afresh): ``.item()``, ``.tolist()``,
+``float()``, ``int()``, ``complex()``, ``.detach()``, ``.data`` or ``torch.tensor()`` of a
+tensor computed from x, while recording, raise a GraphBreakError naming the
+call. Not seen: a break on a path f takes only at other points than the one it
+was prepared at; ``bool()`` and branches on x's values (the derivative of the
+branch taken is right); breaks under ``torch.no_grad()`` or inside a
+``torch.autograd.Function``, a C++ extension or a ``__torch_function__``
+override's own calls; two-argument functions ``f(y, x)``, which are not evaluated
+at preparation. ``.numpy()`` and numpy functions on x are refused by torch
+itself (a :class:`~diffinterface.TracedArrayError`). A deliberate stop-gradient
+by ``.detach()`` is refused too: pass that value as ``di.Constant(value)``. Meta-device
 tensors would skip that evaluation, but torch's meta kernels import
 ``torch._dynamo`` on first use (2-3 s in a fresh process, twice the cost of
 ``import torch``), so only ``compile=True`` loads it. Two-argument functions ``f(y, x)`` take the shape from

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...core import Adapter, Impl, require_scalar_output
+from ...errors import DifferentiationError
 from .autodiff import (
     _FUNCTIONAL_FORWARD_MAX_INPUT,
     _REVERSE_DERIVATIVE_MAX_OUTPUT,
@@ -18,6 +19,7 @@ from .autodiff import (
     _vmapped_jvp,
 )
 from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .graph_watch import learned_output_spec
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
@@ -30,17 +32,17 @@ _TRACED_ARRAY_MESSAGES = (
 )
 
 
-def _differentiable_leaves(leaves):
+def _differentiable_leaves(leaves, recording):
     """Tensors to differentiate at: each leaf tensor that already requires grad (a model's parameters)
     as it is, as ``torch.autograd.grad(loss, model.parameters())`` does (its ``.grad`` stays
-    untouched), any other as a fresh alias marked ``requires_grad``.
+    untouched), any other as a fresh alias marked ``requires_grad`` (``recording``).
 
     A tensor found at two places of the tree gets one alias per place: its partial derivatives,
     not their sum.
     """
-    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else leaf.detach().requires_grad_() for leaf in leaves]
+    tensors = [leaf if leaf.requires_grad and leaf.is_leaf else recording(leaf) for leaf in leaves]
     if len(set(map(id, tensors))) != len(tensors):
-        return [leaf.detach().requires_grad_() for leaf in leaves]
+        return [recording(leaf) for leaf in leaves]
     return tensors
 
 
@@ -69,38 +71,18 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     # -- output shape ------------------------------------------------------------------------------
 
     def output_spec(self, problem):
-        if problem.y is not None:
-            return Spec.of(problem.y)
-        ctx = _contexts(problem.ctx)
-        if problem.tree is not None:
-            return self._tree_output_spec(problem, ctx)
-        x = _Boundary(problem).to_torch(problem.x)
-        # One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
-        # that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
-        with torch.no_grad():
-            y = problem.f(x, *ctx)
-        if isinstance(y, _Tensor):
-            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        return Spec.of(y)
-
-    def _tree_output_spec(self, problem, ctx):
-        tree, to_torch = problem.tree, _Boundary(problem).to_torch
-        leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
-        with torch.no_grad():
-            y = problem.f(tree.unflatten(leaves), *ctx)
-        if isinstance(y, _Tensor):
-            return Spec(tuple(y.shape), str(y.dtype).replace("torch.", ""))
-        return Spec.of(y)
+        return learned_output_spec(self, problem)
 
     def _tree_gradient(self, problem, b):
         """The gradient at a pytree x: one backward pass over all its leaves (``autograd.grad``)."""
-        tree, to_torch, back, back_value, f = problem.tree, b.to_torch, b.back, b.back_value, b.fn
+        tree, recording, back, back_value, f = problem.tree, b.recording, b.back, b.back_value, b.fn
         leaves_of, unflatten = tree.array_leaves, tree.unflatten
         if problem.family == "torch":
-            differentiable = _differentiable_leaves
+            def differentiable(leaves):
+                return _differentiable_leaves(leaves, recording)
         else:
             def differentiable(leaves):
-                return [to_torch(leaf).requires_grad_() for leaf in leaves]
+                return [recording(leaf) for leaf in leaves]
 
         def value_and_gradient(x, *ctx):
             if ctx:
@@ -123,7 +105,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         b = _Boundary(problem)
         if self.forward_only:
             return self._contracted_jacobian(problem, b, "pullback")
-        to_torch, as_tensor, back, back_value, fn = b.to_torch, b.as_tensor, b.back, b.back_value, b.fn
+        recording, as_tensor, back, back_value, fn = b.recording, b.as_tensor, b.back, b.back_value, b.fn
         broken = b.broken
 
         if len(problem.tangents) == 1:
@@ -131,14 +113,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             def value_and_pullback(x, cotangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                xr = to_torch(x).requires_grad_()
+                xr = recording(x)
                 y = _traced(fn, xr, ctx)
                 return back_value(y), (back(_vjp(y, xr, as_tensor(cotangents[0]), broken)),)
 
             def pullback(x, cotangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                xr = to_torch(x).requires_grad_()
+                xr = recording(x)
                 return (back(_vjp(_traced(fn, xr, ctx), xr, as_tensor(cotangents[0]), broken)),)
 
             return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
@@ -146,7 +128,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def value_and_pullback(x, cotangents, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             seeds = torch.stack([as_tensor(c) for c in cotangents])
             return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken))
@@ -232,7 +214,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
         b = _Boundary(problem)
-        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        recording, back, back_value, fn = b.recording, b.back, b.back_value, b.fn
         broken = b.broken
         if self.forward_only:
             return self._forward_jacobian_impl(problem, b, "gradient")
@@ -244,13 +226,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             return back(_vjp(_traced(fn, xr, ctx), xr, None, broken))
 
         def value_and_gradient(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             return back_value(y), back(_vjp(y, xr, None, broken))
 
@@ -314,11 +296,24 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 return back_value(run(x, ctx)[1])
 
         else:
+            functional = True
 
             def derivative(x, *ctx):
+                nonlocal functional
                 if ctx:
                     ctx = _contexts(ctx)
-                return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+                if functional:
+                    try:
+                        return back_value(_forward_jacobian(fn, as_tensor(x), ctx, broken))
+                    except DifferentiationError:
+                        raise
+                    except RuntimeError:
+                        if b.writes:  # run's dual numbers would fail alike
+                            raise
+                        # torch's batched dual numbers fail where vmap(jvp) works ((x @ A) @ B at a
+                        # vector x): this preparation uses vmap(jvp) from now on
+                        functional = False
+                return back_value(run(x, ctx)[1])
 
         def value_and_derivative(x, *ctx):
             value, jac = run(x, ctx)
@@ -336,7 +331,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
 
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
-        to_torch, back, back_value, fn = b.to_torch, b.back, b.back_value, b.fn
+        to_torch, recording, back, back_value, fn = b.to_torch, b.recording, b.back, b.back_value, b.fn
         broken = b.broken
         spec = problem.spec
         if spec.shape == ():
@@ -350,7 +345,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         def rows(x, ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             y = _traced(fn, xr, ctx)
             jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken)
             return y, (jac.reshape(jac_shape) if reshape else jac)

@@ -35,8 +35,9 @@ def _traced(fn, xr, ctx):
 
 
 # ``broken``: None where an output torch cannot trace back to x is a true zero (the derivative
-# of a linear function, differentiated again); otherwise a function returning the GraphBreakError
-# to raise (the boundary's ``broken``). Either way it is only looked at once torch found no path.
+# of a linear function, differentiated again); otherwise a function of the tensor f was called
+# with, returning the error to raise (the boundary's ``broken``). Either way it is only looked
+# at once torch found no path, and never for an empty output, whose derivative is empty.
 
 
 def _vjp(y, xr, seed, broken, create_graph=False):
@@ -58,8 +59,8 @@ def _vjp(y, xr, seed, broken, create_graph=False):
             g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
         if g is not None:
             return g
-    if broken is not None:
-        raise broken()
+    if broken is not None and y.numel():
+        raise broken(xr)
     return torch.zeros_like(xr)
 
 
@@ -69,8 +70,8 @@ def _vjps(y, xr, seeds, broken, create_graph=False):
         g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
         if g is not None:
             return g
-    if broken is not None and seeds.shape[0]:
-        raise broken()
+    if broken is not None and seeds.shape[0] and y.numel():
+        raise broken(xr)
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
 
@@ -82,8 +83,8 @@ def _dual_jvp(fn, x, t, ctx, broken):
             y = _as_output(y, x)
         primal, tangent = fwAD.unpack_dual(y)
     if tangent is None:
-        if broken is not None:
-            raise broken()
+        if broken is not None and primal.numel():  # an empty output has an empty derivative, graph or not
+            raise broken(x)
         tangent = torch.zeros_like(primal)
     return primal, tangent
 
@@ -112,8 +113,8 @@ def _dual_output(fn, ctx, broken):
         y = fn(z, *ctx)
         if not isinstance(y, _Tensor):
             y = _as_output(y, z)
-        if fwAD.unpack_dual(y).tangent is None:
-            raise broken()
+        if fwAD.unpack_dual(y).tangent is None and y.numel():
+            raise broken(z)
         return y
 
     return bound

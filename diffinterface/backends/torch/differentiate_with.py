@@ -38,6 +38,7 @@ import torch
 from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
 from ...errors import UnsupportedError
 from ...families import dtype_name, shape_of
+from .graph_watch import defines_its_derivative
 
 
 class _Call:
@@ -309,6 +310,7 @@ class _Hvp(_Bridged):
         return _Hvp.per_element(info, in_dims, x, c, v, call)
 
 
+@defines_its_derivative
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a torch tensor ``x`` (of another framework than the inner's)."""
     rules = bridge.rules(x, contexts)

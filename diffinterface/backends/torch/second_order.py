@@ -7,7 +7,8 @@ from torch.autograd import forward_ad as fwAD
 
 from ...core import Impl, require_scalar_output
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
-from .boundary import _basis, _Boundary, _contexts
+from .boundary import _basis, _Boundary, _contexts, _materialized
+from .graph_watch import refuse_a_constant_output
 
 
 class TorchSecondOrder:
@@ -19,12 +20,12 @@ class TorchSecondOrder:
     def _gradient_graph(self, problem):
         """``run(x, ctx) -> (xr, value, gradient with its graph)`` for a scalar ``f``."""
         b = _Boundary(problem)
-        to_torch, fn, broken = b.to_torch, b.fn, b.broken
+        recording, fn, broken = b.recording, b.fn, b.broken
 
         def run(x, ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             if _grad_enabled():
                 y = _traced(fn, xr, ctx)
                 return xr, y, _vjp(y, xr, None, broken, create_graph=True)
@@ -43,7 +44,7 @@ class TorchSecondOrder:
 
         def value_gradient_and_hessian(x, *ctx):
             xr, y, g = run(x, ctx)
-            h = _vjps(g, xr, basis, None).reshape(hess_shape)
+            h = _materialized(_vjps(g, xr, basis, None)).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
         return Impl(
@@ -60,10 +61,10 @@ class TorchSecondOrder:
         def gradient_and_hvp(x, tangents, *ctx):
             xr, y, g = run(x, ctx)
             if n_seeds == 1:
-                results = (back(_vjp(g, xr, as_tensor(tangents[0]), None)),)
+                results = (back(_materialized(_vjp(g, xr, as_tensor(tangents[0]), None))),)
             else:
                 seeds = torch.stack([as_tensor(t) for t in tangents])
-                results = tuple(back(r) for r in _vjps(g, xr, seeds, None))
+                results = tuple(back(r) for r in _materialized(_vjps(g, xr, seeds, None)))
             return back(g.detach()), results
 
         return Impl(
@@ -73,7 +74,7 @@ class TorchSecondOrder:
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)
-        to_torch, back, fn, broken = b.to_torch, b.back, b.fn, b.broken
+        to_torch, recording, back, fn, broken = b.to_torch, b.recording, b.back, b.fn, b.broken
         spec = problem.spec
         scalar_out = spec.shape == ()
         basis = _basis(spec.shape, spec.dtype, to_torch(problem.x).device)
@@ -82,15 +83,15 @@ class TorchSecondOrder:
             y = _traced(fn, xr, ctx)
             if scalar_out:
                 d = _vjp(y, xr, None, broken, create_graph=True)
-                return y, d, _vjp(d, xr, None, None)
+                return y, d, _materialized(_vjp(d, xr, None, None))
             # x is a scalar: row i of a batched backward pass over the output basis is dy_i/dx.
             d = _vjps(y, xr, basis, broken, create_graph=True).reshape(spec.shape)
-            return y, d, _vjps(d, xr, basis, None).reshape(spec.shape)
+            return y, d, _materialized(_vjps(d, xr, basis, None)).reshape(spec.shape)
 
         def value_derivative_and_second_derivative(x, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
-            xr = to_torch(x).requires_grad_()
+            xr = recording(x)
             if _grad_enabled():
                 y, d, d2 = derivatives(xr, ctx)
             else:
@@ -111,6 +112,7 @@ class TorchSecondOrder:
 
     def differentiable_value_and_gradient(self, problem):
         b = _Boundary(problem)
+        refuse_a_constant_output(problem, b.broken)
         fn = b.fn
         if b.writes:
             return _recorded_value_and_gradient(fn)
@@ -130,6 +132,7 @@ class TorchSecondOrder:
 
     def differentiable_value_and_derivative(self, problem):
         b = _Boundary(problem)
+        refuse_a_constant_output(problem, b.broken)
         fn = b.fn
         if b.writes:
             return _recorded_value_and_derivative(fn, problem.spec.shape)
