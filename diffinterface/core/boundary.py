@@ -111,8 +111,6 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
     ``trees``: the operator takes pytree outputs (jacobian, pushforward,
     pullback), so a tree of arrays returned by ``f`` is not the cause.
     """
-    while adapter.framework is None and getattr(adapter, "delegate", None) is not None:
-        adapter = adapter.delegate  # a wrapper (SecondOrder, AutoSparse) explains as the backend running f
     if isinstance(error, _OWN) or not isinstance(error, (TypeError, ValueError, RuntimeError, AttributeError)):
         return None
     if y is None:
