@@ -307,7 +307,9 @@ def test_non_array_constant_is_static():
 
 
 @pytest.mark.parametrize("operator", ["gradient", "jacobian", "derivative", "pushforward", "pullback", "hessian"])
-def test_unprepared_calls_compile_once(compiles, operator):
+def test_unprepared_calls_compile_nothing_and_run_f_afresh(compiles, operator):
+    # an unprepared call is eager, as jax.grad is: it compiles nothing, and runs f as it is now
+    # (issue #36: reusing a trace keyed by the function object returned a stale derivative)
     f = Counter(sumsq if operator in ("gradient", "hessian") else square)
     x = np.float32(0.5) if operator == "derivative" else np.ones(3, dtype=np.float32)
     extra = ((x,),) if operator in ("pushforward", "pullback") else ()
@@ -317,7 +319,25 @@ def test_unprepared_calls_compile_once(compiles, operator):
     for _ in range(3):
         call(f, di.AutoJAX(), x, *extra)
     assert len(compiles) == compiled
-    assert f.count == traced
+    assert f.count > traced
+
+
+def test_unprepared_calls_and_new_preparations_see_a_changed_global():
+    state = {"scale": 1.0}
+
+    def loss(x):
+        return state["scale"] * jnp.sum(x ** 2)
+
+    x = np.array([1.0, 2.0])
+    for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
+        state["scale"] = 1.0
+        np.testing.assert_allclose(di.gradient(loss, backend, x), 2 * x)
+        first = di.prepare_gradient(loss, backend, x)
+        state["scale"] = 3.0
+        np.testing.assert_allclose(di.gradient(loss, backend, x), 6 * x)
+        np.testing.assert_allclose(di.gradient(loss, backend, x, prep=di.prepare_gradient(loss, backend, x)), 6 * x)
+        if backend.jit:  # a compiled preparation keeps the trace it made: JAX's own jit does the same
+            np.testing.assert_allclose(di.gradient(loss, backend, x, prep=first), 2 * x)
 
 
 def test_batched_tangents_are_one_compiled_call():

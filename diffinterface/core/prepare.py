@@ -88,11 +88,12 @@ def _check_y(call, adapter):
         raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
 
 
-def prepare(call, strict, learn_output=False):
+def prepare(call, strict, learn_output=False, one_off=False):
     """Validate the :class:`~diffinterface.core.preparation.Call` and build its :class:`Preparation`.
 
     ``learn_output`` learns f's output at preparation even where the adapter
     would not (``output_from_each_call``): see ``core/call.py``'s ``_learned_tree_output``.
+    ``one_off`` marks the preparation of an unprepared call (:attr:`Problem.one_off`).
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
@@ -107,8 +108,8 @@ def prepare(call, strict, learn_output=False):
     if call.y is not None:
         _check_y(call, adapter)
     if tree is not None:
-        return _prepare_tree(call, adapter, tree, strict, learn_output)
-    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict)
+        return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
+    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
     ytree = None
     try:
         if op.tree_output and call.y is None:
@@ -255,18 +256,19 @@ def _check_tree_seeds(seeds, plan, name, like):
         plan.check(seed, f"{name}[{i}]")
 
 
-def _prepare_tree(call, adapter, tree, strict, learn_output=False):
+def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False):
     """The preparation of ``call.op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
     op, f, x, seeds, y = call.op, call.f, call.x, call.seeds, call.y
     if op.seeds == "tangents":
         _check_tree_seeds(seeds, tree, "tangents", "x")
     native = adapter.takes_tree(op.name, tree)
     if native:
-        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict)
+        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict, one_off=one_off)
     else:
         flat_seeds = tuple(tree.ravel(t) for t in seeds) if op.seeds == "tangents" else seeds
         flat_f = tree.flat_function(f, two_argument=y is not None)
-        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict)
+        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict,
+                          one_off=one_off)
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now
