@@ -34,7 +34,9 @@ class Constant(Context):
 
 
 class Cache(Context):
-    """Scratch space ``f`` may write into; its content does not matter."""
+    """Scratch space ``f`` may write into; its content does not matter.
+
+    AutoJAX cannot write into a buffer (``check_inplace(backend)`` is False): there, f returns such values instead."""
 
     __slots__ = ()
     kind = "Cache"

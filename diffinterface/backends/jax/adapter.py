@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...errors import TracedArrayError, traced_array
+from ...contexts import Cache
+from ...errors import TracedArrayError, UnsupportedError, traced_array
 from ...families import dtype_name, is_array, shape_of
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from .calls import (
@@ -57,19 +58,54 @@ def _not_an_array(out):
     raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
 
 
-@contextlib.contextmanager
-def _traced_without_values(problem, backend):
-    """Compiling ``problem.f``: a branch on x's values (``if x[0] > 0``), which jit cannot trace, is
-    refused naming both ways around (eager differentiation, or a branch JAX can trace)."""
-    try:
-        yield
-    except jax.errors.TracerBoolConversionError as error:
+def _refusal(problem, backend, error, compiling):
+    """The clearer error for ``error``, raised by f while JAX traced it, or None.
+
+    A Cache that f writes x's values into: JAX cannot (its arrays are
+    immutable, and what f computes from x is a tracer, not numbers). A branch
+    on x's values (``if x[0] > 0``) while ``compiling``: jit traces without values.
+    """
+    caches = [i for i, c in enumerate(problem.contexts) if isinstance(c, Cache)]
+    if caches and (isinstance(error, jax.errors.TracerArrayConversionError)
+                   or isinstance(error, TypeError) and "immutable" in str(error)):
+        return UnsupportedError(
+            f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it with a "
+            f"di.Cache: JAX cannot write into a buffer (its arrays are immutable, and what f computes from x is "
+            "traced, not numbers). Return the value from f instead, pass what f only reads as di.Constant, or "
+            f"use a backend that writes into buffers (di.check_inplace(backend) is True). ({error})"
+        )
+    if compiling and isinstance(error, jax.errors.TracerBoolConversionError):
         message = str(traced_array(problem.f, backend, "JAX tracer", error))
-        raise TracedArrayError(
+        return TracedArrayError(
             f"{message} Where f branches on x's values (if x[0] > 0: ...), jax.jit cannot compile it: use "
             "AutoJAX(jit=False), which differentiates eagerly as jax.grad does, or write the branch with "
             "xp.where or jax.lax.cond"
-        ) from error
+        )
+    return None
+
+
+@contextlib.contextmanager
+def _traced(problem, backend, compiling=True):
+    """Tracing ``problem.f``: the errors :func:`_refusal` makes clearer are raised clearer."""
+    try:
+        yield
+    except Exception as error:
+        better = _refusal(problem, backend, error, compiling)
+        if better is None:
+            raise
+        raise better from error
+
+
+def _cache_checked(fn, problem, backend):
+    """The eager ``fn``, whose errors from writing into a Cache are raised clearer (only with a Cache)."""
+    if not any(isinstance(c, Cache) for c in problem.contexts):
+        return fn
+
+    def call(*args):
+        with _traced(problem, backend, compiling=False):
+            return fn(*args)
+
+    return call
 
 
 class JAXAdapter(JAXSecondOrder, Adapter):
@@ -160,10 +196,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                 built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
-                    with _traced_without_values(problem, self.backend):
+                    with _traced(problem, self.backend):
                         fn.lower(*args).compile()
                 else:
-                    fn = built
+                    fn = _cache_checked(built, problem, self.backend)
                 if flat:
                     with_first = name.startswith(("value_and_", "gradient_and_"))
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
@@ -176,13 +212,13 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def output_spec(self, problem):
         if not self._compiles(problem):
             # eager: f may branch on x's values (``if x[0] > 0``), which an abstract trace cannot
-            with _x64_scope(self._wide(problem)):
+            with _x64_scope(self._wide(problem)), _traced(problem, self.backend, compiling=False):
                 out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
             return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
         static = self._static(problem, 1)
         mixed = _mixed_positions(problem.ctx)
         ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
-        with _x64_scope(self._wide(problem)), _traced_without_values(problem, self.backend):
+        with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
             out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             _not_an_array(out)
