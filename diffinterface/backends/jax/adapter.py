@@ -33,6 +33,7 @@ from .calls import (
     _x64_scope,
     _x_guarded,
 )
+from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
 from .transforms import (
     _batched,
@@ -94,6 +95,19 @@ def _traced(problem, backend, compiling=True):
         if better is None:
             raise
         raise better from error
+
+
+def _traced_at_values(problem, trace):
+    """``trace()``; where a DifferentiateWith inside f met its input under jit first and cannot learn its
+    output without values, f is evaluated once eagerly at the prepared x (each bridge then prepares at the
+    input it really gets, never at an invented point), and traced again."""
+    try:
+        return trace()
+    except ValuesNeededError:
+        # x and the traced contexts as JAX arrays: each bridge meets the signature the trace gives it
+        ctx = (jax.tree_util.tree_map(jnp.asarray, v) if _traceable(v) else v for v in problem.ctx)
+        problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *ctx)
+        return trace()
 
 
 def _cache_checked(fn, problem, backend):
@@ -197,7 +211,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
                     with _traced(problem, self.backend):
-                        fn.lower(*args).compile()
+                        _traced_at_values(problem, lambda fn=fn: fn.lower(*args).compile())
                 else:
                     fn = _cache_checked(built, problem, self.backend)
                 if flat:
@@ -219,7 +233,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         mixed = _mixed_positions(problem.ctx)
         ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
         with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
-            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
+            out = _traced_at_values(problem, lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx))
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             _not_an_array(out)
         return Spec(out.shape, str(out.dtype))
