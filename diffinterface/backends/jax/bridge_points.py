@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from ...contexts import Cache
-from ...core.bridge import context_signature
+from ...core.bridge import context_signature, converted_contexts, framework_bridge, to_family
 from ...errors import UnsupportedError
 from ...families import dtype_name, family_of, shape_of
 
@@ -70,19 +70,40 @@ def _rules(bridge, x, contexts):
     if point is not None and all(v is not None for v in values):
         rules = bridge.rules(point, tuple(type(c)(v) for c, v in zip(contexts, values)))
     else:
-        f = getattr(bridge, "f", None)
-        try:
-            if f is None:
-                raise TypeError("the bridge has no f that JAX could trace")
-            out = jax.eval_shape(lambda x: f(x, *(c.value for c in contexts)), x)
-        except Exception as error:  # noqa: BLE001 - f is not JAX code: no shape without values
-            raise ValuesNeededError(
-                f"x: {bridge!r} was called under jax.jit at a {dtype_name(x)} {shape_of(x)} input it had not seen, "
-                "and learns its output's shape by evaluating f at a point you pass (jit traces without values, "
-                f"and JAX cannot trace f: {type(error).__name__}: {error}). Call it once outside jax.jit at an "
-                "input of this shape and dtype (or differentiate with jax.grad, without jit): later jit traces "
-                "use what it learned"
-            ) from error
-        rules = _Pending(bridge, (tuple(out.shape), str(out.dtype)), shape_of(x), dtype_name(x))
+        rules = _Pending(bridge, _spec_without_values(bridge, x, contexts), shape_of(x), dtype_name(x))
     known[key] = rules
     return rules
+
+
+def _spec_without_values(bridge, x, contexts):
+    """``(shape, dtype name)`` of f's output at the traced ``x``, learned without computing any value: by the
+    inner framework's shape-only evaluation (torch's meta device; the zeros below only carry shapes there), or
+    by ``jax.eval_shape`` where JAX can trace f; else :class:`ValuesNeededError`."""
+    f = getattr(bridge, "f", None)
+    if f is None:
+        return _values_needed(bridge, x, TypeError("the bridge has no f to evaluate without values"))
+    inner = framework_bridge(bridge.family)
+    if inner is not None:
+        def carrier(a):
+            return to_family(np.zeros(shape_of(a), dtype=dtype_name(a)), bridge.family)
+
+        shapes = tuple(type(c)(carrier(c.value)) if family_of(c.value) == "jax" else c for c in contexts)
+        spec = inner.output_spec(lambda x, cs: f(x, *(c.value for c in cs)), carrier(x),
+                                 converted_contexts(shapes, bridge.family))
+        if spec is not None:
+            return spec
+    try:
+        out = jax.eval_shape(lambda x: f(x, *(c.value for c in contexts)), x)
+    except Exception as error:  # noqa: BLE001 - f is not JAX code: no shape without values
+        return _values_needed(bridge, x, error)
+    return tuple(out.shape), str(out.dtype)
+
+
+def _values_needed(bridge, x, error):
+    raise ValuesNeededError(
+        f"x: {bridge!r} was called under jax.jit at a {dtype_name(x)} {shape_of(x)} input it had not seen, "
+        "and learns its output's shape by evaluating f at a point you pass (jit traces without values, and "
+        f"neither JAX nor the inner framework can learn it without values: {type(error).__name__}: {error}). "
+        "Call it once outside jax.jit at an input of this shape and dtype (or differentiate with jax.grad, "
+        "without jit): later jit traces use what it learned"
+    ) from error
