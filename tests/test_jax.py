@@ -307,7 +307,9 @@ def test_non_array_constant_is_static():
 
 
 @pytest.mark.parametrize("operator", ["gradient", "jacobian", "derivative", "pushforward", "pullback", "hessian"])
-def test_unprepared_calls_compile_once(compiles, operator):
+def test_unprepared_calls_compile_nothing_and_run_f_afresh(compiles, operator):
+    # an unprepared call is eager, as jax.grad is: it compiles nothing, and runs f as it is now
+    # (issue #36: reusing a trace keyed by the function object returned a stale derivative)
     f = Counter(sumsq if operator in ("gradient", "hessian") else square)
     x = np.float32(0.5) if operator == "derivative" else np.ones(3, dtype=np.float32)
     extra = ((x,),) if operator in ("pushforward", "pullback") else ()
@@ -317,7 +319,25 @@ def test_unprepared_calls_compile_once(compiles, operator):
     for _ in range(3):
         call(f, di.AutoJAX(), x, *extra)
     assert len(compiles) == compiled
-    assert f.count == traced
+    assert f.count > traced
+
+
+def test_unprepared_calls_and_new_preparations_see_a_changed_global():
+    state = {"scale": 1.0}
+
+    def loss(x):
+        return state["scale"] * jnp.sum(x ** 2)
+
+    x = np.array([1.0, 2.0])
+    for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
+        state["scale"] = 1.0
+        np.testing.assert_allclose(di.gradient(loss, backend, x), 2 * x)
+        first = di.prepare_gradient(loss, backend, x)
+        state["scale"] = 3.0
+        np.testing.assert_allclose(di.gradient(loss, backend, x), 6 * x)
+        np.testing.assert_allclose(di.gradient(loss, backend, x, prep=di.prepare_gradient(loss, backend, x)), 6 * x)
+        if backend.jit:  # a compiled preparation keeps the trace it made: JAX's own jit does the same
+            np.testing.assert_allclose(di.gradient(loss, backend, x, prep=first), 2 * x)
 
 
 def test_batched_tangents_are_one_compiled_call():
@@ -487,3 +507,121 @@ def test_without_jit():
     assert di.gradient(sumsq, backend, x).dtype == np.float64
     np.testing.assert_allclose(di.gradient(sumsq, backend, x), [2.0, 4.0])
     np.testing.assert_allclose(di.jacobian(square, backend, x), np.diag([2.0, 4.0]))
+
+
+# -- issue #36: eager where there are values, no invented points, owned results ------------------
+
+
+def branchy(x):
+    xp = di.array_namespace(x)
+    if x[0] > 0:
+        return xp.sum(x**2)
+    return xp.sum(x**3)
+
+
+def test_jit_false_never_traces_without_values():
+    seen = []
+
+    def f(x):
+        seen.append(type(x).__name__)
+        return branchy(x)
+
+    backend, x = di.AutoJAX(jit=False), np.array([1.0, 2.0])
+    prep = di.prepare_gradient(f, backend, x)
+    np.testing.assert_allclose(di.gradient(f, backend, x, prep=prep), [2.0, 4.0])
+    np.testing.assert_allclose(di.gradient(f, backend, -x, prep=prep), [3.0, 12.0])
+    np.testing.assert_allclose(di.hessian(f, backend, x), 2 * np.eye(2))
+    np.testing.assert_allclose(di.jacobian(lambda x: x * branchy(x), backend, x)[0], [7.0, 4.0])
+    assert seen and not any("Jaxpr" in name for name in seen), seen
+
+
+def test_prepared_jit_branch_on_values_names_jit_false():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(di.gradient(branchy, di.AutoJAX(), x), [2.0, 4.0])  # unprepared: eager
+    with pytest.raises(di.TracedArrayError, match=r"AutoJAX\(jit=False\)"):
+        di.prepare_gradient(branchy, di.AutoJAX(), x)
+
+
+@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoJAX(jit=False)], ids=["jit", "eager"])
+def test_numpy_results_are_owned(backend):
+    x = np.array([0.5, 1.0, 2.0])
+    tangents = (np.ones(3), np.arange(3.0))
+    results = [
+        di.gradient(sumsq, backend, x), *di.value_and_gradient(sumsq, backend, x),
+        *di.pushforward(square, backend, x, tangents),
+        *di.pushforward(square, backend, x, tangents, prep=di.prepare_pushforward(square, backend, x, tangents)),
+        *di.pullback(square, backend, x, tangents[:1]), di.hessian(sumsq, backend, x),
+    ]
+    for r in results:
+        assert isinstance(r, np.ndarray) and r.flags.writeable and not np.shares_memory(r, x)
+    first, second = results[3], results[4]
+    first[...] = 0.0
+    np.testing.assert_allclose(second, 2 * x * np.arange(3.0))  # one tangent's result is not another's
+
+
+def test_cache_written_inside_f_is_refused_naming_it():
+    def f(x, cache):
+        cache[...] = x
+        return jnp.sum(x**2)
+
+    for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
+        with pytest.raises(di.UnsupportedError, match=r"contexts\[0\].*cannot write into a buffer"):
+            di.gradient(f, backend, np.ones(2), di.Cache(np.zeros(2)))
+        with pytest.raises(di.UnsupportedError, match=r"contexts\[0\]"):
+            di.gradient(f, backend, np.ones(2), di.Cache(jnp.zeros(2)))
+
+
+def test_torch_function_on_a_jax_array_is_explained():
+    torch = pytest.importorskip("torch")
+    for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
+        with pytest.raises(di.TracedArrayError, match=r"di\.array_namespace"):
+            di.gradient(lambda x: torch.sum(torch.sin(x)), backend, np.ones(2))
+        with pytest.raises(di.TracedArrayError, match=r"di\.array_namespace"):
+            di.gradient(lambda x: torch.as_tensor(x).sum(), backend, np.ones(2))
+
+
+def positive_only(seen):
+    def f(x):
+        x = np.asarray(x)
+        seen.append(x.copy())
+        if np.any(x <= 0):
+            raise ValueError("defined for x > 0 only")
+        return np.sum(np.log(x))
+
+    return f
+
+
+def test_differentiate_with_prepares_at_the_given_point():
+    seen = []
+    g = di.DifferentiateWith(positive_only(seen), di.AutoFiniteDiff())
+    with jax.enable_x64(True):
+        x = jnp.array([0.5, 2.0])
+        np.testing.assert_allclose(jax.grad(g)(x), 1 / np.asarray(x), rtol=1e-6)
+        # a jit trace has no values: this f is numpy only, so the error says how to give it one
+        h = di.DifferentiateWith(positive_only(seen), di.AutoFiniteDiff())
+        with pytest.raises(di.UnsupportedError, match=r"outside jax\.jit"):
+            jax.jit(jax.grad(h))(x)
+        h(x)  # a concrete call: later jit traces use what it learned
+        np.testing.assert_allclose(jax.jit(jax.grad(h))(x), 1 / np.asarray(x), rtol=1e-6)
+    # AutoJAX's preparation has the user's x: the bridge prepares there
+    k = di.DifferentiateWith(positive_only(seen), di.AutoFiniteDiff())
+    prep = di.prepare_hessian(k, di.AutoJAX(), np.array([0.5, 2.0]))
+    np.testing.assert_allclose(di.hessian(k, di.AutoJAX(), np.array([0.5, 2.0]), prep=prep), np.diag([-4.0, -0.25]),
+                               rtol=1e-4)
+    assert all(np.all(p > 0) for p in seen)
+
+
+def test_differentiate_with_of_jax_code_under_jit_prepares_at_the_first_value():
+    seen = []
+
+    def f(x):
+        xp = di.array_namespace(x)
+        if isinstance(x, np.ndarray):
+            seen.append(x.copy())
+        return xp.sum(xp.log(x))
+
+    g = di.DifferentiateWith(f, di.AutoFiniteDiff())
+    with jax.enable_x64(True):
+        x = jnp.array([0.5, 2.0])
+        np.testing.assert_allclose(jax.jit(jax.grad(g))(x), [2.0, 0.5], rtol=1e-6)
+    assert seen and all(np.all(p > 0) for p in seen)

@@ -25,7 +25,8 @@ register_backend(
 )
 register_backend(
     AutoJAX, "diffinterface.backends.jax.adapter:JAXAdapter", extra="jax",
-    test_backends={"jax": AutoJAX(), "jax-forward": AutoJAX(mode="forward"), "jax-reverse": AutoJAX(mode="reverse")},
+    test_backends={"jax": AutoJAX(), "jax-forward": AutoJAX(mode="forward"), "jax-reverse": AutoJAX(mode="reverse"),
+                   "jax-eager": AutoJAX(jit=False)},
     framework="jax", differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
 )
 register_backend(

@@ -151,7 +151,7 @@ def _call_slowly(call):
     """Preparing when needed, checking, and handling ``out=`` and ``y=``."""
     op, prep, x, y, out, valued = call.op, call.prep, call.x, call.y, call.out, call.valued
     if prep is None:
-        prep = prepare(call, strict=False)
+        prep = prepare(call, strict=False, one_off=True)
         call = call._replace(prep=prep)
     elif not isinstance(prep, Preparation):
         raise TypeError(f"prep: expected the result of prepare_{op.name}(...); got {type(prep).__name__}")

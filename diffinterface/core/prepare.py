@@ -93,11 +93,12 @@ def _check_y(call, adapter):
         raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
 
 
-def prepare(call, strict, learn_output=False):
+def prepare(call, strict, learn_output=False, one_off=False):
     """Validate the :class:`~diffinterface.core.preparation.Call` and build its :class:`Preparation`.
 
     ``learn_output`` learns f's output at preparation even where the adapter
     would not (``output_from_each_call``): see ``core/call.py``'s ``_learned_tree_output``.
+    ``one_off`` marks the preparation of an unprepared call (:attr:`Problem.one_off`).
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
@@ -115,13 +116,13 @@ def prepare(call, strict, learn_output=False):
     foreign = foreign_constants(call.contexts, family, adapter)
     if foreign:  # f sees them in x's family; the preparation keeps the call as given, for its checks
         plan = prepare(call._replace(contexts=converted_contexts(call.contexts, foreign, family)), strict,
-                       learn_output).plan
+                       learn_output, one_off).plan
         methods = converting_contexts(plan.methods, foreign, op.seeds is not None, family)
         return Preparation(op, call.backend, strict,
                            Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree))
     if tree is not None:
-        return _prepare_tree(call, adapter, tree, strict, learn_output)
-    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict)
+        return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
+    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
     ytree = None
     try:
         if op.tree_output and call.y is None:
@@ -272,18 +273,19 @@ def _check_tree_seeds(seeds, plan, name, like):
         plan.check(seed, f"{name}[{i}]")
 
 
-def _prepare_tree(call, adapter, tree, strict, learn_output=False):
+def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False):
     """The preparation of ``call.op`` at a pytree ``x``: natively when the adapter takes trees, else flat."""
     op, f, x, seeds, y = call.op, call.f, call.x, call.seeds, call.y
     if op.seeds == "tangents":
         _check_tree_seeds(seeds, tree, "tangents", "x")
     native = adapter.takes_tree(op.name, tree)
     if native:
-        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict)
+        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict, one_off=one_off)
     else:
         flat_seeds = tuple(tree.ravel(t) for t in seeds) if op.seeds == "tangents" else seeds
         flat_f = tree.flat_function(f, two_argument=y is not None)
-        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict)
+        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict,
+                          one_off=one_off)
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
     ytree = None

@@ -39,8 +39,11 @@ class Spec:
 class Problem:
     """Everything an adapter needs to prepare one operator (see :mod:`diffinterface.core.adapter`)."""
 
-    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None, strict=True):
+    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None, strict=True, one_off=False):
         self.adapter = adapter
+        #: True for the preparation of an unprepared call, used once: an adapter need not compile it, and
+        #: must not reuse code compiled for an earlier one (f's globals may have changed since)
+        self.one_off = one_off
         #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls may
         #: bring an x of another shape or dtype, so methods must not refuse one (``Impl(checks_x=True)``)
         self.strict = strict

@@ -3,12 +3,16 @@ called through the thinnest wrapper that converts its results (``calls.py``); se
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import contextlib
+import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ...families import dtype_name, shape_of
+from ...contexts import Cache
+from ...errors import TracedArrayError, UnsupportedError, traced_array
+from ...families import dtype_name, is_array, shape_of
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from .calls import (
     _X64,
@@ -19,6 +23,7 @@ from .calls import (
     _mixed_positions,
     _numpy_batch_call,
     _output_checked,
+    _owned,
     _pair_to_numpy,
     _pair_tree_to_numpy,
     _scalar_like,
@@ -28,6 +33,7 @@ from .calls import (
     _x64_scope,
     _x_guarded,
 )
+from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
 from .transforms import (
     _batched,
@@ -39,12 +45,81 @@ from .transforms import (
     _value_and,
 )
 
-_CACHE_SIZE = 256
 #: jax.errors raised when f converts the tracer it is differentiated at
 _TRACED_ARRAY_ERRORS = frozenset((
     "TracerArrayConversionError", "ConcretizationTypeError", "TracerBoolConversionError",
     "TracerIntegerConversionError",
 ))
+#: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must be Tensor,
+#: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute __dlpack_device__")
+_JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
+
+
+def _not_an_array(out):
+    raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
+
+
+def _refusal(problem, backend, error, compiling):
+    """The clearer error for ``error``, raised by f while JAX traced it, or None.
+
+    A Cache that f writes x's values into: JAX cannot (its arrays are
+    immutable, and what f computes from x is a tracer, not numbers). A branch
+    on x's values (``if x[0] > 0``) while ``compiling``: jit traces without values.
+    """
+    caches = [i for i, c in enumerate(problem.contexts) if isinstance(c, Cache)]
+    if caches and (isinstance(error, jax.errors.TracerArrayConversionError)
+                   or isinstance(error, TypeError) and "immutable" in str(error)):
+        return UnsupportedError(
+            f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it with a "
+            f"di.Cache: JAX cannot write into a buffer (its arrays are immutable, and what f computes from x is "
+            "traced, not numbers). Return the value from f instead, pass what f only reads as di.Constant, or "
+            f"use a backend that writes into buffers (di.check_inplace(backend) is True). ({error})"
+        )
+    if compiling and isinstance(error, jax.errors.TracerBoolConversionError):
+        message = str(traced_array(problem.f, backend, "JAX tracer", error))
+        return TracedArrayError(
+            f"{message} Where f branches on x's values (if x[0] > 0: ...), jax.jit cannot compile it: use "
+            "AutoJAX(jit=False), which differentiates eagerly as jax.grad does, or write the branch with "
+            "xp.where or jax.lax.cond"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def _traced(problem, backend, compiling=True):
+    """Tracing ``problem.f``: the errors :func:`_refusal` makes clearer are raised clearer."""
+    try:
+        yield
+    except Exception as error:
+        better = _refusal(problem, backend, error, compiling)
+        if better is None:
+            raise
+        raise better from error
+
+
+def _traced_at_values(problem, trace):
+    """``trace()``; where a DifferentiateWith inside f met its input under jit first and cannot learn its
+    output without values, f is evaluated once eagerly at the prepared x (each bridge then prepares at the
+    input it really gets, never at an invented point), and traced again."""
+    try:
+        return trace()
+    except ValuesNeededError:
+        # x and the traced contexts as JAX arrays: each bridge meets the signature the trace gives it
+        ctx = (jax.tree_util.tree_map(jnp.asarray, v) if _traceable(v) else v for v in problem.ctx)
+        problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *ctx)
+        return trace()
+
+
+def _cache_checked(fn, problem, backend):
+    """The eager ``fn``, whose errors from writing into a Cache are raised clearer (only with a Cache)."""
+    if not any(isinstance(c, Cache) for c in problem.contexts):
+        return fn
+
+    def call(*args):
+        with _traced(problem, backend, compiling=False):
+            return fn(*args)
+
+    return call
 
 
 class JAXAdapter(JAXSecondOrder, Adapter):
@@ -52,11 +127,13 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     families = ("numpy", "jax")
     framework = "jax"
     traced_array_name = "JAX tracer"
-    numpy_results_are_arrays = True  # every numpy result comes from np.asarray
+    numpy_results_are_arrays = True  # every numpy result comes from np.array
 
     def is_traced_array_error(self, error):
-        # numpy, float(), bool() or .item() on a tracer
-        return type(error).__module__.startswith("jax") and type(error).__name__ in _TRACED_ARRAY_ERRORS
+        if type(error).__module__.startswith("jax"):  # numpy, float(), bool() or .item() on a tracer
+            return type(error).__name__ in _TRACED_ARRAY_ERRORS
+        # another framework's function called on x (torch.sin(x))
+        return isinstance(error, (TypeError, AttributeError)) and _JAX_ARRAY_NAMED.search(str(error)) is not None
 
     # jax.grad takes pytrees as they are: no ravel per call.
     pytrees = frozenset({"gradient"})
@@ -71,8 +148,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def __init__(self, backend):
         super().__init__(backend)
         self.jit = backend.jit
-        # (variant, f, ...) -> jitted function; jax.jit caches the compilations per shape.
-        self._compiled = OrderedDict()
+        #: a preparation compiles f from a trace without values (jit): a branch on x's values is refused
+        #: there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
+        self.traces_without_values = backend.jit
 
     # -- preparation helpers --------------------------------------------------------------------
 
@@ -86,36 +164,30 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         """Positions (in the compiled function's arguments) of contexts passed as static values."""
         return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value) and _hashable(value))
 
-    def _jitted(self, key, build, static):
-        """``jax.jit(build())``, cached under ``key``; ``build()`` itself without jit."""
-        if not self.jit:
-            return build()
-        key = (*key, static)
-        try:
-            jitted = self._compiled.get(key)
-        except TypeError:  # an unhashable f: no cache
-            return jax.jit(build(), static_argnums=static)
-        if jitted is None:
-            jitted = jax.jit(build(), static_argnums=static)
-            self._compiled[key] = jitted
-            if len(self._compiled) > _CACHE_SIZE:
-                self._compiled.popitem(last=False)
-        else:
-            self._compiled.move_to_end(key)
-        return jitted
+    def _compiles(self, problem):
+        """True when ``problem``'s functions are compiled: with jit, for an explicit preparation.
+
+        An unprepared call runs eagerly, as ``jax.grad`` does: compiling it would
+        cost more than the call, and code compiled for an earlier call would not
+        see f's globals, closed-over arrays or attributes as they are now.
+        """
+        return self.jit and not problem.one_off
 
     def _impl(self, problem, variant, builders, converters=None, batched=False):
-        """An Impl of jitted ``builders`` (name -> build()), compiled now for the problem's arguments.
+        """An Impl of ``builders`` (name -> build()), jitted and compiled now for the problem's arguments.
 
+        Each preparation traces and compiles its own functions: none is shared
+        with another preparation, whose f may have read other globals.
         ``converters`` maps each name to the numpy conversion of its result.
         ``batched`` operators (with tangents) have ``build(flat)``: in the numpy
         family they are compiled with flat arguments, ``fn(x, *tangents, *ctx)``,
-        and stacked results (see :func:`_numpy_batch_call`).
+        and stacked results (see :func:`_numpy_batch_call`). ``variant`` names
+        the recipe (for reading; nothing is cached under it).
         """
-        wide = self._wide(problem)
+        wide, compiles = self._wide(problem), self._compiles(problem)
         x, tangents = problem.x, problem.tangents
-        scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value))
-        mixed = _mixed_positions(problem.ctx)
+        scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value)) if compiles else ()
+        mixed = _mixed_positions(problem.ctx) if compiles else ()
         ctx = tuple(_canonical_scalar(v) if i in scalars else _Mixed(v) if i in mixed else v
                     for i, v in enumerate(problem.ctx))
         flat = batched and problem.family == "numpy"
@@ -126,21 +198,22 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         else:
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
-        # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x);
-        # a compiled function is then specific to them, and shared by preparations that agree on them.
-        # Not with x64 off (and no x64 switch): JAX would trace a float64 x as float32, unseen.
+        # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x):
+        # a compiled function is then specific to them. Not with x64 off (and no x64 switch): JAX would
+        # trace a float64 x as float32, unseen. Eager functions leave the check to the core.
         traced_dtype_is_x_dtype = wide or _X64.get_global()
         guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
-                 else (shape_of(x), dtype_name(x)))
+                 or not compiles else (shape_of(x), dtype_name(x)))
         methods = {}
         with _x64_scope(wide):
             for name, build in builders.items():
-                fn = self._jitted(
-                    (variant, name, flat, problem.f, guard),
-                    _x_guarded((lambda build=build: build(flat)) if batched else build, guard), static,
-                )
-                if self.jit:
-                    fn.lower(*args).compile()
+                built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
+                if compiles:
+                    fn = jax.jit(built, static_argnums=static)
+                    with _traced(problem, self.backend):
+                        _traced_at_values(problem, lambda fn=fn: fn.lower(*args).compile())
+                else:
+                    fn = _cache_checked(built, problem, self.backend)
                 if flat:
                     with_first = name.startswith(("value_and_", "gradient_and_"))
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None
@@ -151,18 +224,23 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         return Impl(checks_x=guard is not None, **methods)
 
     def output_spec(self, problem):
+        if not self._compiles(problem):
+            # eager: f may branch on x's values (``if x[0] > 0``), which an abstract trace cannot
+            with _x64_scope(self._wide(problem)), _traced(problem, self.backend, compiling=False):
+                out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
+            return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
         static = self._static(problem, 1)
         mixed = _mixed_positions(problem.ctx)
         ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
-        with _x64_scope(self._wide(problem)):
-            out = jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
+        with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
+            out = _traced_at_values(problem, lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx))
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
-            raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
+            _not_an_array(out)
         return Spec(out.shape, str(out.dtype))
 
     def prepare_evaluation(self, problem):
         f = _output_checked(problem.f)
-        return self._impl(problem, ("evaluation",), {"value": lambda: f}, {"value": np.asarray}).value
+        return self._impl(problem, ("evaluation",), {"value": lambda: f}, {"value": _owned}).value
 
     # -- primitives -------------------------------------------------------------------------------
 
@@ -200,7 +278,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             problem,
             ("derivative", mode, scalar_output),
             {"derivative": lambda: pair()[0], "value_and_derivative": lambda: pair()[1]},
-            {"derivative": np.asarray, "value_and_derivative": _pair_to_numpy},
+            {"derivative": _owned, "value_and_derivative": _pair_to_numpy},
         )
 
     def prepare_gradient(self, problem):
@@ -211,7 +289,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             problem,
             ("gradient", mode),
             {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
-            {"gradient": np.asarray, "value_and_gradient": _pair_to_numpy} if problem.tree is None
+            {"gradient": _owned, "value_and_gradient": _pair_to_numpy} if problem.tree is None
             else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
 
@@ -222,7 +300,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             problem,
             ("jacobian", mode),
             {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
-            {"jacobian": np.asarray, "value_and_jacobian": _pair_to_numpy},
+            {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
         )
 
     # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------

@@ -21,15 +21,25 @@ _LEAF_TYPES = (np.ndarray, np.generic, int, float, complex, bool, jax.Array)
 # -- results back to numpy -----------------------------------------------------------------------
 
 
+def _owned(result):
+    """The JAX array ``result`` as a numpy array the caller owns (writable).
+
+    ``np.asarray`` would give a read-only view of JAX's buffer (on the CPU), or
+    of the host copy JAX keeps: numpy in, numpy out promises arrays the user
+    can write into and pass back as ``out=``, so the result is copied once.
+    """
+    return np.array(result)
+
+
 def _to_numpy(result):
-    """``result`` (an array or nested tuples of them) as numpy arrays, sharing JAX's buffers."""
+    """``result`` (an array or nested tuples of them) as numpy arrays the caller owns."""
     if isinstance(result, tuple):
         return tuple(_to_numpy(r) for r in result)
-    return np.asarray(result)
+    return _owned(result)
 
 
 def _pair_to_numpy(result):
-    return np.asarray(result[0]), np.asarray(result[1])
+    return _owned(result[0]), _owned(result[1])
 
 
 def _numpy_batch_call(fn, batch, with_first):
@@ -40,7 +50,7 @@ def _numpy_batch_call(fn, batch, with_first):
     when ``with_first``: one conversion to numpy, then numpy views per tangent.
     Flat numpy arguments and one output array dispatch faster than tuples.
     """
-    asarray = np.asarray
+    asarray = _owned
     if batch == 1:
         if with_first:
 
@@ -252,8 +262,8 @@ def _mixed_positions(ctx):
 
 
 def _tree_to_numpy(tree):
-    return jax.tree_util.tree_map(np.asarray, tree)
+    return jax.tree_util.tree_map(_owned, tree)
 
 
 def _pair_tree_to_numpy(pair):
-    return np.asarray(pair[0]), _tree_to_numpy(pair[1])
+    return _owned(pair[0]), _tree_to_numpy(pair[1])

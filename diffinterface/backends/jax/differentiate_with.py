@@ -17,6 +17,15 @@ transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
   once more with respect to x (the inner's ``hvp``): ``jax.custom_derivatives.linear_call``
   does the first but has no batching rule.
 
+The inner operators are prepared at a point the user passed, never at an
+invented one: the concrete value behind the tracer (``jax.grad``, ``jvp``,
+``vjp`` and unprepared AutoJAX calls are eager, their tracers carry it). A
+jit trace has no values: there the output's shape comes from
+``jax.eval_shape`` of ``f`` (when JAX can trace it) and the operators are
+prepared at the first point a callback receives; when JAX cannot trace ``f``
+either, :class:`~.bridge_points.ValuesNeededError` says so, and AutoJAX's preparation, which
+has the user's x, evaluates its f once eagerly at x and traces again.
+
 Batching convention (the one of ``pure_callback(vmap_method="expand_dims")``):
 every operand of ``_linear_p`` carries ``nlevels`` leading axes, one per
 enclosing ``vmap``, of size 1 where that operand is not batched.
@@ -32,6 +41,7 @@ from jax.interpreters import ad, batching, mlir
 
 from ...families import dtype_name, family_of, shape_of, size_of
 from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
+from .bridge_points import _rules
 
 # -- host side: numpy in, numpy out -----------------------------------------------------------
 
@@ -156,7 +166,8 @@ _linear_p = Primitive("differentiate_with_linear")
 
 
 def _out_aval(args, rule, nlevels):
-    lead = np.broadcast_shapes(*(tuple(a.shape[:nlevels]) for a in args))
+    # np.shape: run eagerly (AutoJAX(jit=False)), an operand may be a Python scalar JAX wraps, without .shape
+    lead = np.broadcast_shapes(*(tuple(np.shape(a)[:nlevels]) for a in args))
     return jax.core.ShapedArray(lead + rule.out_shape, rule.out_dtype)
 
 
@@ -285,7 +296,7 @@ def _build(call):
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a JAX array or tracer ``x``."""
     dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "jax")
-    rules = bridge.rules(x, contexts)
+    rules = _rules(bridge, x, contexts)
     key = (id(rules), dynamic)
     cached = bridge.__dict__.setdefault("_jax_functions", {})
     entry = cached.get(key) if not contexts else None

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 from ...core import require_scalar_output
-from .calls import _to_numpy
+from .calls import _owned, _to_numpy
 from .transforms import _batched, _derivative_pair, _forward_products, _gradient_pair, _jacobian_transform
 from .transforms import _reverse_products, _second_order
 
@@ -36,7 +36,7 @@ class JAXSecondOrder:
             problem,
             ("second_derivative", mode, scalar_output),
             {"second_derivative": second_only, "value_derivative_and_second_derivative": full},
-            {"second_derivative": np.asarray, "value_derivative_and_second_derivative": _to_numpy},
+            {"second_derivative": _owned, "value_derivative_and_second_derivative": _to_numpy},
         )
 
     def prepare_hessian(self, problem):
@@ -53,7 +53,7 @@ class JAXSecondOrder:
                 "hessian": hessian,
                 "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer),
             },
-            {"hessian": np.asarray, "value_gradient_and_hessian": _to_numpy},
+            {"hessian": _owned, "value_gradient_and_hessian": _to_numpy},
         )
 
     def prepare_hvp(self, problem):
@@ -90,7 +90,7 @@ class JAXSecondOrder:
         stacked = problem.replace(x=xp.stack([problem.x] * batch))
         return self._impl(
             stacked, ("batched_gradient", problem.mode("gradient"), batch), {"gradients": build},
-            {"gradients": np.asarray},
+            {"gradients": _owned},
         ).gradients
 
     def differentiable_value_and_derivative(self, problem):

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...families import family_of, is_array
-from .calls import _wrap
+from .calls import _owned, _wrap
 
 
 def _x64_call(fn, wide):
@@ -30,9 +30,10 @@ def _x64_call(fn, wide):
 
 
 def can_fuse(adapter, problem):
-    """True when the JAX adapter compiles (jit), and f is one-argument with array contexts only."""
+    """True when the JAX adapter compiles this problem (jit, an explicit preparation), and f is
+    one-argument with array contexts only."""
     return (
-        adapter.jit
+        adapter._compiles(problem)
         and problem.y is None
         and problem.family in ("numpy", "jax")
         and all(is_array(value) and family_of(value) in ("numpy", "jax") for value in problem.ctx)
@@ -134,22 +135,23 @@ def _compiled(value_and_data, compression, problem, dense_shape, assembler, wide
     value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape, assembler)
     data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[-1], problem, wide)
     valued = jax.jit(value_and_data)
-    to_array = np.asarray if problem.family == "numpy" else (lambda v: v)
+    # numpy results own their values (the CSR's data too, so that it can be passed back as ``out=``)
+    to_array = _owned if problem.family == "numpy" else (lambda v: v)
     data_call, valued_call = _x64_call(data, wide), _x64_call(valued, wide)
 
     def operator(x, *ctx):
-        return assemble(data_call(x, *ctx))
+        return assemble(to_array(data_call(x, *ctx)))
 
     if with_gradient:
 
         def value_gradient_and_operator(x, *ctx):
             value, gradient, entries = valued_call(x, *ctx)
-            return to_array(value), to_array(gradient), assemble(entries)
+            return to_array(value), to_array(gradient), assemble(to_array(entries))
 
         return operator, value_gradient_and_operator
 
     def value_and_operator(x, *ctx):
         value, entries = valued_call(x, *ctx)
-        return to_array(value), assemble(entries)
+        return to_array(value), assemble(to_array(entries))
 
     return operator, value_and_operator

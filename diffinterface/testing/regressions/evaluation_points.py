@@ -1,8 +1,94 @@
-"""Regression probes: see :mod:`diffinterface.testing.regressions`."""
+"""Regression probes: f is evaluated only at points the user gave, at any shape x has, 0-d included.
+
+A ``DifferentiateWith`` inside the backend's derivative prepares its inner
+operators at the input it really gets, never at an invented point (zeros,
+where a function defined for positive inputs only raises): the probe's f
+records every point it sees and refuses any non-positive one. Second order
+at a 0-d x works through every pair with finite differences and through the
+backend paired with itself.
+
+    >>> [probe.name for probe in probes()]
+    ['differentiate_with_at_given_points', 'second_order_at_a_zero_d_x']
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ...families import array_namespace
+from ...operators import gradient, hessian, hvp, prepare_gradient, prepare_hvp, second_derivative
+from ...selectors import AutoFiniteDiff
+from ...wrappers import DifferentiateWith, SecondOrder
+from ..probes import BadInput
+
+X = np.array([0.5, 2.0, 1.25])
+
+
+def _log_of_positive(seen):
+    """``sum(log(x))``, numpy only, defined for x > 0: it records each point and refuses any other
+    (the real part of a complex step's point)."""
+
+    def f(x):
+        x = np.asarray(x)
+        seen.append(np.real(x).copy())
+        if np.any(np.real(x) <= 0):
+            raise ValueError("f is defined for x > 0 only")
+        return np.sum(np.log(x))
+
+    return f
+
+
+def _differentiate_with_at_given_points(backend, problems, zero):
+    seen = []
+    inner = DifferentiateWith(_log_of_positive(seen), AutoFiniteDiff())
+
+    def outer(x):
+        return 2.0 * inner(x)
+
+    t = (np.array([1.0, -1.0, 0.5]),)
+    for what, call, expected in (
+        ("unprepared gradient", lambda: gradient(outer, backend, X), 2 / X),
+        ("prepared gradient", lambda: gradient(outer, backend, X, prep=prepare_gradient(outer, backend, X)), 2 / X),
+        ("prepared hvp", lambda: hvp(outer, backend, X, t, prep=prepare_hvp(outer, backend, X, t))[0],
+         -2 / X**2 * t[0]),
+    ):
+        problems.expect_result(f"{what} of 2 * DifferentiateWith(f, AutoFiniteDiff())(x), f defined for x > 0",
+                               call, expected, like=X, zero=zero, rtol=1e-3, atol=1e-5)
+    invented = [p for p in seen if np.any(p <= 0)]
+    if invented:
+        problems.found.append(f"DifferentiateWith evaluated f at points the user never passed: {invented[0]!r}")
+
+
+def _cubic(s):
+    xp = array_namespace(s)
+    return xp.sin(s) * s**2
+
+
+def _second_order_at_a_zero_d_x(backend, problems, zero):
+    s = 0.5
+    second = (2 - s**2) * np.sin(s) + 4 * s * np.cos(s)
+    pairs = (("SecondOrder(AutoFiniteDiff(), backend)", SecondOrder(AutoFiniteDiff(), backend)),
+             ("SecondOrder(backend, AutoFiniteDiff())", SecondOrder(backend, AutoFiniteDiff())),
+             ("SecondOrder(backend, backend)", SecondOrder(backend, backend)))
+    for name, pair in pairs:
+        for x in (s, np.float64(s), np.array(s)):
+            kind = type(x).__name__
+            like = s  # a Python float, a NumPy scalar and a 0-d array are one kind
+            problems.expect_result(f"{name} hessian at a 0-d x ({kind})", lambda: hessian(_cubic, pair, x),
+                                   np.array(second), like=like, zero=zero, rtol=1e-3, atol=1e-5)
+            problems.expect_result(f"{name} hvp at a 0-d x ({kind})", lambda: hvp(_cubic, pair, x, (np.array(1.0),))[0],
+                                   np.array(second), like=like, zero=zero, rtol=1e-3, atol=1e-5)
+            problems.expect_result(f"{name} second_derivative at a 0-d x ({kind})",
+                                   lambda: second_derivative(_cubic, pair, x), np.array(second), like=like, zero=zero,
+                                   rtol=1e-3, atol=1e-5)
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
-    return []
+    return [
+        BadInput("differentiate_with_at_given_points",
+                 "DifferentiateWith inside the backend's derivative: f evaluated only at points the user passed",
+                 _differentiate_with_at_given_points),
+        BadInput("second_order_at_a_zero_d_x", "hessian, hvp and second_derivative at a 0-d x through SecondOrder pairs",
+                 _second_order_at_a_zero_d_x),
+    ]
