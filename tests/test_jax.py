@@ -519,7 +519,9 @@ def branchy(x):
     return xp.sum(x**3)
 
 
-def test_jit_false_never_traces_without_values():
+def test_jit_false_differentiates_branches_on_values_eagerly():
+    # preparation may trace f once without values, only to look for numbers taken out of x (.item());
+    # the derivatives themselves are computed eagerly, with values, so Python branches on x work
     seen = []
 
     def f(x):
@@ -528,11 +530,22 @@ def test_jit_false_never_traces_without_values():
 
     backend, x = di.AutoJAX(jit=False), np.array([1.0, 2.0])
     prep = di.prepare_gradient(f, backend, x)
+    seen.clear()
     np.testing.assert_allclose(di.gradient(f, backend, x, prep=prep), [2.0, 4.0])
     np.testing.assert_allclose(di.gradient(f, backend, -x, prep=prep), [3.0, 12.0])
+    assert seen and not any("Jaxpr" in name for name in seen), seen
     np.testing.assert_allclose(di.hessian(f, backend, x), 2 * np.eye(2))
     np.testing.assert_allclose(di.jacobian(lambda x: x * branchy(x), backend, x)[0], [7.0, 4.0])
-    assert seen and not any("Jaxpr" in name for name in seen), seen
+
+
+def test_eager_jax_refuses_a_number_taken_out_of_x():
+    # eager jax.grad silently drops what x[0].item() depended on; the preparation's abstract pass finds it
+    def f(x):
+        return x[0].item() * di.array_namespace(x).sum(x)
+
+    for backend in (di.AutoJAX(jit=False), di.AutoJAX()):
+        with pytest.raises(di.DifferentiationError, match="di.array_namespace"):
+            di.gradient(f, backend, np.array([7.0, 1.0, 1.0]))
 
 
 def test_prepared_jit_branch_on_values_names_jit_false():

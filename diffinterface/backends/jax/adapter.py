@@ -85,6 +85,25 @@ def _refusal(problem, backend, error, compiling):
     return None
 
 
+def _check_no_value_taken_out(problem, backend, static, ctx):
+    """Raise where f turns a traced value of x into a Python number (``.item()``, ``float(x[0])``).
+
+    Eager JAX differentiates through the rest of f and silently drops what
+    such a number depended on; an abstract pass (no compilation) finds it.
+    A branch or an index on x's values is allowed eagerly: those raise
+    other errors in the abstract pass and are left to the eager evaluation,
+    as are f's own errors.
+    """
+    try:
+        jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
+    except (jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
+        return
+    except jax.errors.ConcretizationTypeError as error:
+        raise traced_array(problem.f, backend, "JAX tracer", error) from error
+    except Exception:  # noqa: BLE001 - the eager evaluation that follows raises f's own errors
+        return
+
+
 @contextlib.contextmanager
 def _traced(problem, backend, compiling=True):
     """Tracing ``problem.f``: the errors :func:`_refusal` makes clearer are raised clearer."""
@@ -224,14 +243,16 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         return Impl(checks_x=guard is not None, **methods)
 
     def output_spec(self, problem):
-        if not self._compiles(problem):
-            # eager: f may branch on x's values (``if x[0] > 0``), which an abstract trace cannot
-            with _x64_scope(self._wide(problem)), _traced(problem, self.backend, compiling=False):
-                out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
-            return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
         static = self._static(problem, 1)
         mixed = _mixed_positions(problem.ctx)
         ctx = tuple(_Mixed(v) if i in mixed else v for i, v in enumerate(problem.ctx))
+        if not self._compiles(problem):
+            # eager: f may branch on x's values (``if x[0] > 0``), which an abstract trace cannot
+            with _x64_scope(self._wide(problem)):
+                _check_no_value_taken_out(problem, self.backend, static, ctx)
+                with _traced(problem, self.backend, compiling=False):
+                    out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
+            return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
         with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
             out = _traced_at_values(problem, lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx))
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
