@@ -224,6 +224,7 @@ def _stacks():
         "concat@3d": (lambda x: _xp(x).concat([x, x ** 2], axis=1), t, True),
         "unstack@3d": (lambda x: _xp(x).unstack(x, axis=2)[1] * 2.0, t, True),
         "broadcast_to@3d": (lambda x: _xp(x).broadcast_to(x[:, None, :], (3, 2, 4)) * 2.0, m, True),
+        "clip-array-bounds@3d": (lambda x: _xp(x).clip(x[1], x[0] - 0.5, x[0] + 0.2), t, False),
         "tril-triu@3d": (lambda x: _xp(x).tril(x, k=-1) + 2.0 * _xp(x).triu(x, k=2), t, True),
         "meshgrid@2d": (lambda x: _xp(x).meshgrid(x[0], x[1, :3], indexing="ij")[1] * x[0, :, None], m, True),
         "full_like@3d": (lambda x: _xp(x).full_like(x, 2.0) * x, t, True),

@@ -103,6 +103,15 @@ def copysign(x1, x2, /):
     return anp.where(np.signbit(getval(x2)), -magnitude, magnitude)
 
 
+def clip(x, /, min=None, max=None):
+    """``x`` limited to ``[min, max]``; the bounds may be arrays (autograd's own clip differentiates x only)."""
+    if min is not None:
+        x = anp.maximum(x, min)
+    if max is not None:
+        x = anp.minimum(x, max)
+    return x
+
+
 @primitive
 def hypot(x1, x2, /):
     """``sqrt(x1**2 + x2**2)`` without overflow, with derivatives in both modes."""

@@ -142,7 +142,8 @@ def svdvals(a):
 
 
 def _singular_vectors(a):
-    left, _, right = anp.linalg.svd(a, full_matrices=False)
+    # this module's svd: differentiable in reverse mode, refused by name in forward mode
+    left, _, right = svd(a, False)
     return left, right
 
 
