@@ -30,7 +30,12 @@ CELLS = [
 ]
 
 
-@pytest.mark.parametrize(("backend", "case"), CELLS)
+# The cases at other shapes (ids with "@") run through pushforward and pullback only: a Jacobian is
+# those same rules again, batched, and each of them costs JAX a compilation per backend.
+JACOBIAN_CELLS = [cell for cell in CELLS if "@" not in cell.id]
+
+
+@pytest.mark.parametrize(("backend", "case"), JACOBIAN_CELLS)
 def test_array_api_function_differentiates_like_finite_differences(backend, case):
     x_before = case.x.copy()
     check_array_api_case(backend, case)

@@ -198,7 +198,8 @@ def _stacks():
         "roll@2d": (lambda x: _xp(x).roll(x, -1, axis=1) * x, m, True),
         "repeat@2d": (lambda x: _xp(x).repeat(x, 2, axis=1), m, True),
         "repeat@0d": (lambda x: _xp(x).repeat(x, 3) * x, np.array(0.7), True),
-        "repeat-array@2d": (lambda x: _xp(x).repeat(x, _xp(x).asarray([1, 0, 2]), axis=0), m, True),
+        "repeat-array@2d": (lambda x: _xp(x).repeat(x, _xp(x).asarray([1, 0, 2]), axis=0), m, True,
+                            "an array of repeats (xp.repeat), whose result's shape depends on its values"),
         "cumulative_sum@3d": (lambda x: _xp(x).cumulative_sum(x, axis=1), t, True),
         "cumulative_prod@3d": (lambda x: _xp(x).cumulative_prod(x, axis=2, include_initial=True), t, True),
         "sum@3d": (lambda x: _xp(x).sum(x, axis=(0, 2)), t, True),
@@ -249,7 +250,8 @@ def _stacks():
         "linalg.svd": (lambda x: _xp(x).linalg.svd(x, full_matrices=False)[1], m, False),
         "linalg.pinv": (lambda x: _xp(x).linalg.pinv(x), m, False),
     }
-    return {case_id: ArrayAPICase(f, x, holomorphic=holomorphic) for case_id, (f, x, holomorphic) in cases.items()}
+    return {case_id: ArrayAPICase(f, x, holomorphic=holomorphic, limit=limit[0] if limit else "")
+            for case_id, (f, x, holomorphic, *limit) in cases.items()}
 
 
 def _unary(name):
