@@ -45,9 +45,10 @@ cotangents' shape.
 one of autograd's own boxes: a diffinterface call inside a function that
 autograd differentiates returns boxes, so ``autograd.grad`` sees through it.
 
-Results come back in x's dtype (f's for pushforward, derivative and
-jacobian): some of autograd's own rules promote float32 tangents to float64
-(``log2``, ``max``, ``mean``), and each result is cast back once, at the end.
+Results come back in x's dtype: some of autograd's own rules promote
+float32 tangents to float64 (``log2``, ``max``, ``mean``), and each result
+is cast back once, at the end (a real result of a complex x, or the
+reverse, is left as it is).
 
 Two-argument functions ``f(y, x)`` are not supported: autograd cannot
 differentiate mutation (``check_inplace(AutoAutograd())`` is False). For the

@@ -15,9 +15,9 @@ from ...errors import UnsupportedError, graph_break
 
 
 def _in(result, dtype):
-    """``result`` in ``dtype`` (a numpy dtype of the same kind), differentiably.
+    """``result`` in ``dtype`` (x's numpy dtype) where both are real or both complex, differentiably.
 
-    Results keep x's (or f's) dtype: autograd's own rules promote float32
+    Results keep x's dtype: autograd's own rules promote float32
     tangents to float64 (``log2``'s and ``log10``'s divide by a float64 numpy
     scalar, ``max``'s by an integer count), which the values do not need.
     """
@@ -25,12 +25,6 @@ def _in(result, dtype):
     if got is None or got == dtype or got.kind != dtype.kind:
         return result
     return astype(result, dtype, copy=False)
-
-
-def _result_dtype(value, x_dtype):
-    """The dtype of derivatives of f's ``value`` (maybe boxed) with respect to x of ``x_dtype``."""
-    got = getattr(getval(value), "dtype", None)
-    return x_dtype if got is None else np.result_type(got, x_dtype)
 
 
 def _function(problem):
@@ -217,8 +211,7 @@ class AutogradAdapter(Adapter):
             for t in tangents:
                 value, d = jvp(t)
                 results.append(d)
-            dtype = _result_dtype(value, x_dtype)
-            return value, tuple(_in(d, dtype) for d in results)
+            return value, tuple(_in(d, x_dtype) for d in results)
 
         return _valued_impl("pushforward", value_and_pushforward)
 
@@ -252,7 +245,7 @@ class AutogradAdapter(Adapter):
             vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             y_shape, y_dtype = _shape_and_dtype(value)
             rows = xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
-            return value, _in(rows, _result_dtype(value, x_dtype))
+            return value, _in(rows, x_dtype)
 
         return _valued_impl("jacobian", value_and_jacobian)
 
@@ -271,14 +264,14 @@ class AutogradAdapter(Adapter):
             fun = _bound(f, ctx)
             if not reverse[0]:
                 value, d = _jvp_of(fun, x, broken)(tangent)
-                return value, _in(d, _result_dtype(value, x_dtype))
+                return value, _in(d, x_dtype)
             vjp, value = _vjp_of(fun, x, broken)
             shape, dtype = _shape_and_dtype(value)
             if shape == ():
-                return value, _in(vjp(_one(dtype)), _result_dtype(value, x_dtype))
+                return value, _in(vjp(_one(dtype)), x_dtype)
             reverse[0] = False
             # autograd.numpy: the rows are boxes when an outer autograd pass differentiates this
-            return value, _in(anp.reshape(_rows(vjp, shape, dtype, anp), shape), _result_dtype(value, x_dtype))
+            return value, _in(anp.reshape(_rows(vjp, shape, dtype, anp), shape), x_dtype)
 
         return _valued_impl("derivative", value_and_derivative)
 
@@ -351,7 +344,6 @@ class AutogradAdapter(Adapter):
                 return d
 
             d, dd = make_jvp(derivative, x)(tangent)
-            dtype = _result_dtype(values[0], x_dtype)
-            return getval(values[0]), _in(d, dtype), _in(dd, dtype)
+            return getval(values[0]), _in(d, x_dtype), _in(dd, x_dtype)
 
         return _valued_impl("second_derivative", value_derivative_and_second_derivative)
