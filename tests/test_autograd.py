@@ -431,3 +431,76 @@ def test_torch_input_is_rejected_with_the_accepted_family():
 
     with pytest.raises(TypeError, match="x: AutoAutograd differentiates numpy or autograd arrays; got torch"):
         di.gradient(agnostic, BACKEND, torch.ones(3, dtype=torch.float64))
+
+
+def test_float32_survives_rules_that_promote_in_every_operator():
+    # log2's rule divides by a float64 numpy scalar, max's by an integer count: the results stay float32
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.log2(x * x + 1.0)) + xp.max(x) + xp.mean(x * x)
+
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    one = np.ones((), dtype=np.float32)
+    results = [di.gradient(f, BACKEND, x), di.hessian(f, BACKEND, x), di.hvp(f, BACKEND, x, (x,))[0],
+               di.pullback(f, BACKEND, x, (one,))[0], di.pushforward(f, BACKEND, x, (x,))[0],
+               di.jacobian(lambda x: di.array_namespace(x).maximum(x, 0.3 * x), BACKEND, x)]
+    assert [r.dtype for r in results] == [np.float32] * len(results)
+    np.testing.assert_allclose(results[0], di.gradient(f, BACKEND, x.astype(np.float64)), rtol=1e-5)
+
+
+def test_linalg_differentiates_in_forward_mode_and_over_itself():
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.linalg.slogdet(x)[1] + xp.sum(xp.linalg.solve(x, x[0]) ** 2) + xp.sum(xp.linalg.eigvalsh(x + x.T) ** 3)
+
+    x = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.25], [-0.3, 0.7, 1.8]])
+    tangent = np.sin(np.arange(9.0)).reshape(3, 3)
+    pushed = di.pushforward(f, BACKEND, x, (tangent,))[0]
+    np.testing.assert_allclose(pushed, np.sum(di.gradient(f, BACKEND, x) * tangent), rtol=1e-10)
+    np.testing.assert_allclose(di.hessian(f, BACKEND, x), di.hessian(f, di.AutoJAX(), x), rtol=1e-8)
+    along = lambda t: f(x + t * tangent)  # noqa: E731 - forward over forward through every rule
+    np.testing.assert_allclose(di.second_derivative(along, BACKEND, 0.0),
+                               di.second_derivative(along, di.AutoJAX(), 0.0), rtol=1e-8)
+
+
+def test_singular_vectors_are_refused_in_forward_mode_with_the_way_around():
+    def f(x):
+        return di.array_namespace(x).linalg.svd(x, full_matrices=False)[1]
+
+    x = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.25]])
+    with pytest.raises(NotImplementedError, match=r"array_namespace\(x\)\.linalg\.svd: .*use linalg\.svdvals"):
+        di.pushforward(f, BACKEND, x, (np.ones_like(x),))
+    singular = di.jacobian(lambda x: di.array_namespace(x).linalg.svdvals(x), BACKEND, x)
+    np.testing.assert_allclose(di.jacobian(f, BACKEND, x), singular, rtol=1e-12)
+
+
+def test_sort_is_right_in_both_modes_on_matrices():
+    # autograd's own forward rule of sort gave a (3, 4, 4) tangent for a (3, 4) matrix
+    x = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.25, -0.7], [-0.3, 0.7, 1.8, 0.2]])
+    f = lambda x: di.array_namespace(x).sort(x, axis=0)  # noqa: E731
+    order = np.argsort(x, axis=0)
+    tangent = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(di.pushforward(f, BACKEND, x, (tangent,))[0], np.take_along_axis(tangent, order, 0))
+    pulled = di.pullback(f, BACKEND, x, (tangent,))[0]
+    np.testing.assert_array_equal(np.take_along_axis(pulled, order, 0), tangent)
+
+
+def test_an_empty_output_that_ignores_x_has_an_empty_derivative():
+    f = lambda x: np.zeros((2, 0))  # noqa: E731
+    assert di.derivative(f, BACKEND, 1.5).shape == (2, 0)
+    assert di.jacobian(f, BACKEND, np.ones(3)).shape == (2, 0, 3)
+    with pytest.raises(di.GraphBreakError):  # a non-empty constant output stays a graph break
+        di.derivative(lambda x: np.zeros(2), BACKEND, 1.5)
+
+
+def test_a_cache_written_inside_f_is_refused_with_the_way_around():
+    def f(x, cache):
+        cache[:] = x ** 2
+        return cache.sum()
+
+    assert get_adapter(BACKEND).writes_cache is False
+    cache = np.zeros(3)
+    with pytest.raises(di.UnsupportedError, match=r"cannot differentiate f with a di\.Cache.*di\.AutoTorch\(\)"):
+        di.gradient(f, BACKEND, np.ones(3), di.Cache(cache))
+    # a Cache f does not write boxes into still works
+    assert di.gradient(lambda x, c: (x * c.sum()).sum(), BACKEND, np.ones(2), di.Cache(np.ones(2))).tolist() == [2, 2]

@@ -6,11 +6,22 @@ function ``f(x) -> array`` and a float64 point. :func:`check_array_api_case`
 differentiates ``f`` with ``di.jacobian`` on a backend and compares the result
 with float64 central finite differences computed here, on numpy, so a
 backend whose namespace silently drops a derivative (a Jacobian of zeros)
-fails. A third-party backend runs the same sweep::
+fails. :func:`check_array_api_modes` does the same for ``di.pushforward``
+and ``di.pullback`` (forward and reverse rules are separate code in most
+frameworks). A third-party backend runs the same sweep::
 
     @pytest.mark.parametrize("case", list(ARRAY_API_CASES.values()), ids=list(ARRAY_API_CASES))
     def test_my_backend_differentiates_the_array_api(case):
         check_array_api_case(MyBackend(), case)
+        check_array_api_modes(MyBackend(), case)
+
+Elementwise functions also run at every shape of :data:`SHAPES` (0-d, size
+1, 2-D, 3-D), stacked in one case per shape and input domain (ids like
+``"elementwise-X@2d"``; a wrong function is named in the failure); the
+reductions, manipulation and linalg functions also run on 2-D and 3-D
+stacks (ids ending ``@3d``). A backend may refuse a function only with an
+error naming it (``array_namespace(x).<function>``) and the way around it,
+or through a declared framework limit.
 
 Cases are small (3 or 4 inputs) and keep away from kinks (``abs`` at 0, ties
 in ``max``, ``sort``), where finite differences and AD legitimately disagree.
@@ -21,7 +32,9 @@ in ``max``, ``sort``), where finite differences and AD legitimately disagree.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,7 +42,7 @@ import numpy as np
 
 from ..families import array_namespace
 from ..core.boundary import FRAMEWORK_LIMITS
-from ..operators import jacobian
+from ..operators import jacobian, pullback, pushforward
 from ..selectors import AutoFiniteDiff
 from .tolerances import default_tolerances
 
@@ -44,6 +57,10 @@ class ArrayAPICase:
     holomorphic: bool = True
     #: what f does that a framework may declare unsupported (an entry of core.boundary.FRAMEWORK_LIMITS)
     limit: str = ""
+    #: the array-API function the case exercises (its id up to "-" or "@"), named by a refusal
+    function: str = ""
+    #: names of the functions whose results f stacks along axis 0 (one case, many functions)
+    parts: tuple = ()
 
 
 def reference_jacobian(f, x, step=1e-6):
@@ -64,20 +81,65 @@ def applies(backend, case):
     return case.holomorphic or not (isinstance(backend, AutoFiniteDiff) and backend.method == "complex")
 
 
+def _refused_by_name(error, case):
+    """True when ``error`` is a refusal the sweep accepts: a declared framework limit, or one naming the function."""
+    if isinstance(error, NotImplementedError):
+        return f"array_namespace(x).{case.function}" in str(error) and "use " in str(error)
+    declared = [(what, around) for _, _, what, around in FRAMEWORK_LIMITS if what == case.limit]
+    return isinstance(error, ValueError) and any(
+        f"does not support {what}" in str(error) and around in str(error) for what, around in declared)
+
+
+def _assert_close(backend, case, what, result, expected, stacked=True):
+    rtol, atol = default_tolerances(backend, "float64")
+    # the reference itself is a finite difference (about 1e-9 relative)
+    rtol, atol = max(rtol, 1e-6), max(atol, 1e-7)
+    result = np.asarray(result)
+    assert result.shape == expected.shape, f"{what}: expected shape {expected.shape}; got {result.shape}"
+    # a stacked result names the function that is wrong; a pullback mixes them (its message lists them)
+    for i, part in enumerate(case.parts if stacked else ()):
+        np.testing.assert_allclose(result[i], expected[i], rtol=rtol, atol=atol, err_msg=f"{what} of {part}")
+    np.testing.assert_allclose(result, expected, rtol=rtol, atol=atol,
+                               err_msg=what + (f" of one of {', '.join(case.parts)}" if case.parts else ""))
+
+
 def check_array_api_case(backend, case):
     """Raise AssertionError unless ``backend``'s Jacobian of ``case.f`` matches finite differences."""
     expected = reference_jacobian(case.f, case.x)
     try:
-        result = np.asarray(jacobian(case.f, backend, case.x))
-    except ValueError as error:
-        # only a declared framework limit may refuse, and its error must name the way around it
-        declared = [(what, around) for _, _, what, around in FRAMEWORK_LIMITS if what == case.limit]
-        if not any(f"does not support {what}" in str(error) and around in str(error) for what, around in declared):
+        result = jacobian(case.f, backend, case.x)
+    except (ValueError, NotImplementedError) as error:
+        # only a declared framework limit or an error naming the function may refuse, with the way around it
+        if not _refused_by_name(error, case):
             raise
         return
-    rtol, atol = default_tolerances(backend, "float64")
-    # the reference itself is a finite difference (about 1e-9 relative)
-    np.testing.assert_allclose(result, expected, rtol=max(rtol, 1e-6), atol=max(atol, 1e-7))
+    _assert_close(backend, case, "jacobian", result, expected)
+
+
+def check_array_api_modes(backend, case, seed=0):
+    """Raise AssertionError unless ``backend``'s pushforward and pullback of ``case.f`` match finite differences.
+
+    One random tangent and one random cotangent (float64, from ``seed``);
+    the expected values are the reference Jacobian applied to them.
+    """
+    expected = reference_jacobian(case.f, case.x)
+    x = case.x
+    y_shape = expected.shape[:expected.ndim - x.ndim]
+    matrix = expected.reshape(math.prod(y_shape), x.size)
+    rng = np.random.default_rng(seed)
+    tangent, cotangent = rng.standard_normal(x.shape), rng.standard_normal(y_shape)
+    calls = [("pushforward", lambda: pushforward(case.f, backend, x, (tangent,))[0],
+              (matrix @ tangent.reshape(-1)).reshape(y_shape)),
+             ("pullback", lambda: pullback(case.f, backend, x, (cotangent,))[0],
+              (cotangent.reshape(-1) @ matrix).reshape(x.shape))]
+    for what, call, want in calls:
+        try:
+            result = call()
+        except (ValueError, NotImplementedError) as error:
+            if not _refused_by_name(error, case):
+                raise
+            continue
+        _assert_close(backend, case, what, result, want, stacked=what == "pushforward")
 
 
 X = np.array([0.3, -1.2, 2.0, 0.7])
@@ -85,12 +147,111 @@ UNIT = np.array([0.3, -0.6, 0.45, 0.8])       # inside (-1, 1)
 POSITIVE = np.array([0.4, 1.3, 2.5, 0.9])
 ABOVE_ONE = np.array([1.4, 2.3, 3.5, 1.9])
 MATRIX = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.25], [-0.3, 0.7, 1.8]])  # no ties in row or column sums
+MATRIX_WIDE = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.25, -0.7], [-0.3, 0.7, 1.8, 0.2]])
 OFF_INTEGERS = X + 0.05                        # floor, round... away from their jumps
+DOMAINS = {"X": X, "UNIT": UNIT, "POSITIVE": POSITIVE, "ABOVE_ONE": ABOVE_ONE, "OFF_INTEGERS": OFF_INTEGERS}
 SIX = np.array([0.3, -1.2, 2.0, 0.7, 1.1, -0.5])
+
+
+#: the shapes elementwise functions run at, besides their 1-d point
+SHAPES = {"0d": (), "size1": (1,), "2d": (2, 3), "3d": (2, 1, 3)}
+#: a 3-d stack of three 3x4 matrices, and of square ones far from singular
+STACK = np.random.default_rng(7).uniform(-1.0, 1.0, (2, 3, 4))  # full rank, no ties
+SQUARE_STACK = np.array([MATRIX, MATRIX.T[::-1] + np.eye(3)]) * 1.2
 
 
 def _xp(x):
     return array_namespace(x)
+
+
+def _at_shape(x, shape):
+    """The values of the 1-d ``x`` repeated or cut to ``shape``."""
+    return np.resize(x, math.prod(shape)).reshape(shape)
+
+
+def _stacked_at_shapes(cases):
+    """One case per shape of :data:`SHAPES` and input domain: the elementwise ``cases`` stacked along axis 0."""
+    groups = {}
+    for case_id, case in cases.items():
+        domain = next(name for name, point in DOMAINS.items() if point is case.x)
+        groups.setdefault((domain, case.holomorphic), []).append((case_id, case.f))
+    stacked = {}
+    for (domain, holomorphic), members in groups.items():
+        functions = tuple(f for _, f in members)
+        for shape_id, shape in SHAPES.items():
+            stacked[f"elementwise-{domain}{'' if holomorphic else '-real'}@{shape_id}"] = ArrayAPICase(
+                lambda x, functions=functions: _xp(x).stack([f(x) for f in functions]),
+                _at_shape(DOMAINS[domain], shape), holomorphic=holomorphic, parts=tuple(n for n, _ in members))
+    return stacked
+
+
+def _stacks():
+    """Reductions, manipulation and linalg on 2-d and 3-d stacks (and the 0-d and size-1 cases that apply)."""
+    m, t, sq = MATRIX_WIDE, STACK, SQUARE_STACK
+    cases = {
+        "sort@2d": (lambda x: _xp(x).sort(x, axis=0), m, False),
+        "argsort-take_along_axis@2d": (
+            lambda x: _xp(x).take_along_axis(x, _xp(x).argsort(x, axis=1), axis=1) * 2.0, m, False),
+        "tile@2d": (lambda x: _xp(x).tile(x, (2,)), m, True),
+        "tile@3d": (lambda x: _xp(x).tile(x, (2, 1, 1, 2)), t, True),
+        "roll@3d": (lambda x: _xp(x).roll(x, (1, 2), axis=(0, 2)) * x, t, True),
+        "roll@2d": (lambda x: _xp(x).roll(x, -1, axis=1) * x, m, True),
+        "repeat@2d": (lambda x: _xp(x).repeat(x, 2, axis=1), m, True),
+        "repeat@0d": (lambda x: _xp(x).repeat(x, 3) * x, np.array(0.7), True),
+        "repeat-array@2d": (lambda x: _xp(x).repeat(x, _xp(x).asarray([1, 0, 2]), axis=0), m, True,
+                            "an array of repeats (xp.repeat), whose result's shape depends on its values"),
+        "cumulative_sum@3d": (lambda x: _xp(x).cumulative_sum(x, axis=1), t, True),
+        "cumulative_prod@3d": (lambda x: _xp(x).cumulative_prod(x, axis=2, include_initial=True), t, True),
+        "sum@3d": (lambda x: _xp(x).sum(x, axis=(0, 2)), t, True),
+        "prod@3d": (lambda x: _xp(x).prod(x, axis=1, keepdims=True), t, True),
+        "mean@3d": (lambda x: _xp(x).mean(x, axis=(1,)), t, True),
+        "max@3d": (lambda x: _xp(x).max(x, axis=(0, 2)), t, False),
+        "min@3d": (lambda x: _xp(x).min(x, axis=-1), t, False),
+        "var@3d": (lambda x: _xp(x).var(x, axis=(0, 2)), t, False),
+        "std@3d": (lambda x: _xp(x).std(x, axis=0, correction=1), t, False),
+        "max@0d": (lambda x: _xp(x).max(x) * x, np.array(0.7), False),
+        "mean@0d": (lambda x: _xp(x).mean(x) * x, np.array(0.7), True),
+        "var@size1": (lambda x: _xp(x).var(x * x + x, axis=0, keepdims=True) + x, np.array([0.7]), False),
+        "matmul@3d": (lambda x: _xp(x).matmul(x, _xp(x).matrix_transpose(x)), t, True),
+        "matmul-vector@2d": (lambda x: _xp(x).matmul(x, x[0] * 1.0), sq[0], True),
+        "vecdot@3d": (lambda x: _xp(x).vecdot(x, x * 2.0, axis=1), t, False),
+        "tensordot@3d": (lambda x: _xp(x).tensordot(x, x, axes=([0, 1], [0, 1])), t, True),
+        "expand_dims-squeeze@3d": (lambda x: _xp(x).squeeze(_xp(x).expand_dims(x, axis=1), axis=1) * x, t, True),
+        "moveaxis@3d": (lambda x: _xp(x).moveaxis(x, 0, -1) * 2.0, t, True),
+        "flip@3d": (lambda x: _xp(x).flip(x, axis=(0, 2)) * x, t, True),
+        "permute_dims@3d": (lambda x: _xp(x).permute_dims(x, (2, 0, 1)) * 2.0, t, True),
+        "take@3d": (lambda x: _xp(x).take(x, _xp(x).asarray([1, 0]), axis=2), t, True),
+        "stack@3d": (lambda x: _xp(x).stack([x, x ** 2], axis=-1), t, True),
+        "concat@3d": (lambda x: _xp(x).concat([x, x ** 2], axis=1), t, True),
+        "unstack@3d": (lambda x: _xp(x).unstack(x, axis=2)[1] * 2.0, t, True),
+        "broadcast_to@3d": (lambda x: _xp(x).broadcast_to(x[:, None, :], (3, 2, 4)) * 2.0, m, True),
+        "clip-array-bounds@3d": (lambda x: _xp(x).clip(x[1], x[0] - 0.5, x[0] + 0.2), t, False),
+        "tril-triu@3d": (lambda x: _xp(x).tril(x, k=-1) + 2.0 * _xp(x).triu(x, k=2), t, True),
+        "meshgrid@2d": (lambda x: _xp(x).meshgrid(x[0], x[1, :3], indexing="ij")[1] * x[0, :, None], m, True),
+        "full_like@3d": (lambda x: _xp(x).full_like(x, 2.0) * x, t, True),
+        "linalg.trace@3d": (lambda x: _xp(x).linalg.trace(x, offset=-1), t, True),
+        "linalg.diagonal@3d": (lambda x: _xp(x).linalg.diagonal(x, offset=1), t, True),
+        "linalg.cross@3d": (lambda x: _xp(x).linalg.cross(x[:, :, :3], x[:, :, 1:], axis=-1), t, True),
+        "linalg.matrix_norm@3d": (lambda x: _xp(x).linalg.matrix_norm(x, ord=1, keepdims=True), t, False),
+        "linalg.vector_norm@3d": (lambda x: _xp(x).linalg.vector_norm(x, axis=(0, 2)), t, False),
+        "linalg.det@3d": (lambda x: _xp(x).linalg.det(x), sq * 0.5, True),
+        "linalg.inv@3d": (lambda x: _xp(x).linalg.inv(x), sq, True),
+        "linalg.slogdet@3d": (lambda x: _xp(x).linalg.slogdet(x)[1], sq, False),
+        "linalg.solve@3d": (lambda x: _xp(x).linalg.solve(x, x[0, :, :2] * 1.0), sq, True),
+        "linalg.solve-constant-matrix": (lambda x: _xp(x).linalg.solve(_xp(x).asarray(MATRIX), x), X[:3], True),
+        "linalg.solve-constant-rhs": (lambda x: _xp(x).linalg.solve(x, _xp(x).asarray(X[:3])), MATRIX, True),
+        "linalg.matrix_power@3d": (lambda x: _xp(x).linalg.matrix_power(x, -2), sq, True),
+        "linalg.cholesky@3d": (lambda x: _xp(x).linalg.cholesky(_xp(x).matmul(x, _xp(x).matrix_transpose(x))),
+                               sq, False),
+        "linalg.eigvalsh@3d": (lambda x: _xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)), sq, False),
+        # squares: an eigenvector's sign is arbitrary
+        "linalg.eigh": (lambda x: _xp(x).linalg.eigh(x + x.T)[1] ** 2, MATRIX, False),
+        "linalg.svdvals@3d": (lambda x: _xp(x).linalg.svdvals(x), t, False),
+        "linalg.svd": (lambda x: _xp(x).linalg.svd(x, full_matrices=False)[1], m, False),
+        "linalg.pinv": (lambda x: _xp(x).linalg.pinv(x), m, False),
+    }
+    return {case_id: ArrayAPICase(f, x, holomorphic=holomorphic, limit=limit[0] if limit else "")
+            for case_id, (f, x, holomorphic, *limit) in cases.items()}
 
 
 def _unary(name):
@@ -119,6 +280,7 @@ def _build():
     cases["clip"] = ArrayAPICase(lambda x: _xp(x).clip(x, -1.0, 1.0), X, holomorphic=False)
     cases["where"] = ArrayAPICase(lambda x: _xp(x).where(x > 0, x ** 2, -x), X, holomorphic=False)
     cases["real-imag-conj"] = ArrayAPICase(lambda x: _xp(x).real(x) + _xp(x).conj(x), X, holomorphic=False)
+    elementwise = dict(cases)
 
     matrix = MATRIX
     for name in ("sum", "prod", "mean", "max", "min"):
@@ -183,9 +345,13 @@ def _build():
     cases["indexing-integer-array"] = ArrayAPICase(lambda x: x[_xp(x).asarray([2, 0])] ** 2, X)
     cases["indexing-negative-step"] = ArrayAPICase(lambda x: x[::-1] * x, X,
                                                    limit="slicing with a negative step (x[::-1])")
-    return cases
+    cases.update(_stacked_at_shapes(elementwise))
+    cases.update(_stacks())
+    return {case_id: dataclasses.replace(case, function=case.function or re.split("[-@]", case_id)[0])
+            for case_id, case in cases.items()}
 
 
 ARRAY_API_CASES = _build()
 
-__all__ = ["ARRAY_API_CASES", "ArrayAPICase", "applies", "check_array_api_case", "reference_jacobian"]
+__all__ = ["ARRAY_API_CASES", "SHAPES", "ArrayAPICase", "applies", "check_array_api_case", "check_array_api_modes",
+           "reference_jacobian"]

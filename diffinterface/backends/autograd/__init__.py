@@ -45,8 +45,21 @@ cotangents' shape.
 one of autograd's own boxes: a diffinterface call inside a function that
 autograd differentiates returns boxes, so ``autograd.grad`` sees through it.
 
+Results come back in x's dtype: some of autograd's own rules promote
+float32 tangents to float64 (``log2``, ``max``, ``mean``), and each result
+is cast back once, at the end (a real result of a complex x, or the
+reverse, is left as it is).
+
 Two-argument functions ``f(y, x)`` are not supported: autograd cannot
-differentiate mutation (``check_inplace(AutoAutograd())`` is False).
+differentiate mutation (``check_inplace(AutoAutograd())`` is False). For the
+same reason ``f`` cannot write into a ``di.Cache``: autograd records f on
+immutable boxes, which no numpy buffer holds. Such an f raises
+``di.UnsupportedError`` naming the Cache and the way around it (keep the
+values in local variables, or use ``di.AutoTorch()`` or
+``di.AutoFiniteDiff()``); the adapter declares ``writes_cache = False``.
+
+An output of size 0 that does not depend on x (``np.zeros((2, 0))``) has an
+empty derivative, not a graph break: there is no derivative to lose.
 """
 
 from .adapter import AutogradAdapter

@@ -8,8 +8,47 @@ from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, v
 from autograd.tracer import getval, trace
 
 from ...families import describe, is_array
+from ...families.autograd_namespace import astype
 from ...core import OPERATORS, Adapter, Impl
-from ...errors import graph_break
+from ...contexts import Cache
+from ...errors import UnsupportedError, graph_break
+
+
+def _in(result, dtype):
+    """``result`` in ``dtype`` (x's numpy dtype) where both are real or both complex, differentiably.
+
+    Results keep x's dtype: autograd's own rules promote float32
+    tangents to float64 (``log2``'s and ``log10``'s divide by a float64 numpy
+    scalar, ``max``'s by an integer count), which the values do not need.
+    """
+    got = getattr(getval(result), "dtype", None)
+    if got is None or got == dtype or got.kind != dtype.kind:
+        return result
+    return astype(result, dtype, copy=False)
+
+
+def _function(problem):
+    """``problem.f``; where a context is a ``di.Cache``, wrapped to explain why f could not write into it."""
+    f = problem.f
+    if not any(isinstance(c, Cache) for c in problem.contexts):
+        return f
+
+    def writing_into_cache(x, *ctx):
+        try:
+            return f(x, *ctx)
+        except (TypeError, ValueError) as error:
+            # numpy's words when a box is stored into a numpy array (or converted to a number)
+            if "sequence" not in str(error) and "Box" not in str(error):
+                raise
+            raise UnsupportedError(
+                f"contexts: {problem.adapter.backend} cannot differentiate f with a di.Cache it writes into: autograd "
+                f"records f on immutable boxes, which no buffer can hold ({type(error).__name__}: {error}); "
+                f"compute the values in f without writing them into the Cache (keep them in local variables), or "
+                f"use a backend that writes into buffers (di.AutoTorch(), di.AutoFiniteDiff()). If f does not write "
+                f"into the Cache, it called a numpy function or float() on x: use xp = di.array_namespace(x)"
+            ) from error
+
+    return writing_into_cache
 
 
 def _bound(f, ctx):
@@ -33,12 +72,17 @@ def _check_output(value):
         raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
 
 
+def _cut_off(end_value, broken):
+    """True when f's output, untraced by autograd, is a graph break: an empty output has no derivative to lose."""
+    _check_output(end_value)
+    return broken is not None and np.size(getval(end_value)) > 0
+
+
 def _vjp_of(fun, x, broken):
     """autograd's ``make_vjp``, but raising ``broken()`` where autograd would warn and return zeros."""
     end_value, end_node = trace(VJPNode.new_root(), fun, x)
     if end_node is None:
-        _check_output(end_value)
-        if broken is not None:
+        if _cut_off(end_value, broken):
             raise broken()
         zeros = vspace(x).zeros()
         return (lambda g: zeros), end_value
@@ -51,8 +95,7 @@ def _jvp_of(fun, x, broken):
     def jvp(g):
         end_value, end_node = trace(JVPNode.new_root(g), fun, x)
         if end_node is None:
-            _check_output(end_value)
-            if broken is not None:
+            if _cut_off(end_value, broken):
                 raise broken()
             return end_value, vspace(end_value).zeros()
         return end_value, end_node.g
@@ -131,6 +174,8 @@ class AutogradAdapter(Adapter):
     traced_array_name = "autograd ArrayBox"
     # autograd.jacobian's recipe: the output shape comes from the forward pass of the call itself
     output_from_each_call = frozenset({"jacobian"})
+    # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a di.Cache
+    writes_cache = False
 
     def is_traced_array_error(self, error):
         # float(), int() or a numpy function autograd does not wrap, called on the box it traces
@@ -145,20 +190,20 @@ class AutogradAdapter(Adapter):
     # -- primitives -------------------------------------------------------------------------
 
     def prepare_pullback(self, problem):
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
 
         def value_and_pullback(x, cotangents, *ctx):
             vjp, value = _vjp_of(_bound(f, ctx), x, broken)
-            return value, tuple(vjp(c) for c in cotangents)
+            return value, tuple(_in(vjp(c), x_dtype) for c in cotangents)
 
         def pullback(x, cotangents, *ctx):
             vjp, _ = _vjp_of(_bound(f, ctx), x, broken)
-            return tuple(vjp(c) for c in cotangents)
+            return tuple(_in(vjp(c), x_dtype) for c in cotangents)
 
         return Impl(pullback=pullback, value_and_pullback=value_and_pullback)
 
     def prepare_pushforward(self, problem):
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
 
         def value_and_pushforward(x, tangents, *ctx):
             jvp = _jvp_of(_bound(f, ctx), x, broken)
@@ -166,7 +211,7 @@ class AutogradAdapter(Adapter):
             for t in tangents:
                 value, d = jvp(t)
                 results.append(d)
-            return value, tuple(results)
+            return value, tuple(_in(d, x_dtype) for d in results)
 
         return _valued_impl("pushforward", value_and_pushforward)
 
@@ -174,32 +219,33 @@ class AutogradAdapter(Adapter):
 
     def prepare_gradient(self, problem):
         # No evaluation here: f's output is a scalar by contract, checked on each call for free.
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
         seed = _one(problem.x_dtype)
 
         def gradient(x, *ctx):
             vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             if getattr(value, "shape", None) != ():
                 _check_scalar(value, "gradient")
-            return vjp(seed)
+            return _in(vjp(seed), x_dtype)
 
         def value_and_gradient(x, *ctx):
             vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             if getattr(value, "shape", None) != ():
                 _check_scalar(value, "gradient")
-            return value, vjp(seed)
+            return value, _in(vjp(seed), x_dtype)
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
     def prepare_jacobian(self, problem):
         # No evaluation here: the forward pass each call records gives the output's shape.
-        f, x_shape, xp = problem.f, problem.x_shape, problem.xp
-        broken = _breaks(problem)
+        f, x_shape, xp = _function(problem), problem.x_shape, problem.xp
+        broken, x_dtype = _breaks(problem), np.dtype(problem.x_dtype)
 
         def value_and_jacobian(x, *ctx):
             vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             y_shape, y_dtype = _shape_and_dtype(value)
-            return value, xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
+            rows = xp.reshape(_rows(vjp, y_shape, y_dtype, xp), y_shape + x_shape)
+            return value, _in(rows, x_dtype)
 
         return _valued_impl("jacobian", value_and_jacobian)
 
@@ -210,21 +256,22 @@ class AutogradAdapter(Adapter):
         # output only by running f, so calls record f for reverse mode until one returns a
         # non-scalar; that call's rows come from the same recorded pass (f still runs once) and
         # later calls go forward. The choice changes the speed, never the result.
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
         tangent = _one(problem.x_dtype)
         reverse = [True]
 
         def value_and_derivative(x, *ctx):
             fun = _bound(f, ctx)
             if not reverse[0]:
-                return _jvp_of(fun, x, broken)(tangent)
+                value, d = _jvp_of(fun, x, broken)(tangent)
+                return value, _in(d, x_dtype)
             vjp, value = _vjp_of(fun, x, broken)
             shape, dtype = _shape_and_dtype(value)
             if shape == ():
-                return value, vjp(_one(dtype))
+                return value, _in(vjp(_one(dtype)), x_dtype)
             reverse[0] = False
             # autograd.numpy: the rows are boxes when an outer autograd pass differentiates this
-            return value, anp.reshape(_rows(vjp, shape, dtype, anp), shape)
+            return value, _in(anp.reshape(_rows(vjp, shape, dtype, anp), shape), x_dtype)
 
         return _valued_impl("derivative", value_and_derivative)
 
@@ -257,9 +304,9 @@ class AutogradAdapter(Adapter):
         return gradient
 
     def prepare_hessian(self, problem):
-        f, broken = problem.f, _breaks(problem)
+        f, broken = _function(problem), _breaks(problem)
         seed = _one(problem.x_dtype)
-        x_shape, x_dtype, xp = problem.x_shape, problem.x_dtype, problem.xp
+        x_shape, x_dtype, xp = problem.x_shape, np.dtype(problem.x_dtype), problem.xp
         shape = x_shape + x_shape
         gradient_of = self._gradient_recording_value
 
@@ -267,24 +314,24 @@ class AutogradAdapter(Adapter):
             values = []
             # The Hessian is symmetric: its rows are the vjps of the gradient.
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x)
-            return values[0], gradient, xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape)
+            return values[0], _in(gradient, x_dtype), _in(xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape), x_dtype)
 
         return _valued_impl("hessian", value_gradient_and_hessian)
 
     def prepare_hvp(self, problem):
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
         seed = _one(problem.x_dtype)
         gradient_of = self._gradient_recording_value
 
         def gradient_and_hvp(x, tangents, *ctx):
             values = []
             vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hvp", broken), x)
-            return gradient, tuple(vjp(t) for t in tangents)
+            return _in(gradient, x_dtype), tuple(_in(vjp(t), x_dtype) for t in tangents)
 
         return _valued_impl("hvp", gradient_and_hvp)
 
     def prepare_second_derivative(self, problem):
-        f, broken = problem.f, _breaks(problem)
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
         tangent = _one(problem.x_dtype)
 
         def value_derivative_and_second_derivative(x, *ctx):
@@ -297,6 +344,6 @@ class AutogradAdapter(Adapter):
                 return d
 
             d, dd = make_jvp(derivative, x)(tangent)
-            return getval(values[0]), d, dd
+            return getval(values[0]), _in(d, x_dtype), _in(dd, x_dtype)
 
         return _valued_impl("second_derivative", value_derivative_and_second_derivative)

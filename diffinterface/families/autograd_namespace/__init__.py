@@ -9,6 +9,13 @@ there: ``concat`` gives a Jacobian of zeros (autograd only warns),
 is written with autograd primitives that have derivatives (``concat`` with
 ``concatenate``, ``vecdot`` as a sum of products, norms by their formulas),
 so one function source gets the same derivatives as under JAX and torch.
+Where autograd's own rule is wrong (``sort``'s forward rule on 2-d arrays,
+``tile``'s pullback with fewer repetitions than axes, ``roll``'s with a tuple
+of shifts, ``repeat`` on 0-d arrays, ``clip`` with array bounds) or missing in forward mode (``det``,
+``inv``, ``slogdet``, ``solve``, ``cholesky``, ``eigh``, ``svdvals``,
+``pinv``: :mod:`.linalg_rules`), the function is written here too. Only the
+singular vectors of ``linalg.svd`` have no forward rule; their pushforward
+raises an error naming the way around it (``linalg.svdvals``, reverse mode).
 
 Every other name falls through to ``autograd.numpy`` (then to ``numpy`` for
 what autograd does not wrap: ``finfo``, dtypes). Functions whose results do
@@ -40,6 +47,7 @@ from .functions import (
     astype,
     broadcast_arrays,
     broadcast_to,
+    clip,
     concat,
     copysign,
     cumulative_prod,
@@ -53,13 +61,16 @@ from .functions import (
     ones_like,
     permute_dims,
     positive,
+    repeat,
     reshape,
+    roll,
     sort,
     squeeze,
     stack,
     std,
     take,
     take_along_axis,
+    tile,
     unique_all,
     unique_counts,
     unique_inverse,

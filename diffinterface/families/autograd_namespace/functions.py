@@ -98,7 +98,18 @@ def positive(x, /):
 
 def copysign(x1, x2, /):
     """The magnitude of ``x1`` with the sign bit of ``x2`` (differentiable in ``x1``)."""
-    return anp.where(np.signbit(getval(x2)), -1.0, 1.0) * anp.abs(x1)
+    magnitude = anp.abs(x1)
+    # where on the magnitudes themselves: a float64 -1.0/1.0 factor would promote float32 x1
+    return anp.where(np.signbit(getval(x2)), -magnitude, magnitude)
+
+
+def clip(x, /, min=None, max=None):
+    """``x`` limited to ``[min, max]``; the bounds may be arrays (autograd's own clip differentiates x only)."""
+    if min is not None:
+        x = anp.maximum(x, min)
+    if max is not None:
+        x = anp.minimum(x, max)
+    return x
 
 
 @primitive
@@ -229,6 +240,48 @@ def unstack(x, /, *, axis=0):
     return tuple(x[_index_along(axis, ndim, i)] for i in range(getval(x).shape[axis]))
 
 
+def roll(x, /, shift, *, axis=None):
+    """``x`` shifted by ``shift`` along ``axis`` (flattened for ``None``), one axis at a time.
+
+    autograd's own pullback negates ``shift`` and fails for a tuple of shifts.
+    """
+    if axis is None:
+        return anp.reshape(roll(anp.reshape(x, (-1,)), shift, axis=0), getval(x).shape)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    for step, along in zip(shifts, axes):
+        x = anp.roll(x, step, axis=along)
+    return x
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (flattened first for ``None``), by indexing.
+
+    autograd's own fails on 0-d ``x`` and on an array of repeats in reverse mode.
+    """
+    if axis is None:
+        x, axis = anp.reshape(x, (-1,)), 0
+    ndim = anp.ndim(x)
+    axis = axis % ndim
+    index = np.repeat(np.arange(getval(x).shape[axis]), np.asarray(getval(repeats)))
+    return x[_index_along(axis, ndim, index)]
+
+
+def tile(x, repetitions, /):
+    """``x`` repeated ``repetitions[i]`` times along axis ``i``, the repetitions aligned with x's last axes.
+
+    autograd's own pullback aligns them with the first axes: wrong when there
+    are fewer repetitions than axes.
+    """
+    repetitions = tuple(repetitions)
+    ndim = max(anp.ndim(x), len(repetitions))
+    x = anp.reshape(x, (1,) * (ndim - anp.ndim(x)) + getval(x).shape)
+    for axis, count in enumerate((1,) * (ndim - len(repetitions)) + repetitions):
+        if count != 1:
+            x = anp.concatenate([x] * count, axis=axis) if count else x[_index_along(axis, ndim, slice(0, 0))]
+    return x
+
+
 def take(x, indices, /, *, axis=None):
     """The elements of ``x`` at ``indices`` along ``axis`` (``None`` for 1-d ``x``)."""
     ndim = anp.ndim(x)
@@ -263,8 +316,8 @@ def where(condition, x1, x2, /):
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
-    result = anp.sort(x, axis=axis)
-    return flip(result, axis=axis) if descending else result
+    """``x`` sorted along ``axis``, gathered by its ``argsort`` (autograd's own sort is wrong on 2-d arrays)."""
+    return take_along_axis(x, argsort(x, axis=axis, descending=descending, stable=stable), axis=axis)
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
