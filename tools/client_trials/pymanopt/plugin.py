@@ -1,16 +1,18 @@
 """pytest plugin for the pymanopt trial (loaded with ``-p plugin``).
 
-It stands in for pymanopt's conftest.py (which imports TensorFlow): the same
-seeding before every test, and matplotlib's Agg backend. pymanopt 2.2.1 was
-written for NumPy 1: its derivative checks (``check_gradient``,
+It stands in for pymanopt's conftest.py, which imports TensorFlow: the same
+seeds before every test, and matplotlib's Agg backend. It writes every test's
+outcome to the JSON file named by ``CLIENT_TRIAL_RESULTS``. When
+``CLIENT_TRIAL_VARIANT`` names one of ``shim.VARIANTS`` it routes pymanopt's
+derivatives through diffinterface (``CLIENT_TRIAL_PREPARED=0`` for unprepared
+calls, ``CLIENT_TRIAL_CROSS_CHECK=1`` to compare every result with pymanopt's
+own, ``CLIENT_TRIAL_COMPLEX_AS_PAIRS=1`` for complex points as real pairs).
+
+pymanopt 2.2.1 predates NumPy 2: its derivative checks (``check_gradient``,
 ``check_hessian``) store ``np.polyfit``'s one-element residual array into a
-scalar slot, which NumPy 2 refuses; both runs give that module a NumPy whose
-``polyfit`` returns the residual as a scalar, so that those tests exercise the
-derivatives instead of failing natively. It writes every test's outcome to the JSON file
-named by ``CLIENT_TRIAL_RESULTS``, and, when ``CLIENT_TRIAL_VARIANT`` names one
-of shim.VARIANTS, routes pymanopt's derivatives through diffinterface
-(shim.py; ``CLIENT_TRIAL_PREPARED=0`` for unprepared calls,
-``CLIENT_TRIAL_CROSS_CHECK=1`` to compare every result with pymanopt's own).
+scalar slot, which NumPy 2 refuses. Both runs give that module a NumPy whose
+``polyfit`` returns that residual as a scalar, so that those tests exercise
+the derivatives instead of failing natively.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ outcomes: dict = {}
 
 
 class NumPyWithScalarResidual(types.ModuleType):
+    """numpy, with ``polyfit(..., full=True)``'s residual as NumPy 1 let pymanopt use it."""
+
     def __getattr__(self, name: str) -> Any:
         return getattr(np, name)
 
@@ -51,8 +55,9 @@ def pytest_configure(config: pytest.Config) -> None:
     variant = os.environ.get("CLIENT_TRIAL_VARIANT", "native")
     if variant != "native":
         shim.install(variant,
+                     cross_check=os.environ.get("CLIENT_TRIAL_CROSS_CHECK") == "1",
                      prepared=os.environ.get("CLIENT_TRIAL_PREPARED", "1") == "1",
-                     cross_check=os.environ.get("CLIENT_TRIAL_CROSS_CHECK") == "1")
+                     complex_as_pairs=os.environ.get("CLIENT_TRIAL_COMPLEX_AS_PAIRS") == "1")
 
 
 @pytest.fixture(autouse=True)

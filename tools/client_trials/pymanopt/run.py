@@ -40,6 +40,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--unprepared", action="store_true",
                         help="unprepared calls instead of prepare once, then prep=")
     parser.add_argument("--no-cross-check", action="store_true")
+    parser.add_argument("--complex-as-pairs", action="store_true",
+                        help="complex points as (real, imaginary) pairs, the way around the refusal")
     parser.add_argument("--repo", type=Path, default=HERE.parents[2])
     parser.add_argument("--src", type=Path, default=Path("/tmp/pymanopt-src"),
                         help="pymanopt's source tree at 2.2.1 (for its tests)")
@@ -47,6 +49,8 @@ def arguments() -> argparse.Namespace:
                         help="where pymanopt is installed (pip --target)")
     parser.add_argument("-k", default="", help="a pytest -k expression, added")
     parser.add_argument("--results", type=Path, help="folder for the outcomes and logs")
+    parser.add_argument("--native-from", type=Path,
+                        help="a native.json of an earlier run (same -k) instead of a native run")
     args = parser.parse_args()
     if "all" in args.variant:
         args.variant = list(VARIANTS)
@@ -66,7 +70,8 @@ def run_suite(args: argparse.Namespace, variant: str, out: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, path)),
                CLIENT_TRIAL_RESULTS=str(out), CLIENT_TRIAL_VARIANT=variant,
                CLIENT_TRIAL_PREPARED="0" if args.unprepared else "1",
-               CLIENT_TRIAL_CROSS_CHECK="0" if args.no_cross_check else "1")
+               CLIENT_TRIAL_CROSS_CHECK="0" if args.no_cross_check else "1",
+               CLIENT_TRIAL_COMPLEX_AS_PAIRS="1" if args.complex_as_pairs else "0")
     selection = "not tensorflow" + (f" and ({args.k})" if args.k else "")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--noconftest", "-p", "plugin", "-k", selection,
@@ -108,7 +113,12 @@ def main() -> int:
     ensure_pymanopt(args)
     folder = args.results or Path(tempfile.mkdtemp(prefix="pymanopt-trial-"))
     folder.mkdir(parents=True, exist_ok=True)
-    runs = {v: run_suite(args, v, folder / f"{v}.json") for v in ["native", *args.variant]}
+    runs = {v: run_suite(args, v, folder / f"{v}.json") for v in ["native", *args.variant]
+            if v != "native" or not args.native_from}
+    if args.native_from:  # restricted to the tests this run selected
+        native = json.loads(args.native_from.read_text())
+        selected = set().union(*runs.values())
+        runs = {"native": {t: o for t, o in native.items() if t in selected}, **runs}
     print(f"diffinterface from {args.repo}; outcomes in {folder}")
     return report(runs)
 
