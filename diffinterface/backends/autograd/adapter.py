@@ -9,7 +9,8 @@ from autograd.tracer import getval, trace
 
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
-from ...core import OPERATORS, Adapter, Impl
+from ...core import OPERATORS, Adapter, Impl, Spec
+from ...core.dtypes import require_real_output
 from ...contexts import Cache
 from ...errors import UnsupportedError, graph_break
 
@@ -72,6 +73,13 @@ def _check_output(value):
         raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
 
 
+def _real_for_real_x(end_value, x, f):
+    """Refuse a complex-valued f of a real x: autograd learns f's output dtype only as it runs."""
+    value = getval(end_value)
+    if getattr(value, "dtype", None) is not None and value.dtype.kind == "c" and np.result_type(x).kind == "f":
+        require_real_output(Spec(np.shape(value), str(value.dtype)), str(np.result_type(x)), f)
+
+
 def _cut_off(end_value, broken):
     """True when f's output, untraced by autograd, is a graph break: an empty output has no derivative to lose."""
     _check_output(end_value)
@@ -81,6 +89,7 @@ def _cut_off(end_value, broken):
 def _vjp_of(fun, x, broken):
     """autograd's ``make_vjp``, but raising ``broken()`` where autograd would warn and return zeros."""
     end_value, end_node = trace(VJPNode.new_root(), fun, x)
+    _real_for_real_x(end_value, x, fun)
     if end_node is None:
         if _cut_off(end_value, broken):
             raise broken()
@@ -94,6 +103,7 @@ def _jvp_of(fun, x, broken):
 
     def jvp(g):
         end_value, end_node = trace(JVPNode.new_root(g), fun, x)
+        _real_for_real_x(end_value, x, fun)
         if end_node is None:
             if _cut_off(end_value, broken):
                 raise broken()

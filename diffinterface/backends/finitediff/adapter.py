@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import GraphBreakError, MissingBackendError, function_name
+from ...errors import MissingBackendError
 from ...core import Adapter, Impl, Spec, require_scalar_output
+from .refusals import dropped_imaginary_part, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
-
-def _dropped_imaginary_part(f, backend, value):
-    """The error for ``f`` that returned a real value at a complex-step point: its derivative would read 0."""
-    return GraphBreakError(
-        f"f: {function_name(f)} returned a real {value.dtype} value at the complex point where {backend!r} "
-        "evaluates it, so the imaginary part that carries the derivative was dropped and the derivative "
-        "would read as zeros. The usual causes: float() or .item() on a value computed from x, .real, "
-        "np.abs, astype(float), np.asarray(..., dtype=float), or a real output written from x. Keep f "
-        "complex-safe (xp = di.array_namespace(x), no casts), or use AutoFiniteDiff(method='central')."
-    )
-
 
 def _aligned_empty(shape, dtype, alignment=64):
     """``np.empty(shape, dtype)`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
@@ -50,9 +40,14 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
                 ) from error
 
     def output_spec(self, problem):
+        if not self.writes_cache:
+            refuse_caches(problem, self.backend)
         if problem.y is not None:
             return Spec.of(problem.y)
-        return Spec.of(problem.f(problem.x, *problem.ctx))
+        spec = Spec.of(problem.f(problem.x, *problem.ctx))
+        if problem.tree is None:
+            require_x_precision(problem, spec, self.backend)
+        return spec
 
     # -- building blocks -------------------------------------------------------------------
 
@@ -67,7 +62,7 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
             def evaluate_complex(x, ctx):
                 value = np.asarray(f(x, *ctx))
                 if value.dtype.kind != "c":
-                    raise _dropped_imaginary_part(f, backend, value)
+                    raise dropped_imaginary_part(f, backend, value)
                 return value
 
             return evaluate_complex

@@ -8,7 +8,6 @@ import re
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ...contexts import Cache
 from ...errors import TracedArrayError, UnsupportedError, traced_array

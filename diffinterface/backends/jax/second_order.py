@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import jax
-import numpy as np
 
 from ...core import require_scalar_output
 from .calls import _owned, _to_numpy

@@ -5,8 +5,7 @@ shape and wrong values on 2-d inputs, its linalg functions raising a bare
 ``NotImplementedError: JVP of ... not defined`` in forward mode, float32 x
 getting float64 derivatives through rules that promote (``maximum``,
 ``mean``, ``var``, ``max``, ``log2``...), a constant empty output refused as
-a graph break, and a ``di.Cache`` written inside f failing with numpy's
-words. The probes state the contract on every backend:
+a graph break. The probes state the contract on every backend:
 
 - ``array-api-forward-rules``: pushforward and pullback of functions on
   2-d and 3-d inputs (sort, tile, roll, repeat, the linalg functions,
@@ -16,11 +15,7 @@ words. The probes state the contract on every backend:
 - ``array-api-float32``: gradient, pushforward and pullback of float32 x
   through promoting functions come back float32 (right to float32 accuracy);
 - ``empty-constant-output``: ``derivative`` and ``jacobian`` of an empty
-  output that does not depend on x are empty arrays, not a graph break;
-- ``cache-written-inside-f``: a backend that declares it cannot write into
-  buffers (its adapter's ``inplace`` or ``writes_cache`` is False) refuses an
-  f that writes into a ``di.Cache`` with an error naming ``di.Cache``; the
-  others differentiate it.
+  output that does not depend on x are empty arrays, not a graph break.
 
 The full sweep over every function and shape is :mod:`..array_api_cases`.
 
@@ -37,8 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...contexts import Cache
-from ...core import get_adapter
 from ...families import array_namespace
 from ...operators import derivative, gradient, jacobian, pullback, pushforward
 from ..array_api_cases import MATRIX, STACK, ArrayAPICase, applies, reference_jacobian
@@ -152,22 +145,6 @@ def _empty_constant_output(backend, problems, zero):
                                lambda operator=operator: operator(f, backend, x), np.zeros(0), like=x, zero=zero)
 
 
-def _cache_written_inside_f(backend, problems, zero):
-    def f(x, cache):
-        cache[...] = x * x
-        return _xp(x).sum(cache) + _xp(x).sum(x)
-
-    x = np.array([0.5, -1.0, 2.0])
-    adapter = get_adapter(backend)
-    call = lambda: gradient(f, backend, x, Cache(np.zeros(3)))  # noqa: E731
-    if adapter.inplace and adapter.writes_cache:
-        problems.expect_result("gradient of f that writes into a di.Cache", call, 2 * x + 1, like=x, zero=zero)
-    else:
-        problems.expect_error("gradient of f that writes into a di.Cache, on a backend that cannot write buffers",
-                              call, (NotImplementedError, TypeError, ValueError, RuntimeError), r"di\.Cache",
-                              unchanged=(x,))
-
-
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -178,6 +155,4 @@ def probes():
                  "log2, copysign, eigvalsh, matrix_norm) gets float32 derivatives in both modes", _float32),
         BadInput("empty-constant-output", "derivative and jacobian of an empty output that ignores x are empty "
                  "arrays, not a graph break", _empty_constant_output),
-        BadInput("cache-written-inside-f", "f writing into a di.Cache is differentiated, or refused naming di.Cache "
-                 "where the backend declares it cannot write buffers", _cache_written_inside_f),
     ]

@@ -26,7 +26,7 @@ from ...families import array_namespace
 from ...modules import module_function
 from ...operators import derivative, gradient, hessian, hvp, jacobian, pullback, pushforward, second_derivative
 from ...selectors import AutoFiniteDiff, SecondOrder
-from ..families import convert, to_numpy
+from ..families import convert
 from ..probes import BadInput
 from .graph_breaks import _mode_pairs
 
