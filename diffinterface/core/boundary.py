@@ -70,6 +70,9 @@ def check_output(f, value):
 FRAMEWORK_LIMITS = (
     ("torch", "step must be greater than zero", "slicing with a negative step (x[::-1])",
      "reverse with xp.flip(x, axis=...) instead, which every backend differentiates"),
+    ("jax", "the total number of repeats must be static",
+     "an array of repeats (xp.repeat), whose result's shape depends on its values",
+     "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with values"),
 )
 
 

@@ -54,6 +54,10 @@ _TRACED_ARRAY_ERRORS = frozenset((
 _JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
 
 
+#: JAX names the tracer a concrete value was asked of: a floating one is a number taken out of x's graph
+_FLOAT_TRACER = re.compile(r"traced array with shape (float|complex|bfloat)")
+
+
 def _not_an_array(out):
     raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
 
@@ -89,16 +93,16 @@ def _check_no_value_taken_out(problem, backend, static, ctx):
 
     Eager JAX differentiates through the rest of f and silently drops what
     such a number depended on; an abstract pass (no compilation) finds it.
-    A branch or an index on x's values is allowed eagerly: those raise
-    other errors in the abstract pass and are left to the eager evaluation,
-    as are f's own errors.
+    A branch, an index or a size taken from values (integer ones) is allowed
+    eagerly: those are left to the eager evaluation, as are f's own errors.
     """
     try:
         jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
     except (jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
         return
     except jax.errors.ConcretizationTypeError as error:
-        raise traced_array(problem.f, backend, "JAX tracer", error) from error
+        if _FLOAT_TRACER.search(str(error)):  # an integer one is a size or an index: eager JAX has its value
+            raise traced_array(problem.f, backend, "JAX tracer", error) from error
     except Exception:  # noqa: BLE001 - the eager evaluation that follows raises f's own errors
         return
 
