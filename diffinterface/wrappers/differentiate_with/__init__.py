@@ -38,8 +38,10 @@ Derivatives go to second order (a pullback's derivative is the inner's
 The inner operators are prepared once per input signature (shape, dtype,
 contexts' kinds) in a small cache that threads share; the output's shape is
 learned then, on torch's meta device when ``f`` runs there and otherwise by
-one evaluation of ``f`` at the first input seen (zeros when JAX traces
-without values). Results keep ``x``'s family and dtype; float64 stays float64
+one evaluation of ``f`` at the first input seen: under ``jax.jit``, the
+first values JAX's callback receives, never an invented point. Only an
+input without values and without such a callback (a tracer of another
+framework's transform) is prepared at zeros of its shape. Results keep ``x``'s family and dtype; float64 stays float64
 for JAX without changing its global configuration (JAX itself only has
 float64 tracers under x64, and the inner JAX calls run under a thread-local
 ``jax.enable_x64``).
