@@ -29,10 +29,15 @@ from .pytree import _FLOAT_DTYPES, TreePlan, require_real_float
 from .registry import get_adapter
 
 
+#: what to do with an x that is not real floating-point (a complex x loses its imaginary part in astype)
+_REAL_X_ADVICE = ("Convert an integer x yourself (x.astype(float)); for a complex x, pass its parts as a tuple "
+                  "x = (x.real, x.imag) and rebuild it inside f (re + 1j * im), which keeps both")
+
+
 def check_x(x, adapter, op):
     if not is_array(x):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
-    require_real_float(x, "x", "Convert it yourself (for example x.astype(float))")
+    require_real_float(x, "x", _REAL_X_ADVICE)
     family = family_of(x)
     if family not in adapter.families:
         raise TypeError(
