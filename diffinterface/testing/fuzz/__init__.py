@@ -1,0 +1,35 @@
+"""The property-based fuzz suite of the kit: random one-source programs on every backend, against float64.
+
+Hypothesis (an optional test dependency: ``pip install 'diffinterface[test]'``)
+draws random programs built from the array-API operations of
+``xp = di.array_namespace(x)`` (elementwise, reductions, indexing and slicing,
+concatenation, stacking, matmul, where, sort, cumulative sums, linalg), at
+random shapes (0-d, size 1, 2-D, 3-D) in float32 and float64; random pytrees
+of mixed leaf kinds; and random banded or block sparse programs through
+``di.AutoSparse``. Each runs on every chosen backend and is compared with a
+float64 reference (raw JAX under x64, itself checked against finite
+differences): values, shapes, x's dtype and array family, and no error but a
+declared refusal naming the function. Importing :mod:`diffinterface.testing`
+does not import hypothesis; this package does.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing.fuzz import fuzz_programs
+    >>> report = fuzz_programs({"finitediff": di.AutoFiniteDiff()}, examples=4, seed=0)
+    >>> report.ok, report.programs
+    (True, 4)
+
+A long campaign is one command (it prints the count tried and every failure)::
+
+    python -m diffinterface.testing.fuzz --examples 10000
+
+- :func:`fuzz_programs`, :class:`FuzzReport`, :data:`KNOWN_DEFECTS`: the campaign (:mod:`.campaign`);
+- :mod:`.programs` (:class:`Program`, printable as Python), :mod:`.operations` (the builders),
+  :mod:`.strategies` (hypothesis strategies), :mod:`.reference`, :mod:`.checks`, :mod:`.structured`
+  (pytrees and sparse programs).
+"""
+
+from .campaign import KNOWN_DEFECTS, FuzzReport, KnownDefect, assert_fuzz_passes, fuzz_programs
+from .checks import Finding
+from .programs import Program, Step
+
+__all__ = ["fuzz_programs", "assert_fuzz_passes", "FuzzReport", "KnownDefect", "KNOWN_DEFECTS", "Finding", "Program", "Step"]
