@@ -10,25 +10,15 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
-
 import diffinterface as di
 from diffinterface.testing.fuzz import Program, Step, fuzz_programs
-from diffinterface.testing.fuzz.campaign import assert_fuzz_passes
+# one test per selected backend, the same the kit ships for third-party backends
+from diffinterface.testing.fuzz.test_fuzz_kit import (  # noqa: F401 - collected here
+    pytest_generate_tests,
+    test_random_programs_agree_with_the_float64_reference,
+)
 from diffinterface.testing.fuzz.checks import check_program, refused_function
 from diffinterface.testing.fuzz.reference import array_reference
-from diffinterface.testing.pytest_plugin import selected_backends
-
-
-def pytest_generate_tests(metafunc):
-    if "fuzz_backend" in metafunc.fixturenames:
-        backends = selected_backends(metafunc.config)
-        metafunc.parametrize("fuzz_backend", list(backends.items()), ids=list(backends))
-
-
-def test_random_programs_agree_with_the_float64_reference(fuzz_backend):
-    backend_id, backend = fuzz_backend
-    print(assert_fuzz_passes({backend_id: backend}).summary())
 
 
 def test_importing_the_kit_does_not_import_hypothesis():
@@ -73,3 +63,18 @@ def test_the_command_line_prints_the_count_tried():
                           "finitediff-central", "--kinds", "array"], capture_output=True, text=True)
     assert "tried 2 programs" in run.stdout, run.stdout + run.stderr
     assert run.returncode == 0
+
+
+def test_a_known_defect_is_reported_apart_and_printed():
+    from diffinterface.testing.fuzz import KnownDefect
+    from diffinterface.testing.fuzz.checks import Finding, Outcome
+    from diffinterface.testing.fuzz.campaign import FuzzReport
+
+    outcome = Outcome(checks=2)
+    outcome.findings += [Finding("x", "numpy", "float32", "hvp", "raised KeyError: 'demo'", "def f(x): ..."),
+                         Finding("x", "numpy", "float32", "hvp", "raised IndexError: 3", "def f(x): ...")]
+    report = FuzzReport()
+    report.add(outcome, (KnownDefect("demo", "a KeyError", lambda f: "KeyError" in f.message),))
+    assert [f.message for f in report.known] == ["raised KeyError: 'demo'"]
+    assert [f.message for f in report.findings] == ["raised IndexError: 3"]
+    assert "known defect demo (1 times)" in str(report) and "FAILURE (1 times)" in str(report)

@@ -27,22 +27,36 @@ def main(argv=None):
                         "or module:attribute; default: all")
     parser.add_argument("--per-program", type=int, default=None,
                         help="check each program on this many backends drawn at random (default: all)")
+    parser.add_argument("--checks-per-program", type=int, default=None,
+                        help="check this many operators, drawn at random, per program (default: all)")
     parser.add_argument("--operators", default=None, help=f"comma-separated, of {', '.join(ORDERS)}")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--operations", default=",".join(OPERATIONS), help="comma-separated families of operations")
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes with the report so far")
     parser.add_argument("--all-families", action="store_true", help="every array family each backend accepts")
     arguments = parser.parse_args(argv)
     started = time.time()
 
+    seen: set = set()
+    printed = [0]
+
     def progress(report):
-        if report.programs % 100 == 0:
+        # each new kind of failure is printed as soon as it is found, so a campaign cut short loses nothing
+        new, printed[0] = report.findings[printed[0]:], len(report.findings)
+        for finding in new:
+            if finding.signature() not in seen:
+                seen.add(finding.signature())
+                print(f"NEW: {finding}", file=sys.stderr, flush=True)
+        if report.programs % 50 == 0:
             print(f"[{time.time() - started:.0f}s] {report.summary()}", file=sys.stderr, flush=True)
 
     report = fuzz_programs(
         select_backends(arguments.backends), arguments.examples, arguments.seed,
         kinds=tuple(arguments.kinds.split(",")), operations=tuple(arguments.operations.split(",")),
         operators=tuple(arguments.operators.split(",")) if arguments.operators else None,
-        per_program=arguments.per_program, all_families=arguments.all_families, progress=progress,
+        per_program=arguments.per_program, checks_per_program=arguments.checks_per_program,
+        all_families=arguments.all_families, progress=progress,
+        time_limit=None if arguments.minutes is None else 60 * arguments.minutes,
     )
     print(report)
     print(f"tried {report.programs} programs in {time.time() - started:.0f}s")

@@ -53,6 +53,10 @@ class Finding:
     operator: str
     message: str
     source: str
+    #: the backend's selector (what a known defect's rule may ask about: its framework, finite differences...)
+    backend: object = None
+    #: the name of the known defect it matches (None: a failure)
+    known: object = None
 
     def signature(self):
         """What makes two findings the same defect: the backend, the operator and the message's words."""
@@ -103,7 +107,8 @@ class Checker:
         self.precision = precision or self.dtype
 
     def finding(self, operator, message):
-        self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source))
+        self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source,
+                                             self.backend))
 
     def call(self, operator, call):
         """``call()``, or None after recording a refusal or a failure."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -129,6 +129,6 @@ def point_source(x):
 
 
 def _compiled(source) -> tuple[Callable, Callable]:
-    names = {"np": np, "di": di}
+    names: dict[str, Any] = {"np": np, "di": di}
     exec(compile(source, "<fuzz program>", "exec"), names)  # noqa: S102 - our own generated source
     return names["f"], names["g"]

@@ -70,13 +70,15 @@ def leaves(draw):
 
 
 def trees(max_leaves=4):
-    """Random pytrees: nested dicts, tuples and lists (at most ``max_leaves`` leaves) of mixed leaf kinds."""
-    return st.recursive(
-        leaves(),
-        lambda children: st.one_of(
-            st.dictionaries(st.sampled_from("abcd"), children, min_size=1, max_size=2),
-            st.lists(children, min_size=1, max_size=2).map(tuple),
-            st.lists(children, min_size=1, max_size=2),
-        ),
-        max_leaves=max_leaves,
+    """Random pytrees: a dict, tuple or list at the top, nested containers below, at most ``max_leaves``
+    leaves of mixed kinds."""
+    children = st.recursive(leaves(), _containers, max_leaves=max_leaves)
+    return _containers(children)
+
+
+def _containers(children):
+    return st.one_of(
+        st.dictionaries(st.sampled_from("abcd"), children, min_size=1, max_size=2),
+        st.lists(children, min_size=1, max_size=2).map(tuple),
+        st.lists(children, min_size=1, max_size=2),
     )

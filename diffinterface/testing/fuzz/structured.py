@@ -92,7 +92,11 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     got = first.call("gradient", lambda: di.value_and_gradient(g, backend, tree))
     if got is not None:
         compare_leaves("gradient", got[1], gradient)
+    # a Python float where y is float64; y's own dtype otherwise (diffinterface does not lower a float's precision)
+    value = np.asarray(g(tree))
     cotangent = float(rng.uniform(0.5, 1.5))
+    if value.dtype != np.float64:
+        cotangent = np.asarray(cotangent, dtype=value.dtype)
     got = first.call("pullback", lambda: di.pullback(g, backend, tree, (cotangent,)))
     if got is not None:
         compare_leaves("pullback", got[0], [cotangent * np.asarray(want) for want in gradient])
@@ -100,7 +104,8 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     got = first.call("pushforward", lambda: di.pushforward(g, backend, tree, (tangent,)))
     if got is not None:
         expected = sum(float(np.sum(np.asarray(want) * to_numpy(t))) for want, t in zip(gradient, tree_leaves(tangent)))
-        Checker(backend_id, backend, "numpy", np.float64(0), source, zero, outcome, _lowest(given)).compare(
+        # shaped like y, in y's dtype: the promotion of the leaves' dtypes that g itself computes
+        Checker(backend_id, backend, "numpy", value, source, zero, outcome, _lowest(given)).compare(
             "pushforward", got[0], np.float64(expected), order=1)
     return outcome
 
