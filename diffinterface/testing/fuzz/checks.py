@@ -17,7 +17,7 @@ cannot differentiate a function the program calls, naming it.
     >>> outcome = check_program(program, x, "finitediff", di.AutoFiniteDiff(), "numpy",
     ...                         array_reference(program, x), np.random.default_rng(0))
     >>> outcome.checks, outcome.findings, outcome.refusals
-    (7, [], [])
+    (6, [], [])
 """
 
 from __future__ import annotations

@@ -8,8 +8,11 @@ a backend's id. A report lists the matching findings apart and prints each
 warns with them, so they show in pytest's summary. They are never hidden: a
 fixed defect leaves its rule matching nothing, and the rule is then deleted.
 
-    >>> sorted(d.name for d in KNOWN_DEFECTS)[:2]
-    ['autograd-tree-pullback-attribute-error', 'finite-difference-step-per-leaf']
+    >>> from diffinterface.testing.fuzz.checks import Finding
+    >>> finding = Finding("autograd", "numpy", "float32", "gradient",
+    ...                   "expected shape (2,) and dtype float32; got numpy float64 array of shape (2,)", "def f(x): ...")
+    >>> _float32_became_float64(finding)
+    True
 """
 
 from __future__ import annotations
