@@ -60,7 +60,8 @@ class Finding:
 
     def signature(self):
         """What makes two findings the same defect: the backend, the operator and the message's words."""
-        words = re.sub(r"array\(.*", "", re.sub(r"[-+0-9.e]+", "#", self.message))[:120]
+        # numbers, arrays and tree paths (leaf ['a'][0]) differ between findings of one defect
+        words = re.sub(r"(\[[^\]]*\])+", "[]", re.sub(r"array\(.*", "", re.sub(r"[-+]?\d[\d.e+-]*", "#", self.message)))[:120]
         return self.backend_id, self.operator, words
 
     def __str__(self):
