@@ -51,7 +51,8 @@ def _leaf_source(leaf):
         return repr(leaf)
     if isinstance(leaf, np.ndarray):
         return point_source(leaf)
-    return f"np.{np.asarray(leaf).dtype.name}({leaf})"
+    # str() of a NumPy scalar of its own dtype: the shortest text that rounds back to it
+    return f"np.{np.asarray(leaf).dtype.name}({str(np.asarray(leaf)[()])})"
 
 
 def _tree_value_source(tree):
