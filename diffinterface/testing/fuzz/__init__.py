@@ -10,7 +10,7 @@ of mixed leaf kinds; and random banded or block sparse programs through
 float64 reference (raw JAX under x64, itself checked against finite
 differences): values, shapes, x's dtype and array family, and no error but a
 declared refusal naming the function. Importing :mod:`diffinterface.testing`
-does not import hypothesis; this package does.
+(or this package) does not import hypothesis; running a campaign does.
 
     >>> import diffinterface as di
     >>> from diffinterface.testing.fuzz import fuzz_programs
@@ -29,9 +29,22 @@ A long campaign is one command (it prints the count tried and every failure)::
   (pytrees and sparse programs).
 """
 
-from .campaign import FuzzReport, assert_fuzz_passes, fuzz_programs
-from .known import KNOWN_DEFECTS, KnownDefect
-from .checks import Finding
-from .programs import Program, Step
+import importlib
 
-__all__ = ["fuzz_programs", "assert_fuzz_passes", "FuzzReport", "KnownDefect", "KNOWN_DEFECTS", "Finding", "Program", "Step"]
+#: public name -> the module that defines it; imported on first use, so that importing this package (as
+#: pytest does to collect the kit's fuzz test) needs no hypothesis until a campaign runs
+_EXPORTS = {
+    "fuzz_programs": "campaign", "assert_fuzz_passes": "campaign", "FuzzReport": "campaign",
+    "KNOWN_DEFECTS": "known", "KnownDefect": "known", "Finding": "checks", "Program": "programs", "Step": "programs",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

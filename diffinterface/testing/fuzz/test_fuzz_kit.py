@@ -7,8 +7,14 @@ every backend). ``$DI_FUZZ_EXAMPLES`` sets the programs per backend::
     DI_FUZZ_EXAMPLES=200 pytest --pyargs diffinterface.testing.fuzz -p diffinterface.testing.pytest_plugin --di-backends=mypkg.di:BACKEND
 """
 
-from diffinterface.testing.fuzz.campaign import assert_fuzz_passes
+import pytest
+
 from diffinterface.testing.pytest_plugin import selected_backends
+
+# hypothesis is an optional test dependency: without it the kit's other tests still run
+pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis: pip install 'diffinterface[test]'")
+
+from diffinterface.testing.fuzz.campaign import assert_fuzz_passes  # noqa: E402
 
 
 def pytest_generate_tests(metafunc):
