@@ -55,6 +55,8 @@ def test_a_refusal_naming_the_function_is_counted_not_failed():
     assert refused_function(di.UnsupportedError("AutoX cannot differentiate eigvalsh; use ..."), source) == "linalg.eigvalsh"
     assert refused_function(ValueError("f: torch does not support eigvalsh here; use ..."), source) == "linalg.eigvalsh"
     assert refused_function(NotImplementedError("JVP of eigvalsh not defined"), source) is None
+    refusal = NotImplementedError("array_namespace(x).linalg.eigvalsh: autograd has no derivative for eigvalsh; use ...")
+    assert refused_function(refusal, source) == "linalg.eigvalsh"
     assert refused_function(ValueError("shapes do not match"), source) is None
 
 
