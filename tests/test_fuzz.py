@@ -80,3 +80,8 @@ def test_a_known_defect_is_reported_apart_and_printed():
     assert [f.message for f in report.known] == ["raised KeyError: 'demo'"]
     assert [f.message for f in report.findings] == ["raised IndexError: 3"]
     assert "known defect demo (1 times)" in str(report) and "FAILURE (1 times)" in str(report)
+
+
+def test_a_time_limit_ends_the_campaign_with_its_report():
+    report = fuzz_programs(di.AutoFiniteDiff(), examples=10_000, seed=2, kinds=("array",), time_limit=2.0)
+    assert 0 < report.programs < 10_000 and report.ok

@@ -40,6 +40,8 @@ MARGIN = 0.1
 #: values (and reference derivatives) larger than this are drawn again: float32 cannot compare them
 LARGEST = 1e3
 KINDS = ("array", "tree", "sparse")
+#: examples per hypothesis run: a time limit is checked between runs
+CHUNK = 50
 
 
 @dataclasses.dataclass
@@ -102,10 +104,6 @@ def _returns_zeros(backend):
     return registration(backend).returns_zeros
 
 
-class _TimeUp(Exception):
-    """Raised inside the campaign when its time limit is reached; ends it with the report so far."""
-
-
 def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operations=tuple(OPERATIONS),
                   operators=None, per_program=None, checks_per_program=None, all_families=False,
                   known_defects=KNOWN_DEFECTS, progress=None, time_limit=None):
@@ -136,7 +134,8 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
     progress : callable, optional
         Called with the report after each program.
     time_limit : float, optional
-        Seconds after which the campaign stops with what it found (the report says how many programs it tried).
+        Seconds after which the campaign stops with what it found (the report says how many programs it tried);
+        checked between hypothesis runs of :data:`CHUNK` programs (seeds ``seed``, ``seed + 1``...).
 
     Returns
     -------
@@ -155,13 +154,7 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
     weighted = [k for k in ("array", "array", "array", "array", "tree", "sparse") if k in kinds]
     stop = None if time_limit is None else time.monotonic() + time_limit
 
-    @settings(max_examples=examples, database=None, deadline=None, phases=(Phase.generate,),
-              suppress_health_check=list(HealthCheck), print_blob=False, verbosity=Verbosity.quiet)
-    @hypothesis_seed(seed)
-    @given(st.data())
     def campaign(data):
-        if stop is not None and time.monotonic() > stop:
-            raise _TimeUp
         kind = data.draw(st.sampled_from(weighted), label="kind")
         chosen = ids if per_program is None or per_program >= len(ids) else data.draw(
             st.lists(st.sampled_from(ids), min_size=per_program, max_size=per_program, unique=True), label="backends")
@@ -247,10 +240,16 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
             report.add(_reference_outcome(program, point, framework, disagreement), known_defects)
         return reference
 
-    try:
-        campaign()
-    except _TimeUp:
-        pass
+    # in chunks of CHUNK examples (seeds seed, seed + 1...), so that a time limit ends the campaign between two
+    # chunks: hypothesis cannot be stopped inside a run without replaying the example that stopped it
+    done = 0
+    while done < examples and (stop is None or time.monotonic() < stop):
+        chunk = min(CHUNK, examples - done)
+        run = settings(max_examples=chunk, database=None, deadline=None, phases=(Phase.generate,),
+                       suppress_health_check=list(HealthCheck), print_blob=False, verbosity=Verbosity.quiet)(
+            hypothesis_seed(seed + done // CHUNK)(given(st.data())(campaign)))
+        run()
+        done += chunk
     return report
 
 
