@@ -41,7 +41,7 @@ MARGIN = 0.1
 LARGEST = 1e3
 KINDS = ("array", "tree", "sparse")
 #: examples per hypothesis run: a time limit is checked between runs
-CHUNK = 50
+CHUNK = 10
 
 
 @dataclasses.dataclass
