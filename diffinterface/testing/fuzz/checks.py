@@ -5,7 +5,8 @@ scalar-valued ``g``), ``value_and_jacobian``, ``pushforward``, ``pullback`` (on
 the array-valued ``f``) and, at a 0-d x, ``derivative`` and
 ``second_derivative``. Each result must have the reference's values (within
 :func:`~diffinterface.testing.default_tolerances` for x's dtype, the absolute
-tolerance scaled by the reference's largest entry), its shape, and x's dtype
+tolerance scaled by the reference's largest entry and, for finite differences,
+by the largest entry of the reference Hessian: their error grows with the curvature), its shape, and x's dtype
 and array family. A raised error is a failure unless it is a *refusal*: a
 ``di.UnsupportedError``, or an error that says the backend does not support or
 cannot differentiate (has no derivative for...) a function the program
@@ -34,7 +35,7 @@ from ...errors import DifferentiationError, UnsupportedError
 from ..array_api_cases import ArrayAPICase, applies as array_api_applies
 from ..families import convert, to_numpy
 from ..probes import Problems
-from ..tolerances import default_tolerances
+from ..tolerances import _uses_finite_differences, default_tolerances
 from .operations import NOT_HOLOMORPHIC
 
 #: operator -> order (the tolerance table it is checked with)
@@ -110,6 +111,8 @@ class Checker:
         self.dtype = str(np.asarray(like).dtype) if family == "numpy" else str(like.dtype).replace("torch.", "")
         #: the dtype whose tolerances apply: x's, or float32 where f itself mixes x with float32 values
         self.precision = precision or self.dtype
+        #: finite differences err in proportion to the curvature (set by check_program from the reference)
+        self.curvature = 1.0
 
     def finding(self, operator, message):
         self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source,
@@ -133,6 +136,8 @@ class Checker:
         expected = np.asarray(expected)
         rtol, atol = default_tolerances(self.backend, self.precision, order or ORDERS[operator])
         atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        if _uses_finite_differences(self.backend):
+            atol *= self.curvature
         problems = Problems()
         problems.check_result(operator, got, expected, like=self.like, zero=self.zero, rtol=rtol, atol=atol)
         for message in problems.found:
@@ -156,6 +161,7 @@ def check_program(program, point, backend_id, backend, family, reference, rng, o
     x = convert(np.array(point, copy=True), family)
     source = program.source(point)
     checker = Checker(backend_id, backend, family, x, source, zero, outcome)
+    checker.curvature = max(1.0, float(np.max(np.abs(reference["hessian"]), initial=0.0)))
     jacobian = reference["jacobian"]
     out_shape = reference["value"].shape
 

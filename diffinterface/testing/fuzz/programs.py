@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -93,8 +94,11 @@ class Program:
         """Every value ``x, v1, v2...`` of the program at the numpy point ``x`` (float64, numpy namespace)."""
         x = np.asarray(x, dtype=np.float64)
         names = {"xp": array_namespace(x), "x": x}
-        for i, step in enumerate(self.steps):
-            names[f"v{i + 1}"] = np.asarray(eval(step.expression, {}, names))  # noqa: S307 - our own source
+        # a variance of one value is nan (with a warning): largest_value then has the point drawn again
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for i, step in enumerate(self.steps):
+                names[f"v{i + 1}"] = np.asarray(eval(step.expression, {}, names))  # noqa: S307 - our own source
         return names
 
     def evaluate(self, x):
