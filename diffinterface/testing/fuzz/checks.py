@@ -1,0 +1,213 @@
+"""One program on one backend: every operator's result against the float64 reference.
+
+:func:`check_program` calls ``value_and_gradient``, ``hvp``, ``hessian`` (on the
+scalar-valued ``g``), ``value_and_jacobian``, ``pushforward``, ``pullback`` (on
+the array-valued ``f``) and, at a 0-d x, ``derivative`` and
+``second_derivative``. Each result must have the reference's values (within
+:func:`~diffinterface.testing.default_tolerances` for x's dtype, the absolute
+tolerance scaled by the reference's largest entry and, for finite differences,
+by the largest entry of the reference Hessian: their error grows with the curvature), its shape, and x's dtype
+and array family. A raised error is a failure unless it is a *refusal*: a
+``di.UnsupportedError``, or an error that says the backend does not support or
+cannot differentiate (has no derivative for...) a function the program
+calls, naming it.
+
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.testing.fuzz.programs import Program, Step
+    >>> from diffinterface.testing.fuzz.reference import array_reference
+    >>> program, x = Program((2,), (Step("xp.tanh(x)"),)), np.array([0.25, -0.5])
+    >>> outcome = check_program(program, x, "finitediff", di.AutoFiniteDiff(), "numpy",
+    ...                         array_reference(program, x), np.random.default_rng(0))
+    >>> outcome.checks, outcome.findings, outcome.refusals
+    (6, [], [])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+import diffinterface as di
+
+from ...errors import DifferentiationError, UnsupportedError
+from ..array_api_cases import ArrayAPICase, applies as array_api_applies
+from ..families import convert, to_numpy
+from ..probes import Problems
+from ..tolerances import _uses_finite_differences, default_tolerances
+from .operations import NOT_HOLOMORPHIC
+
+#: operator -> order (the tolerance table it is checked with)
+ORDERS = {"gradient": 1, "jacobian": 1, "pushforward": 1, "pullback": 1, "derivative": 1,
+          "hvp": 2, "hessian": 2, "second_derivative": 2}
+#: the words of a refusal, with the function's name
+REFUSAL_WORDS = ("does not support", "cannot differentiate", "not supported", "does not differentiate",
+                 "has no derivative", "no derivative rule", "no forward rule")
+
+
+@dataclasses.dataclass
+class Finding:
+    """Something wrong: which backend, array family, dtype and operator, what it got, and the program."""
+
+    backend_id: str
+    family: str
+    dtype: str
+    operator: str
+    message: str
+    source: str
+    #: the backend's selector (what a known defect's rule may ask about: its framework, finite differences...)
+    backend: object = None
+    #: the name of the known defect it matches (None: a failure)
+    known: object = None
+
+    def signature(self):
+        """What makes two findings the same defect: the backend, the operator and the message's words."""
+        # numbers, arrays and tree paths (leaf ['a'][0]) differ between findings of one defect
+        words = re.sub(r"(\[[^\]]*\])+", "[]", re.sub(r"array\(.*", "", re.sub(r"[-+]?\d[\d.e+-]*", "#", self.message)))[:120]
+        return self.backend_id, self.operator, words
+
+    def __str__(self):
+        return (f"{self.backend_id} / {self.operator} / x {self.family} {self.dtype}: {self.message}\n"
+                + "\n".join("    " + line for line in self.source.splitlines()))
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What checking one program on one backend found: the count of checks, findings and refusals."""
+
+    checks: int = 0
+    findings: list = dataclasses.field(default_factory=list)
+    #: (backend id, the function it refused) per refusal
+    refusals: list = dataclasses.field(default_factory=list)
+
+
+def functions_called(source):
+    """The array-API functions a program's source calls, ``linalg.det`` style."""
+    return sorted(set(re.findall(r"xp\.([A-Za-z_][\w.]*)\(", source)) - {"array_namespace"})
+
+
+def refused_function(error, source):
+    """The function a refusal names, or None when ``error`` is not a refusal of one the program calls."""
+    # NotImplementedError included: a namespace may refuse by name (a framework's raw "JVP of det ... not
+    # defined" has none of the refusal words, so it stays a failure)
+    if not isinstance(error, (NotImplementedError, DifferentiationError, ValueError, TypeError)):
+        return None
+    text = str(error)
+    named = [name for name in functions_called(source) if name.split(".")[-1] in text]
+    if isinstance(error, UnsupportedError):
+        return named[0] if named else "(unnamed)"
+    if named and any(words in text for words in REFUSAL_WORDS):
+        return named[0]
+    return None
+
+
+class Checker:
+    """Calls on one backend at one point, each compared with its expected value."""
+
+    def __init__(self, backend_id, backend, family, like, source, zero, outcome, precision=None):
+        self.backend_id, self.backend, self.family, self.like = backend_id, backend, family, like
+        self.source, self.zero, self.outcome = source, zero, outcome
+        self.dtype = str(np.asarray(like).dtype) if family == "numpy" else str(like.dtype).replace("torch.", "")
+        #: the dtype whose tolerances apply: x's, or float32 where f itself mixes x with float32 values
+        self.precision = precision or self.dtype
+        #: finite differences err in proportion to the curvature (set by check_program from the reference)
+        self.curvature = 1.0
+
+    def finding(self, operator, message):
+        self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source,
+                                             self.backend))
+
+    def call(self, operator, call):
+        """``call()``, or None after recording a refusal or a failure."""
+        self.outcome.checks += 1
+        try:
+            return call()
+        except Exception as error:  # noqa: BLE001 - every error is a finding or a counted refusal
+            refused = refused_function(error, self.source)
+            if refused is not None:
+                self.outcome.refusals.append((self.backend_id, refused))
+            else:
+                self.finding(operator, f"raised {type(error).__name__}: {str(error)[:400]}")
+            return None
+
+    def compare(self, operator, got, expected, order=None):
+        """Record a finding unless ``got`` has ``expected``'s values and shape, in x's dtype and family."""
+        expected = np.asarray(expected)
+        rtol, atol = default_tolerances(self.backend, self.precision, order or ORDERS[operator])
+        atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        if _uses_finite_differences(self.backend):
+            atol *= self.curvature
+        problems = Problems()
+        problems.check_result(operator, got, expected, like=self.like, zero=self.zero, rtol=rtol, atol=atol)
+        for message in problems.found:
+            self.finding(operator, message.split(": ", 1)[1])
+
+
+def applies(backend, source):
+    """False when ``backend`` needs complex-analytic functions (the complex step) and the program calls another."""
+    holomorphic = not NOT_HOLOMORPHIC.intersection(functions_called(source))
+    return array_api_applies(backend, ArrayAPICase(None, None, holomorphic=holomorphic))
+
+
+def check_program(program, point, backend_id, backend, family, reference, rng, operators=None, zero=False):
+    """Check ``program`` at ``point`` (numpy, its dtype the dtype under test) on ``backend`` with x in ``family``."""
+    outcome = Outcome()
+    if not applies(backend, program.source()):
+        return outcome
+    wanted = set(ORDERS if operators is None else operators)
+    f, g = program.functions()
+    dtype = np.asarray(point).dtype
+    x = convert(np.array(point, copy=True), family)
+    source = program.source(point)
+    checker = Checker(backend_id, backend, family, x, source, zero, outcome)
+    checker.curvature = max(1.0, float(np.max(np.abs(reference["hessian"]), initial=0.0)))
+    jacobian = reference["jacobian"]
+    out_shape = reference["value"].shape
+
+    def random_like(shape):
+        return convert(rng.uniform(-1.0, 1.0, shape).astype(dtype), family)
+
+    if "gradient" in wanted:
+        got = checker.call("gradient", lambda: di.value_and_gradient(g, backend, x))
+        if got is not None:
+            checker.compare("value", got[0], reference["scalar"], order=1)
+            checker.compare("gradient", got[1], reference["gradient"])
+    if "jacobian" in wanted:
+        got = checker.call("jacobian", lambda: di.value_and_jacobian(f, backend, x))
+        if got is not None:
+            checker.compare("value", got[0], reference["value"], order=1)
+            checker.compare("jacobian", got[1], jacobian)
+    flat_jacobian = jacobian.reshape(int(np.prod(out_shape)), -1)
+    hessian = reference["hessian"].reshape(point.size, point.size)
+    if "pushforward" in wanted:
+        tangent = random_like(point.shape)
+        got = checker.call("pushforward", lambda: di.pushforward(f, backend, x, (tangent,)))
+        if got is not None:
+            expected = (flat_jacobian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)).reshape(out_shape)
+            checker.compare("pushforward", got[0], expected)
+    if "pullback" in wanted:
+        cotangent = random_like(out_shape)
+        got = checker.call("pullback", lambda: di.pullback(f, backend, x, (cotangent,)))
+        if got is not None:
+            expected = (np.asarray(to_numpy(cotangent), dtype=np.float64).reshape(-1) @ flat_jacobian).reshape(point.shape)
+            checker.compare("pullback", got[0], expected)
+    if "hvp" in wanted:
+        tangent = random_like(point.shape)
+        got = checker.call("hvp", lambda: di.hvp(g, backend, x, (tangent,)))
+        if got is not None:
+            expected = (hessian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)).reshape(point.shape)
+            checker.compare("hvp", got[0], expected)
+    if "hessian" in wanted:
+        got = checker.call("hessian", lambda: di.hessian(g, backend, x))
+        if got is not None:
+            checker.compare("hessian", got, reference["hessian"])
+    if point.ndim == 0 and "derivative" in wanted:
+        got = checker.call("derivative", lambda: di.derivative(f, backend, x))
+        if got is not None:
+            checker.compare("derivative", got, jacobian)
+    if point.ndim == 0 and "second_derivative" in wanted:
+        got = checker.call("second_derivative", lambda: di.second_derivative(f, backend, x))
+        if got is not None:
+            checker.compare("second_derivative", got, reference["second_derivative"])
+    return outcome
