@@ -130,7 +130,17 @@ def _vmapped_jvp(fn, n_ctx, broken):
     def one(x, t, *ctx):
         return _jvp(_dual_output(fn, ctx, broken), (x,), (t,))
 
-    return _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
+    mapped = _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
+
+    def run(x, tangents, *ctx):
+        value, parts = mapped(x, tangents, *ctx)
+        if parts.dtype != tangents.dtype and parts.is_floating_point() and tangents.is_floating_point():
+            # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose their
+            # weak type once batched): the tangents' dtype is what the unbatched jvp gives
+            parts = parts.to(tangents.dtype)
+        return value, parts
+
+    return run
 
 
 #: Largest input for ``torch.autograd.functional.jacobian``'s forward strategy: measured against

@@ -37,7 +37,8 @@ def _index_along(axis, ndim, index):
 
 @primitive
 def _cast(x, dtype):
-    return x.astype(dtype)
+    # a cotangent or tangent may reach here as a Python float (a scalar leaf's seed), which has no astype
+    return x.astype(dtype) if hasattr(x, "astype") else np.asarray(x, dtype=dtype)
 
 
 # autograd's own astype has no forward-mode rule; this cast differentiates in both modes.

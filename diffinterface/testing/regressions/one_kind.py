@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import gradient, hvp, prepare_gradient
+from ...operators import gradient, hvp, prepare_gradient, pullback
 from ..probes import BadInput
 
 
@@ -66,6 +66,24 @@ def _scalar_kinds_of_x(backend, problems, zero):
                                like=np.array(0.5), zero=zero)
 
 
+def _mixed(p):
+    xp = array_namespace(p["a"])
+    return xp.sum(xp.sin(p["a"])) + 0.5 * p["b"] + 0.25
+
+
+def _scalar_leaf_pullback(backend, problems, zero):
+    # a NumPy float32 scalar leaf beside a float64 0-d leaf, pulled back with a Python float (found by the fuzz suite)
+    p = {"a": np.asarray(1.16), "b": np.float32(0.48)}
+    try:
+        (got,) = pullback(_mixed, backend, p, (1.0,))
+    except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+        problems.found.append(f"pullback of a tree with a NumPy float32 scalar leaf: {type(raised).__name__}: "
+                              f"{str(raised)[:300]}")
+        return
+    _check_tree(problems, "pullback of a tree with a NumPy float32 scalar leaf", got,
+                {"a": np.cos(p["a"]), "b": np.float32(0.5)}, {"a": p["a"], "b": np.asarray(p["b"])}, zero)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -73,6 +91,8 @@ def probes():
                  "gradient still fits", _training_loop),
         BadInput("one_kind_gradient_as_tangent", "a gradient's 0-d leaves as hvp tangents for float leaves",
                  _gradient_as_tangent),
+        BadInput("one_kind_scalar_leaf_pullback", "a NumPy float32 scalar leaf pulled back with a Python float",
+                 _scalar_leaf_pullback),
         BadInput("one_kind_scalar_x", "a NumPy scalar or a float x for a gradient prepared at a 0-d array",
                  _scalar_kinds_of_x),
     ]

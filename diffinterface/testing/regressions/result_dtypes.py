@@ -17,7 +17,16 @@ import numpy as np
 from ...contexts import Constant
 from ...families import array_namespace
 from ..families import to_numpy
-from ...operators import gradient, hessian, hvp, jacobian, pullback, pushforward, value_and_jacobian
+from ...operators import (
+    gradient,
+    hessian,
+    hvp,
+    jacobian,
+    pullback,
+    pushforward,
+    value_and_gradient,
+    value_and_jacobian,
+)
 from ..probes import BadInput
 
 X = np.array([0.5, 0.8, 1.2], dtype=np.float32)
@@ -104,6 +113,20 @@ def _mixed_dtype_tree(backend, problems, zero):
                           like=p["b"], zero=zero, rtol=RTOL, atol=1e-3)
 
 
+def _twice(x):
+    return x * 2.0
+
+
+def _linear_at_a_zero_d_x(backend, problems, zero):
+    # torch's vmap turns a 0-d float32 x times a Python float into float64 tangents (found by the fuzz suite)
+    x = np.asarray(0.58, dtype=np.float32)
+    problems.expect_result("value_and_gradient of 2 * x at a 0-d float32 x",
+                           lambda: value_and_gradient(_twice, backend, x)[1], np.float32(2.0), like=x, zero=zero)
+    problems.expect_result("pushforward of 2 * x at a 0-d float32 x, two tangents",
+                           lambda: pushforward(_twice, backend, x, (np.float32(1.0), np.float32(0.5)))[1],
+                           np.float32(1.0), like=x, zero=zero)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -113,6 +136,8 @@ def probes():
                  _every_operator("f times a float64 Constant", _squares_weighted_by, (Constant(W),))),
         BadInput("result_dtypes_mixed_tree", "a tree of float64 and float32 leaves: each leaf's derivative in "
                  "its dtype and to its precision", _mixed_dtype_tree),
+        BadInput("result_dtypes_linear_zero_d", "a linear f of a 0-d float32 x: float32 derivatives, batched "
+                 "tangents too", _linear_at_a_zero_d_x),
         BadInput("result_dtypes_complex_f", "a complex-valued f of a real x: TypeError naming f's output dtype",
                  _complex_valued),
     ]
