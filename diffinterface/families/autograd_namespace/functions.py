@@ -13,6 +13,7 @@ import math
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defjvp, defvjp, primitive
+from autograd.numpy.numpy_vjps import unbroadcast_f
 from autograd.tracer import getval, isbox
 
 
@@ -120,9 +121,10 @@ def hypot(x1, x2, /):
 
 
 # autograd.numpy's hypot has no forward-mode rule.
+# A broadcast argument's cotangent is summed back to its shape (autograd's unbroadcast, differentiable).
 defvjp(hypot,
-       lambda ans, x1, x2: lambda g: anp.sum(g * x1 / ans) if np.ndim(x1) == 0 and np.ndim(ans) else g * x1 / ans,
-       lambda ans, x1, x2: lambda g: anp.sum(g * x2 / ans) if np.ndim(x2) == 0 and np.ndim(ans) else g * x2 / ans)
+       lambda ans, x1, x2: unbroadcast_f(x1, lambda g: g * x1 / ans),
+       lambda ans, x1, x2: unbroadcast_f(x2, lambda g: g * x2 / ans))
 defjvp(hypot, lambda g, ans, x1, x2: g * x1 / ans, lambda g, ans, x1, x2: g * x2 / ans)
 
 

@@ -30,10 +30,12 @@ The full sweep over every function and shape is :mod:`..array_api_cases`.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import derivative, gradient, jacobian, pullback, pushforward
+from ...operators import derivative, gradient, hessian, jacobian, pullback, pushforward
 from ..array_api_cases import MATRIX, STACK, ArrayAPICase, applies, reference_jacobian
 from ..probes import BadInput
 from ..tolerances import default_tolerances
@@ -145,6 +147,29 @@ def _empty_constant_output(backend, problems, zero):
                                lambda operator=operator: operator(f, backend, x), np.zeros(0), like=x, zero=zero)
 
 
+#: hypot is not holomorphic: complex steps do not apply
+_NOT_HOLOMORPHIC = SimpleNamespace(holomorphic=False)
+
+
+def _broadcast_hypot(x):
+    xp = _xp(x)
+    return xp.sum(xp.sin(xp.hypot(xp.stack([x, x], axis=0), x)))  # x of shape (3,) against (2, 3)
+
+
+def _broadcast_argument(backend, problems, zero):
+    # hypot's reverse rule did not sum a broadcast argument's cotangent: autograd's Hessian came out wrong
+    # (found by the fuzz suite). At x > 0, hypot(x, x) = sqrt(2) x, so g(x) = 2 sum(sin(sqrt(2) x)).
+    if not applies(backend, _NOT_HOLOMORPHIC):
+        return
+    x = np.array([0.4, 0.9, 1.3])
+    r = np.sqrt(2.0)
+    problems.expect_result("gradient through hypot with a broadcast argument",
+                           lambda: gradient(_broadcast_hypot, backend, x), 2 * r * np.cos(r * x), like=x, zero=zero)
+    problems.expect_result("hessian through hypot with a broadcast argument",
+                           lambda: hessian(_broadcast_hypot, backend, x), np.diag(-4 * np.sin(r * x)), like=x,
+                           zero=zero, rtol=1e-3, atol=1e-4)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -155,4 +180,6 @@ def probes():
                  "log2, copysign, eigvalsh, matrix_norm) gets float32 derivatives in both modes", _float32),
         BadInput("empty-constant-output", "derivative and jacobian of an empty output that ignores x are empty "
                  "arrays, not a graph break", _empty_constant_output),
+        BadInput("array-api-broadcast-argument", "gradient and Hessian through hypot with a broadcast argument",
+                 _broadcast_argument),
     ]
