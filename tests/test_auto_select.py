@@ -201,3 +201,15 @@ def test_explain_and_selected_backend_need_a_selected_preparation():
 def test_autoselect_cannot_be_wrapped():
     with pytest.raises(di.UnsupportedError, match=r"AutoSelect prepares whole calls.*put the wrappers among"):
         di.hessian(one_source, di.SecondOrder(di.AutoFiniteDiff(), CHEAP), np.ones(2))
+
+
+KIT_BACKEND = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoTorch(mode="reverse")], time_budget=0.0)
+
+
+@pytest.mark.parametrize("scenarios", ["default", "second_order", "pytree", "edge"])
+def test_the_kits_scenarios_pass_through_autoselect(scenarios):
+    from diffinterface import testing
+
+    chosen = getattr(testing, f"{scenarios}_scenarios")()
+    report = testing.test_differentiation({"auto-select": KIT_BACKEND}, chosen, raise_on_failure=False)
+    assert report.passed and not report.failed, str(report)

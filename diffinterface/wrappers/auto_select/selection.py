@@ -140,6 +140,10 @@ def _precision_rtol(leaves):
     return RTOL_FLOAT64 if all("64" in str(getattr(leaf, "dtype", "float64")) for leaf in leaves) else RTOL_LOWER
 
 
+def _same_error(error, first):
+    return type(error) is type(first) and str(error) == str(first)
+
+
 def _close(a, b, rtol):
     if a.shape != b.shape:
         return False
@@ -195,7 +199,7 @@ def select(selector, candidates, call, strict, one_off):
     :class:`~diffinterface.DifferentiationError`, with the table, when no
     candidate prepares or no majority agrees.
     """
-    rows, runs, preps = [], {}, {}
+    rows, runs, preps, errors = [], {}, {}, []
     valued = 1 if call.y is not None else call.valued
     arguments = call.arguments
     for backend, available in candidates:
@@ -209,18 +213,22 @@ def select(selector, candidates, call, strict, one_off):
             prep = prepare(call._replace(backend=backend), strict, learn_output=True, one_off=one_off)
         except Exception as error:  # noqa: BLE001 - a candidate that cannot prepare is dropped, its reason kept
             row.reason = "preparation raised " + _reason(error)
+            errors.append(error)
             continue
         run = prep.plan.methods[valued]
         try:
             row.result = run(*arguments)
         except Exception as error:  # noqa: BLE001 - nor one whose first call raises
             row.reason = "its first call raised " + _reason(error)
+            errors.append(error)
             continue
         row.status = "agreed"
         runs[row], preps[row] = run, prep
     prepared = [row for row in rows if row in runs]
     rtol = selector.rtol if selector.rtol is not None else _precision_rtol(_leaves(prepared[0].result)) if prepared else None
     agreeing = _agreeing(prepared, rtol) if prepared else None
+    if not prepared and errors and all(_same_error(e, errors[0]) for e in errors):
+        raise errors[0]  # a bad argument, whichever backend: the error every candidate gave
     if agreeing is None:
         for row in prepared:
             row.status, row.reason = "disagreed", "no majority of the candidates agrees"
