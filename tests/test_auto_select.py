@@ -97,8 +97,12 @@ def test_no_majority_raises_with_the_table(wrong_backend_registered):
 
 def test_no_candidate_prepares_raises_naming_each_reason():
     backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd()])
+    with pytest.raises(TypeError, match=r"(?s)^x: AutoFiniteDiff differentiates numpy arrays; got torch.*"
+                                        r"every candidate of AutoSelect raised TypeError.*AutoAutograd\(\)\s+no"):
+        di.prepare_gradient(lambda x: x.sum(), backend, torch.ones(2, dtype=torch.float64))
+    mixed = di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch()])  # torch raises another kind of error than numpy
     with pytest.raises(di.DifferentiationError, match=r"(?s)no candidate prepared.*AutoFiniteDiff\(\)\s+no"):
-        di.prepare_gradient(lambda x: x.sum(), backend, torch.ones(2))
+        di.prepare_gradient(lambda x: np.asarray(x).sum() + "a", mixed, np.ones(2))
 
 
 def test_the_prepared_call_is_the_chosen_backends_own():
@@ -198,9 +202,10 @@ def test_explain_and_selected_backend_need_a_selected_preparation():
         di.selected_backend(np.ones(2))
 
 
-def test_autoselect_cannot_be_wrapped():
-    with pytest.raises(di.UnsupportedError, match=r"AutoSelect prepares whole calls.*put the wrappers among"):
-        di.hessian(one_source, di.SecondOrder(di.AutoFiniteDiff(), CHEAP), np.ones(2))
+def test_inside_second_order():
+    hessian = di.hessian(one_source, di.SecondOrder(di.AutoFiniteDiff(), CHEAP), np.array([0.3, 1.2]))
+    expected = np.diag(2 * np.cos([0.3, 1.2]) - np.array([0.3, 1.2]) * np.sin([0.3, 1.2]))
+    np.testing.assert_allclose(hessian, expected, rtol=1e-4, atol=1e-6)
 
 
 KIT_BACKEND = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoTorch(mode="reverse")], time_budget=0.0)
@@ -213,3 +218,28 @@ def test_the_kits_scenarios_pass_through_autoselect(scenarios):
     chosen = getattr(testing, f"{scenarios}_scenarios")()
     report = testing.test_differentiation({"auto-select": KIT_BACKEND}, chosen, raise_on_failure=False)
     assert report.passed and not report.failed, str(report)
+
+
+def test_the_kits_bad_inputs_and_probes_pass_through_autoselect():
+    """Bad arguments raise what a single backend raises; inside SecondOrder and AutoSparse it serves too."""
+    from diffinterface.testing import bad_input_cases
+
+    cases = bad_input_cases({"auto-select": KIT_BACKEND})
+    failures = [result.message() for result in (case.run() for case in cases) if result.status != "passed"]
+    assert len(cases) > 20 and not failures, "\n".join(failures)
+
+
+def test_bad_arguments_every_candidate_refuses_raise_their_own_error():
+    with pytest.raises(TypeError, match=r"^f: expected f to return an array or a number"):
+        di.gradient(lambda x: "abc", KIT_BACKEND, np.ones(2))
+
+
+def test_inside_a_wrapper_the_first_candidate_that_prepares_serves():
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sin(x)
+
+    backend = di.AutoSparse(di.AutoSelect([di.AutoAutograd(), di.AutoTorch()]))  # autograd takes no torch x
+    x = torch.tensor([0.1, 0.2], dtype=torch.float64)
+    jacobian = di.jacobian(f, backend, x)
+    torch.testing.assert_close(jacobian.to_dense(), torch.diag(torch.cos(x)))

@@ -3,11 +3,11 @@
 and ``AutoSelect`` (``auto_select/``), the fastest of several backends that agree.
 
 Each wrapper backend registers its selector where it is defined; its adapter
-module is imported on first use. ``sparse/`` and ``differentiate_with/`` are
+module is imported on first use. ``sparse/``, ``auto_select/`` and ``differentiate_with/`` are
 themselves imported on the first access to one of their names (PEP 562), so
 that a process computing a plain gradient never pays for them; the registry
 still finds ``AutoSparse``'s adapter, since an ``AutoSparse`` value exists only
-once ``sparse/`` (which registers it) has been imported.
+once ``sparse/`` (which registers it) has been imported, and likewise ``AutoSelect``'s.
 
     >>> import diffinterface.wrappers as wrappers
     >>> wrappers.AutoSparse.__module__
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from ..core import register_backend
 from ..selectors import SecondOrder
-from .auto_select.config import AutoSelect as _AutoSelect
 
 if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on first access at run time
     from .auto_select.config import AutoSelect
@@ -32,7 +31,6 @@ if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on fi
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
 # registered here (its selector module imports nothing), so that an AutoSelect value finds its adapter
-register_backend(_AutoSelect, "diffinterface.wrappers.auto_select.adapter:AutoSelectAdapter")
 
 #: public name -> the module defining it (under this package), imported on first access; the
 #: defining module and not its package, whose ``coloring`` attribute is also a submodule's name

@@ -21,7 +21,13 @@ from .selection import default_candidates, select
 
 
 class AutoSelectAdapter(Adapter):
-    """Prepares a call by each candidate and keeps the fastest that agrees (:func:`.selection.select`)."""
+    """Prepares a call by each candidate and keeps the fastest that agrees (:func:`.selection.select`).
+
+    Inside another backend (``SecondOrder(outer, AutoSelect(...))``, ``AutoSparse(AutoSelect(...))``),
+    which hands it problems rather than calls, each operator is the first candidate's that prepares
+    it, in the order listed: nothing is compared or timed there. For a timed choice among wrapped
+    configurations, list them as candidates: ``AutoSelect([AutoSparse(AutoJAX()), ...])``.
+    """
 
     prepares_calls = True
     mode = "both"
@@ -47,7 +53,7 @@ class AutoSelectAdapter(Adapter):
 
     @property
     def writes_cache(self):
-        return all(adapter.writes_cache for adapter in self._adapters())
+        return any(adapter.writes_cache for adapter in self._adapters())
 
     def parts(self):
         return (self, *(part for adapter in self._adapters() for part in adapter.parts()))
@@ -56,17 +62,25 @@ class AutoSelectAdapter(Adapter):
         return select(self.backend, self.candidates(), call, strict, one_off)
 
 
-def _not_inside_wrappers(name):
+def _first_that_prepares(name):
     def prepare(self, problem):
-        raise UnsupportedError(
-            f"backend: AutoSelect prepares whole calls and cannot be wrapped (it was asked for {name} inside "
-            "another backend, such as SecondOrder or AutoSparse); put the wrappers among its candidates instead: "
-            "AutoSelect([SecondOrder(...), AutoSparse(...), ...])"
-        )
+        errors = []
+        for candidate, installed in self.candidates():
+            adapter = get_adapter(candidate) if installed else None
+            if adapter is None or problem.family not in adapter.families:
+                continue
+            try:
+                return problem.replace(adapter=adapter).impl(name)
+            except Exception as error:  # noqa: BLE001 - the next candidate may prepare it
+                errors.append(error)
+        if errors:
+            raise errors[0]
+        raise UnsupportedError(f"backend: no candidate of {self.backend!r} takes {problem.family} arrays")
 
+    prepare.__doc__ = f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
     return prepare
 
 
 for _name in OPERATORS:
-    setattr(AutoSelectAdapter, "prepare_" + _name, _not_inside_wrappers(_name))
+    setattr(AutoSelectAdapter, "prepare_" + _name, _first_that_prepares(_name))
 del _name

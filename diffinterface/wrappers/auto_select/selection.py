@@ -144,6 +144,15 @@ def _same_error(error, first):
     return type(error) is type(first) and str(error) == str(first)
 
 
+def _raise_alike(first, selection):
+    """Raise an error of ``first``'s type (every candidate raised that type): its message, then the table."""
+    try:
+        error = type(first)(f"{first}\n(every candidate of AutoSelect raised {type(first).__name__})\n{selection}")
+    except Exception:  # noqa: BLE001 - an exception type built otherwise: the caller raises its own
+        return
+    raise error from first
+
+
 def _close(a, b, rtol):
     if a.shape != b.shape:
         return False
@@ -233,6 +242,8 @@ def select(selector, candidates, call, strict, one_off):
         for row in prepared:
             row.status, row.reason = "disagreed", "no majority of the candidates agrees"
         selection = Selection(call.op.name, rows, rtol, 0, None)
+        if not prepared and errors and all(type(e) is type(errors[0]) for e in errors):
+            _raise_alike(errors[0], selection)
         what = "no candidate prepared" if not prepared else "the candidates disagree and no majority agrees"
         raise DifferentiationError(f"backend: AutoSelect could not choose for {call.op.name}: {what}.\n{selection}\n"
                                    "Pass candidates=[...] that can differentiate f, or a larger rtol")
