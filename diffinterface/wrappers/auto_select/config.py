@@ -35,7 +35,7 @@ class AutoSelect(AbstractBackend, Frozen):
     ``di.explain(prep)`` shows the table, ``di.selected_backend(prep)`` the choice.
 
     An unprepared call with an ``AutoSelect`` backend prepares, and so
-    selects, each time: prepare once and pass ``prep=``.
+    selects, each time (timing one round only): prepare once and pass ``prep=``.
 
     Parameters
     ----------

@@ -252,7 +252,8 @@ def select(selector, candidates, call, strict, one_off):
         if row not in agreeing:
             row.status, row.reason = "disagreed", f"differs from the majority beyond rtol={rtol:g}"
             del runs[row]
-    rounds = _time_interleaved(runs, arguments, selector.time_budget)
+    # an unprepared call selects at every call: one timed round, not the budget each time
+    rounds = _time_interleaved(runs, arguments, 0.0 if one_off else selector.time_budget)
     best = min(runs, key=lambda row: row.median)
     best.status = "chosen"
     selection = Selection(call.op.name, rows, rtol, rounds, best.backend)
