@@ -23,7 +23,8 @@ from ..selectors import SecondOrder
 
 if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on first access at run time
     from .differentiate_with import DifferentiateWith
-    from .sparse.config import AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, TracerSparsityDetector
+    from .sparse.config import (AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, MixedMode,
+                                TracerSparsityDetector)
     from .sparse.introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
@@ -33,7 +34,7 @@ register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAd
 LAZY_NAMES = {
     "DifferentiateWith": "differentiate_with",
     **{name: "sparse.config" for name in (
-        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "TracerSparsityDetector",
+        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "MixedMode", "TracerSparsityDetector",
     )},
     **{name: "sparse.introspection" for name in (
         "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",

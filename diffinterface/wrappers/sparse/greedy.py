@@ -1,0 +1,231 @@
+"""Greedy colorings in any vertex order, and the checks that a coloring is valid (written here: asdex
+colors in largest-first order only and has no acyclic coloring).
+
+Graphs are the ``(nv, side_ptr, side, other_ptr, other)`` tuples of ``orders.py``.
+
+- :func:`distance2_coloring`: no two vertices two steps apart share a color
+  (Gebremedhin, Manne, Pothen 2005, "What color is your Jacobian?",
+  Algorithm 3.2): the partial distance-2 coloring of a Jacobian's columns or
+  rows, the same algorithm as asdex's (same colors in largest-first order).
+- :func:`star_coloring`: a distance-1 coloring in which every path on four
+  vertices uses at least three colors (ibid., the simple star coloring: a
+  color is forbidden at distance two through an uncolored vertex, or through a
+  colored ``w`` when the vertex there has another neighbour of ``w``'s color).
+  Every entry of the matrix is then read directly from one product.
+- :func:`acyclic_coloring`: a distance-1 coloring in which any two colors
+  induce a forest; a color is refused when it would close a two-colored cycle
+  (searched in the two-colored subgraph). Fewer colors than star coloring;
+  the entries are then recovered by substitution (``acyclic.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _smallest_allowed(forbidden, stamp, start):
+    """The smallest color from ``start`` not marked ``stamp`` in ``forbidden``."""
+    c = start
+    while forbidden[c] == stamp:
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def _distance2_coloring(nv, side_ptr, side, other_ptr, other, order):
+    colors = np.full(nv, -1, dtype=np.int64)
+    forbidden = np.zeros(nv + 1, dtype=np.int64)
+    for step in range(nv):
+        v = order[step]
+        for p in range(side_ptr[v], side_ptr[v + 1]):
+            w = side[p]
+            for q in range(other_ptr[w], other_ptr[w + 1]):
+                x = other[q]
+                if x != v and colors[x] >= 0:
+                    forbidden[colors[x]] = step + 1
+        colors[v] = _smallest_allowed(forbidden, step + 1, 0)
+    return colors
+
+
+def distance2_coloring(graph, order):
+    """One color per vertex (0, 1, ...), no two vertices two steps apart alike."""
+    return _distance2_coloring(*graph, order)
+
+
+@njit(cache=True)
+def _has_other_neighbour(ptr, adjacency, colors, x, w, color):
+    for r in range(ptr[x], ptr[x + 1]):
+        y = adjacency[r]
+        if y != w and colors[y] == color:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count, counting):
+    """Mark the colors of ``v``'s colored neighbours forbidden (and count them when ``counting``)."""
+    for p in range(ptr[v], ptr[v + 1]):
+        w = adjacency[p]
+        if w != v and colors[w] >= 0:
+            forbidden[colors[w]] = stamp
+            if counting:
+                count[colors[w]] += 1
+
+
+@njit(cache=True)
+def _star_coloring(nv, ptr, adjacency, order):
+    colors = np.full(nv, -1, dtype=np.int64)
+    forbidden = np.zeros(nv + 1, dtype=np.int64)
+    for step in range(nv):
+        v, stamp = order[step], step + 1
+        _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, forbidden, False)
+        for p in range(ptr[v], ptr[v + 1]):
+            w = adjacency[p]
+            if w == v:
+                continue
+            d = colors[w]
+            for q in range(ptr[w], ptr[w + 1]):
+                x = adjacency[q]
+                if x == v or x == w or colors[x] < 0 or forbidden[colors[x]] == stamp:
+                    continue
+                # v next to x's color through w: w must become the hub of their two-colored star,
+                # so w must be colored, and x must have no other neighbour of w's color
+                if d < 0 or _has_other_neighbour(ptr, adjacency, colors, x, w, d):
+                    forbidden[colors[x]] = stamp
+        colors[v] = _smallest_allowed(forbidden, stamp, 0)
+    return colors
+
+
+def star_coloring(adjacency, order):
+    """Star coloring of the symmetric graph ``adjacency = (nv, ptr, indices)`` (self-loops ignored)."""
+    return _star_coloring(*adjacency, order)
+
+
+@njit(cache=True)
+def _connected(ptr, adjacency, colors, start, targets_color, v, c, d, mark, stamp, stack):
+    """True when ``start`` reaches another neighbour of ``v`` of color ``d`` in the subgraph colored
+    ``c`` or ``d`` (``v`` itself, uncolored, excluded)."""
+    top = 0
+    stack[0] = start
+    mark[start] = stamp
+    while top >= 0:
+        u = stack[top]
+        top -= 1
+        for p in range(ptr[u], ptr[u + 1]):
+            y = adjacency[p]
+            if y == v or mark[y] == stamp or (colors[y] != c and colors[y] != d):
+                continue
+            if targets_color[y] == stamp:
+                return True
+            mark[y] = stamp
+            top += 1
+            stack[top] = y
+    return False
+
+
+@njit(cache=True)
+def _acyclic_coloring(nv, ptr, adjacency, order):
+    colors = np.full(nv, -1, dtype=np.int64)
+    forbidden = np.zeros(nv + 1, dtype=np.int64)
+    count = np.zeros(nv + 1, dtype=np.int64)
+    mark = np.zeros(nv, dtype=np.int64)
+    is_target = np.zeros(nv, dtype=np.int64)
+    stack = np.empty(nv, dtype=np.int64)
+    searches = 0
+    for step in range(nv):
+        v, stamp = order[step], step + 1
+        _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count, True)
+        c = 0
+        while True:
+            c = _smallest_allowed(forbidden, stamp, c)
+            # c closes a two-colored cycle when two neighbours of one color d are joined by a c/d path
+            closes = False
+            for p in range(ptr[v], ptr[v + 1]):
+                w = adjacency[p]
+                if w == v or colors[w] < 0 or count[colors[w]] < 2:
+                    continue
+                d = colors[w]
+                searches += 1
+                for q in range(ptr[v], ptr[v + 1]):
+                    y = adjacency[q]
+                    if y != w and y != v and colors[y] == d:
+                        is_target[y] = searches
+                if _connected(ptr, adjacency, colors, w, is_target, v, c, d, mark, searches, stack):
+                    closes = True
+                    break
+            if not closes:
+                break
+            forbidden[c] = stamp
+        colors[v] = c
+        for p in range(ptr[v], ptr[v + 1]):
+            w = adjacency[p]
+            if w != v and colors[w] >= 0:
+                count[colors[w]] = 0
+    return colors
+
+
+def acyclic_coloring(adjacency, order):
+    """Acyclic coloring of the symmetric graph ``adjacency = (nv, ptr, indices)`` (self-loops ignored)."""
+    return _acyclic_coloring(*adjacency, order)
+
+
+# -- checks ---------------------------------------------------------------------------------------
+
+
+def _pairs_unique(keys):
+    return len(np.unique(keys)) == len(keys)
+
+
+def is_structurally_orthogonal(rows, cols, colors, by="columns"):
+    """True when no two columns (``by="rows"``: rows) of one color share a row (a column); ``-1``
+    colors (unneeded) are not checked."""
+    owner, line = (cols, rows) if by == "columns" else (rows, cols)
+    color = colors[owner]
+    keep = color >= 0
+    width = int(colors.max(initial=0)) + 1
+    return _pairs_unique(line[keep].astype(np.int64) * width + color[keep])
+
+
+def _off_diagonal(rows, cols):
+    keep = rows != cols
+    return rows[keep].astype(np.int64), cols[keep].astype(np.int64)
+
+
+def is_star_coloring(rows, cols, colors):
+    """True when ``colors`` is a star coloring of the symmetric pattern: distance-1 proper, and for
+    every entry ``(i, j)`` one of ``i``, ``j`` is the only vertex of its color next to the other (no
+    path on four vertices in two colors)."""
+    rows, cols = _off_diagonal(rows, cols)
+    if np.any(colors[rows] == colors[cols]):
+        return False
+    width = int(colors.max(initial=0)) + 1
+    keys = rows * width + colors[cols]
+    unique, counts = np.unique(keys, return_counts=True)
+    alone = lambda k: counts[np.searchsorted(unique, k)] == 1  # noqa: E731
+    return bool(np.all(alone(rows * width + colors[cols]) | alone(cols * width + colors[rows])))
+
+
+def is_acyclic_coloring(rows, cols, colors):
+    """True when ``colors`` is an acyclic coloring of the symmetric pattern: distance-1 proper, and
+    every two colors induce a forest (edges = vertices - components in each two-colored subgraph)."""
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
+    rows, cols = _off_diagonal(rows, cols)
+    if np.any(colors[rows] == colors[cols]):
+        return False
+    upper = rows < cols
+    rows, cols = rows[upper], cols[upper]
+    low, high = np.minimum(colors[rows], colors[cols]), np.maximum(colors[rows], colors[cols])
+    pair = low * (int(colors.max(initial=0)) + 1) + high
+    for key in np.unique(pair):
+        i, j = rows[pair == key], cols[pair == key]
+        vertices, local = np.unique(np.concatenate([i, j]), return_inverse=True)
+        k = len(i)
+        graph = coo_array((np.ones(k), (local[:k], local[k:])), shape=(len(vertices),) * 2)
+        components = connected_components(graph, directed=False)[0]
+        if k != len(vertices) - components:
+            return False
+    return True
