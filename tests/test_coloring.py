@@ -279,3 +279,21 @@ def test_substitution_with_torch_and_dense_results():
     np.testing.assert_allclose(H.to_dense().numpy(), expected, rtol=1e-12, atol=1e-12)
     dense = di.AutoSparse(di.AutoJAX(), coloring_algorithm=algorithm, dense_result=True)
     np.testing.assert_allclose(di.hessian(banded_energy, dense, x.numpy()), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_sparse_docs_page_runs():
+    # docs/sparse.md's Python blocks, in order, in a fresh interpreter (as tests/test_docs.py runs the others)
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "sparse.md").read_text(), flags=re.S)
+    assert len(blocks) >= 4
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", "\n".join(blocks)], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "bidirectional 3" in done.stdout and "7 4" in done.stdout
