@@ -26,7 +26,8 @@ substitution).
     >>> from diffinterface.testing.sparse import sparse_scenarios
     >>> [s.name for s in sparse_scenarios()][:3]
     ['jacobian-banded', 'jacobian-block_diagonal', 'jacobian-arrow']
-    >>> [case.id for case in sparse_cases({"fd": di_wrappers.AutoFiniteDiff()})][-2:]
+    >>> import diffinterface as di
+    >>> [case.id for case in sparse_cases({"fd": di.AutoFiniteDiff()})][-2:]
     ['fd-orders-jacobian-random-numpy', 'fd-orders-hessian-banded-numpy']
 """
 
