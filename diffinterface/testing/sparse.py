@@ -340,19 +340,13 @@ class SparseCase:
             self._check_out(sparse, prep, x, result)
 
     def _check_coloring(self, prep):
-        from ..wrappers.sparse.greedy import is_acyclic_coloring, is_star_coloring, is_structurally_orthogonal
+        from ..wrappers.sparse.greedy import is_valid_coloring
 
         coloring = di_wrappers.coloring(prep)
         pattern = di_wrappers.sparsity_pattern(prep).tocoo()
-        rows, cols = np.asarray(pattern.row), np.asarray(pattern.col)
-        valid = {
-            "columns": lambda: is_structurally_orthogonal(rows, cols, coloring.colors, by="columns"),
-            "rows": lambda: is_structurally_orthogonal(rows, cols, coloring.colors, by="rows"),
-            "symmetric": lambda: is_star_coloring(rows, cols, coloring.colors),
-            "acyclic": lambda: is_acyclic_coloring(rows, cols, coloring.colors),
-            "bidirectional": lambda: coloring.row_colors is not None,  # its entries are checked by the values
-        }[coloring.kind]()
-        assert valid, f"{self.id}: the {coloring.kind} coloring is not valid"
+        if coloring.kind != "bidirectional":  # a bicoloring's entries are checked by the values
+            assert is_valid_coloring(coloring.kind, np.asarray(pattern.row), np.asarray(pattern.col),
+                                     coloring.colors), f"{self.id}: the {coloring.kind} coloring is not valid"
         expected_kind = {"mixed": "bidirectional"}.get(self.variant)
         if self.variant == "orders" and self.scenario.operator == "hessian":
             expected_kind = "acyclic"

@@ -233,7 +233,9 @@ class AutoSparse(AbstractBackend, Frozen):
     Parameters
     ----------
     dense_backend : AbstractBackend
-        Any backend selector (``SecondOrder`` included, for Hessians).
+        Any backend selector (``SecondOrder`` included, for Hessians), or
+        :class:`MixedMode` ``(forward_backend, reverse_backend)`` for Jacobians
+        colored on both sides (pushforwards and pullbacks).
     sparsity_detector : TracerSparsityDetector, DenseSparsityDetector or KnownSparsity
     coloring_algorithm : GreedyColoring
     dense_result : bool

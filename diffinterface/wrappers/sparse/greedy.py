@@ -229,3 +229,11 @@ def is_acyclic_coloring(rows, cols, colors):
         if k != len(vertices) - components:
             return False
     return True
+
+
+def is_valid_coloring(kind, rows, cols, colors):
+    """True when ``colors`` is a valid coloring of ``kind`` ("columns", "rows", "symmetric": star,
+    "acyclic") of the pattern ``(rows, cols)``."""
+    if kind in ("columns", "rows"):
+        return is_structurally_orthogonal(rows, cols, colors, by=kind)
+    return {"symmetric": is_star_coloring, "acyclic": is_acyclic_coloring}[kind](rows, cols, colors)
