@@ -115,6 +115,41 @@ def test_largest_first_colors_as_asdex(seed):
             np.testing.assert_array_equal(ours, np.asarray(theirs.colors))
 
 
+def reference_star_coloring(n, rows, cols, order):
+    """The simple star coloring written plainly: a color is forbidden at distance two through an
+    uncolored vertex, or through a colored w when the vertex there has another neighbour of w's color."""
+    neighbours = [set() for _ in range(n)]
+    for i, j in zip(rows.tolist(), cols.tolist()):
+        if i != j:
+            neighbours[i].add(j)
+            neighbours[j].add(i)
+    colors = [-1] * n
+    for v in order.tolist():
+        forbidden = {colors[w] for w in neighbours[v] if colors[w] >= 0}
+        for w in neighbours[v]:
+            for x in neighbours[w] - {v}:
+                if colors[x] < 0:
+                    continue
+                if colors[w] < 0 or any(colors[y] == colors[w] for y in neighbours[x] - {w}):
+                    forbidden.add(colors[x])
+        colors[v] = min(set(range(len(forbidden) + 1)) - forbidden)
+    return np.array(colors)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_star_coloring_equals_its_plain_definition(seed):
+    n = 120
+    rows, cols = symmetric(*random_pattern(n, 0.03 + 0.01 * seed, seed), n)
+    if seed % 2:  # a dense row and column: the vertex whose neighbours are kept up to date
+        rows, cols = symmetric(np.concatenate([rows, np.zeros(n, int)]), np.concatenate([cols, np.arange(n)]), n)
+    adj, graph = adjacency(rows, cols, n)
+    for order in ORDERS:
+        ordering = vertex_order(order, graph, seed)
+        ours = star_coloring(adj, ordering)
+        np.testing.assert_array_equal(ours, reference_star_coloring(n, rows, cols, ordering), err_msg=order)
+        assert is_star_coloring(rows, cols, ours)
+
+
 def test_random_order_is_seeded():
     rows, cols = random_pattern(500, 0.01, seed=3)
     graph = column_graph(rows, cols, (500, 500))

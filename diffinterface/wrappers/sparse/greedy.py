@@ -11,7 +11,9 @@ Graphs are the ``(nv, side_ptr, side, other_ptr, other)`` tuples of ``orders.py`
   vertices uses at least three colors (ibid., the simple star coloring: a
   color is forbidden at distance two through an uncolored vertex, or through a
   colored ``w`` when the vertex there has another neighbour of ``w``'s color).
-  Every entry of the matrix is then read directly from one product.
+  Every entry of the matrix is then read directly from one product. What
+  each ``w`` forbids is kept up to date as vertices get colored, so that a
+  dense row or column (a vertex of degree ``n``) costs ``O(n)``, not ``O(n**2)``.
 - :func:`acyclic_coloring`: a distance-1 coloring in which any two colors
   induce a forest; a color is refused when it would close a two-colored cycle
   (searched in the two-colored subgraph). Fewer colors than star coloring;
@@ -21,7 +23,8 @@ Graphs are the ``(nv, side_ptr, side, other_ptr, other)`` tuples of ``orders.py`
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import int64, njit
+from numba.typed import Dict
 
 
 @njit(cache=True)
@@ -55,46 +58,83 @@ def distance2_coloring(graph, order):
 
 
 @njit(cache=True)
-def _has_other_neighbour(ptr, adjacency, colors, x, w, color):
-    for r in range(ptr[x], ptr[x + 1]):
-        y = adjacency[r]
-        if y != w and colors[y] == color:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count, counting):
-    """Mark the colors of ``v``'s colored neighbours forbidden (and count them when ``counting``)."""
+def _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count):
+    """Mark the colors of ``v``'s colored neighbours forbidden and count them."""
     for p in range(ptr[v], ptr[v + 1]):
         w = adjacency[p]
         if w != v and colors[w] >= 0:
             forbidden[colors[w]] = stamp
-            if counting:
-                count[colors[w]] += 1
+            count[colors[w]] += 1
+
+
+@njit(cache=True)
+def _insert(table, heads, nexts, values, size, w, c, width):
+    """Add color ``c`` to the set of ``w`` (a linked list in ``heads/nexts/values``, membership in
+    ``table``); the new size of the storage."""
+    key = w * width + c
+    if key in table:
+        return size
+    table[key] = 1
+    values[size], nexts[size], heads[w] = c, heads[w], size
+    return size + 1
+
+
+@njit(cache=True)
+def _forbid_set(heads, nexts, values, w, forbidden, stamp):
+    e = heads[w]
+    while e >= 0:
+        forbidden[values[e]] = stamp
+        e = nexts[e]
 
 
 @njit(cache=True)
 def _star_coloring(nv, ptr, adjacency, order):
+    # The colors forbidden to v through a neighbour w are kept per w as vertices get colored, so that
+    # a vertex of high degree is not walked again for each of its neighbours:
+    # near[w]: the colors of w's colored neighbours (all forbidden when w is uncolored);
+    # bad[w]: for a colored w, the colors of its neighbours x having another neighbour of w's color.
+    width = nv + 1
     colors = np.full(nv, -1, dtype=np.int64)
     forbidden = np.zeros(nv + 1, dtype=np.int64)
+    capacity = len(adjacency) + 1
+    near_table, bad_table = Dict.empty(int64, int64), Dict.empty(int64, int64)
+    counts, first = Dict.empty(int64, int64), Dict.empty(int64, int64)  # per (x, color): how many, the first
+    near_heads, bad_heads = np.full(nv, -1, dtype=np.int64), np.full(nv, -1, dtype=np.int64)
+    near_nexts, bad_nexts = np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64)
+    near_values, bad_values = np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64)
+    near_size = bad_size = 0
     for step in range(nv):
         v, stamp = order[step], step + 1
-        _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, forbidden, False)
         for p in range(ptr[v], ptr[v + 1]):
             w = adjacency[p]
             if w == v:
                 continue
-            d = colors[w]
-            for q in range(ptr[w], ptr[w + 1]):
-                x = adjacency[q]
-                if x == v or x == w or colors[x] < 0 or forbidden[colors[x]] == stamp:
-                    continue
-                # v next to x's color through w: w must become the hub of their two-colored star,
-                # so w must be colored, and x must have no other neighbour of w's color
-                if d < 0 or _has_other_neighbour(ptr, adjacency, colors, x, w, d):
-                    forbidden[colors[x]] = stamp
-        colors[v] = _smallest_allowed(forbidden, stamp, 0)
+            if colors[w] >= 0:
+                forbidden[colors[w]] = stamp
+                _forbid_set(bad_heads, bad_nexts, bad_values, w, forbidden, stamp)
+            else:
+                _forbid_set(near_heads, near_nexts, near_values, w, forbidden, stamp)
+        c = _smallest_allowed(forbidden, stamp, 0)
+        colors[v] = c
+        for p in range(ptr[v], ptr[v + 1]):
+            x = adjacency[p]
+            if x == v:
+                continue
+            near_size = _insert(near_table, near_heads, near_nexts, near_values, near_size, x, c, width)
+            key = x * width + c
+            count = counts.get(key, 0) + 1
+            counts[key] = count
+            if count == 1:
+                first[key] = v
+            if colors[x] < 0:
+                continue
+            if count >= 2:  # x has two neighbours colored c: v, and the first one, which learns it now
+                bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, v, colors[x], width)
+                if count == 2:
+                    bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, first[key],
+                                       colors[x], width)
+            if counts.get(v * width + colors[x], 0) >= 2:  # v has another neighbour of x's color
+                bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, x, c, width)
     return colors
 
 
@@ -136,7 +176,7 @@ def _acyclic_coloring(nv, ptr, adjacency, order):
     searches = 0
     for step in range(nv):
         v, stamp = order[step], step + 1
-        _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count, True)
+        _forbid_neighbour_colors(ptr, adjacency, colors, v, forbidden, stamp, count)
         c = 0
         while True:
             c = _smallest_allowed(forbidden, stamp, c)
