@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on fi
     from .auto_select.config import AutoSelect
     from .auto_select.report import explain, selected_backend
     from .differentiate_with import DifferentiateWith
-    from .sparse.config import AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, TracerSparsityDetector
+    from .sparse.config import (AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, MixedMode,
+                                TracerSparsityDetector)
     from .sparse.introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
@@ -39,7 +40,7 @@ LAZY_NAMES = {
     "AutoSelect": "auto_select.config",
     **{name: "auto_select.report" for name in ("explain", "selected_backend")},
     **{name: "sparse.config" for name in (
-        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "TracerSparsityDetector",
+        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "MixedMode", "TracerSparsityDetector",
     )},
     **{name: "sparse.introspection" for name in (
         "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",
