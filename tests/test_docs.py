@@ -6,6 +6,7 @@ it describes; the API reference pages hold no code of their own, and the
 example pages include examples/*.py, which ``tests/test_examples.py`` runs.
 """
 
+import functools
 import os
 import pathlib
 import re
@@ -37,3 +38,148 @@ def test_every_page_is_in_the_site_navigation():
     nav = (ROOT / "mkdocs.yml").read_text()
     pages = [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")]
     assert [p for p in pages if p not in nav] == []
+
+
+# --- the API reference: generated from the public names, each with its parameters and an example ---
+
+sys.path.insert(0, str(ROOT / "docs"))
+import api_reference_hook as reference  # noqa: E402  (the MkDocs hook that writes the reference)
+
+# built-in help text that once leaked into the reference, and internal names that had entries there
+BUILTIN_HELP = ("dict() -> new empty dictionary", "bool(x) -> bool", "str(object=", "Alias for field number", " at 0x")
+INTERNAL_NAMES = ("FALLBACKS", "OPERATORS", "Impl", "Call", "Operator", "prepare", "prepared_fast_path", "prepared_call")
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_module(path, inspected):
+    import griffe
+
+    return griffe.load(path, force_inspection=inspected, search_paths=[str(ROOT), *sys.path])
+
+
+def _reference_object(path, inspected):
+    """The object as the reference reads it (griffe, imported or read statically, as the hook says)."""
+    module, _, name = path.rpartition(".")
+    return _reference_module(module, inspected)[name]
+
+
+def _sections(obj):
+    if obj.docstring is None:
+        return {}
+    return {section.kind.value: section for section in obj.docstring.parse("numpy")}
+
+
+def _missing(obj):
+    """What the reference entry of ``obj`` lacks, in words (empty when it is complete)."""
+    if obj.docstring is None or not obj.docstring.value.strip():
+        return ["a docstring"]
+    sections = _sections(obj)
+    missing = []
+    if "examples" not in sections:
+        missing.append("an Examples section (a runnable >>> example)")
+    if obj.is_attribute:
+        return missing
+    function = obj
+    if obj.is_class:
+        init = obj.members.get("__init__")
+        if init is not None and init.docstring is not None:
+            sections = {**_sections(init), **sections}
+        function = init if init is not None and init.is_function else None
+        params = [p.name for p in obj.parameters] if function is None else [p.name for p in function.parameters]
+    else:
+        params = [p.name for p in function.parameters]
+    params = [p for p in params if p not in ("self", "cls")]
+    if params:
+        if "parameters" not in sections:
+            missing.append("a Parameters section for " + ", ".join(params))
+        else:
+            documented = {p.name.lstrip("*") for p in sections["parameters"].value}
+            absent = [p for p in params if p.lstrip("*") not in documented]
+            if absent:
+                missing.append("Parameters entries for " + ", ".join(absent))
+    if obj.is_function and "returns" not in sections and obj.name.split(".")[-1] != "__init__":
+        missing.append("a Returns section")
+    return missing
+
+
+def _public_entries():
+    for module in reference.PUBLIC_MODULES:
+        for group, entries in reference.grouped(module).items():
+            for name, path, inspected in entries:
+                yield module, name, path, inspected
+
+
+# Public names whose docstrings live in files the documentation does not own: each
+# must gain what the message of test_every_public_name_has_a_complete_reference_entry
+# says, and then leave this list (the test fails on a stale entry too).
+INCOMPLETE_ELSEWHERE = {
+    "diffinterface.Coloring",
+    "diffinterface.Preparation",
+    "diffinterface.scipy.Objective",
+    "diffinterface.scipy.Residuals",
+    "diffinterface.testing.BACKENDS",
+    "diffinterface.testing.ZERO_BACKENDS",
+    "diffinterface.testing.Scenario",
+    "diffinterface.testing.default_scenarios",
+    "diffinterface.testing.edge_scenarios",
+    "diffinterface.testing.pytree_scenarios",
+    "diffinterface.testing.second_order_scenarios",
+    "diffinterface.testing.FIRST_ORDER",
+    "diffinterface.testing.SECOND_ORDER",
+    "diffinterface.testing.test_differentiation",
+    "diffinterface.testing.benchmark_differentiation",
+    "diffinterface.testing.pytest_cases",
+    "diffinterface.testing.build_cases",
+    "diffinterface.testing.BadInput",
+    "diffinterface.testing.BadInputCase",
+    "diffinterface.testing.Problems",
+    "diffinterface.testing.bad_inputs",
+    "diffinterface.testing.bad_input_cases",
+    "diffinterface.testing.Case",
+    "diffinterface.testing.CaseResult",
+    "diffinterface.testing.CountingFunction",
+    "diffinterface.testing.Report",
+    "diffinterface.testing.default_tolerances",
+}
+
+
+def test_the_reference_has_every_public_name():
+    import importlib
+
+    for module in reference.PUBLIC_MODULES:
+        names = [name for group in reference.grouped(module).values() for name, _, _ in group]
+        assert sorted(names) == sorted(importlib.import_module(module).__all__), module
+    pages = "".join(p.read_text() for p in (ROOT / "docs" / "reference").glob("*.md"))
+    for module, group, _, _ in reference.GROUPS:
+        assert f"<!-- public-api: {module} {group} -->" in pages, f"no reference page shows {module} {group}"
+
+
+def test_every_public_name_has_a_complete_reference_entry():
+    incomplete = {}
+    for module, name, path, inspected in _public_entries():
+        missing = _missing(_reference_object(path, inspected))
+        if missing:
+            incomplete[f"{module}.{name}"] = f"{path} needs " + "; ".join(missing)
+    new = {k: v for k, v in incomplete.items() if k not in INCOMPLETE_ELSEWHERE}
+    assert not new, "reference entries without what a user needs:\n" + "\n".join(f"- {k}: {v}" for k, v in new.items())
+    stale = INCOMPLETE_ELSEWHERE - set(incomplete)
+    assert not stale, f"complete now, remove from INCOMPLETE_ELSEWHERE: {sorted(stale)}"
+
+
+def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
+    """The strict build succeeds, and its reference pages hold every public name and nothing internal."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)], cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, "mkdocs build --strict failed (pip install -e '.[docs]'):\n" + done.stderr
+    html = "".join(p.read_text() for p in (site / "reference").rglob("*.html"))
+    absent = [f"{module}.{name}" for module, name, path, _ in _public_entries() if f'id="{path}"' not in html]
+    assert not absent, f"public names without a reference entry in the built site: {absent}"
+    leaked = [text for text in BUILTIN_HELP if text in html]
+    assert not leaked, f"built-in help text in the built reference: {leaked}"
+    entries = set(re.findall(r'id="(diffinterface[\w.]*)"', html))
+    internal = sorted(e for e in entries if e.rsplit(".", 1)[-1] in INTERNAL_NAMES)
+    assert not internal, f"internal names with entries in the built reference: {internal}"
+    assert '<img' in (site / "benchmarks" / "index.html").read_text(), "the benchmarks page shows no plot"
