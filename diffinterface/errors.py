@@ -78,7 +78,7 @@ class UnsupportedError(NotImplementedError):
 class DifferentiationError(RuntimeError):
     """``f`` ran, but the backend's framework could not differentiate what it computed.
 
-    The base class of :class:`GraphBreakError` and :class:`TracedArrayError`:
+    A ``RuntimeError``; the base class of :class:`GraphBreakError` and :class:`TracedArrayError`:
     catching it catches both. It is raised instead of a derivative that would
     be silently wrong (zeros, for instance).
 
@@ -93,8 +93,8 @@ class DifferentiationError(RuntimeError):
 class GraphBreakError(DifferentiationError):
     """``f``'s output does not depend on ``x`` through the framework's graph, although f was called with x.
 
-    Raised instead of returning a derivative of zeros that would be wrong.
-    The usual causes: ``.item()``, ``float()``, ``.detach()`` or ``.numpy()`` on
+    A :class:`DifferentiationError`, raised instead of returning a derivative
+    of zeros that would be wrong. The usual causes: ``.item()``, ``float()``, ``.detach()`` or ``.numpy()`` on
     a value computed from x, or numpy functions applied to x. Write ``f`` with
     ``xp = di.array_namespace(x)`` and keep every computation on x in it.
 

@@ -214,10 +214,11 @@ class SecondOrder(AbstractBackend, Frozen):
 
     For ``hvp``, ``hessian`` and ``second_derivative``. A plain backend ``b``
     uses its framework's native recipe (as ``SecondOrder(b, b)`` would, or
-    faster). Across frameworks the inner's first derivative is bridged to the
-    outer's; finite differences as the outer work over any inner, but an AD
-    outer cannot trace finite differences, and the inner decides which array
-    families x may be.
+    faster). Any pair works on numpy arrays: across frameworks the inner's
+    first derivative is bridged to the outer's, and an AD outer differentiates
+    a finite-difference inner through that bridge too. An x of a framework's
+    own family (a tensor, a JAX array) needs an outer of the same framework
+    over an inner of that framework, or finite differences as the outer.
 
     Parameters
     ----------

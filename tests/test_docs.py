@@ -1,9 +1,14 @@
-"""The documentation's code runs: each page's Python blocks, in order, in a fresh interpreter.
+"""The documentation holds what a user needs, and its code runs.
 
-A page's blocks share one script (later blocks use what earlier ones
-defined). ``docs/testing.md`` is left to the kit's own tests, which run what
-it describes; the API reference pages hold no code of their own, and the
-example pages include examples/*.py, which ``tests/test_examples.py`` runs.
+Each page's Python blocks run, in order, in a fresh interpreter (later blocks
+use what earlier ones defined); pages written as interpreter sessions print
+exactly what they show, and so do the first examples of the README and the
+home page. ``docs/testing.md`` is left to the kit's own tests, which run what
+it describes; the example pages include examples/*.py, which
+``tests/test_examples.py`` runs, and their recorded output. The API reference
+is generated from the public names by ``docs/api_reference_hook.py``: every
+public name has an entry in the built site with its parameters and an
+example, and nothing internal has one.
 """
 
 import functools
@@ -183,3 +188,69 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     internal = sorted(e for e in entries if e.rsplit(".", 1)[-1] in INTERNAL_NAMES)
     assert not internal, f"internal names with entries in the built reference: {internal}"
     assert '<img' in (site / "benchmarks" / "index.html").read_text(), "the benchmarks page shows no plot"
+
+
+# --- pages written as interpreter sessions, the README's first screen, the examples' pages ---
+
+SESSION_PAGES = ["faq", "coming-from", "pytrees", "differentiate-with"]
+
+_RUN_SESSION = """
+import doctest, sys
+text = sys.stdin.read()
+test = doctest.DocTestParser().get_doctest(text, {}, "page", "page", 0)
+runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+runner.run(test)
+sys.exit(1 if runner.failures else 0)
+"""
+
+
+@pytest.mark.parametrize("page", SESSION_PAGES)
+def test_page_sessions_print_what_they_show(page):
+    """The ``pycon`` blocks of a page, in order, print exactly the output the page shows."""
+    blocks = re.findall(r"```pycon\n(.*?)```", (ROOT / "docs" / f"{page}.md").read_text(), flags=re.S)
+    assert blocks, f"docs/{page}.md has no pycon block"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _RUN_SESSION], input="\n".join(blocks), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/index.md"])
+def test_the_first_example_prints_what_it_shows(document):
+    text = (ROOT / document).read_text()
+    code = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
+    shown = re.search(r"```text\n(.*?)```", text, flags=re.S).group(1)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown, f"{document} shows:\n{shown}\nbut its example prints:\n{done.stdout}"
+
+
+def test_the_readme_first_screen_has_the_pitch_the_install_and_an_example():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    first = "\n".join(lines[:45])
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move material to CONTRIBUTING.md or docs/"
+    for needed in ("One Python API for derivatives", "Python ≥ 3.10", 'pip install "diffinterface[jax]"',
+                   "python examples/quickstart.py", "python -m pytest", "```python", "```text"):
+        assert needed in first, f"README.md's first 45 lines lack {needed!r}"
+
+
+def test_license_is_the_one_pyproject_declares():
+    assert 'license = "MIT"' in (ROOT / "pyproject.toml").read_text()
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_every_example_has_a_page_with_its_source_and_output():
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_examples import CLAIMS
+
+    pages = {p: p.read_text() for p in (ROOT / "docs" / "examples").glob("*.md")}
+    for script, claim in CLAIMS.items():
+        name = script.removesuffix(".py")
+        showing = [p.name for p, text in pages.items() if f'--8<-- "examples/{script}"' in text]
+        assert showing, f"no page in docs/examples/ shows examples/{script}"
+        assert f'--8<-- "docs/examples/output/{name}.txt"' in pages[ROOT / "docs" / "examples" / showing[0]], (
+            f"docs/examples/{showing[0]} does not show the output of {script}")
+        output = ROOT / "docs" / "examples" / "output" / f"{name}.txt"
+        assert claim in output.read_text(), f"{output} lacks {claim!r}: python docs/record_example_outputs.py {script}"
