@@ -85,8 +85,8 @@ class AutoTorch(AbstractBackend, Frozen):
     Parameters
     ----------
     mode : {None, "forward", "reverse"}, default None
-        ``None`` picks per operator: reverse for gradients, forward for
-        derivatives, by the input and output sizes for jacobians.
+        Forces torch's reverse (``torch.autograd``) or forward (``forward_ad``)
+        mode; ``None`` picks per operator, as ``AutoJAX`` does.
     compile : bool, default False
         Experimental: compile the gradient with ``torch.compile`` at
         preparation. Seconds to minutes of compilation, then faster gradients
