@@ -254,3 +254,10 @@ def test_every_example_has_a_page_with_its_source_and_output():
             f"docs/examples/{showing[0]} does not show the output of {script}")
         output = ROOT / "docs" / "examples" / "output" / f"{name}.txt"
         assert claim in output.read_text(), f"{output} lacks {claim!r}: python docs/record_example_outputs.py {script}"
+
+
+@pytest.mark.parametrize("document", ["README.md", "CONTRIBUTING.md"])
+def test_the_repository_documents_link_to_files_that_exist(document):
+    links = re.findall(r"\]\(([^)#\s]+)", (ROOT / document).read_text())
+    broken = [link for link in links if "://" not in link and not (ROOT / link).exists()]
+    assert links and not broken, f"{document} links to missing files: {broken}"
