@@ -9,13 +9,10 @@ no framework. Each name of ``diffinterface`` falls into the first group whose
 module prefix matches where it is defined; the last group of a module takes
 everything else, so no public name can be left out of the reference.
 
-The operators' docstrings are written at import time from the operator table
-(``diffinterface/operators/_docs.py``) and the signatures of the selectors and
-the other frozen classes come from their fields, so the names of
-``diffinterface`` are rendered from the imported objects (``force_inspection``;
-importing them imports no framework either); ``diffinterface.scipy`` and
-``diffinterface.testing`` are read statically, so that the build needs
-neither scipy nor hypothesis.
+Everything is read statically; the docstrings and signatures that only exist
+once the modules are imported (the operators', the frozen classes') are
+filled in by the griffe extension ``docs/griffe_runtime_docs.py``, which
+imports no framework.
 """
 
 from __future__ import annotations
@@ -29,15 +26,15 @@ import griffe
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_MODULES = ("diffinterface", "diffinterface.scipy", "diffinterface.testing")
 
-# (module, group, where the names are defined, rendered from the imported object)
-# a prefix of None takes every name of the module that no earlier group took
+# (module, group, where the names are defined); a prefix of None takes every
+# name of the module that no earlier group took
 GROUPS = (
-    ("diffinterface", "operators", ("diffinterface.operators.",), True),
-    ("diffinterface", "backends", ("diffinterface.selectors",), True),
-    ("diffinterface", "wrappers", ("diffinterface.wrappers.",), True),
-    ("diffinterface", "configuration", None, True),
-    ("diffinterface.scipy", "all", None, False),
-    ("diffinterface.testing", "all", None, False),
+    ("diffinterface", "operators", ("diffinterface.operators.",)),
+    ("diffinterface", "backends", ("diffinterface.selectors",)),
+    ("diffinterface", "wrappers", ("diffinterface.wrappers.",)),
+    ("diffinterface", "configuration", None),
+    ("diffinterface.scipy", "all", None),
+    ("diffinterface.testing", "all", None),
 )
 
 _MARKER = re.compile(r"<!-- public-api: ([\w.]+) (\w+) -->")
@@ -69,29 +66,21 @@ def definition_path(module: str, name: str) -> str:
     return target.path
 
 
-def grouped(module: str) -> dict[str, list[tuple[str, str, bool]]]:
-    """The public names of ``module`` by group: ``group -> [(name, definition path, inspected)]``."""
-    groups: dict[str, list[tuple[str, str, bool]]] = {g: [] for m, g, _, _ in GROUPS if m == module}
+def grouped(module: str) -> dict[str, list[tuple[str, str]]]:
+    """The public names of ``module`` by group: ``group -> [(name, definition path)]``."""
+    groups: dict[str, list[tuple[str, str]]] = {g: [] for m, g, _ in GROUPS if m == module}
     for name in public_names(module):
         path = definition_path(module, name)
-        for group_module, group, prefixes, inspected in GROUPS:
+        for group_module, group, prefixes in GROUPS:
             if group_module == module and (prefixes is None or path.startswith(prefixes)):
-                groups[group].append((name, path, inspected))
+                groups[group].append((name, path))
                 break
     return groups
 
 
-def _block(path: str, inspected: bool) -> str:
-    options = ["    options:", "      heading_level: 2"]
-    if inspected:
-        options.append("      force_inspection: true")
-    return "\n".join([f"::: {path}", *options])
-
-
 def render(module: str, group: str) -> str:
     """The mkdocstrings blocks of one group, in the order of ``__all__``."""
-    entries = grouped(module)[group]
-    return "\n\n".join(_block(path, inspected) for _, path, inspected in entries)
+    return "\n\n".join(f"::: {path}\n    options:\n      heading_level: 2" for _, path in grouped(module)[group])
 
 
 def on_page_markdown(markdown: str, **kwargs) -> str:

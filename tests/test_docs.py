@@ -56,16 +56,17 @@ INTERNAL_NAMES = ("FALLBACKS", "OPERATORS", "Impl", "Call", "Operator", "prepare
 
 
 @functools.lru_cache(maxsize=None)
-def _reference_module(path, inspected):
+def _reference_package(name):
     import griffe
+    from griffe_runtime_docs import RuntimeDocstringsAndSignatures
 
-    return griffe.load(path, force_inspection=inspected, search_paths=[str(ROOT), *sys.path])
+    return griffe.load(name, search_paths=[str(ROOT), *sys.path],
+                       extensions=griffe.load_extensions(RuntimeDocstringsAndSignatures()))
 
 
-def _reference_object(path, inspected):
-    """The object as the reference reads it (griffe, imported or read statically, as the hook says)."""
-    module, _, name = path.rpartition(".")
-    return _reference_module(module, inspected)[name]
+def _reference_object(path):
+    """The object as the site's reference reads it (griffe, statically, with the build's extension)."""
+    return _reference_package(path.split(".")[0])[path.split(".", 1)[1]]
 
 
 def _sections(obj):
@@ -110,8 +111,8 @@ def _missing(obj):
 def _public_entries():
     for module in reference.PUBLIC_MODULES:
         for group, entries in reference.grouped(module).items():
-            for name, path, inspected in entries:
-                yield module, name, path, inspected
+            for name, path in entries:
+                yield module, name, path
 
 
 # Public names whose docstrings live in files the documentation does not own: each
@@ -152,17 +153,17 @@ def test_the_reference_has_every_public_name():
     import importlib
 
     for module in reference.PUBLIC_MODULES:
-        names = [name for group in reference.grouped(module).values() for name, _, _ in group]
+        names = [name for group in reference.grouped(module).values() for name, _ in group]
         assert sorted(names) == sorted(importlib.import_module(module).__all__), module
     pages = "".join(p.read_text() for p in (ROOT / "docs" / "reference").glob("*.md"))
-    for module, group, _, _ in reference.GROUPS:
+    for module, group, _ in reference.GROUPS:
         assert f"<!-- public-api: {module} {group} -->" in pages, f"no reference page shows {module} {group}"
 
 
 def test_every_public_name_has_a_complete_reference_entry():
     incomplete = {}
-    for module, name, path, inspected in _public_entries():
-        missing = _missing(_reference_object(path, inspected))
+    for module, name, path in _public_entries():
+        missing = _missing(_reference_object(path))
         if missing:
             incomplete[f"{module}.{name}"] = f"{path} needs " + "; ".join(missing)
     new = {k: v for k, v in incomplete.items() if k not in INCOMPLETE_ELSEWHERE}
@@ -180,7 +181,7 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     )
     assert done.returncode == 0, "mkdocs build --strict failed (pip install -e '.[docs]'):\n" + done.stderr
     html = "".join(p.read_text() for p in (site / "reference").rglob("*.html"))
-    absent = [f"{module}.{name}" for module, name, path, _ in _public_entries() if f'id="{path}"' not in html]
+    absent = [f"{module}.{name}" for module, name, path in _public_entries() if f'id="{path}"' not in html]
     assert not absent, f"public names without a reference entry in the built site: {absent}"
     leaked = [text for text in BUILTIN_HELP if text in html]
     assert not leaked, f"built-in help text in the built reference: {leaked}"

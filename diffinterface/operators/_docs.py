@@ -112,15 +112,6 @@ def _docstring(summary, body, op, x, returns, example, *, prepare, see_also):
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _set_doc(function, text):
-    # the public functions are prepared_call wrappers: the reference's reader (griffe) follows
-    # __wrapped__ to the undecorated function, so that one carries the text as well
-    function.__doc__ = text
-    wrapped = getattr(function, "__wrapped__", None)
-    if wrapped is not None:
-        wrapped.__doc__ = text
-
-
 def document(op, prepare_function, plain, valued, *, summary, x, result, example, valued_summary=None):
     """Write the docstrings of one family's three public functions.
 
@@ -143,20 +134,20 @@ def document(op, prepare_function, plain, valued, *, summary, x, result, example
 
     plain_returns = [entry(op.returns)]
     valued_returns = [entry(field) for field in op.valued_returns]
-    _set_doc(plain, _docstring(
+    plain.__doc__ = _docstring(
         summary, None, op, x, plain_returns, example, prepare=False,
         see_also=[f"prepare_{op.name}", op.valued],
-    ))
-    _set_doc(valued, _docstring(
+    )
+    valued.__doc__ = _docstring(
         valued_summary or f"``{op.name}`` together with ``f(x)``, from the same pass (no second evaluation).",
         None, op, x, valued_returns, example, prepare=False,
         see_also=[op.name, f"prepare_{op.name}"],
-    ))
-    _set_doc(prepare_function, _docstring(
+    )
+    prepare_function.__doc__ = _docstring(
         f"Prepare ``{op.name}`` (and ``{op.valued}``) for arguments like these.",
         "Decides once what every call can reuse: the output's shape and dtype, seeds and batches, "
         "compiled functions (JAX), buffers. Pass the result as ``prep=``; preparing at one point and "
         "calling at others of the same shapes and dtypes is the intended use.",
         op, x, ["Preparation\n    Pass it as ``prep=`` to the calls."], example, prepare=True,
         see_also=[op.name, op.valued],
-    ))
+    )
