@@ -18,6 +18,7 @@ import numpy as np
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
+from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
@@ -109,6 +110,8 @@ def prepare(call, strict, learn_output=False, one_off=False):
     adapter = get_adapter(call.backend)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
+    if call.has_aux:
+        return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)
@@ -128,6 +131,7 @@ def prepare(call, strict, learn_output=False, one_off=False):
     if tree is not None:
         return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
     problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
+    problem.aux, problem.aux_entry = capture_of(f), f
     ytree = None
     try:
         if op.tree_output and call.y is None:
@@ -147,6 +151,21 @@ def prepare(call, strict, learn_output=False, one_off=False):
     methods = derivatives_in_x_dtype(op, problem, own) if ytree is None else ytree.wrap(op, own, None)
     methods = _zero_d_results_as_arrays(op, impl, adapter, problem, methods) or methods
     return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree))
+
+
+def _prepare_with_aux(call, adapter, strict, learn_output, one_off):
+    """The preparation of ``call`` whose f returns ``(y, aux)`` (:mod:`diffinterface.core.aux`)."""
+    require_has_aux(call.has_aux)
+    if call.y is not None:
+        raise TypeError("has_aux: two-argument functions f(y, x) write their output into y and return no aux; "
+                        "return (y, aux) from a one-argument f(x) instead")
+    capture = AuxCapture(call.f, primal_of(adapter))
+    if one_off:  # an evaluation at x while preparing gives the aux of the call that follows
+        capture.prime(call.x)
+    plan = prepare(call._replace(f=capture, has_aux=False), strict, learn_output, one_off).plan
+    methods = aux_methods(call.op, capture, plan.methods)
+    return Preparation(call.op, call.backend, strict,
+                       Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree), has_aux=True)
 
 
 def _output_tree(op, problem, learn_output=False):
@@ -293,6 +312,7 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
                           one_off=one_off)
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
+    problem.aux, problem.aux_entry = capture_of(f), problem.f
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now

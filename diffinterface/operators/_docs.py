@@ -45,6 +45,7 @@ def _parameters(op, x, *, prepare):
             + ", the contexts' kinds) and raises ``PreparationMismatchError`` otherwise. ``strict=False`` "
             "skips the check, at your own risk: a call that does not fit may return wrong results."
         )
+        lines.append(_HAS_AUX + " The calls must pass the same setting.")
         return lines
     lines.append(
         f"prep : Preparation, optional\n    The result of ``prepare_{op.name}`` with arguments like these. "
@@ -56,7 +57,15 @@ def _parameters(op, x, *, prepare):
     )
     if op.allows_y:
         lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards.")
+    lines.append(_HAS_AUX)
     return lines
+
+
+_HAS_AUX = (
+    "has_aux : bool, default False\n    ``f`` returns ``(y, aux)``: ``y`` is differentiated, ``aux`` (any pytree) is "
+    "returned as computed at x. The plain operator then returns ``(result, aux)``, the value form "
+    "``((value, aux), ...)`` (``gradient_and_hvp``: ``((gradient, hvps), aux)``), as JAX does."
+)
 
 
 @lru_cache(maxsize=None)

@@ -24,18 +24,18 @@ _OP = Operator(
 )
 
 
-def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
-    return prepare(Call(_OP, f, backend, x, tangents, contexts), strict)
+def prepare_hvp(f, backend, x, tangents, *contexts, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
+def hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None, has_aux)
 
 
 @prepared_call(_OP, 1)
-def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
+def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None, has_aux)
 
 
 def _hvp_fallback(problem):

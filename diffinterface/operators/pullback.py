@@ -21,18 +21,18 @@ _OP = Operator(
 )
 
 
-def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, cotangents, contexts, y), strict)
+def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, cotangents, contexts, y, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
+def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
+def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
 def _pullback_from_pushforwards(problem):

@@ -21,18 +21,18 @@ _OP = Operator(
 )
 
 
-def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, tangents, contexts, y), strict)
+def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, y, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
+def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
+def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
 def _pushforward_from_pullbacks(problem):

@@ -68,6 +68,19 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         text = str(error)
         return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
 
+    def primal_value(self, value):
+        # torch.func's wrappers, then forward-mode duals, then the recording: the tensor's own values. Unseen by
+        # the graph-break watch (graph_watch.py): this detaches what f returns beside y, not what y depends on.
+        if isinstance(value, torch.Tensor):
+            with torch._C.DisableTorchFunction():
+                functorch = torch._C._functorch
+                while functorch.is_functorch_wrapped_tensor(value):
+                    value = functorch.get_unwrapped(value)
+                value = torch.autograd.forward_ad.unpack_dual(value).primal
+                if value.requires_grad:
+                    value = value.detach()
+        return value
+
     # -- output shape ------------------------------------------------------------------------------
 
     def output_spec(self, problem):
