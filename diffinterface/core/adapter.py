@@ -201,6 +201,12 @@ class Adapter:
         array (numpy called on it, ``float()``, ``.item()``): see :mod:`diffinterface.core.boundary`."""
         return False
 
+    def prepare_same_point(self, operator, problem):
+        """The :class:`Impl` of ``operator`` (pushforward, pullback, hvp) for calls at ``problem.x`` and its
+        contexts only, having computed once what depends on them alone; None (the default): the ordinary one.
+        Each call's x and contexts are checked by the core (:mod:`diffinterface.core.same_point`)."""
+        return None
+
     def primal_value(self, value):
         """``value`` (what f receives, or computes from it) unwrapped from the framework's recording.
 

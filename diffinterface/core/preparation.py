@@ -50,6 +50,8 @@ class Call(NamedTuple):
     out: Any = None
     #: f returns ``(y, aux)`` (see :mod:`diffinterface.core.aux`)
     has_aux: bool = False
+    #: a same-point preparation (see :mod:`diffinterface.core.same_point`)
+    same_point: bool = False
 
     @property
     def ctx(self):

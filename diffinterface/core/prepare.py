@@ -20,6 +20,7 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
+from .same_point import same_point_methods
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
 from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
@@ -99,12 +100,14 @@ def _check_y(call, adapter):
         raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
 
 
-def prepare(call, strict, learn_output=False, one_off=False):
+def prepare(call, strict, learn_output=False, one_off=False, point_checked=False):
     """Validate the :class:`~diffinterface.core.preparation.Call` and build its :class:`Preparation`.
 
     ``learn_output`` learns f's output at preparation even where the adapter
     would not (``output_from_each_call``): see ``core/call.py``'s ``_learned_tree_output``.
     ``one_off`` marks the preparation of an unprepared call (:attr:`Problem.one_off`).
+    ``point_checked``: the methods of a same-point preparation (``call.same_point``) are wrapped by the
+    caller, which checks each call's x (:mod:`diffinterface.core.same_point`).
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
@@ -112,6 +115,11 @@ def prepare(call, strict, learn_output=False, one_off=False):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
     if call.has_aux:
         return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
+    if call.same_point and not point_checked:
+        plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
+        methods = same_point_methods(call, plan.methods)
+        return Preparation(op, call.backend, strict, Plan(call, plan.impl, plan.spec, strict, methods, plan.tree,
+                                                          plan.ytree))
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)
@@ -131,7 +139,7 @@ def prepare(call, strict, learn_output=False, one_off=False):
     if tree is not None:
         return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
     problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
-    problem.aux, problem.aux_entry = capture_of(f), f
+    problem.aux, problem.aux_entry, problem.same_point = capture_of(f), f, call.same_point
     ytree = None
     try:
         if op.tree_output and call.y is None:
@@ -267,7 +275,7 @@ def _impl(op, problem):
     handles_empty = op.listed_in(problem.adapter.own_empty_results)
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
-    impl = problem.impl(op.name)
+    impl = (problem.same_point and problem.adapter.prepare_same_point(op.name, problem)) or problem.impl(op.name)
     if problem._spec is not None:  # an adapter that learned the output its own way
         require_real_output(problem._spec, problem.x_dtype, problem.f)
     if not handles_empty and is_empty(op, problem):
@@ -312,7 +320,7 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
                           one_off=one_off)
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
-    problem.aux, problem.aux_entry = capture_of(f), problem.f
+    problem.aux, problem.aux_entry, problem.same_point = capture_of(f), problem.f, call.same_point
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now

@@ -77,6 +77,9 @@ class Problem:
         #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing aux natively)
         self.aux = None
         self.aux_entry = None
+        #: a same-point preparation: methods are called at this x and these contexts only (adapters may then
+        #: compute what depends on them once, ``Adapter.prepare_same_point``)
+        self.same_point = False
 
     @property
     def spec(self):

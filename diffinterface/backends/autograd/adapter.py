@@ -190,6 +190,11 @@ class AutogradAdapter(Adapter):
     def primal_value(self, value):
         return getval(value)
 
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(operator, problem, _vjp_of, _bound, _breaks, _in)
+
     def is_traced_array_error(self, error):
         # float(), int() or a numpy function autograd does not wrap, called on the box it traces
         return isinstance(error, TypeError) and "Box" in str(error)

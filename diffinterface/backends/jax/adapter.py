@@ -152,6 +152,11 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     traced_array_name = "JAX tracer"
     numpy_results_are_arrays = True  # every numpy result comes from np.array
 
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(self, operator, problem)
+
     def primal_value(self, value):
         if isinstance(value, jax.core.Tracer):  # no values to compare or return: not an evaluation at x's values
             raise TypeError("a JAX tracer has no concrete value")

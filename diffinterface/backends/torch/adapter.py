@@ -18,7 +18,7 @@ from .autodiff import (
     _vjps,
     _vmapped_jvp,
 )
-from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .boundary import _as_output, _basis, _Boundary, _contexts, _primal_tensor, _Tensor, _torch_dtype
 from .graph_watch import learned_output_spec
 from .second_order import TorchSecondOrder
 
@@ -68,18 +68,13 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         text = str(error)
         return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
 
-    def primal_value(self, value):
-        # torch.func's wrappers, then forward-mode duals, then the recording: the tensor's own values. Unseen by
-        # the graph-break watch (graph_watch.py): this detaches what f returns beside y, not what y depends on.
-        if isinstance(value, torch.Tensor):
-            with torch._C.DisableTorchFunction():
-                functorch = torch._C._functorch
-                while functorch.is_functorch_wrapped_tensor(value):
-                    value = functorch.get_unwrapped(value)
-                value = torch.autograd.forward_ad.unpack_dual(value).primal
-                if value.requires_grad:
-                    value = value.detach()
-        return value
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(operator, problem)
+
+    # with has_aux: what f received or computed, unwrapped from torch's recording (boundary.py)
+    primal_value = staticmethod(_primal_tensor)
 
     # -- output shape ------------------------------------------------------------------------------
 
