@@ -42,7 +42,7 @@ def test_framework_arrays_in_and_out(family):
 
 
 def test_contexts_are_part_of_the_point():
-    f = lambda x, c: c * (x ** 3).sum()  # noqa: E731
+    f = lambda x, c: c * (x ** 3).sum()
     x, t = np.array([1.0, 2.0]), (np.ones(2),)
     prep = di.prepare_hvp_same_point(f, di.AutoJAX(), x, t, di.Constant(2.0))
     assert np.allclose(di.hvp(f, di.AutoJAX(), x, t, di.Constant(2.0), prep=prep)[0], [12.0, 24.0])

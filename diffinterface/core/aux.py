@@ -41,7 +41,7 @@ def primal_of(adapter):
     unwraps = []
     for part in adapter.parts():
         unwrap = part.primal_value
-        if unwrap.__func__ is not Adapter.primal_value and unwrap not in unwraps:
+        if type(part).primal_value is not Adapter.primal_value and unwrap not in unwraps:
             unwraps.append(unwrap)
     if not unwraps:
         return _identity

@@ -104,10 +104,10 @@ def _leaves(tree):
 
 
 class _Check:
-    """What one case found, as sentences."""
+    """What one case found, as sentences (``found``)."""
 
-    def __init__(self):
-        self.found = []
+    def __init__(self, found):
+        self.found = found
 
     def same(self, what, got, wanted, rtol=1e-12):
         got_leaves, wanted_leaves = _leaves(got), _leaves(wanted)
@@ -146,25 +146,26 @@ class _Check:
 
 
 @dataclasses.dataclass
-class AuxCase:
-    """One backend and one operator with ``has_aux=True``; ``check()`` raises on failure."""
+class ProbeCase:
+    """One backend and one operator under a probe (``kind``); ``_run(found)`` notes what it finds as sentences."""
 
     backend_id: str
     backend: object
     operator: str
+    kind = "probe"
 
     @property
     def id(self):
-        return f"{self.backend_id}-has_aux-{self.operator}"
+        return f"{self.backend_id}-{self.kind}-{self.operator}"
 
     def run(self) -> CaseResult:
-        check = _Check()
+        found: list = []
         try:
-            self._run(check)
+            self._run(found)
         except Exception as error:  # noqa: BLE001 - reported; a backend that fails to import included, never a skip
-            check.found.append(f"raised {type(error).__name__}: {error}")
-        status = "failed" if check.found else "passed"
-        return CaseResult(self.backend_id, f"has_aux-{self.operator}", self.operator, "numpy", status, check.found)
+            found.append(f"raised {type(error).__name__}: {error}")
+        status = "failed" if found else "passed"
+        return CaseResult(self.backend_id, f"{self.kind}-{self.operator}", self.operator, "numpy", status, found)
 
     def check(self):
         """The :class:`CaseResult`; AssertionError listing what was found when the case failed."""
@@ -173,7 +174,19 @@ class AuxCase:
             raise AssertionError(result.message())
         return result
 
-    def _run(self, check):
+    def _run(self, found):
+        raise NotImplementedError
+
+
+class AuxCase(ProbeCase):
+    """One backend and one operator with ``has_aux=True``; ``check()`` raises on failure."""
+
+    kind = "has_aux"
+
+    def _run(self, found):
+        self._check(_Check(found))
+
+    def _check(self, check):
         import diffinterface as di
 
         f, shape, seeds_like = _OPERATORS[self.operator]

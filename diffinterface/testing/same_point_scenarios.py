@@ -18,13 +18,11 @@ Each case prepares at one x with ``prepare_<op>_same_point`` and checks that:
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ..errors import PreparationMismatchError
 from ..families import array_namespace, as_numpy
-from .cases import CaseResult
+from .aux_scenarios import ProbeCase
 
 
 def _vector_f(x):
@@ -45,33 +43,10 @@ def _close(got, wanted):
     return all(np.allclose(as_numpy(g), as_numpy(w), rtol=1e-9, atol=1e-9) for g, w in zip(got, wanted))
 
 
-@dataclasses.dataclass
-class SamePointCase:
+class SamePointCase(ProbeCase):
     """One backend and one operator's same-point preparation; ``check()`` raises on failure."""
 
-    backend_id: str
-    backend: object
-    operator: str
-
-    @property
-    def id(self):
-        return f"{self.backend_id}-same_point-{self.operator}"
-
-    def run(self) -> CaseResult:
-        found: list = []
-        try:
-            self._run(found)
-        except Exception as error:  # noqa: BLE001 - reported; a backend that fails to import included, never a skip
-            found.append(f"raised {type(error).__name__}: {error}")
-        status = "failed" if found else "passed"
-        return CaseResult(self.backend_id, f"same_point-{self.operator}", self.operator, "numpy", status, found)
-
-    def check(self):
-        """The :class:`CaseResult`; AssertionError listing what was found when the case failed."""
-        result = self.run()
-        if result.status == "failed":
-            raise AssertionError(result.message())
-        return result
+    kind = "same_point"
 
     def _run(self, found):
         import diffinterface as di
