@@ -49,8 +49,23 @@ except ImportError as error:  # pragma: no cover - exercised only without scipy
     ) from error
 
 from .integrate import ODE, ode
-from .linear_operators import HessianOperator, JacobianOperator, hessian_operator, jacobian_operator
+from .linear_operators import (
+    HessianOperator,
+    JacobianOperator,
+    hessian_operator,
+    jacobian_operator,
+)
 from .optimize import Objective, Residuals, objective, residuals
 
-__all__ = ["Objective", "ODE", "Residuals", "objective", "ode", "residuals",
-           "HessianOperator", "JacobianOperator", "hessian_operator", "jacobian_operator"]
+__all__ = [
+    "ODE",
+    "HessianOperator",
+    "JacobianOperator",
+    "Objective",
+    "Residuals",
+    "hessian_operator",
+    "jacobian_operator",
+    "objective",
+    "ode",
+    "residuals",
+]

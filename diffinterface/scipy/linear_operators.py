@@ -14,13 +14,21 @@ the operator's dtype (x's), as scipy's ``LinearOperator`` documents for its
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 import diffinterface as di
-from diffinterface.families import as_numpy, dtype_name, family_of, from_numpy, is_array, shape_of
+from diffinterface.families import (
+    as_numpy,
+    dtype_name,
+    family_of,
+    from_numpy,
+    is_array,
+    shape_of,
+)
 
 from .points import check_backend, check_function
 
@@ -51,7 +59,7 @@ class _Products:
     def __call__(self, columns: np.ndarray) -> np.ndarray:
         """The products with each column of ``columns`` (shape ``(size, k)``), as the columns of the result."""
         columns = np.asarray(columns)
-        out = []
+        out: list = []
         for start in range(0, columns.shape[1], self.batch):
             seeds = tuple(self._seed(columns[:, j]) for j in range(start, min(start + self.batch, columns.shape[1])))
             out.extend(as_numpy(r).reshape(-1) for r in self.run(seeds)[1])
@@ -188,10 +196,10 @@ def hessian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: Any
     backend : AbstractBackend
         The selector that differentiates ``f`` twice (``di.SecondOrder(outer, inner)`` included).
     x : array
-        The point (numpy or a framework's array); not modified. Vectors are numpy arrays of its size,
-        cast to its dtype.
+        Where the Hessian is taken: numpy or a framework's array, left unmodified. ``H @ v`` takes numpy
+        vectors of x's size (cast to x's dtype) and returns numpy.
     *contexts : Constant or Cache
-        Extra arguments of ``f``.
+        Further arguments of ``f``, fixed for the operator's products.
 
     Returns
     -------
