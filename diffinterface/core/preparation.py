@@ -77,11 +77,14 @@ class Plan:
     comparable slots.
     """
 
-    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded")
+    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded", "call", "movable")
 
     def __init__(self, call, impl, spec, strict, methods=None, tree=None, ytree=None):
         op = call.op
         self.impl, self.spec, self.tree, self.ytree = impl, spec, tree, ytree
+        self.call = call
+        #: a same-point plan whose methods are its impl's own, which ``impl.move(x)`` can serve at another x
+        self.movable = False
         self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(call)
         # nothing more to compare for an array x: a float's kind is its class; methods that check x themselves

@@ -20,7 +20,7 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
-from .same_point import same_point_methods
+from .same_point import same_point_plan
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
 from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
@@ -117,9 +117,7 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
         return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     if call.same_point and not point_checked:
         plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
-        methods = same_point_methods(call, plan.methods)
-        return Preparation(op, call.backend, strict, Plan(call, plan.impl, plan.spec, strict, methods, plan.tree,
-                                                          plan.ytree))
+        return Preparation(op, call.backend, strict, same_point_plan(call, plan, strict))
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)

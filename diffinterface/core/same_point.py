@@ -36,6 +36,37 @@ def _same_values(given, prepared):
         return False
 
 
+def same_point_plan(call, plan, strict):
+    """The :class:`~diffinterface.core.preparation.Plan` of a same-point preparation, over ``plan`` (ordinary)."""
+    from .preparation import Plan
+
+    op, impl = call.op, plan.impl
+    own = plan.methods == (getattr(impl, op.plain), getattr(impl, op.valued))
+    point_plan = Plan(call, impl, plan.spec, strict, same_point_methods(call, plan.methods), plan.tree, plan.ytree)
+    point_plan.movable = own and plan.tree is None and plan.ytree is None and callable(getattr(impl, "move", None))
+    return point_plan
+
+
+def moved(prep, x):
+    """The same-point preparation ``prep`` at another point ``x`` (same shape and dtype), reusing what it
+    compiled, or None where its adapter cannot move it (then prepare again).
+
+    For callers that go from point to point with one function, backend and contexts, as the scipy adaptors
+    do from iterate to iterate; ``x`` must not change afterwards (it is not copied).
+    """
+    from .preparation import Plan, Preparation
+
+    plan = prep.plan
+    if not plan.movable:
+        return None
+    call, op = plan.call._replace(x=x), prep.op
+    impl = plan.impl.move(x)
+    methods = same_point_methods(call, (getattr(impl, op.plain), getattr(impl, op.valued)))
+    point_plan = Plan(call, impl, plan.spec, prep.strict, methods)
+    point_plan.movable = True
+    return Preparation(op, prep.backend, prep.strict, point_plan)
+
+
 def same_point_methods(call, methods):
     """The (plain, valued) ``methods`` refusing an x or contexts other than ``call``'s."""
     x0, ctx0, name = call.x, call.ctx, call.op.name

@@ -7,6 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 import diffinterface as di
+from diffinterface.core.same_point import moved
 
 from .points import LastPoint, Point, check_backend, check_function, starting_point
 
@@ -84,7 +85,10 @@ class Objective:
         prepared = self._hvp_point.get(x)
         if prepared is None:
             point = self._point(x).copy()  # scipy may reuse its array: the preparation holds its own x
-            prep = di.prepare_hvp_same_point(self.f, self.backend, point, (tangent,), *self.contexts)
+            # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled again)
+            prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
+            if not prep:
+                prep = di.prepare_hvp_same_point(self.f, self.backend, point, (tangent,), *self.contexts)
             prepared = self._hvp_point.put(x, (point, prep))
             self.calls["hvp_preparations"] += 1
         point, prep = prepared

@@ -1,9 +1,12 @@
 """Same-point recipes for JAX (``prepare_pushforward_same_point`` and friends, ``core/same_point.py``).
 
-At preparation, ``jax.linearize`` (pushforward; hvp, linearizing the
-gradient) or ``jax.vjp`` (pullback) runs f once at x and keeps the residuals;
-each call applies the linear map to the stacked seeds in one compiled,
-vmapped function, so f's forward (and, for hvp, backward) pass is not run again.
+At preparation one compiled function runs ``jax.linearize`` of f
+(pushforward) or of its gradient (hvp), or ``jax.vjp`` of f (pullback), at x
+and returns the residuals as a pytree (a ``jax.tree_util.Partial``); each
+call applies them to the seeds in a second compiled function, so f's forward
+(and, for hvp, backward) pass is not run again. Both functions take x and the residuals as arguments, so a
+preparation moved to another x (``Impl.move``, used by the scipy adaptors
+from iterate to iterate) reuses them without compiling again.
 """
 
 from __future__ import annotations
@@ -14,17 +17,26 @@ import numpy as np
 
 from ...core import OPERATORS, Impl
 from .calls import _owned, _unstacked, _wrap, _x64_scope
-from .transforms import _like
 
 
-def _linear_map(operator, g, x):
-    """``(first, linear)``: f(x) (the gradient for hvp) and the map of one seed, from one pass at x."""
-    if operator == "pushforward":
-        return jax.linearize(g, x)
-    if operator == "hvp":
-        return jax.linearize(jax.grad(g), x)
-    y, vjp = jax.vjp(g, x)
-    return y, (lambda c: vjp(c)[0])
+def _compiled(operator, g, x_dtype, jit):
+    """``(at, one, batch)``: ``at(x) -> (first, residuals)``; ``one(residuals, first, seed)`` and
+    ``batch(residuals, first, stacked seeds)`` the products; each ``jit``-ed (compiled, or left eager)."""
+    if operator == "pullback":
+        at = jit(lambda x: jax.vjp(g, x))
+
+        def product(residuals, first, seed):
+            return residuals(seed.astype(first.dtype))[0]
+
+    else:  # jax.linearize's map is a pytree too (a Partial): compiled once, applied to the residuals
+        at = jit(lambda x: jax.linearize(jax.grad(g) if operator == "hvp" else g, x))
+
+        def product(residuals, first, seed):
+            return residuals(seed.astype(x_dtype))
+
+    one = jit(product)
+    batch = jit(jax.vmap(product, in_axes=(None, None, 0)))
+    return at, one, batch
 
 
 def prepare_same_point(adapter, operator, problem):
@@ -34,40 +46,25 @@ def prepare_same_point(adapter, operator, problem):
     f, ctx, numpy_family = problem.f, problem.ctx, problem.family == "numpy"
     wide = adapter._wide(problem)
     with _x64_scope(wide):
-        x = jnp.asarray(problem.x)
-        first, linear = _linear_map(operator, lambda x: f(x, *ctx), x)
-        like = first if operator == "pullback" else x
-        one = jax.jit(lambda seed: linear(_like(seed, like)))
-        products = jax.jit(jax.vmap(lambda seed: linear(_like(seed, like))))
-        first = _owned(first) if numpy_family else first
-    k = len(problem.tangents)
-
-    if k == 1:  # the common call of a Krylov solver: no stacking
-
-        def stacked_products(seeds):
-            if len(seeds) != 1:
-                return batched_products(seeds)
-            product = one(seeds[0])
-            return (_owned(product),) if numpy_family else (product,)
-
-    else:
-
-        def stacked_products(seeds):
-            return batched_products(seeds)
-
-    if numpy_family:
-
-        def batched_products(seeds):
-            return _unstacked(_owned(products(np.stack(seeds))))
-
-    else:
-
-        def batched_products(seeds):
-            stacked = products(jnp.stack(seeds))
-            return tuple(stacked[i] for i in range(len(seeds)))
-
-    run = _wrap(stacked_products, None, wide)
+        jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
+        at, one, batch = _compiled(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
+    at = _wrap(at, None, wide)
     plain, valued = OPERATORS[operator].methods
     fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
-    return Impl(**{plain: lambda x, seeds, *ctx: run(seeds),
-                   valued: lambda x, seeds, *ctx: (fresh(first), run(seeds))})
+
+    def impl_at(x):
+        first, residuals = at(x)
+
+        def products(seeds):
+            if len(seeds) == 1:
+                product = one(residuals, first, jnp.asarray(seeds[0]))
+                return (_owned(product),) if numpy_family else (product,)
+            stacked = batch(residuals, first, jnp.asarray(np.stack(seeds) if numpy_family else jnp.stack(seeds)))
+            return _unstacked(_owned(stacked)) if numpy_family else tuple(stacked[i] for i in range(len(seeds)))
+
+        run = _wrap(products, None, wide)
+        value = _owned(first) if numpy_family else first
+        return Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
+                                     valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))})
+
+    return impl_at(problem.x)
