@@ -72,6 +72,7 @@ from .selectors import (
 
 if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
     from .wrappers import (
+        AutoSelect,
         AutoSparse,
         Coloring,
         DenseSparsityDetector,
@@ -80,8 +81,10 @@ if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
         KnownSparsity,
         TracerSparsityDetector,
         coloring,
+        explain,
         ncolors,
         plot_sparsity,
+        selected_backend,
         sparsity_pattern,
     )
 
@@ -92,6 +95,7 @@ __all__ = [
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder", "DifferentiateWith",
     "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
     "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
+    "AutoSelect", "explain", "selected_backend",
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",

@@ -111,6 +111,8 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
+    if adapter.prepares_calls:  # a wrapper preparing the whole call through other backends (AutoSelect)
+        return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
     if call.has_aux:
