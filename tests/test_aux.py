@@ -126,3 +126,15 @@ def test_inputs_untouched_and_fast_path_result():
     prep = di.prepare_gradient(f, di.AutoJAX(), x, has_aux=True)
     grad, aux = di.gradient(f, di.AutoJAX(), x, prep=prep, has_aux=True)
     assert np.array_equal(x, before) and np.allclose(grad, 2 * x) and np.allclose(aux, x)
+
+
+def test_auto_select_with_aux():
+    backend = di.AutoSelect(candidates=[di.AutoFiniteDiff(), di.AutoTorch(), di.AutoJAX()])
+    x = np.array([1.0, 2.0])
+    f = lambda x: ((x ** 2).sum(), ("label", 2 * x))
+    prep = di.prepare_gradient(f, backend, x, has_aux=True)
+    (value, aux), grad = di.value_and_gradient(f, backend, 3 * x, prep=prep, has_aux=True)
+    assert float(value) == 45.0 and aux[0] == "label" and np.allclose(np.asarray(aux[1]), 6 * x)
+    assert np.allclose(grad, 6 * x, atol=1e-5)
+    with pytest.raises(di.PreparationMismatchError, match="has_aux"):
+        di.gradient(f, backend, x, prep=prep)

@@ -111,12 +111,14 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
+    if call.has_aux:  # before any wrapper's own preparation: every backend prepares the f without aux
+        if not callable(f):
+            raise TypeError(f"f: expected a callable; got {type(f).__name__}")
+        return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     if adapter.prepares_calls:  # a wrapper preparing the whole call through other backends (AutoSelect)
         return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
-    if call.has_aux:
-        return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     if call.same_point and not point_checked:
         plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
         return Preparation(op, call.backend, strict, same_point_plan(call, plan, strict))
