@@ -52,7 +52,7 @@ def prepared_call(op, valued):
                     and has_aux is prep.has_aux):
                 if seeded:
                     if not args:  # no seeds: the body's signature says so
-                        return public(f, backend, x, prep=prep, has_aux=has_aux)
+                        return public(f, backend, x, prep=prep, **({"has_aux": has_aux} if has_aux is not False else {}))
                     seeds = args[0]
                     contexts = args[1:]
                 else:
@@ -86,9 +86,11 @@ def prepared_call(op, valued):
                             Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux), error)
                 # the full comparison raises on a real mismatch, and lets through what only looked different
                 return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux))
+            # has_aux only when given: an operator family defined outside the package may not take it
+            extra = {"has_aux": has_aux} if has_aux is not False else {}
             if y is None:
-                return public(f, backend, x, *args, prep=prep, out=out, has_aux=has_aux)
-            return public(f, backend, x, *args, prep=prep, out=out, y=y, has_aux=has_aux)
+                return public(f, backend, x, *args, prep=prep, out=out, **extra)
+            return public(f, backend, x, *args, prep=prep, out=out, y=y, **extra)
 
         return wraps(public)(run)
 

@@ -20,7 +20,6 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
-from .same_point import same_point_plan
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
 from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
@@ -29,6 +28,7 @@ from .preparation import Plan, Preparation
 from .problem import Problem, Spec
 from .pytree import _FLOAT_DTYPES, TreePlan, require_real_float
 from .registry import get_adapter
+from .same_point import same_point_plan
 
 
 #: what to do with an x that is not real floating-point (a complex x loses its imaginary part in astype)
