@@ -26,3 +26,11 @@ def test_empty_arrays(di_edge_case):
 
 def test_bad_inputs(di_bad_input_case):
     di_bad_input_case.check()
+
+
+def test_auxiliary_outputs(di_aux_case):
+    di_aux_case.check()
+
+
+def test_same_point_preparations(di_same_point_case):
+    di_same_point_case.check()
