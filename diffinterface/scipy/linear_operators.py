@@ -77,7 +77,32 @@ def _check_x(x: Any) -> Any:
 class JacobianOperator(LinearOperator):
     """The Jacobian of ``f`` at one x as a ``LinearOperator``; build it with :func:`jacobian_operator`.
 
-    Attributes: ``value`` (``f(x)``, flat numpy), ``x`` (the point, as given).
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> y``, an array.
+    backend : selector
+        The backend that differentiates ``f``.
+    x : array
+        The point; the products are taken there (same-point preparations).
+    contexts : tuple
+        The extra arguments of ``f``.
+
+    Attributes
+    ----------
+    value : numpy.ndarray
+        ``f(x)``, flat.
+    x : array
+        The point, as given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import diffinterface as di
+    >>> from diffinterface.scipy import JacobianOperator
+    >>> J = JacobianOperator(lambda x: x ** 2, di.AutoFiniteDiff(), np.array([1.0, 2.0]), ())
+    >>> J.shape, (J @ np.array([1.0, 1.0])).round(6)
+    ((2, 2), array([2., 4.]))
     """
 
     def __init__(self, f: Any, backend: Any, x: Any, contexts: tuple):
@@ -110,7 +135,32 @@ class JacobianOperator(LinearOperator):
 class HessianOperator(LinearOperator):
     """The Hessian of a scalar ``f`` at one x as a symmetric ``LinearOperator``; see :func:`hessian_operator`.
 
-    Attributes: ``gradient`` (flat numpy), ``x`` (the point, as given).
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> y``, a scalar.
+    backend : selector
+        The backend that differentiates ``f`` (twice).
+    x : array
+        The point; the products are taken there (same-point preparations).
+    contexts : tuple
+        The extra arguments of ``f``.
+
+    Attributes
+    ----------
+    gradient : numpy.ndarray
+        The gradient at x, flat.
+    x : array
+        The point, as given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import diffinterface as di
+    >>> from diffinterface.scipy import HessianOperator
+    >>> H = HessianOperator(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]), ())
+    >>> H @ np.array([1.0, 0.0])
+    array([6., 0.])
     """
 
     def __init__(self, f: Any, backend: Any, x: Any, contexts: tuple):
