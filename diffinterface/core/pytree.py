@@ -63,13 +63,26 @@ tree like x of ``y[k].shape + x[l].shape``. Each leaf keeps its dtype.
 
 from __future__ import annotations
 
-from typing import Callable
-
+import itertools
 from collections import OrderedDict
+from collections.abc import Callable
+
 import numpy as np
 
+from ..families import (
+    FAMILIES,
+    NUMBERS,
+    describe,
+    dtype_name,
+    family_of,
+    from_numpy,
+    is_array,
+    namespace,
+    shape_of,
+    size_of,
+    write_out,
+)
 from ..families import cast as _cast
-from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -156,6 +169,11 @@ def _promoted(dtypes):
 _COMPLEX = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
 
 
+def _reshape(a, shape):
+    """``a`` reshaped: by its method, or where its arrays have none (TensorFlow's tensors) by its family's namespace."""
+    return a.reshape(shape) if hasattr(a, "reshape") else namespace(family_of(a)).reshape(a, shape)
+
+
 def _inside(flat, dtype):
     """The dtype a leaf of ``dtype`` takes inside f when the flat array is ``flat``.
 
@@ -168,7 +186,7 @@ def _inside(flat, dtype):
 class TreeKey:
     """The comparable description of a tree (structure and leaves) in a preparation's key."""
 
-    __slots__ = ("spec", "paths", "leaves", "kinds")
+    __slots__ = ("kinds", "leaves", "paths", "spec")
 
     def __init__(self, spec, paths, leaves, kinds):
         # leaves name each leaf's class (for the messages); kinds are what is compared (leaf_kind)
@@ -237,7 +255,7 @@ class TreePlan:
         self.dtypes = tuple(dtype_name(leaf) for leaf in leaves)
         self.sizes = tuple(size_of(s) for s in self.shapes)
         bounds = np.cumsum((0, *self.sizes))
-        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+        self.slices = tuple(slice(int(a), int(b)) for a, b in itertools.pairwise(bounds))
         self.size = int(bounds[-1])
         # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it. Adapters
         # that evaluate f at perturbed points (finite differences) size each entry's step for its
@@ -300,20 +318,20 @@ class TreePlan:
     def unravel(self, flat):
         """The tree of the plan's structure from a flat array (any family, traced values included)."""
         if self.mixed:
-            return self._unflatten([_cast(flat[s].reshape(shape), _inside(flat, d))
+            return self._unflatten([_cast(_reshape(flat[s], shape), _inside(flat, d))
                                     for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
-        return self._unflatten([flat[s].reshape(shape) for s, shape in zip(self.slices, self.shapes)])
+        return self._unflatten([_reshape(flat[s], shape) for s, shape in zip(self.slices, self.shapes)])
 
     def unravel_last(self, a, lead):
         """``a`` of shape ``lead + (size,)`` as a tree of leaves shaped ``lead + leaf.shape`` (Jacobians)."""
-        return self._unflatten([_cast(a[..., s].reshape((*lead, *shape)), d)
+        return self._unflatten([_cast(_reshape(a[..., s], (*lead, *shape)), d)
                                 for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
 
     def unravel_square(self, h):
         """``h`` of shape ``(size, size)`` as a tree of trees, block ``[i][j]`` shaped ``leaf_i + leaf_j``."""
         rows = []
         for si, shape_i, di in zip(self.slices, self.shapes, self.dtypes):
-            row = [_cast(h[si, sj].reshape((*shape_i, *shape_j)), _promoted((di, dj)))
+            row = [_cast(_reshape(h[si, sj], (*shape_i, *shape_j)), _promoted((di, dj)))
                    for sj, shape_j, dj in zip(self.slices, self.shapes, self.dtypes)]
             rows.append(self._unflatten(row))
         return self._unflatten(rows)
