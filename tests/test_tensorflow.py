@@ -183,3 +183,61 @@ def test_import_diffinterface_imports_no_tensorflow_and_families_detect_tensors(
             "from diffinterface.families import family_of; print(family_of(tf.ones(2)), family_of(tf.Variable(1.0)))")
     lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert lines == ["False", "tensorflow", "tensorflow"]
+
+
+# -- across frameworks ------------------------------------------------------------------------------------
+
+
+def _sum_sin_times(z):
+    xp = di.array_namespace(z)
+    return xp.sum(xp.sin(z) * z)
+
+
+HESSIAN = _hessian(X)
+
+
+@pytest.mark.parametrize("pair", [
+    ("tensorflow-reverse", "jax"), ("tensorflow-reverse", "torch"), ("torch", "tensorflow"), ("jax", "tensorflow"),
+    ("tensorflow-reverse", "finitediff"), ("finitediff", "tensorflow"),
+], ids="-over-".join)
+def test_second_order_with_tensorflow_as_outer_and_as_inner(pair):
+    make = {"tensorflow": di.AutoTensorFlow, "tensorflow-reverse": lambda: di.AutoTensorFlow(mode="reverse"),
+            "jax": di.AutoJAX, "torch": di.AutoTorch, "finitediff": di.AutoFiniteDiff}
+    backend = di.SecondOrder(make[pair[0]](), make[pair[1]]())
+    tolerance = 1e-5 if "finitediff" in pair else 1e-10
+    np.testing.assert_allclose(di.hessian(_sum_sin_times, backend, X), HESSIAN, rtol=tolerance, atol=tolerance)
+
+
+def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function():
+    torch = pytest.importorskip("torch")
+    g = di.DifferentiateWith(lambda z: torch.sum(torch.sin(z) * z), di.AutoTorch())
+    x = tf.constant(X)
+
+    def gradient_of_twice(z):
+        with tf.GradientTape() as tape:
+            tape.watch(z)
+            y = 2.0 * g(z)
+        return tape.gradient(y, z)
+
+    expected = 2 * _gradient(X)
+    np.testing.assert_allclose(gradient_of_twice(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tf.function(gradient_of_twice)(x).numpy(), expected, rtol=1e-12)
+    # second order by nested tapes: the bridge's pullback is differentiable again (the inner's hvp)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = g(x)
+        gradient = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.jacobian(gradient, x, experimental_use_pfor=False).numpy(), HESSIAN, rtol=1e-10)
+
+
+def test_a_tensorflow_function_inside_jax_jit_grad_and_torch_autograd():
+    jax = pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+    h = di.DifferentiateWith(lambda z: tf.reduce_sum(tf.sin(z) * z), di.AutoTensorFlow())
+    result = jax.jit(jax.grad(lambda z: 2.0 * h(z)))(jax.numpy.asarray(X, dtype="float32"))
+    np.testing.assert_allclose(np.asarray(result), 2 * _gradient(X), rtol=1e-5)
+    xt = torch.tensor(X, requires_grad=True)
+    (3.0 * h(xt)).backward()
+    np.testing.assert_allclose(xt.grad.numpy(), 3 * _gradient(X), rtol=1e-12)

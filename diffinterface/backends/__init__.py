@@ -47,7 +47,7 @@ register_backend(
     AutoTensorFlow, "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter", extra="tensorflow",
     test_backends={"tensorflow": AutoTensorFlow(), "tensorflow-forward": AutoTensorFlow(mode="forward"),
                    "tensorflow-reverse": AutoTensorFlow(mode="reverse")},
-    framework="tensorflow",
+    framework="tensorflow", differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
 )
 register_backend(
     AutoZeroForward, "diffinterface.backends.zero:ZeroForwardAdapter",
