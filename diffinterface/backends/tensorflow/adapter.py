@@ -63,17 +63,26 @@ class TensorFlowAdapter(Adapter):
     @staticmethod
     def _seeded(b, operator, core, values):
         """The Impl of a seeded operator (pushforward, pullback, hvp) from ``core(x, seeds, *ctx)``:
-        ``values`` results before the stacked products (1: f(x); 2: f(x) and the gradient)."""
+        ``values`` results before the tuple of products (1: f(x); 2: f(x) and the gradient)."""
         compiled = b.compiled(core, *b.example(with_seeds=True))
-        x_in, seeds_in, out, outs = b.x_in, b.seeds_in, b.out, b.outs
         combined = "gradient_and_hvp" if operator == "hvp" else "value_and_" + operator
+        if b.passes_through:
+            def valued(x, seeds, *ctx):
+                results = compiled(x, seeds, *ctx)
+                return results[values - 1], results[-1]
+
+            def alone(x, seeds, *ctx):
+                return compiled(x, seeds, *ctx)[-1]
+
+            return Impl(**{operator: alone, combined: valued})
+        x_in, out = b.x_in, b.out
 
         def valued(x, seeds, *ctx):
-            results = compiled(x_in(x), seeds_in(seeds), *ctx)
-            return out(results[values - 1]), outs(results[-1])
+            results = compiled(x_in(x), seeds, *ctx)
+            return out(results[values - 1]), tuple(out(r) for r in results[-1])
 
         def alone(x, seeds, *ctx):
-            return outs(compiled(x_in(x), seeds_in(seeds), *ctx)[-1])
+            return tuple(out(r) for r in compiled(x_in(x), seeds, *ctx)[-1])
 
         return Impl(**{operator: alone, combined: valued})
 
@@ -81,6 +90,8 @@ class TensorFlowAdapter(Adapter):
     def _unseeded(b, names, core):
         """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
         compiled = b.compiled(core, *b.example())
+        if b.passes_through:
+            return Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
         x_in, out = b.x_in, b.out
 
         def combined(x, *ctx):

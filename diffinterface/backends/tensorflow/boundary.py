@@ -91,6 +91,8 @@ class Boundary:
             lambda: graph_break(problem.f, adapter.backend, "TensorFlow"))
         self.jit = adapter.backend.jit and not problem.one_off
         self.x_in = self._x_converter(problem)
+        #: tensors in, tensors out: the methods call the traced function directly
+        self.passes_through = not self.numpy and not isinstance(problem.x, tf.Variable)
         #: maps a function over a batch of seeds: vectorized when traced, one eager call per seed otherwise
         self.vmap = tf.vectorized_map if self.jit else eager_map
         if not self.jit:
@@ -104,21 +106,8 @@ class Boundary:
             return tf.convert_to_tensor
         return lambda x: x
 
-    def seeds_in(self, seeds):
-        """The seeds (a tuple of arrays of one shape) as one stacked tensor, seeds along axis 0."""
-        if self.numpy:
-            return tf.convert_to_tensor(np.stack([np.asarray(s, dtype=self.dtype.as_numpy_dtype) for s in seeds]))
-        return tf.stack([tf.convert_to_tensor(s) for s in seeds])
-
     def out(self, result):
         return result.numpy() if self.numpy else result
-
-    def outs(self, stacked):
-        """The stacked results (results along axis 0) as a tuple in x's family."""
-        if self.numpy:
-            values = stacked.numpy()
-            return tuple(values[i] for i in range(values.shape[0]))
-        return tuple(tf.unstack(stacked))
 
     def compiled(self, core, *example):
         """``core`` (tensors in and out) as a ``tf.function`` traced now for ``example``'s signature (jit), else
@@ -171,7 +160,8 @@ class Boundary:
         problem = self.problem
         args = [self.x_in(problem.x)]
         if with_seeds:
-            args.append(self.seeds_in(problem.tangents))
+            # a tuple of seeds: tf.function traces numpy arrays and tensors in it alike (new values reuse it)
+            args.append(tuple(problem.tangents))
         # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses the trace)
         return (*args, *problem.ctx)
 

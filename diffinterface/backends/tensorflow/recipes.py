@@ -37,38 +37,43 @@ def _jvp(f, x, t, ctx, broken):
     return y, connected(acc.jvp(y), y, broken)
 
 
+def _seeds(seeds, like):
+    """The seeds (a tuple of arrays) stacked along a first axis, in ``like``'s dtype."""
+    return tf.stack([tf.cast(s, like.dtype) for s in seeds])
+
+
 def pushforwards(f, k, broken, vmap=tf.vectorized_map):
-    """``core(x, tangents) -> (y, stacked jvps)``: one accumulator, vectorized over a batch."""
+    """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (a tuple of tangents in and out)."""
     if k == 1:
         def core(x, seeds, *ctx):
-            y, d = _jvp(f, x, seeds[0], ctx, broken)
-            return y, d[None]
+            y, d = _jvp(f, x, tf.cast(seeds[0], x.dtype), ctx, broken)
+            return y, (d,)
         return core
 
     def core(x, seeds, *ctx):
         # f does not depend on the tangent: pfor computes it once, and broadcasts it
-        ys, ds = vmap(lambda t: _jvp(f, x, t, ctx, broken), seeds)
-        return ys[0], ds
+        ys, ds = vmap(lambda t: _jvp(f, x, t, ctx, broken), _seeds(seeds, x))
+        return ys[0], tuple(tf.unstack(ds))
 
     return core
 
 
 def pullbacks(f, k, broken):
-    """``core(x, cotangents) -> (y, stacked vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
+    """``core(x, cotangents) -> (y, vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
     if k == 1:
         def core(x, seeds, *ctx):
             tape, y = _reverse(f, x, ctx)
             g = tape.gradient(y, x, output_gradients=tf.cast(seeds[0], y.dtype))
-            return y, connected(g, x, broken)[None]
+            return y, (connected(g, x, broken),)
         return core
 
     def core(x, seeds, *ctx):
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x, *ctx)
-            seeded = tf.linalg.matvec(tf.reshape(tf.cast(seeds, y.dtype), (k, -1)), tf.reshape(y, (-1,)))
+            seeded = tf.linalg.matvec(tf.reshape(_seeds(seeds, y), (k, -1)), tf.reshape(y, (-1,)))
         rows = tape.jacobian(seeded, x)
-        return y, connected(rows, _zeros((k, *x.shape), x.dtype), broken)
+        return y, tuple(tf.unstack(connected(rows, _zeros((k, *x.shape), x.dtype), broken)))
 
     return core
 
@@ -125,17 +130,18 @@ def _gradient_and_product(f, x, t, ctx, broken):
     return y, g, connected(acc.jvp(g), g, None)
 
 
-def hvps(f, k, broken, vmap=tf.vectorized_map):
-    """``core(x, tangents) -> (y, gradient, stacked hvps)``."""
-    if k == 1:
+def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
+    """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
+    if k == 1 and not stacked:
         def core(x, seeds, *ctx):
-            y, g, hv = _gradient_and_product(f, x, seeds[0], ctx, broken)
-            return y, g, hv[None]
+            y, g, hv = _gradient_and_product(f, x, tf.cast(seeds[0], x.dtype), ctx, broken)
+            return y, g, (hv,)
         return core
 
     def core(x, seeds, *ctx):
+        seeds = seeds if stacked else _seeds(seeds, x)
         ys, gs, hvs = vmap(lambda t: _gradient_and_product(f, x, t, ctx, broken), seeds)
-        return ys[0], gs[0], hvs
+        return ys[0], gs[0], hvs if stacked else tuple(tf.unstack(hvs))
 
     return core
 
@@ -145,7 +151,7 @@ def hessian(f, x_shape, broken, vmap=tf.vectorized_map):
     n = 1
     for d in x_shape:
         n *= d
-    hvp_batch = hvps(f, n, broken, vmap)
+    hvp_batch = hvps(f, n, broken, vmap, stacked=True)
 
     def core(x, *ctx):
         basis = tf.reshape(tf.eye(n, dtype=x.dtype), (n, *x_shape))
