@@ -94,11 +94,11 @@ def _interleaved(a, b, x, repeats):
 
 
 def _cold(tf, di, operator, f, backend, x, t):
-    fresh = lambda z: f(z)  # noqa: E731 - a new function object: nothing traced for it yet
+    fresh = lambda z: f(z)
     start = time.perf_counter()
     _di(di, operator, fresh, backend, x, t)(x)
     ours = time.perf_counter() - start
-    fresh = lambda z: f(z)  # noqa: E731
+    fresh = lambda z: f(z)
     start = time.perf_counter()
     _native(tf, operator, fresh, t)(x)
     return ours, time.perf_counter() - start

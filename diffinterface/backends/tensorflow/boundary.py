@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.ops import PromoMode as _PromoMode
 from tensorflow.python.framework.ops import get_dtype_conversion_mode as _promotion_mode
