@@ -53,7 +53,9 @@ class _Call:
             result = compute(*[self.inner(t) for t in tensors])
             return np.asarray(to_family(result, "numpy"), dtype=dtype.as_numpy_dtype)
 
-        out = tf.py_function(body, list(args), Tout=dtype)
+        # stop_gradient: the function's derivatives are the custom gradients only; without it a forward
+        # accumulator would take py_function's own (zero) derivative and ignore them
+        out = tf.stop_gradient(tf.py_function(body, list(args), Tout=dtype))
         out.set_shape(shape)
         return out
 
