@@ -143,7 +143,21 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
 
 
 def flip(x, /, *, axis=None):
-    return tnp.flip(x, axis=axis)
+    axes = range(len(x.shape)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    return tf.reverse(x, axis=list(axes))
+
+
+def _axes(axis):
+    return list(axis) if isinstance(axis, tuple) else axis
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    return tf.reduce_mean(x, axis=_axes(axis), keepdims=keepdims)
+
+
+def round(x, /):
+    # TensorFlow's round has no gradient (None); its derivative is zero wherever it exists
+    return tf.stop_gradient(tf.round(x))
 
 
 def take(x, indices, /, *, axis=None):
@@ -208,7 +222,8 @@ def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def _solve(x1, x2, /):
     if len(x2.shape) == 1:  # a vector right-hand side (the array API's rule)
         return tf.linalg.solve(x1, x2[:, None])[..., 0]
-    return tf.linalg.solve(x1, x2)
+    batch = tf.broadcast_static_shape(x1.shape[:-2], x2.shape[:-2])
+    return tf.linalg.solve(tf.broadcast_to(x1, [*batch, *x1.shape[-2:]]), tf.broadcast_to(x2, [*batch, *x2.shape[-2:]]))
 
 
 def _slogdet(x, /):

@@ -59,7 +59,7 @@ def eager_map(fn, seeds):
 
 @contextlib.contextmanager
 def promoting():
-    """TensorFlow's "safe" dtype promotion (float32 with float64 gives float64, as numpy, JAX and torch do)
+    """TensorFlow's "all" dtype promotion (float32 with float64 gives float64, as numpy, JAX and torch do)
     while diffinterface traces or runs f, unless the user chose a mode; restored on exit.
 
     TensorFlow's operators refuse mixed dtypes by default. The switch is
@@ -70,7 +70,7 @@ def promoting():
     if _promotion_mode() != _OFF:
         yield
         return
-    _set_promotion_mode("safe")
+    _set_promotion_mode("all")
     try:
         yield
     finally:
@@ -144,15 +144,17 @@ class Boundary:
         branch on x's values is allowed eagerly (that trace cannot take it), as
         are f's own errors (the eager evaluation raises them).
         """
-        f = self.f
+        f = self.bound()
         spec = tf.TensorSpec(self.problem.x_shape, self.dtype)
         ctx = self.problem.ctx
         try:
             with promoting():
                 tf.function(lambda x: f(x, *ctx), autograph=False).get_concrete_function(spec)
-        except Exception as error:
+        except UnsupportedError:  # f writing into a di.Cache: named as such
+            raise
+        except Exception as error:  # f's own errors are left to the eager evaluation
             if adapter.is_traced_array_error(error) and "as a Python `bool`" not in str(error):
-                raise traced_array(f, self.backend, "TensorFlow tensor", error) from error
+                raise traced_array(self.f, self.backend, "TensorFlow tensor", error) from error
 
     def example(self, with_seeds=False):
         """The prepared arguments as tensors, for tracing: ``(x, [seeds,] *ctx)``."""
