@@ -63,26 +63,13 @@ tree like x of ``y[k].shape + x[l].shape``. Each leaf keeps its dtype.
 
 from __future__ import annotations
 
-import itertools
-from collections import OrderedDict
-from collections.abc import Callable
+from typing import Callable
 
+from collections import OrderedDict
 import numpy as np
 
-from ..families import (
-    FAMILIES,
-    NUMBERS,
-    describe,
-    dtype_name,
-    family_of,
-    from_numpy,
-    is_array,
-    namespace,
-    shape_of,
-    size_of,
-    write_out,
-)
 from ..families import cast as _cast
+from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -186,7 +173,7 @@ def _inside(flat, dtype):
 class TreeKey:
     """The comparable description of a tree (structure and leaves) in a preparation's key."""
 
-    __slots__ = ("kinds", "leaves", "paths", "spec")
+    __slots__ = ("spec", "paths", "leaves", "kinds")
 
     def __init__(self, spec, paths, leaves, kinds):
         # leaves name each leaf's class (for the messages); kinds are what is compared (leaf_kind)
@@ -255,7 +242,7 @@ class TreePlan:
         self.dtypes = tuple(dtype_name(leaf) for leaf in leaves)
         self.sizes = tuple(size_of(s) for s in self.shapes)
         bounds = np.cumsum((0, *self.sizes))
-        self.slices = tuple(slice(int(a), int(b)) for a, b in itertools.pairwise(bounds))
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
         self.size = int(bounds[-1])
         # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it. Adapters
         # that evaluate f at perturbed points (finite differences) size each entry's step for its
