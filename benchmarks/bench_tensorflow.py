@@ -5,7 +5,8 @@
 For each workload, size and operator the native recipe is what a TensorFlow
 user writes: one ``tf.function`` around ``tf.GradientTape`` (gradient,
 ``tape.jacobian``), ``tf.autodiff.ForwardAccumulator`` (pushforward) or an
-accumulator around a tape (hvp, Hessian), traced once before timing. The
+accumulator around a tape (hvp, Hessian), traced once before timing; a tangent is an argument of it, as for the
+prepared operator. The
 prepared diffinterface operator and the native function are called in
 alternation on the same tf.Tensor x, so machine noise hits both alike; the
 figure is median(diffinterface) / median(native). Cold start is the time from
@@ -46,12 +47,12 @@ def _native(tf, operator, f, t):
                 y = f(x)
             return tape.jacobian(y, x)
     elif operator == "pushforward":
-        def run(x):
+        def run(x, t):
             with tf.autodiff.ForwardAccumulator(x, t) as acc:
                 y = f(x)
             return acc.jvp(y)
     elif operator == "hvp":
-        def run(x):
+        def run(x, t):
             with tf.autodiff.ForwardAccumulator(x, t) as acc:
                 with tf.GradientTape() as tape:
                     tape.watch(x)
@@ -68,7 +69,10 @@ def _native(tf, operator, f, t):
                     g = tape.gradient(y, x)
                 return acc.jvp(g)
             return tf.vectorized_map(column, tf.eye(x.shape[0], dtype=x.dtype))
-    return tf.function(run, autograph=False)
+    traced = tf.function(run, autograph=False)
+    if operator in ("pushforward", "hvp"):  # the tangent is an argument, as it is for diffinterface
+        return lambda x: traced(x, t)
+    return traced
 
 
 def _di(di, operator, f, backend, x, t):
