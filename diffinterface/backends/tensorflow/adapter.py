@@ -63,26 +63,44 @@ class TensorFlowAdapter(Adapter):
     @staticmethod
     def _seeded(b, operator, core, values):
         """The Impl of a seeded operator (pushforward, pullback, hvp) from ``core(x, seeds, *ctx)``:
-        ``values`` results before the tuple of products (1: f(x); 2: f(x) and the gradient)."""
+        ``values`` results before the products (1: f(x); 2: f(x) and the gradient). One seed goes in and
+        comes out as a tensor (``core(x, seed, *ctx)``), a batch as tuples."""
+        one = len(b.problem.tangents) == 1
         compiled = b.compiled(core, *b.example(with_seeds=True))
         combined = "gradient_and_hvp" if operator == "hvp" else "value_and_" + operator
-        if b.passes_through:
+        x_in, out = b.x_in, b.out
+        if one and b.passes_through:
+            def valued(x, seeds, *ctx):
+                results = compiled(x, seeds[0], *ctx)
+                return results[values - 1], (results[-1],)
+
+            def alone(x, seeds, *ctx):
+                return (compiled(x, seeds[0], *ctx)[-1],)
+        elif one:
+            seed_in = b.seed_in
+
+            def valued(x, seeds, *ctx):
+                results = compiled(x_in(x), seed_in(seeds[0]), *ctx)
+                return out(results[values - 1]), (out(results[-1]),)
+
+            def alone(x, seeds, *ctx):
+                return (out(compiled(x_in(x), seed_in(seeds[0]), *ctx)[-1]),)
+        elif b.passes_through:
             def valued(x, seeds, *ctx):
                 results = compiled(x, seeds, *ctx)
                 return results[values - 1], results[-1]
 
             def alone(x, seeds, *ctx):
                 return compiled(x, seeds, *ctx)[-1]
+        else:
+            seed_in = b.seed_in
 
-            return Impl(**{operator: alone, combined: valued})
-        x_in, out = b.x_in, b.out
+            def valued(x, seeds, *ctx):
+                results = compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)
+                return out(results[values - 1]), tuple(out(r) for r in results[-1])
 
-        def valued(x, seeds, *ctx):
-            results = compiled(x_in(x), seeds, *ctx)
-            return out(results[values - 1]), tuple(out(r) for r in results[-1])
-
-        def alone(x, seeds, *ctx):
-            return tuple(out(r) for r in compiled(x_in(x), seeds, *ctx)[-1])
+            def alone(x, seeds, *ctx):
+                return tuple(out(r) for r in compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)[-1])
 
         return Impl(**{operator: alone, combined: valued})
 

@@ -105,6 +105,11 @@ class Boundary:
             return tf.convert_to_tensor
         return lambda x: x
 
+    def seed_in(self, seed):
+        """A numpy seed as it is (tf.function traces arrays by shape and dtype); a Python number as a tensor of
+        x's dtype (tf.function would trace again for each new number)."""
+        return tf.constant(seed, dtype=self.dtype) if isinstance(seed, (float, int)) else seed
+
     def out(self, result):
         return result.numpy() if self.numpy else result
 
@@ -118,7 +123,9 @@ class Boundary:
             return eager
         # autograph off: f is traced as written (a Python branch on x's values is refused, below), and
         # tracing stays as cheap as TensorFlow allows
-        fn = tf.function(core, autograph=False, reduce_retracing=False)
+        # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more slowly
+        fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
+        fn = tf.function(fixed, autograph=False, reduce_retracing=False)
         try:
             with promoting():
                 fn.get_concrete_function(*example)
@@ -161,8 +168,10 @@ class Boundary:
         problem = self.problem
         args = [self.x_in(problem.x)]
         if with_seeds:
-            # a tuple of seeds: tf.function traces numpy arrays and tensors in it alike (new values reuse it)
-            args.append(tuple(problem.tangents))
+            # one seed itself, several as a tuple: tf.function traces numpy arrays and tensors alike (new values
+            # reuse the trace)
+            seeds = tuple(map(self.seed_in, problem.tangents))
+            args.append(seeds[0] if len(seeds) == 1 else seeds)
         # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses the trace)
         return (*args, *problem.ctx)
 

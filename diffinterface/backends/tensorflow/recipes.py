@@ -43,11 +43,11 @@ def _seeds(seeds, like):
 
 
 def pushforwards(f, k, broken, vmap=tf.vectorized_map):
-    """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (a tuple of tangents in and out)."""
-    if k == 1:
-        def core(x, seeds, *ctx):
-            y, d = _jvp(f, x, tf.cast(seeds[0], x.dtype), ctx, broken)
-            return y, (d,)
+    """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
+    one tangent and one jvp themselves, not in tuples)."""
+    if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
+        def core(x, seed, *ctx):
+            return _jvp(f, x, tf.cast(seed, x.dtype), ctx, broken)
         return core
 
     def core(x, seeds, *ctx):
@@ -61,10 +61,9 @@ def pushforwards(f, k, broken, vmap=tf.vectorized_map):
 def pullbacks(f, k, broken):
     """``core(x, cotangents) -> (y, vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
     if k == 1:
-        def core(x, seeds, *ctx):
+        def core(x, seed, *ctx):
             tape, y = _reverse(f, x, ctx)
-            g = tape.gradient(y, x, output_gradients=tf.cast(seeds[0], y.dtype))
-            return y, (connected(g, x, broken),)
+            return y, connected(tape.gradient(y, x, output_gradients=tf.cast(seed, y.dtype)), x, broken)
         return core
 
     def core(x, seeds, *ctx):
@@ -133,9 +132,8 @@ def _gradient_and_product(f, x, t, ctx, broken):
 def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
     """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
     if k == 1 and not stacked:
-        def core(x, seeds, *ctx):
-            y, g, hv = _gradient_and_product(f, x, tf.cast(seeds[0], x.dtype), ctx, broken)
-            return y, g, (hv,)
+        def core(x, seed, *ctx):
+            return _gradient_and_product(f, x, tf.cast(seed, x.dtype), ctx, broken)
         return core
 
     def core(x, seeds, *ctx):
