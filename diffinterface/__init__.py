@@ -64,6 +64,7 @@ from .selectors import (
     AutoAutograd,
     AutoFiniteDiff,
     AutoJAX,
+    AutoTensorFlow,
     AutoTorch,
     AutoZeroForward,
     AutoZeroReverse,
@@ -92,7 +93,7 @@ if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
 __version__ = "0.1.0"
 
 __all__ = [
-    "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
+    "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTensorFlow", "AutoTorch",
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder", "DifferentiateWith",
     "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
     "MixedMode",

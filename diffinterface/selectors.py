@@ -247,3 +247,25 @@ class SecondOrder(AbstractBackend, Frozen):
                     f"SecondOrder({name}=...) expected a first-order backend selector "
                     f"such as AutoJAX(); got {value!r}"
                 )
+
+
+class AutoTensorFlow(AbstractBackend, Frozen):
+    """TensorFlow: ``tf.GradientTape`` (reverse) and ``tf.autodiff.ForwardAccumulator`` (forward).
+
+    ``mode=None`` picks per operator (reverse for gradients, forward for
+    derivatives, by shape for jacobians). ``jit=True`` traces every prepared
+    operator into one ``tf.function`` at preparation, for x's shape and dtype;
+    ``jit=False`` runs eagerly (f may then branch on x's values in Python).
+
+        >>> import diffinterface as di
+        >>> di.AutoTensorFlow(mode="forward")
+        AutoTensorFlow(mode='forward', jit=True)
+    """
+
+    mode: Optional[str] = None
+    jit: bool = True
+
+    def __post_init__(self):
+        _check_mode(self, self.mode)
+        if not isinstance(self.jit, bool):
+            raise TypeError(f"AutoTensorFlow(jit=...) expected True or False; got {self.jit!r}")

@@ -13,7 +13,9 @@ its second-order and sparse specializations.
 """
 
 from ..core import register_backend
-from ..selectors import AutoAutograd, AutoFiniteDiff, AutoJAX, AutoTorch, AutoZeroForward, AutoZeroReverse
+from ..selectors import (
+    AutoAutograd, AutoFiniteDiff, AutoJAX, AutoTensorFlow, AutoTorch, AutoZeroForward, AutoZeroReverse,
+)
 
 register_backend(
     AutoFiniteDiff, "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter", extra=None,
@@ -40,6 +42,12 @@ register_backend(
     AutoAutograd, "diffinterface.backends.autograd.adapter:AutogradAdapter", extra="autograd",
     test_backends={"autograd": AutoAutograd()},
     framework="autograd", differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
+)
+register_backend(
+    AutoTensorFlow, "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter", extra="tensorflow",
+    test_backends={"tensorflow": AutoTensorFlow(), "tensorflow-forward": AutoTensorFlow(mode="forward"),
+                   "tensorflow-reverse": AutoTensorFlow(mode="reverse")},
+    framework="tensorflow", differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
 )
 register_backend(
     AutoZeroForward, "diffinterface.backends.zero:ZeroForwardAdapter",

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..families import FAMILIES, array_namespace, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of
 from ..families import cast as _cast
-from .pytree import _FLOAT_DTYPES, _inside, _optree, _path_name, _promoted, cached_function
+from .pytree import _FLOAT_DTYPES, _inside, _reshape, _optree, _path_name, _promoted, cached_function
 
 
 class OutputPlan:
@@ -119,7 +119,7 @@ class OutputPlan:
 
     def unravel(self, flat):
         """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""
-        return self._unflatten([_cast(flat[s].reshape(shape), d)
+        return self._unflatten([_cast(_reshape(flat[s], shape), d)
                                 for s, (shape, d) in zip(self.slices, self._leaves)])
 
     def unravel_first(self, jacobian, x_tree):
@@ -131,7 +131,7 @@ class OutputPlan:
         of ``y_leaf.shape + x_leaf.shape``).
         """
         def block(s, shape, dtype, a):
-            return _cast(a[s].reshape((*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
+            return _cast(_reshape(a[s], (*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
 
         if x_tree is None:
             return self._unflatten([block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)])

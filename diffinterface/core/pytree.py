@@ -69,7 +69,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..families import cast as _cast
-from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of, write_out
+from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of, write_out
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -154,6 +154,11 @@ def _promoted(dtypes):
 
 
 _COMPLEX = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+def _reshape(a, shape):
+    """``a`` reshaped: by its method, or where its arrays have none (TensorFlow's tensors) by its family's namespace."""
+    return a.reshape(shape) if hasattr(a, "reshape") else namespace(family_of(a)).reshape(a, shape)
 
 
 def _inside(flat, dtype):
@@ -300,20 +305,20 @@ class TreePlan:
     def unravel(self, flat):
         """The tree of the plan's structure from a flat array (any family, traced values included)."""
         if self.mixed:
-            return self._unflatten([_cast(flat[s].reshape(shape), _inside(flat, d))
+            return self._unflatten([_cast(_reshape(flat[s], shape), _inside(flat, d))
                                     for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
-        return self._unflatten([flat[s].reshape(shape) for s, shape in zip(self.slices, self.shapes)])
+        return self._unflatten([_reshape(flat[s], shape) for s, shape in zip(self.slices, self.shapes)])
 
     def unravel_last(self, a, lead):
         """``a`` of shape ``lead + (size,)`` as a tree of leaves shaped ``lead + leaf.shape`` (Jacobians)."""
-        return self._unflatten([_cast(a[..., s].reshape((*lead, *shape)), d)
+        return self._unflatten([_cast(_reshape(a[..., s], (*lead, *shape)), d)
                                 for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
 
     def unravel_square(self, h):
         """``h`` of shape ``(size, size)`` as a tree of trees, block ``[i][j]`` shaped ``leaf_i + leaf_j``."""
         rows = []
         for si, shape_i, di in zip(self.slices, self.shapes, self.dtypes):
-            row = [_cast(h[si, sj].reshape((*shape_i, *shape_j)), _promoted((di, dj)))
+            row = [_cast(_reshape(h[si, sj], (*shape_i, *shape_j)), _promoted((di, dj)))
                    for sj, shape_j, dj in zip(self.slices, self.shapes, self.dtypes)]
             rows.append(self._unflatten(row))
         return self._unflatten(rows)

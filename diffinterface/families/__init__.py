@@ -36,12 +36,14 @@ from .registry import (
     sparse_format,
     unregister_family,
 )
+from .tensorflow import TensorFlowFamily
 from .torch import TorchFamily
 
 register_family(NumpyFamily())
 register_family(TorchFamily())
 register_family(JaxFamily())
 register_family(AutogradFamily())
+register_family(TensorFlowFamily())
 
 __all__ = [
     "FAMILIES", "NUMBERS", "Family", "array_namespace", "as_numpy", "cast", "describe", "dtype_name", "family_of",

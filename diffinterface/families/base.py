@@ -41,7 +41,11 @@ def dtype_name(x) -> str:
     if isinstance(x, int):
         return "int64"
     dtype = getattr(x, "dtype", None)
-    return str(dtype).replace("torch.", "") if dtype is not None else type(x).__name__
+    if dtype is None:
+        return type(x).__name__
+    text = str(dtype)
+    # TensorFlow's dtypes print as "<dtype: 'float64'>"; their name is the plain one
+    return dtype.name if text[0] == "<" else text.replace("torch.", "")
 
 
 class Family:

@@ -1,4 +1,4 @@
-"""Moving scenarios between array families (numpy, torch, jax), importing a framework only when asked.
+"""Moving scenarios between array families (numpy, torch, jax, tensorflow), importing a framework only when asked.
 
     >>> from diffinterface.testing import default_scenarios
     >>> from diffinterface.testing.families import to_family, to_numpy
@@ -19,7 +19,7 @@ from ..families import FAMILIES, as_numpy
 from ..contexts import Context
 
 #: families the kit knows how to build inputs in
-CONVERTIBLE_FAMILIES = ("numpy", "torch", "jax")
+CONVERTIBLE_FAMILIES = ("numpy", "torch", "jax", "tensorflow")
 
 
 def is_container(a):
@@ -93,13 +93,16 @@ def to_family(scenario, family):
 
 
 def zeros_like(a, family):
-    """A fresh zero buffer shaped like the numpy array ``a`` in ``family`` (None for immutable JAX)."""
+    """A fresh zero buffer shaped like the numpy array ``a`` in ``family`` (None for immutable JAX; a tf.Variable for TensorFlow)."""
     if is_container(a):
         return tree_map(lambda leaf: zeros_like(leaf, family), a)
     a = np.asarray(a)
-    if FAMILIES[family].write is None:
+    entry = FAMILIES[family]
+    if entry.write is None:
         return None
-    return FAMILIES[family].from_dlpack(np.zeros(a.shape, dtype=a.dtype))
+    # a family whose arrays are immutable but has a writable buffer type (TensorFlow's tf.Variable) builds that
+    build = getattr(entry, "buffer", entry.from_dlpack)
+    return build(np.zeros(a.shape, dtype=a.dtype))
 
 
 def map_first_leaf(fn, a):

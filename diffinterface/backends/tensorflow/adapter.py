@@ -1,0 +1,199 @@
+"""The TensorFlow adapter: TensorFlow's recipes (``recipes.py``), traced once at preparation (``boundary.py``)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from ...core import Adapter, Impl, Spec, require_scalar_output
+from . import recipes
+from .boundary import Boundary, as_output, connected, promoting
+
+#: fragments of TensorFlow's messages when f converts the tensor it is differentiated at (TensorFlow 2.21)
+_TRACED_ARRAY_MESSAGES = (
+    "symbolic tf.Tensor", "SymbolicTensor", "Symbolic Tensor", "as a Python `bool`", "out of scope",
+    "numpy() is only available",
+)
+
+
+def _first(pair_fn):
+    """The operator alone from its ``value_and_`` form: the last result."""
+    return lambda *args: pair_fn(*args)[-1]
+
+
+class TensorFlowAdapter(Adapter):
+    """Adapter for :class:`~diffinterface.AutoTensorFlow`; see the package docstring for the recipes."""
+
+    mode = "both"
+    families = ("numpy", "tensorflow")
+    framework = "tensorflow"
+    traced_array_name = "TensorFlow tensor"
+    # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
+    writes_cache = False
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        #: a prepared f is traced by tf.function without values (autograph turns tensor branches into tf.cond)
+        self.traces_without_values = backend.jit
+
+    def is_traced_array_error(self, error):
+        text = str(error)
+        return isinstance(error, (TypeError, AttributeError, NotImplementedError, ValueError)) and any(
+            part in text for part in _TRACED_ARRAY_MESSAGES)
+
+    # -- output and evaluation -----------------------------------------------------------------------
+
+    def output_spec(self, problem):
+        b = Boundary(self, problem)
+        with promoting():
+            y = b.bound()(b.x_in(problem.x), *problem.ctx)
+        return Spec(tuple(y.shape), y.dtype.name)
+
+    def prepare_evaluation(self, problem):
+        b = Boundary(self, problem)
+        f, x_in, out = b.bound(), b.x_in, b.out
+
+        def value(x, *ctx):
+            with promoting():
+                return out(f(x_in(x), *ctx))
+
+        return value
+
+    # -- the shapes of methods -----------------------------------------------------------------------
+
+    @staticmethod
+    def _seeded(b, operator, core, values):
+        """The Impl of a seeded operator (pushforward, pullback, hvp) from ``core(x, seeds, *ctx)``:
+        ``values`` results before the products (1: f(x); 2: f(x) and the gradient). One seed goes in and
+        comes out as a tensor (``core(x, seed, *ctx)``), a batch as tuples."""
+        one = len(b.problem.tangents) == 1
+        compiled = b.compiled(core, *b.example(with_seeds=True))
+        combined = "gradient_and_hvp" if operator == "hvp" else "value_and_" + operator
+        x_in, out = b.x_in, b.out
+        if one and b.passes_through:
+            def valued(x, seeds, *ctx):
+                results = compiled(x, seeds[0], *ctx)
+                return results[values - 1], (results[-1],)
+
+            def alone(x, seeds, *ctx):
+                return (compiled(x, seeds[0], *ctx)[-1],)
+        elif one:
+            seed_in = b.seed_in
+
+            def valued(x, seeds, *ctx):
+                results = compiled(x_in(x), seed_in(seeds[0]), *ctx)
+                return out(results[values - 1]), (out(results[-1]),)
+
+            def alone(x, seeds, *ctx):
+                return (out(compiled(x_in(x), seed_in(seeds[0]), *ctx)[-1]),)
+        elif b.passes_through:
+            def valued(x, seeds, *ctx):
+                results = compiled(x, seeds, *ctx)
+                return results[values - 1], results[-1]
+
+            def alone(x, seeds, *ctx):
+                return compiled(x, seeds, *ctx)[-1]
+        else:
+            seed_in = b.seed_in
+
+            def valued(x, seeds, *ctx):
+                results = compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)
+                return out(results[values - 1]), tuple(out(r) for r in results[-1])
+
+            def alone(x, seeds, *ctx):
+                return tuple(out(r) for r in compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)[-1])
+
+        return Impl(**{operator: alone, combined: valued})
+
+    @staticmethod
+    def _unseeded(b, names, core):
+        """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
+        compiled = b.compiled(core, *b.example())
+        if b.passes_through:
+            return Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
+        x_in, out = b.x_in, b.out
+
+        def combined(x, *ctx):
+            return tuple(out(r) for r in compiled(x_in(x), *ctx))
+
+        def alone(x, *ctx):
+            return out(compiled(x_in(x), *ctx)[-1])
+
+        return Impl(**{names[0]: alone, names[1]: combined})
+
+    # -- primitives ----------------------------------------------------------------------------------
+
+    def prepare_pushforward(self, problem):
+        b = Boundary(self, problem)
+        return self._seeded(b, "pushforward", recipes.pushforwards(b.bound(), len(problem.tangents), b.broken, b.vmap), 1)
+
+    def prepare_pullback(self, problem):
+        b = Boundary(self, problem)
+        return self._seeded(b, "pullback", recipes.pullbacks(b.bound(), len(problem.tangents), b.broken), 1)
+
+    # -- first order ---------------------------------------------------------------------------------
+
+    def prepare_gradient(self, problem):
+        require_scalar_output(problem, "gradient")
+        b = Boundary(self, problem)
+        if problem.mode("gradient") == "forward":
+            core = recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, b.vmap)
+        else:
+            core = recipes.gradient(b.bound(), b.broken)
+        return self._unseeded(b, ("gradient", "value_and_gradient"), core)
+
+    def prepare_jacobian(self, problem):
+        b = Boundary(self, problem)
+        if problem.mode("jacobian") == "forward":
+            core = recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, b.vmap)
+        else:
+            core = recipes.reverse_jacobian(b.bound(), b.broken)
+        return self._unseeded(b, ("jacobian", "value_and_jacobian"), core)
+
+    def prepare_derivative(self, problem):
+        b = Boundary(self, problem)
+        if problem.mode("derivative") == "forward":
+            core = recipes.derivative_forward(b.bound(), b.broken)
+        else:
+            core = recipes.reverse_jacobian(b.bound(), b.broken)
+        return self._unseeded(b, ("derivative", "value_and_derivative"), core)
+
+    # -- second order: forward over reverse in one traced function -----------------------------------
+
+    def prepare_hvp(self, problem):
+        b = Boundary(self, problem)
+        return self._seeded(b, "hvp", recipes.hvps(b.bound(), len(problem.tangents), b.broken, b.vmap), 2)
+
+    def prepare_hessian(self, problem):
+        b = Boundary(self, problem)
+        core = recipes.hessian(b.bound(), problem.x_shape, b.broken, b.vmap)
+        return self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core)
+
+    def prepare_second_derivative(self, problem):
+        b = Boundary(self, problem)
+        core = recipes.second_derivative(b.bound(), b.broken)
+        return self._unseeded(b, ("second_derivative", "value_derivative_and_second_derivative"), core)
+
+    # -- first derivatives TensorFlow can differentiate again (SecondOrder pairs) --------------------
+
+    def differentiable_value_and_gradient(self, problem):
+        b = Boundary(self, problem)
+        f, broken = b.bound(), b.broken
+
+        def value_and_gradient(x, *ctx):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x, *ctx)
+            return y, connected(tape.gradient(y, x), x, broken)
+
+        return value_and_gradient
+
+    def differentiable_value_and_derivative(self, problem):
+        b = Boundary(self, problem)
+        f, broken = b.bound(), b.broken
+
+        def value_and_derivative(x, *ctx):
+            with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+                y = as_output(f(x, *ctx), x)
+            return y, connected(acc.jvp(y), y, broken)
+
+        return value_and_derivative

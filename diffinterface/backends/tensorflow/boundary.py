@@ -1,0 +1,202 @@
+"""The boundary between the user's arrays and TensorFlow: conversions in, results out, tracing once.
+
+Everything a prepared call needs is decided here at preparation: how x, the
+seeds and the contexts become tensors, how results go back to x's family, and
+whether the numeric work is a ``tf.function`` traced now, for the prepared
+shapes and dtypes (``jit=True``), or eager TensorFlow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import tensorflow as tf
+from tensorflow.python.framework.ops import PromoMode as _PromoMode
+from tensorflow.python.framework.ops import get_dtype_conversion_mode as _promotion_mode
+from tensorflow.python.framework.ops import (
+    set_dtype_conversion_mode as _set_promotion_mode,
+)
+
+from ...contexts import Cache
+from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
+from ...families import describe, family_of, is_array
+
+_OFF = _PromoMode.OFF
+
+
+def as_output(y, like):
+    """f's value ``y`` as a tensor: a Python or numpy number (f ignoring x) in x's dtype; else a TypeError naming f."""
+    if isinstance(y, tf.Tensor):
+        return y
+    if isinstance(y, tf.Variable):
+        return tf.convert_to_tensor(y)
+    if isinstance(y, (float, int)) and not isinstance(y, bool):
+        return tf.constant(y, dtype=like.dtype)
+    if is_array(y) and family_of(y) == "numpy":
+        return tf.convert_to_tensor(y)
+    raise TypeError(f"f: expected f to return an array or a number; it returned {describe(y)}")
+
+
+def connected(result, like, broken):
+    """``result`` of ``tape.gradient`` / ``acc.jvp``; None there means f's output is cut off from x.
+
+    ``broken`` (a callable making the GraphBreakError) is None where a
+    constant output truly differentiates to zero (SecondOrder's outer, an empty output).
+    """
+    if result is not None:
+        return result
+    if broken is None or like.shape.num_elements() == 0:
+        return tf.zeros_like(like)
+    raise broken()
+
+
+def eager_map(fn, seeds):
+    """``tf.vectorized_map``'s result by one eager call of ``fn`` per seed: what eager TensorFlow does (f runs
+    on values, so it may branch on them; ``vectorized_map`` would trace it without values)."""
+    results = [fn(seeds[i]) for i in range(seeds.shape[0])]
+    return tf.nest.map_structure(lambda *parts: tf.stack(parts), *results)
+
+
+@contextlib.contextmanager
+def promoting():
+    """TensorFlow's "all" dtype promotion (float32 with float64 gives float64, as numpy, JAX and torch do)
+    while diffinterface traces or runs f, unless the user chose a mode; restored on exit.
+
+    TensorFlow's operators refuse mixed dtypes by default. The switch is
+    process-wide in TensorFlow (``ops.set_dtype_conversion_mode``), so it is
+    held only around diffinterface's own tracing and eager calls; a traced
+    function keeps the casts it recorded.
+    """
+    if _promotion_mode() != _OFF:
+        yield
+        return
+    _set_promotion_mode("all")
+    try:
+        yield
+    finally:
+        _set_promotion_mode("off")
+
+
+class Boundary:
+    """The conversions and the compilation of one preparation (see the module docstring)."""
+
+    def __init__(self, adapter, problem):
+        self.problem = problem
+        self.f = problem.f
+        self.backend = adapter.backend
+        self.dtype = tf.as_dtype(problem.x_dtype)
+        self.numpy = problem.family == "numpy"
+        self.broken = None if problem.constant_output_is_zero else (
+            lambda: graph_break(problem.f, adapter.backend, "TensorFlow"))
+        self.jit = adapter.backend.jit and not problem.one_off
+        self.x_in = self._x_converter(problem)
+        #: tensors in, tensors out: the methods call the traced function directly
+        self.passes_through = not self.numpy and not isinstance(problem.x, tf.Variable)
+        #: maps a function over a batch of seeds: vectorized when traced, one eager call per seed otherwise
+        self.vmap = tf.vectorized_map if self.jit else eager_map
+        if not self.jit:
+            self.check_no_value_taken_out(adapter)
+
+    def _x_converter(self, problem):
+        dtype = self.dtype
+        if self.numpy:
+            return lambda x: tf.convert_to_tensor(x, dtype=dtype)
+        if isinstance(problem.x, tf.Variable):
+            return tf.convert_to_tensor
+        return lambda x: x
+
+    def seed_in(self, seed):
+        """A numpy seed as it is (tf.function traces arrays by shape and dtype); a Python number as a tensor of
+        x's dtype (tf.function would trace again for each new number)."""
+        return tf.constant(seed, dtype=self.dtype) if isinstance(seed, (float, int)) else seed
+
+    def out(self, result):
+        return result.numpy() if self.numpy else result
+
+    def compiled(self, core, *example):
+        """``core`` (tensors in and out) as a ``tf.function`` traced now for ``example``'s signature (jit), else
+        ``core`` run eagerly; both under :func:`promoting` (the graph keeps the promotions it traced)."""
+        if not self.jit:
+            def eager(*args):
+                with promoting():
+                    return core(*args)
+            return eager
+        # autograph off: f is traced as written (a Python branch on x's values is refused, below), and
+        # tracing stays as cheap as TensorFlow allows
+        # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more slowly
+        fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
+        fn = tf.function(fixed, autograph=False, reduce_retracing=False)
+        try:
+            with promoting():
+                fn.get_concrete_function(*example)
+        except TypeError as error:
+            if "as a Python `bool`" not in str(error):
+                raise
+            raise self.branch_error(error) from error
+        return fn
+
+    def branch_error(self, error):
+        message = traced_array(self.f, self.backend, "TensorFlow tensor traced by tf.function", error)
+        return TracedArrayError(
+            f"{message} Where f branches on x's values (if x[0] > 0: ...), tf.function cannot trace it: use "
+            "AutoTensorFlow(jit=False), which differentiates eagerly, or write the branch with xp.where or "
+            "tf.cond"
+        )
+
+    def check_no_value_taken_out(self, adapter):
+        """Raise where f turns x's values into Python numbers (``float(x[0])``, ``.numpy()``), for eager calls.
+
+        Eager TensorFlow differentiates through the rest of f and silently drops
+        what such a number depended on; a trace without values finds it. A
+        branch on x's values is allowed eagerly (that trace cannot take it), as
+        are f's own errors (the eager evaluation raises them).
+        """
+        f = self.bound()
+        spec = tf.TensorSpec(self.problem.x_shape, self.dtype)
+        ctx = self.problem.ctx
+        try:
+            with promoting():
+                tf.function(lambda x: f(x, *ctx), autograph=False).get_concrete_function(spec)
+        except UnsupportedError:  # f writing into a di.Cache: named as such
+            raise
+        except Exception as error:  # f's own errors are left to the eager evaluation
+            if adapter.is_traced_array_error(error) and "as a Python `bool`" not in str(error):
+                raise traced_array(self.f, self.backend, "TensorFlow tensor", error) from error
+
+    def example(self, with_seeds=False):
+        """The prepared arguments as tensors, for tracing: ``(x, [seeds,] *ctx)``."""
+        problem = self.problem
+        args = [self.x_in(problem.x)]
+        if with_seeds:
+            # one seed itself, several as a tuple: tf.function traces numpy arrays and tensors alike (new values
+            # reuse the trace)
+            seeds = tuple(map(self.seed_in, problem.tangents))
+            args.append(seeds[0] if len(seeds) == 1 else seeds)
+        # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses the trace)
+        return (*args, *problem.ctx)
+
+    def bound(self):
+        """``f(x, *ctx)`` returning a tensor (numbers turned into x's dtype); with a ``di.Cache``, f's failure
+        to write into it is raised as the UnsupportedError naming the Cache."""
+        f = self.f
+        caches = [i for i, c in enumerate(self.problem.contexts) if isinstance(c, Cache)]
+        if not caches:
+            def evaluated(x, *ctx):
+                return as_output(f(x, *ctx), x)
+
+            return evaluated
+        backend = self.backend
+
+        def writing_into_cache(x, *ctx):
+            try:
+                return as_output(f(x, *ctx), x)
+            except (TypeError, ValueError, NotImplementedError, AttributeError) as error:
+                raise UnsupportedError(
+                    f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it "
+                    "with a di.Cache: TensorFlow cannot write into a buffer (its tensors are immutable, and what f "
+                    "computes from x is a tensor, not numbers). Return the value from f instead, pass what f only "
+                    "reads as di.Constant, or use a backend that writes into buffers "
+                    f"(di.check_inplace(backend) is True). ({error})"
+                ) from error
+
+        return writing_into_cache

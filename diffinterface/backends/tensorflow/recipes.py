@@ -1,0 +1,169 @@
+"""TensorFlow's own recipes, as functions of tensors: ``core(x, [seeds,] *ctx) -> tensors``.
+
+Each is what a TensorFlow user writes inside one ``tf.function``:
+``tf.GradientTape`` for reverse mode (``tape.jacobian``, vectorized with
+``pfor``, for Jacobians and batches of cotangents), ``tf.autodiff.ForwardAccumulator``
+for forward mode (``tf.vectorized_map`` over a batch of tangents, so f is
+traced once whatever the batch), and forward-over-reverse (an accumulator
+around a tape) for Hessians and Hessian-vector products. ``f`` returns a
+tensor (see ``boundary.Boundary.bound``); ``broken`` makes the
+GraphBreakError raised where f's output does not depend on x (None: such an
+output is a true zero). ``vmap`` maps a function over a batch of seeds:
+``tf.vectorized_map`` in traced functions, :func:`.boundary.eager_map` for eager ones.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from .boundary import connected
+
+
+def _zeros(shape, dtype):
+    return tf.zeros(shape, dtype=dtype)
+
+
+def _reverse(f, x, ctx):
+    """``(tape, y)``: f recorded at x."""
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x, *ctx)
+    return tape, y
+
+
+def _jvp(f, x, t, ctx, broken):
+    with tf.autodiff.ForwardAccumulator(x, t) as acc:
+        y = f(x, *ctx)
+    return y, connected(acc.jvp(y), y, broken)
+
+
+def _seeds(seeds, like):
+    """The seeds (a tuple of arrays) stacked along a first axis, in ``like``'s dtype."""
+    return tf.stack([tf.cast(s, like.dtype) for s in seeds])
+
+
+def pushforwards(f, k, broken, vmap=tf.vectorized_map):
+    """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
+    one tangent and one jvp themselves, not in tuples)."""
+    if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
+        def core(x, seed, *ctx):
+            return _jvp(f, x, tf.cast(seed, x.dtype), ctx, broken)
+        return core
+
+    def core(x, seeds, *ctx):
+        # f does not depend on the tangent: pfor computes it once, and broadcasts it
+        ys, ds = vmap(lambda t: _jvp(f, x, t, ctx, broken), _seeds(seeds, x))
+        return ys[0], tuple(tf.unstack(ds))
+
+    return core
+
+
+def pullbacks(f, k, broken):
+    """``core(x, cotangents) -> (y, vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
+    if k == 1:
+        def core(x, seed, *ctx):
+            tape, y = _reverse(f, x, ctx)
+            return y, connected(tape.gradient(y, x, output_gradients=tf.cast(seed, y.dtype)), x, broken)
+        return core
+
+    def core(x, seeds, *ctx):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, *ctx)
+            seeded = tf.linalg.matvec(tf.reshape(_seeds(seeds, y), (k, -1)), tf.reshape(y, (-1,)))
+        rows = tape.jacobian(seeded, x)
+        return y, tuple(tf.unstack(connected(rows, _zeros((k, *x.shape), x.dtype), broken)))
+
+    return core
+
+
+def gradient(f, broken):
+    def core(x, *ctx):
+        tape, y = _reverse(f, x, ctx)
+        return y, connected(tape.gradient(y, x), x, broken)
+    return core
+
+
+def reverse_jacobian(f, broken):
+    """``core(x) -> (y, J)`` with J of shape ``y.shape + x.shape`` (``tape.jacobian``; a scalar x: the derivative)."""
+    def core(x, *ctx):
+        tape, y = _reverse(f, x, ctx)
+        return y, connected(tape.jacobian(y, x), _zeros((*y.shape, *x.shape), x.dtype), broken)
+    return core
+
+
+def forward_jacobian(f, x_shape, y_shape, broken, vmap=tf.vectorized_map):
+    """``core(x) -> (y, J)``: one vectorized accumulator over x's basis, J of shape ``y.shape + x.shape``."""
+    n = 1
+    for d in x_shape:
+        n *= d
+    m = 1
+    for d in y_shape:
+        m *= d
+
+    def core(x, *ctx):
+        basis = tf.reshape(tf.eye(n, dtype=x.dtype), (n, *x_shape))
+        if n == 1:
+            y, column = _jvp(f, x, basis[0], ctx, broken)
+            columns = column[None]
+        else:
+            ys, columns = vmap(lambda t: _jvp(f, x, t, ctx, broken), basis)
+            y = ys[0]
+        return y, tf.reshape(tf.transpose(tf.reshape(columns, (n, m))), (*y_shape, *x_shape))
+
+    return core
+
+
+def derivative_forward(f, broken):
+    def core(x, *ctx):
+        return _jvp(f, x, tf.ones_like(x), ctx, broken)
+    return core
+
+
+def _gradient_and_product(f, x, t, ctx, broken):
+    """``(y, gradient, H t)``: forward-over-reverse, an accumulator around a tape."""
+    with tf.autodiff.ForwardAccumulator(x, t) as acc:
+        tape, y = _reverse(f, x, ctx)
+        g = connected(tape.gradient(y, x), x, broken)
+    # a gradient that does not depend on x (f linear in x) has a true zero Hessian
+    return y, g, connected(acc.jvp(g), g, None)
+
+
+def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
+    """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
+    if k == 1 and not stacked:
+        def core(x, seed, *ctx):
+            return _gradient_and_product(f, x, tf.cast(seed, x.dtype), ctx, broken)
+        return core
+
+    def core(x, seeds, *ctx):
+        seeds = seeds if stacked else _seeds(seeds, x)
+        ys, gs, hvs = vmap(lambda t: _gradient_and_product(f, x, t, ctx, broken), seeds)
+        return ys[0], gs[0], hvs if stacked else tuple(tf.unstack(hvs))
+
+    return core
+
+
+def hessian(f, x_shape, broken, vmap=tf.vectorized_map):
+    """``core(x) -> (y, gradient, H)``: forward-over-reverse over x's basis, H of shape ``x.shape + x.shape``."""
+    n = 1
+    for d in x_shape:
+        n *= d
+    hvp_batch = hvps(f, n, broken, vmap, stacked=True)
+
+    def core(x, *ctx):
+        basis = tf.reshape(tf.eye(n, dtype=x.dtype), (n, *x_shape))
+        y, g, rows = hvp_batch(x, basis, *ctx)
+        return y, g, tf.reshape(rows, (*x_shape, *x_shape))
+
+    return core
+
+
+def second_derivative(f, broken):
+    """``core(x) -> (y, d, d2)`` at a scalar x: two nested accumulators (forward over forward)."""
+    def core(x, *ctx):
+        one = tf.ones_like(x)
+        with tf.autodiff.ForwardAccumulator(x, one) as outer:
+            y, d = _jvp(f, x, one, ctx, broken)
+        return y, d, connected(outer.jvp(d), d, None)
+    return core

@@ -1,0 +1,243 @@
+"""AutoTensorFlow: every operator on numpy and tf inputs, float32 and float64, both modes; traces reused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+
+tf = pytest.importorskip("tensorflow")
+
+BACKENDS = [di.AutoTensorFlow(), di.AutoTensorFlow(mode="forward"), di.AutoTensorFlow(mode="reverse")]
+IDS = ["default", "forward", "reverse"]
+X = np.array([0.3, -1.2, 0.7])
+
+
+def _scalar(x):
+    xp = di.array_namespace(x)
+    return xp.sum(xp.sin(x) * x)
+
+
+def _vector(x):
+    xp = di.array_namespace(x)
+    return xp.concat([xp.sin(x), x[:2] * x[1:]])
+
+
+def _gradient(x):
+    return np.sin(x) + x * np.cos(x)
+
+
+def _hessian(x):
+    return np.diag(2 * np.cos(x) - x * np.sin(x))
+
+
+def _jacobian(x):
+    top = np.diag(np.cos(x))
+    bottom = np.array([[x[1], x[0], 0.0], [0.0, x[2], x[1]]])
+    return np.concatenate([top, bottom])
+
+
+def _in(family, a, dtype):
+    a = np.asarray(a, dtype=dtype)
+    return tf.constant(a) if family == "tensorflow" else a
+
+
+def _check(result, expected, family, dtype):
+    if family == "tensorflow":
+        assert isinstance(result, tf.Tensor), type(result)
+        values = result.numpy()
+    else:
+        assert isinstance(result, np.ndarray), type(result)
+        values = result
+    assert values.dtype == np.dtype(dtype), (values.dtype, dtype)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(values, expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("family", ["numpy", "tensorflow"])
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_every_operator_gives_the_analytic_result_in_x_family_and_dtype(backend, family, dtype):
+    x = _in(family, X, dtype)
+    t = _in(family, [1.0, 0.5, -2.0], dtype)
+    c = _in(family, [1.0, -1.0, 0.5, 2.0, 0.25], dtype)
+    _check(di.gradient(_scalar, backend, x), _gradient(X), family, dtype)
+    _check(di.jacobian(_vector, backend, x), _jacobian(X), family, dtype)
+    _check(di.pushforward(_vector, backend, x, (t,))[0], _jacobian(X) @ np.asarray(t), family, dtype)
+    (p1, p2) = di.pullback(_vector, backend, x, (c, c * 2))
+    _check(p1, np.asarray(c) @ _jacobian(X), family, dtype)
+    _check(p2, 2 * np.asarray(c) @ _jacobian(X), family, dtype)
+    _check(di.hessian(_scalar, backend, x), _hessian(X), family, dtype)
+    _check(di.hvp(_scalar, backend, x, (t,))[0], _hessian(X) @ np.asarray(t), family, dtype)
+    s = _in(family, 0.7, dtype)
+    _check(di.derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
+           np.sin(0.7) + 0.7 * np.cos(0.7), family, dtype)
+    _check(di.second_derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
+           2 * np.cos(0.7) - 0.7 * np.sin(0.7), family, dtype)
+
+
+class _Counted:
+    """f counting its Python evaluations: a traced function runs f's Python code only while it is traced."""
+
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return self.f(x)
+
+
+OPERATORS = {
+    "gradient": (di.prepare_gradient, di.gradient, _scalar, ()),
+    "jacobian": (di.prepare_jacobian, di.jacobian, _vector, ()),
+    "hessian": (di.prepare_hessian, di.hessian, _scalar, ()),
+    "hvp": (di.prepare_hvp, di.hvp, _scalar, ((np.ones(3), np.arange(3.0)),)),
+    "pushforward": (di.prepare_pushforward, di.pushforward, _vector, ((np.ones(3), np.arange(3.0)),)),
+    "pullback": (di.prepare_pullback, di.pullback, _vector, ((np.ones(5), np.arange(5.0)),)),
+}
+
+
+@pytest.mark.parametrize("family", ["numpy", "tensorflow"])
+@pytest.mark.parametrize("operator", list(OPERATORS))
+def test_prepared_calls_reuse_the_trace_and_another_shape_is_refused(operator, family):
+    prepare, call, f, seeds = OPERATORS[operator]
+    backend = di.AutoTensorFlow()
+    convert = (lambda a: tf.constant(a)) if family == "tensorflow" else (lambda a: a)
+    seeds = tuple(tuple(convert(s) for s in batch) for batch in seeds)
+    counted = _Counted(f)
+    prep = prepare(counted, backend, convert(X), *seeds)
+    traced = counted.calls
+    assert traced >= 1
+    first = call(counted, backend, convert(X), *seeds, prep=prep)
+    second = call(counted, backend, convert(X * 2.0), *seeds, prep=prep)
+    # f's Python code did not run again: the calls reused the trace made at preparation
+    assert counted.calls == traced
+    expected = call(f, backend, convert(X * 2.0), *seeds)
+    np.testing.assert_allclose(np.asarray(second if not isinstance(second, tuple) else second[0]),
+                               np.asarray(expected if not isinstance(expected, tuple) else expected[0]))
+    assert not np.allclose(np.asarray(first if not isinstance(first, tuple) else first[0]),
+                           np.asarray(second if not isinstance(second, tuple) else second[0]))
+    with pytest.raises(di.PreparationMismatchError):
+        call(counted, backend, convert(np.ones(4)), *seeds, prep=prep)
+    assert counted.calls == traced
+
+
+def test_contexts_reuse_the_trace_at_new_values():
+    def f(x, w):
+        return di.array_namespace(x).sum(x ** 2 * w)
+
+    backend = di.AutoTensorFlow()
+    calls = []
+
+    def g(x, w):
+        calls.append(1)
+        return f(x, w)
+
+    prep = di.prepare_gradient(g, backend, X, di.Constant(np.ones(3)))
+    traced = len(calls)
+    result = di.gradient(g, backend, X, di.Constant(np.full(3, 3.0)), prep=prep)
+    np.testing.assert_allclose(result, 6 * X)
+    assert len(calls) == traced
+
+
+def test_a_variable_x_and_a_variable_buffer():
+    x = tf.Variable(X)
+    out = tf.Variable(np.zeros(3))
+    result = di.gradient(_scalar, di.AutoTensorFlow(), x, out=out)
+    assert result is out
+    np.testing.assert_allclose(out.numpy(), _gradient(X))
+    np.testing.assert_allclose(x.numpy(), X)  # x untouched
+    with pytest.raises(ValueError, match="tf.Variable"):
+        di.gradient(_scalar, di.AutoTensorFlow(), x, out=tf.zeros(3, dtype=tf.float64))
+
+
+def test_a_branch_on_values_is_refused_when_traced_and_taken_eagerly():
+    def branchy(x):
+        xp = di.array_namespace(x)
+        return xp.sum(x ** 2) if x[0] > 0 else xp.sum(x ** 3)
+
+    x = np.array([1.0, 2.0])
+    with pytest.raises(di.TracedArrayError, match=r"AutoTensorFlow\(jit=False\)"):
+        di.prepare_gradient(branchy, di.AutoTensorFlow(), x)
+    eager = di.AutoTensorFlow(jit=False)
+    np.testing.assert_allclose(di.gradient(branchy, eager, x, prep=di.prepare_gradient(branchy, eager, x)), 2 * x)
+
+
+def test_mixed_float32_and_float64_promote_as_numpy_does():
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(x ** 2 * xp.asarray(np.array([1.0, 2.0, 3.0]), dtype=xp.float64))
+
+    x = X.astype(np.float32)
+    result = di.gradient(f, di.AutoTensorFlow(), x)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, 2 * x * np.array([1.0, 2.0, 3.0]), rtol=1e-5)
+
+
+def test_import_diffinterface_imports_no_tensorflow_and_families_detect_tensors():
+    code = ("import sys, diffinterface; print('tensorflow' in sys.modules); import tensorflow as tf; "
+            "from diffinterface.families import family_of; print(family_of(tf.ones(2)), family_of(tf.Variable(1.0)))")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert lines == ["False", "tensorflow", "tensorflow"]
+
+
+# -- across frameworks ------------------------------------------------------------------------------------
+
+
+def _sum_sin_times(z):
+    xp = di.array_namespace(z)
+    return xp.sum(xp.sin(z) * z)
+
+
+HESSIAN = _hessian(X)
+
+
+@pytest.mark.parametrize("pair", [
+    ("tensorflow-reverse", "jax"), ("tensorflow-reverse", "torch"), ("torch", "tensorflow"), ("jax", "tensorflow"),
+    ("tensorflow-reverse", "finitediff"), ("finitediff", "tensorflow"),
+], ids="-over-".join)
+def test_second_order_with_tensorflow_as_outer_and_as_inner(pair):
+    make = {"tensorflow": di.AutoTensorFlow, "tensorflow-reverse": lambda: di.AutoTensorFlow(mode="reverse"),
+            "jax": di.AutoJAX, "torch": di.AutoTorch, "finitediff": di.AutoFiniteDiff}
+    backend = di.SecondOrder(make[pair[0]](), make[pair[1]]())
+    tolerance = 1e-5 if "finitediff" in pair else 1e-10
+    np.testing.assert_allclose(di.hessian(_sum_sin_times, backend, X), HESSIAN, rtol=tolerance, atol=tolerance)
+
+
+def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function():
+    torch = pytest.importorskip("torch")
+    g = di.DifferentiateWith(lambda z: torch.sum(torch.sin(z) * z), di.AutoTorch())
+    x = tf.constant(X)
+
+    def gradient_of_twice(z):
+        with tf.GradientTape() as tape:
+            tape.watch(z)
+            y = 2.0 * g(z)
+        return tape.gradient(y, z)
+
+    expected = 2 * _gradient(X)
+    np.testing.assert_allclose(gradient_of_twice(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tf.function(gradient_of_twice)(x).numpy(), expected, rtol=1e-12)
+    # second order by nested tapes: the bridge's pullback is differentiable again (the inner's hvp)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = g(x)
+        gradient = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.jacobian(gradient, x, experimental_use_pfor=False).numpy(), HESSIAN, rtol=1e-10)
+
+
+def test_a_tensorflow_function_inside_jax_jit_grad_and_torch_autograd():
+    jax = pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+    h = di.DifferentiateWith(lambda z: tf.reduce_sum(tf.sin(z) * z), di.AutoTensorFlow())
+    result = jax.jit(jax.grad(lambda z: 2.0 * h(z)))(jax.numpy.asarray(X, dtype="float32"))
+    np.testing.assert_allclose(np.asarray(result), 2 * _gradient(X), rtol=1e-5)
+    xt = torch.tensor(X, requires_grad=True)
+    (3.0 * h(xt)).backward()
+    np.testing.assert_allclose(xt.grad.numpy(), 3 * _gradient(X), rtol=1e-12)
