@@ -73,12 +73,19 @@ FRAMEWORK_LIMITS = (
     ("jax", "the total number of repeats must be static",
      "an array of repeats (xp.repeat), whose result's shape depends on its values",
      "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with values"),
+    ("tensorflow", "are valid indices, got", "indexing with an integer array (x[indices])",
+     "gather with xp.take(x, indices, axis=...), which every backend differentiates"),
+    ("tensorflow", "but is rank 1 for '{{node matmul}}", "the @ operator with a 1-d operand",
+     "write xp.matmul(x, A) or reshape the vector to a matrix"),
 )
 
 
 def _framework_limit(error, adapter, frameworks, f):
+    # the framework's own error may be the context of another it raised while handling it (TensorFlow's @
+    # falls back to numpy, which cannot take a traced tensor)
+    texts = [str(error)] + ([str(error.__context__)] if error.__context__ is not None else [])
     for framework, words, what, around in FRAMEWORK_LIMITS:
-        if framework in frameworks and words in str(error):
+        if framework in frameworks and any(words in text for text in texts):
             return ValueError(f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
                               f"support {what} ({framework}: {error}); {around}")
     return None

@@ -165,7 +165,8 @@ def take(x, indices, /, *, axis=None):
 
 
 def repeat(x, repeats, /, *, axis=None):
-    return tnp.repeat(x, repeats, axis=axis)
+    # tf.repeat, not tnp.repeat: the latter converts an array of repeats to numpy, which a traced one is not
+    return tf.repeat(x, repeats, axis=axis)
 
 
 def squeeze(x, /, axis):

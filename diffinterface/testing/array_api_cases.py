@@ -245,7 +245,7 @@ def _stacks():
                                sq, False),
         "linalg.eigvalsh@3d": (lambda x: _xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)), sq, False),
         # squares: an eigenvector's sign is arbitrary
-        "linalg.eigh": (lambda x: _xp(x).linalg.eigh(x + x.T)[1] ** 2, MATRIX, False),
+        "linalg.eigh": (lambda x: _xp(x).linalg.eigh(x + _xp(x).matrix_transpose(x))[1] ** 2, MATRIX, False),
         "linalg.svdvals@3d": (lambda x: _xp(x).linalg.svdvals(x), t, False),
         "linalg.svd": (lambda x: _xp(x).linalg.svd(x, full_matrices=False)[1], m, False),
         "linalg.pinv": (lambda x: _xp(x).linalg.pinv(x), m, False),
@@ -294,7 +294,7 @@ def _build():
     cases["cumulative_sum"] = ArrayAPICase(lambda x: _xp(x).cumulative_sum(x, axis=1, include_initial=True), matrix)
     cases["cumulative_prod"] = ArrayAPICase(lambda x: _xp(x).cumulative_prod(x, axis=0), matrix)
 
-    cases["matmul"] = ArrayAPICase(lambda x: _xp(x).matmul(x, x.T), matrix)
+    cases["matmul"] = ArrayAPICase(lambda x: _xp(x).matmul(x, _xp(x).matrix_transpose(x)), matrix)
     cases["tensordot"] = ArrayAPICase(lambda x: _xp(x).tensordot(x, x, axes=1), matrix)
     cases["vecdot"] = ArrayAPICase(lambda x: _xp(x).vecdot(x, x * 2.0), matrix, holomorphic=False)
     cases["matrix_transpose"] = ArrayAPICase(lambda x: _xp(x).matrix_transpose(x) * x, matrix)
@@ -304,8 +304,8 @@ def _build():
         cases["linalg." + name] = ArrayAPICase(lambda x, name=name: getattr(_xp(x).linalg, name)(x), matrix)
     cases["linalg.slogdet"] = ArrayAPICase(lambda x: _xp(x).linalg.slogdet(x)[1], matrix, holomorphic=False)
     cases["linalg.solve"] = ArrayAPICase(lambda x: _xp(x).linalg.solve(x, x[0]), matrix)
-    cases["linalg.cholesky"] = ArrayAPICase(lambda x: _xp(x).linalg.cholesky(x @ x.T), matrix, holomorphic=False)
-    cases["linalg.eigvalsh"] = ArrayAPICase(lambda x: _xp(x).linalg.eigvalsh(x + x.T), matrix, holomorphic=False)
+    cases["linalg.cholesky"] = ArrayAPICase(lambda x: _xp(x).linalg.cholesky(_xp(x).matmul(x, _xp(x).matrix_transpose(x))), matrix, holomorphic=False)
+    cases["linalg.eigvalsh"] = ArrayAPICase(lambda x: _xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)), matrix, holomorphic=False)
     cases["linalg.svdvals"] = ArrayAPICase(lambda x: _xp(x).linalg.svdvals(x), matrix, holomorphic=False)
     cases["linalg.trace"] = ArrayAPICase(lambda x: _xp(x).linalg.trace(x * x, offset=1), matrix)
     cases["linalg.diagonal"] = ArrayAPICase(lambda x: _xp(x).linalg.diagonal(x, offset=-1), matrix)
@@ -342,7 +342,8 @@ def _build():
     cases["tril-triu"] = ArrayAPICase(lambda x: _xp(x).tril(x) + 2.0 * _xp(x).triu(x, k=1), matrix)
     cases["indexing-slice"] = ArrayAPICase(lambda x: x[1:, ::2] * 2.0, matrix)
     cases["indexing-ellipsis-newaxis"] = ArrayAPICase(lambda x: x[..., None, 1] ** 2, matrix)
-    cases["indexing-integer-array"] = ArrayAPICase(lambda x: x[_xp(x).asarray([2, 0])] ** 2, X)
+    cases["indexing-integer-array"] = ArrayAPICase(lambda x: x[_xp(x).asarray([2, 0])] ** 2, X,
+                                                   limit="indexing with an integer array (x[indices])")
     cases["indexing-negative-step"] = ArrayAPICase(lambda x: x[::-1] * x, X,
                                                    limit="slicing with a negative step (x[::-1])")
     cases.update(_stacked_at_shapes(elementwise))

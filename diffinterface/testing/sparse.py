@@ -152,7 +152,8 @@ def _random():
 
     def f(x):
         xp = array_namespace(x)
-        return x[first] * xp.exp(x[second])
+        # xp.take, not x[first]: integer-array indexing is not in every family (TensorFlow's tensors)
+        return xp.take(x, xp.asarray(first)) * xp.exp(xp.take(x, xp.asarray(second)))
 
     x = _n()
     structure = np.zeros((len(first), x.size), dtype=bool)
@@ -238,7 +239,7 @@ def _random_hessian():
 
     def f(x):
         xp = array_namespace(x)
-        return xp.sum(xp.sin(x[first] * x[second]))
+        return xp.sum(xp.sin(xp.take(x, xp.asarray(first)) * xp.take(x, xp.asarray(second))))
 
     x = _n()
     structure = np.zeros((x.size, x.size), dtype=bool)

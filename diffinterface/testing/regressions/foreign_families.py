@@ -42,7 +42,7 @@ def _weighted_squares(x, w):
 
 
 def _weighted_sum(x, w):
-    return (x ** 2 * w).sum()
+    return array_namespace(x).sum(x ** 2 * w)
 
 
 def _sines(x):
