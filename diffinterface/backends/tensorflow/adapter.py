@@ -29,6 +29,8 @@ class TensorFlowAdapter(Adapter):
     traced_array_name = "TensorFlow tensor"
     # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
     writes_cache = False
+    # ForwardAccumulator does not see a DifferentiateWith's custom gradients: differentiate_with.py refuses
+    forward_through_bridges = False
 
     def __init__(self, backend):
         super().__init__(backend)

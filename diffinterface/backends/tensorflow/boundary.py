@@ -8,6 +8,7 @@ shapes and dtypes (``jit=True``), or eager TensorFlow.
 
 from __future__ import annotations
 
+import contextvars
 import contextlib
 
 import tensorflow as tf
@@ -20,6 +21,10 @@ from tensorflow.python.framework.ops import (
 from ...contexts import Cache
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
+
+#: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function inside refuses,
+#: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
+FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_forward_mode", default=False)
 
 _OFF = _PromoMode.OFF
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .boundary import connected
+from .boundary import FORWARD_MODE, connected
 
 
 def _zeros(shape, dtype):
@@ -32,8 +32,12 @@ def _reverse(f, x, ctx):
 
 
 def _jvp(f, x, t, ctx, broken):
-    with tf.autodiff.ForwardAccumulator(x, t) as acc:
-        y = f(x, *ctx)
+    token = FORWARD_MODE.set(True)
+    try:
+        with tf.autodiff.ForwardAccumulator(x, t) as acc:
+            y = f(x, *ctx)
+    finally:
+        FORWARD_MODE.reset(token)
     return y, connected(acc.jvp(y), y, broken)
 
 
@@ -122,9 +126,13 @@ def derivative_forward(f, broken):
 
 def _gradient_and_product(f, x, t, ctx, broken):
     """``(y, gradient, H t)``: forward-over-reverse, an accumulator around a tape."""
-    with tf.autodiff.ForwardAccumulator(x, t) as acc:
-        tape, y = _reverse(f, x, ctx)
-        g = connected(tape.gradient(y, x), x, broken)
+    token = FORWARD_MODE.set(True)
+    try:
+        with tf.autodiff.ForwardAccumulator(x, t) as acc:
+            tape, y = _reverse(f, x, ctx)
+            g = connected(tape.gradient(y, x), x, broken)
+    finally:
+        FORWARD_MODE.reset(token)
     # a gradient that does not depend on x (f linear in x) has a true zero Hessian
     return y, g, connected(acc.jvp(g), g, None)
 
