@@ -80,14 +80,21 @@ FRAMEWORK_LIMITS = (
 )
 
 
-def _framework_limit(error, adapter, frameworks, f):
-    # the framework's own error may be the context of another it raised while handling it (TensorFlow's @
-    # falls back to numpy, which cannot take a traced tensor)
-    texts = [str(error)] + ([str(error.__context__)] if error.__context__ is not None else [])
+def framework_limit(error, adapter, frameworks, f):
+    """The ValueError naming a declared limit (:data:`FRAMEWORK_LIMITS`) of ``frameworks`` that ``error`` shows, or None."""
+    # the framework's own error may be in the chain of another raised while handling it (TensorFlow's @
+    # falls back to numpy, which cannot take a traced tensor), or of a refusal an inner layer made
+    texts = []
+    for _ in range(4):
+        if error is None:
+            break
+        texts.append(str(error))
+        error = error.__cause__ or error.__context__
     for framework, words, what, around in FRAMEWORK_LIMITS:
-        if framework in frameworks and any(words in text for text in texts):
+        found = [text for text in texts if words in text] if framework in frameworks else []
+        if found:
             return ValueError(f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
-                              f"support {what} ({framework}: {error}); {around}")
+                              f"support {what} ({framework}: {found[-1]}); {around}")
     return None
 
 
@@ -137,7 +144,7 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
     if not tracing:
         return None
     frameworks = {part.framework for part in tracing}
-    limit = _framework_limit(error, adapter, frameworks, f)
+    limit = framework_limit(error, adapter, frameworks, f)
     if limit is not None:
         return limit
     for part in tracing:

@@ -138,7 +138,8 @@ class TensorFlowAdapter(Adapter):
         require_scalar_output(problem, "gradient")
         b = Boundary(self, problem)
         if problem.mode("gradient") == "forward":
-            core = recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, b.vmap)
+            core = recipes.or_reverse(recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, b.vmap),
+                                      recipes.gradient(b.bound(), b.broken))
         else:
             core = recipes.gradient(b.bound(), b.broken)
         return self._unseeded(b, ("gradient", "value_and_gradient"), core)
@@ -146,7 +147,9 @@ class TensorFlowAdapter(Adapter):
     def prepare_jacobian(self, problem):
         b = Boundary(self, problem)
         if problem.mode("jacobian") == "forward":
-            core = recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, b.vmap)
+            core = recipes.or_reverse(
+                recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, b.vmap),
+                recipes.reverse_jacobian(b.bound(), b.broken))
         else:
             core = recipes.reverse_jacobian(b.bound(), b.broken)
         return self._unseeded(b, ("jacobian", "value_and_jacobian"), core)
@@ -154,7 +157,8 @@ class TensorFlowAdapter(Adapter):
     def prepare_derivative(self, problem):
         b = Boundary(self, problem)
         if problem.mode("derivative") == "forward":
-            core = recipes.derivative_forward(b.bound(), b.broken)
+            core = recipes.or_reverse(recipes.derivative_forward(b.bound(), b.broken),
+                                      recipes.reverse_jacobian(b.bound(), b.broken))
         else:
             core = recipes.reverse_jacobian(b.bound(), b.broken)
         return self._unseeded(b, ("derivative", "value_and_derivative"), core)

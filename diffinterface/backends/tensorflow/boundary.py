@@ -19,8 +19,13 @@ from tensorflow.python.framework.ops import (
 )
 
 from ...contexts import Cache
+from ...core.boundary import framework_limit
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
+
+class ForwardThroughBridgeError(UnsupportedError):
+    """A DifferentiateWith function met inside a forward-mode recipe (see :data:`FORWARD_MODE`)."""
+
 
 #: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function inside refuses,
 #: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
@@ -165,6 +170,9 @@ class Boundary:
         except UnsupportedError:  # f writing into a di.Cache: named as such
             raise
         except Exception as error:  # f's own errors are left to the eager evaluation
+            limit = framework_limit(error, adapter, {"tensorflow"}, self.f)
+            if limit is not None:  # TensorFlow's own refusal (its @ falls back to numpy, which then fails)
+                raise limit from error
             if adapter.is_traced_array_error(error) and "as a Python `bool`" not in str(error):
                 raise traced_array(self.f, self.backend, "TensorFlow tensor", error) from error
 

@@ -31,7 +31,7 @@ import tensorflow as tf
 
 from ...core.bridge import FrameworkBridge, converted_contexts, to_family
 from ...errors import UnsupportedError
-from .boundary import FORWARD_MODE
+from .boundary import FORWARD_MODE, ForwardThroughBridgeError
 
 
 class _Call:
@@ -110,12 +110,12 @@ def _hvp(x, c, v, call):
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a TensorFlow tensor ``x`` (of another framework than the inner's)."""
     if FORWARD_MODE.get():
-        raise UnsupportedError(
+        raise ForwardThroughBridgeError(
             "DifferentiateWith inside AutoTensorFlow's forward mode: TensorFlow's ForwardAccumulator does not "
-            "differentiate through the bridge's custom gradients (it would return zeros), and AutoTensorFlow "
-            "computes Hessians and hvps forward over reverse; use AutoTensorFlow(mode=\"reverse\") for first "
-            "derivatives, and for second ones SecondOrder(AutoFiniteDiff(), AutoTensorFlow(mode=\"reverse\")) or "
-            "the bridged function's own backend")
+            "differentiate through the bridge's custom gradients (it would return zeros). Gradients, "
+            "Jacobians, derivatives, Hessians and hvps go reverse (over reverse) there by themselves; for "
+            "pushforwards and second derivatives use AutoTensorFlow(mode=\"reverse\") or SecondOrder with a "
+            "reverse-mode outer")
     if isinstance(x, tf.Variable):
         x = tf.convert_to_tensor(x)
     rules = bridge.rules(x, contexts)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .boundary import FORWARD_MODE, connected
+from .boundary import FORWARD_MODE, ForwardThroughBridgeError, connected
 
 
 def _zeros(shape, dtype):
@@ -137,19 +137,49 @@ def _gradient_and_product(f, x, t, ctx, broken):
     return y, g, connected(acc.jvp(g), g, None)
 
 
+def _reverse_over_reverse(f, x, seeds, ctx, broken):
+    """``(y, gradient, [H t for t in seeds])``: a persistent tape around a tape, for f whose custom gradients
+    TensorFlow's forward mode cannot see (a DifferentiateWith inside); one product per seed."""
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        tape, y = _reverse(f, x, ctx)
+        g = connected(tape.gradient(y, x), x, broken)
+    return y, g, [connected(outer.gradient(g, x, output_gradients=tf.cast(t, x.dtype)), g, None) for t in seeds]
+
+
+def or_reverse(forward, reverse):
+    """``forward``, or ``reverse`` where f holds a DifferentiateWith that refuses forward mode (decided while
+    tracing, at preparation for a traced function)."""
+    def core(*args):
+        try:
+            return forward(*args)
+        except ForwardThroughBridgeError:
+            return reverse(*args)
+    return core
+
+
 def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
     """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
     if k == 1 and not stacked:
         def core(x, seed, *ctx):
             return _gradient_and_product(f, x, tf.cast(seed, x.dtype), ctx, broken)
-        return core
+
+        def reverse(x, seed, *ctx):
+            y, g, (product,) = _reverse_over_reverse(f, x, (seed,), ctx, broken)
+            return y, g, product
+
+        return or_reverse(core, reverse)
 
     def core(x, seeds, *ctx):
         seeds = seeds if stacked else _seeds(seeds, x)
         ys, gs, hvs = vmap(lambda t: _gradient_and_product(f, x, t, ctx, broken), seeds)
         return ys[0], gs[0], hvs if stacked else tuple(tf.unstack(hvs))
 
-    return core
+    def reverse_batch(x, seeds, *ctx):
+        y, g, products = _reverse_over_reverse(f, x, tf.unstack(seeds) if stacked else seeds, ctx, broken)
+        return y, g, tf.stack(products) if stacked else tuple(products)
+
+    return or_reverse(core, reverse_batch)
 
 
 def hessian(f, x_shape, broken, vmap=tf.vectorized_map):
