@@ -27,6 +27,14 @@ class ForwardThroughBridgeError(UnsupportedError):
     """A DifferentiateWith function met inside a forward-mode recipe (see :data:`FORWARD_MODE`)."""
 
 
+class ValuesNeededError(UnsupportedError):
+    """A DifferentiateWith function first met in the value-free trace of :meth:`Boundary.check_no_value_taken_out`:
+    it would prepare its inner operators at an invented point (zeros), so the check leaves it to the eager call."""
+
+
+#: True while :meth:`Boundary.check_no_value_taken_out` traces f without values
+CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_value_check",
+                                                                                default=False)
 #: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function inside refuses,
 #: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
 FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_forward_mode", default=False)
@@ -164,9 +172,12 @@ class Boundary:
         f = self.bound()
         spec = tf.TensorSpec(self.problem.x_shape, self.dtype)
         ctx = self.problem.ctx
+        token = CHECKING_WITHOUT_VALUES.set(True)
         try:
             with promoting():
                 tf.function(lambda x: f(x, *ctx), autograph=False).get_concrete_function(spec)
+        except ValuesNeededError:  # a DifferentiateWith inside, not met yet: prepared at the eager call's values
+            return
         except UnsupportedError:  # f writing into a di.Cache: named as such
             raise
         except Exception as error:  # f's own errors are left to the eager evaluation
@@ -175,6 +186,8 @@ class Boundary:
                 raise limit from error
             if adapter.is_traced_array_error(error) and "as a Python `bool`" not in str(error):
                 raise traced_array(self.f, self.backend, "TensorFlow tensor", error) from error
+        finally:
+            CHECKING_WITHOUT_VALUES.reset(token)
 
     def example(self, with_seeds=False):
         """The prepared arguments as tensors, for tracing: ``(x, [seeds,] *ctx)``."""

@@ -31,7 +31,7 @@ import tensorflow as tf
 
 from ...core.bridge import FrameworkBridge, converted_contexts, to_family
 from ...errors import UnsupportedError
-from .boundary import FORWARD_MODE, ForwardThroughBridgeError
+from .boundary import CHECKING_WITHOUT_VALUES, FORWARD_MODE, ForwardThroughBridgeError, ValuesNeededError
 
 
 class _Call:
@@ -118,6 +118,8 @@ def call(bridge, x, contexts):
             "reverse-mode outer")
     if isinstance(x, tf.Variable):
         x = tf.convert_to_tensor(x)
+    if CHECKING_WITHOUT_VALUES.get() and tf.is_symbolic_tensor(x) and not bridge.has_rules(x, contexts):
+        raise ValuesNeededError("DifferentiateWith: the rules are prepared at the values of the eager call")
     rules = bridge.rules(x, contexts)
     return _value(x, _Call(bridge, rules, contexts))
 

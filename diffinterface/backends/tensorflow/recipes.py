@@ -46,20 +46,51 @@ def _seeds(seeds, like):
     return tf.stack([tf.cast(s, like.dtype) for s in seeds])
 
 
+def or_reverse(forward, reverse):
+    """``forward``, or ``reverse`` where f holds a DifferentiateWith that refuses forward mode (decided while
+    tracing, at preparation for a traced function)."""
+    def core(*args):
+        try:
+            return forward(*args)
+        except ForwardThroughBridgeError:
+            return reverse(*args)
+    return core
+
+
+def _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken):
+    """``(y, [J t for t in seeds])`` from the reverse Jacobian (one pullback per output), for f whose custom
+    gradients forward mode cannot see; the pullbacks are not differentiated again, so a bridged first
+    derivative (SecondOrder) needs no third derivatives."""
+    tape, y = _reverse(f, x, ctx)
+    jacobian = tape.jacobian(y, x)
+    if jacobian is None:  # y does not depend on x
+        return y, [connected(None, tf.zeros_like(y), broken) for _ in seeds]
+    return y, [tf.tensordot(jacobian, tf.cast(t, x.dtype), axes=len(x.shape)) for t in seeds]
+
+
 def pushforwards(f, k, broken, vmap=tf.vectorized_map):
     """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
     one tangent and one jvp themselves, not in tuples)."""
     if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
         def core(x, seed, *ctx):
             return _jvp(f, x, tf.cast(seed, x.dtype), ctx, broken)
-        return core
+
+        def reverse(x, seed, *ctx):
+            y, (product,) = _jvps_by_reverse_jacobian(f, x, (seed,), ctx, broken)
+            return y, product
+
+        return or_reverse(core, reverse)
 
     def core(x, seeds, *ctx):
         # f does not depend on the tangent: pfor computes it once, and broadcasts it
         ys, ds = vmap(lambda t: _jvp(f, x, t, ctx, broken), _seeds(seeds, x))
         return ys[0], tuple(tf.unstack(ds))
 
-    return core
+    def reverse_batch(x, seeds, *ctx):
+        y, products = _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken)
+        return y, tuple(products)
+
+    return or_reverse(core, reverse_batch)
 
 
 def pullbacks(f, k, broken):
@@ -145,17 +176,6 @@ def _reverse_over_reverse(f, x, seeds, ctx, broken):
         tape, y = _reverse(f, x, ctx)
         g = connected(tape.gradient(y, x), x, broken)
     return y, g, [connected(outer.gradient(g, x, output_gradients=tf.cast(t, x.dtype)), g, None) for t in seeds]
-
-
-def or_reverse(forward, reverse):
-    """``forward``, or ``reverse`` where f holds a DifferentiateWith that refuses forward mode (decided while
-    tracing, at preparation for a traced function)."""
-    def core(*args):
-        try:
-            return forward(*args)
-        except ForwardThroughBridgeError:
-            return reverse(*args)
-    return core
 
 
 def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):

@@ -91,6 +91,10 @@ class Bridge:
                         else c for c in contexts))
         return rules
 
+    def has_rules(self, x, contexts):
+        """True when the rules for ``x``'s signature are built already (nothing is prepared)."""
+        return (shape_of(x), dtype_name(x), context_signature(contexts)) in self._rules
+
     def _reference(self, x):
         try:
             return to_family(x, self.family)
