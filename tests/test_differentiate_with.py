@@ -13,6 +13,7 @@ import pytest
 
 import diffinterface as di
 from diffinterface.families import dtype_name, family_of
+from diffinterface.core import get_adapter
 from diffinterface.testing import BACKENDS, default_tolerances, second_order_scenarios, test_differentiation
 
 #: one inner backend per framework (and finite differences for numpy-only code)

@@ -241,3 +241,40 @@ def test_a_tensorflow_function_inside_jax_jit_grad_and_torch_autograd():
     xt = torch.tensor(X, requires_grad=True)
     (3.0 * h(xt)).backward()
     np.testing.assert_allclose(xt.grad.numpy(), 3 * _gradient(X), rtol=1e-12)
+
+
+def _bridged_sin_x_x():
+    def u(x):
+        xp = di.array_namespace(x)
+        return xp.sin(x) * x
+
+    return di.DifferentiateWith(u, di.AutoAutograd())
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "eager"])
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_every_operator_through_a_differentiate_with_inside_tensorflow(backend, jit):
+    # TensorFlow's forward mode does not see custom gradients: each operator must still give the right values
+    # (reverse mode where a bridged function is met), never zeros
+    backend = di.AutoTensorFlow(mode=backend.mode, jit=jit)
+    g = _bridged_sin_x_x()
+
+    def loss(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.cos(g(x)))
+
+    x, t, s = X, np.array([1.0, -2.0, 0.5]), np.array(0.4)
+    gx, dg, d2g = np.sin(x) * x, np.cos(x) * x + np.sin(x), 2 * np.cos(x) - np.sin(x) * x
+    hessian = np.diag(-np.cos(gx) * dg**2 - np.sin(gx) * d2g)
+    expected = {
+        "gradient": (lambda: di.gradient(loss, backend, x), -np.sin(gx) * dg),
+        "hessian": (lambda: di.hessian(loss, backend, x), hessian),
+        "hvp": (lambda: di.hvp(loss, backend, x, (t,))[0], hessian @ t),
+        "jacobian": (lambda: di.jacobian(g, backend, x), np.diag(dg)),
+        "pushforward": (lambda: di.pushforward(g, backend, x, (t,))[0], dg * t),
+        "pullback": (lambda: di.pullback(g, backend, x, (t,))[0], dg * t),
+        "derivative": (lambda: di.derivative(g, backend, s), np.cos(s) * s + np.sin(s)),
+        "second_derivative": (lambda: di.second_derivative(g, backend, s), 2 * np.cos(s) - np.sin(s) * s),
+    }
+    for name, (call, value) in expected.items():
+        np.testing.assert_allclose(call(), value, rtol=1e-10, atol=1e-12, err_msg=name)

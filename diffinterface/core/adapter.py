@@ -146,10 +146,6 @@ class Adapter:
     #: forward pass, so an unprepared call evaluates f once, as the native recipe does. The core keeps
     #: it so; a pytree output is then learned on the first call that meets it (core/call.py).
     output_from_each_call: frozenset = frozenset()
-    #: False when the backend's forward mode cannot differentiate a DifferentiateWith function inside f:
-    #: forward-mode operators (and second order, where it is forward over reverse) then raise
-    #: UnsupportedError naming mode="reverse" (TensorFlow's ForwardAccumulator and custom gradients).
-    forward_through_bridges = True
     #: True for a wrapper whose ``prepare_call(call, strict, one_off)`` returns the whole
     #: :class:`~diffinterface.core.preparation.Preparation` itself, made through other backends (AutoSelect).
     prepares_calls = False

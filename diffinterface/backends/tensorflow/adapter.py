@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from . import recipes
-from .boundary import Boundary, as_output, connected, promoting
+from .boundary import Boundary, as_output, connected, forward_mode, promoting
 
 #: fragments of TensorFlow's messages when f converts the tensor it is differentiated at (TensorFlow 2.21)
 _TRACED_ARRAY_MESSAGES = (
@@ -29,8 +29,6 @@ class TensorFlowAdapter(Adapter):
     traced_array_name = "TensorFlow tensor"
     # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
     writes_cache = False
-    # ForwardAccumulator does not see a DifferentiateWith's custom gradients: differentiate_with.py refuses
-    forward_through_bridges = False
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -198,8 +196,11 @@ class TensorFlowAdapter(Adapter):
         f, broken = b.bound(), b.broken
 
         def value_and_derivative(x, *ctx):
-            with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+            with forward_mode(), tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
                 y = as_output(f(x, *ctx), x)
             return y, connected(acc.jvp(y), y, broken)
 
-        return value_and_derivative
+        def by_reverse(x, *ctx):  # f holds a DifferentiateWith, whose custom gradients forward mode cannot see
+            return recipes.derivative_by_outputs(lambda z, *c: as_output(f(z, *c), z), x, ctx, broken)
+
+        return recipes.or_reverse(value_and_derivative, by_reverse)

@@ -39,6 +39,16 @@ CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar("
 #: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
 FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_forward_mode", default=False)
 
+
+@contextlib.contextmanager
+def forward_mode():
+    """Marks a forward-mode recipe running f (:data:`FORWARD_MODE`)."""
+    token = FORWARD_MODE.set(True)
+    try:
+        yield
+    finally:
+        FORWARD_MODE.reset(token)
+
 _OFF = _PromoMode.OFF
 
 

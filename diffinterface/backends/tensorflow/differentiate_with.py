@@ -112,10 +112,9 @@ def call(bridge, x, contexts):
     if FORWARD_MODE.get():
         raise ForwardThroughBridgeError(
             "DifferentiateWith inside AutoTensorFlow's forward mode: TensorFlow's ForwardAccumulator does not "
-            "differentiate through the bridge's custom gradients (it would return zeros). Gradients, "
-            "Jacobians, derivatives, Hessians and hvps go reverse (over reverse) there by themselves; for "
-            "pushforwards and second derivatives use AutoTensorFlow(mode=\"reverse\") or SecondOrder with a "
-            "reverse-mode outer")
+            "differentiate through the bridge's custom gradients (it would return zeros); AutoTensorFlow's "
+            "operators go reverse there by themselves. Differentiate f with tf.GradientTape instead of "
+            "tf.autodiff.ForwardAccumulator")
     if isinstance(x, tf.Variable):
         x = tf.convert_to_tensor(x)
     if CHECKING_WITHOUT_VALUES.get() and tf.is_symbolic_tensor(x) and not bridge.has_rules(x, contexts):

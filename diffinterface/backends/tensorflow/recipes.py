@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .boundary import FORWARD_MODE, ForwardThroughBridgeError, connected
+from .boundary import ForwardThroughBridgeError, connected, forward_mode
 
 
 def _zeros(shape, dtype):
@@ -32,12 +32,8 @@ def _reverse(f, x, ctx):
 
 
 def _jvp(f, x, t, ctx, broken):
-    token = FORWARD_MODE.set(True)
-    try:
-        with tf.autodiff.ForwardAccumulator(x, t) as acc:
-            y = f(x, *ctx)
-    finally:
-        FORWARD_MODE.reset(token)
+    with forward_mode(), tf.autodiff.ForwardAccumulator(x, t) as acc:
+        y = f(x, *ctx)
     return y, connected(acc.jvp(y), y, broken)
 
 
@@ -157,13 +153,9 @@ def derivative_forward(f, broken):
 
 def _gradient_and_product(f, x, t, ctx, broken):
     """``(y, gradient, H t)``: forward-over-reverse, an accumulator around a tape."""
-    token = FORWARD_MODE.set(True)
-    try:
-        with tf.autodiff.ForwardAccumulator(x, t) as acc:
-            tape, y = _reverse(f, x, ctx)
-            g = connected(tape.gradient(y, x), x, broken)
-    finally:
-        FORWARD_MODE.reset(token)
+    with forward_mode(), tf.autodiff.ForwardAccumulator(x, t) as acc:
+        tape, y = _reverse(f, x, ctx)
+        g = connected(tape.gradient(y, x), x, broken)
     # a gradient that does not depend on x (f linear in x) has a true zero Hessian
     return y, g, connected(acc.jvp(g), g, None)
 
@@ -217,11 +209,40 @@ def hessian(f, x_shape, broken, vmap=tf.vectorized_map):
     return core
 
 
+def _outputs(y):
+    """The entries of ``y``, one tensor each (taken while the tape that differentiates them records)."""
+    return tf.unstack(tf.reshape(y, (-1,)))
+
+
+def _per_output(tape, outputs, like, x, broken):
+    """dy/dx at a scalar x shaped like ``like`` (y), one gradient per entry of y: unlike the vectorized
+    ``tape.jacobian``, a tape around it differentiates it again."""
+    return tf.reshape(tf.stack([connected(tape.gradient(out, x), x, broken) for out in outputs]), tf.shape(like))
+
+
+def derivative_by_outputs(f, x, ctx, broken):
+    """``(y, dy/dx)`` at a scalar x by reverse mode (see :func:`_per_output`)."""
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = f(x, *ctx)
+        outputs = _outputs(y)
+    return y, _per_output(tape, outputs, y, x, broken)
+
+
 def second_derivative(f, broken):
-    """``core(x) -> (y, d, d2)`` at a scalar x: two nested accumulators (forward over forward)."""
+    """``core(x) -> (y, d, d2)`` at a scalar x: two nested accumulators (forward over forward); two nested tapes
+    where f holds a DifferentiateWith, whose custom gradients forward mode cannot see."""
     def core(x, *ctx):
         one = tf.ones_like(x)
         with tf.autodiff.ForwardAccumulator(x, one) as outer:
             y, d = _jvp(f, x, one, ctx, broken)
         return y, d, connected(outer.jvp(d), d, None)
-    return core
+
+    def reverse(x, *ctx):
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(x)
+            y, d = derivative_by_outputs(f, x, ctx, broken)
+            firsts = _outputs(d)
+        return y, d, _per_output(outer, firsts, d, x, None)
+
+    return or_reverse(core, reverse)
