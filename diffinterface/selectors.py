@@ -252,14 +252,30 @@ class SecondOrder(AbstractBackend, Frozen):
 class AutoTensorFlow(AbstractBackend, Frozen):
     """TensorFlow: ``tf.GradientTape`` (reverse) and ``tf.autodiff.ForwardAccumulator`` (forward).
 
-    ``mode=None`` picks per operator (reverse for gradients, forward for
-    derivatives, by shape for jacobians). ``jit=True`` traces every prepared
-    operator into one ``tf.function`` at preparation, for x's shape and dtype;
-    ``jit=False`` runs eagerly (f may then branch on x's values in Python).
+    Takes numpy arrays and TensorFlow tensors (results in x's family and
+    dtype); ``f`` should use ``di.array_namespace(x)``. Needs
+    ``pip install "diffinterface[tensorflow]"``.
 
-        >>> import diffinterface as di
-        >>> di.AutoTensorFlow(mode="forward")
-        AutoTensorFlow(mode='forward', jit=True)
+    Parameters
+    ----------
+    mode : {None, "forward", "reverse"}, default None
+        ``None`` picks per operator (reverse for gradients, forward for
+        derivatives, by shape for jacobians); Hessians are forward over
+        reverse. Where f holds a ``DifferentiateWith`` function, whose custom
+        gradients TensorFlow's forward mode cannot see, every operator goes
+        reverse.
+    jit : bool, default True
+        ``True`` traces every prepared operator into one ``tf.function`` at
+        preparation, for x's shape and dtype; ``False`` runs eagerly (f may
+        then branch on x's values in Python).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: di.array_namespace(x).sum(x ** 3), di.AutoTensorFlow(), np.array([1.0, 2.0]))
+    array([ 3., 12.])
+    >>> di.AutoTensorFlow(mode="forward")
+    AutoTensorFlow(mode='forward', jit=True)
     """
 
     mode: Optional[str] = None

@@ -183,6 +183,10 @@ class Family:
         """The numpy integer array ``indices`` in this family on ``like``'s device, for indexing its arrays."""
         return self.from_numpy(indices, like)
 
+    def flat_take(self, a, indices):
+        """The entries of ``a``, flattened, at ``indices`` (an :meth:`index_array`)."""
+        return a.reshape(-1)[indices]
+
     def compiled(self, fn, like):
         """``fn`` (arrays of this family in and out) compiled where the family compiles; ``fn`` itself otherwise."""
         return fn

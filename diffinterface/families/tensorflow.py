@@ -117,6 +117,12 @@ class TensorFlowFamily(Family):
 
         return tf.convert_to_tensor(np.asarray(indices, dtype=np.int64))
 
+    def flat_take(self, a, indices):
+        import tensorflow as tf
+
+        # tf tensors have no reshape method nor integer-array indexing
+        return tf.gather(tf.reshape(a, (-1,)), indices)
+
     def sparse_builder(self, rows, cols, shape, like):
         import tensorflow as tf
 

@@ -33,19 +33,17 @@ def decompressor(compression, family, like, dense_shape=None):
         ravel = arrays.ravel
         flat = lambda products: ravel(products, dtype_name(products[0]))  # noqa: E731
     else:
-        stack, xp = arrays.stack, arrays.namespace()
-        # through the namespace: a family's arrays may have no reshape method (TensorFlow's tensors)
-        flat = lambda products: xp.reshape(stack(products), (-1,))  # noqa: E731
+        stack = arrays.stack
+        flat = lambda products: stack(products)  # noqa: E731 - the family's flat_take flattens it
     build = (arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like) if dense_shape is None
              else arrays.dense_builder(compression.rows, compression.cols, compression.shape, dense_shape, like))
     if compression.solve is not None:  # substitution, on the host
         solve, to_numpy, from_numpy = compression.solve, arrays.to_numpy, arrays.from_numpy
-        return lambda products: build(from_numpy(solve(to_numpy(flat(products))), like))
-    gather, xp = arrays.index_array(compression.gather, like), arrays.namespace()
-    # xp.take, not flat[gather]: integer-array indexing is not in every family (TensorFlow's tensors)
+        return lambda products: build(from_numpy(solve(to_numpy(flat(products)).reshape(-1)), like))
+    gather, take = arrays.index_array(compression.gather, like), arrays.flat_take
     if dense_shape is not None:
-        return arrays.compiled(lambda products: build(xp.take(flat(products), gather)), like)
-    gather_data = arrays.compiled(lambda products: xp.take(flat(products), gather), like)
+        return arrays.compiled(lambda products: build(take(flat(products), gather)), like)
+    gather_data = arrays.compiled(lambda products: take(flat(products), gather), like)
     return lambda products: build(gather_data(products))
 
 
