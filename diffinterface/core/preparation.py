@@ -125,7 +125,9 @@ class Preparation:
         return self.op.name
 
     def __repr__(self):
-        return f"<{self.op.name} preparation for {self.backend!r}{'' if self.strict else ' (strict=False)'}>"
+        size = getattr(self.plan.impl, "batch_size", None)  # seeds per vectorized pass of its sweeps
+        return (f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
+                f"{'' if self.strict else ' (strict=False)'}>")
 
     def check(self, call):
         """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""

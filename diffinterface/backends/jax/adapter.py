@@ -32,6 +32,8 @@ from .calls import (
     _x64_scope,
     _x_guarded,
 )
+from ...core.batching import record
+from .batching import sweep_batch
 from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
 from .transforms import (
@@ -146,6 +148,8 @@ def _cache_checked(fn, problem, backend):
 
 class JAXAdapter(JAXSecondOrder, Adapter):
     mode = "both"
+    #: sweeps run in batches of the selector's batch_size inside one compiled function (batching.py)
+    bounds_sweeps = True
     families = ("numpy", "jax")
     framework = "jax"
     traced_array_name = "JAX tracer"
@@ -270,27 +274,30 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
     def prepare_pushforward(self, problem):
         f, k = problem.f, len(problem.tangents)
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, k, "forward")
+        return record(self._impl(
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat),
-                "value_and_pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat),
+                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat, bound),
+                "value_and_pushforward":
+                    lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat, bound),
             },
             batched=True,
-        )
+        ), chosen)
 
     def prepare_pullback(self, problem):
         f, k = problem.f, len(problem.tangents)
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, k, "reverse")
+        return record(self._impl(
             problem,
             ("pullback", k),
             {
-                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat),
-                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat),
+                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat, bound),
+                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat, bound),
             },
             batched=True,
-        )
+        ), chosen)
 
     # -- first-order overrides ------------------------------------------------------------------
 
@@ -319,13 +326,14 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
     def prepare_jacobian(self, problem):
         mode = problem.mode("jacobian")
-        transform, f = _jacobian_transform(mode), problem.f
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, problem.x_size if mode == "forward" else problem.spec.size, mode)
+        transform, f = _jacobian_transform(mode, bound), problem.f
+        return record(self._impl(
             problem,
             ("jacobian", mode),
             {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
             {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
-        )
+        ), chosen)
 
     # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
 
