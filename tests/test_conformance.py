@@ -26,3 +26,7 @@ def test_empty_arrays(di_edge_case):
 
 def test_bad_inputs(di_bad_input_case):
     di_bad_input_case.check()
+
+
+def test_batch_sizes(di_batch_case):
+    di_batch_case.check()

@@ -14,7 +14,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_second_order_case`` (over :func:`second_order_scenarios`),
   ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...),
   ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs),
-  ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors).
+  ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
+  ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``).
 
 A third party checks its backend with::
 
@@ -34,6 +35,7 @@ import pytest
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
 from .bad_inputs import bad_input_cases
+from .batch_scenarios import batch_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
 from .edge_scenarios import edge_scenarios
@@ -138,3 +140,5 @@ def pytest_generate_tests(metafunc):
         backends = selected_backends(config)
         cases = bad_input_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
         metafunc.parametrize("di_bad_input_case", [pytest.param(c, id=c.id) for c in cases])
+    if "di_batch_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_batch_case", [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))])
