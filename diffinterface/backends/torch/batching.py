@@ -3,8 +3,8 @@ batch whose working memory, estimated from one evaluation of f at preparation, f
 
 The choice itself is :func:`diffinterface.core.batching.choose_batch_size`'s;
 this module only estimates one seed's bytes: f is evaluated once, without
-recording, while a dispatch mode adds up the bytes of every tensor its
-operations create (more than f's peak, which frees some of them as it goes).
+recording, while a ``TorchFunctionMode`` adds up the bytes of every tensor
+its torch functions return (more than f's peak, which frees some of them as it goes).
 One seed of a ``vmap(jvp)`` or of a batched backward pass creates about one
 tangent or cotangent per such tensor, and as many temporaries for the
 product rules: twice that sum. Only where the choice needs it (see
@@ -14,7 +14,7 @@ product rules: twice that sum. Only where the choice needs it (see
 from __future__ import annotations
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from ...core.batching import choose_batch_size
@@ -24,14 +24,15 @@ from .boundary import _contexts
 _SEED_TO_EVALUATION = 2
 
 
-class _CountingBytes(TorchDispatchMode):
-    """Adds up the bytes of every tensor the operations run under it return."""
+class _CountingBytes(TorchFunctionMode):
+    """Adds up the bytes of every tensor the torch functions run under it return (a Python-level mode:
+    its first use costs nothing more, where a dispatch mode's costs seconds)."""
 
     def __init__(self):
         super().__init__()
         self.bytes = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
