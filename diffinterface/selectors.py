@@ -34,7 +34,7 @@ def _check_batch_fields(selector):
     """
     name = type(selector).__name__
     size = selector.batch_size
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+    if size is not None and (isinstance(size, bool) or not hasattr(type(size), "__index__")):  # NumPy ints too
         raise TypeError(
             f"{name}(batch_size=...) expected a positive int (seeds per vectorized pass) or None (chosen from "
             f"memory_budget); got {size!r}"
@@ -45,7 +45,7 @@ def _check_batch_fields(selector):
             f"memory_budget); got {size!r}"
         )
     budget = selector.memory_budget
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+    if budget is not None and (isinstance(budget, bool) or not hasattr(type(budget), "__index__")):
         raise TypeError(
             f"{name}(memory_budget=...) expected a positive int, in bytes (256 * 2**20 for 256 MiB), or None "
             f"(the default budget); got {budget!r}"
