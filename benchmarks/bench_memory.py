@@ -103,7 +103,7 @@ def run_fresh(framework, n, m, batch_size=None, budget=None):
     """:func:`child` in a fresh interpreter; its JSON row (or the error it died of)."""
     command = [sys.executable, "-m", "benchmarks.bench_memory", "--child", framework, str(n), str(m),
                str(batch_size), str(budget)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     if done.returncode != 0:
         return {"framework": framework, "n": n, "m": m, "batch_size": batch_size, "memory_budget": budget,

@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from diffinterface.core.batching import DEFAULT_MEMORY_BUDGET, WHOLE_SWEEP_SEEDS, choose_batch_size, cut
+from diffinterface.core.batching import (
+    DEFAULT_MEMORY_BUDGET,
+    WHOLE_SWEEP_SEEDS,
+    choose_batch_size,
+    cut,
+)
 from diffinterface.testing.counting import CountingFunction
 
 BATCHED_SELECTORS = (di.AutoJAX, di.AutoTorch, di.AutoFiniteDiff)
@@ -119,7 +124,7 @@ def test_the_jax_sweep_is_compiled_once_with_its_last_partial_batch():
 @pytest.mark.parametrize("backend", [di.AutoTorch(mode="reverse", batch_size=3), di.AutoTorch(batch_size=3),
                                      di.AutoJAX(mode="reverse", batch_size=3)], ids=repr)
 def test_second_order_sweeps_in_batches(backend):
-    f = lambda x: (di.array_namespace(x).sin(x) ** 2).sum() * x[0]  # noqa: E731
+    f = lambda x: (di.array_namespace(x).sin(x) ** 2).sum() * x[0]
     x = np.linspace(0.2, 1.2, 8)
     prep = di.prepare_hessian(f, backend, x)
     h = di.hessian(f, backend, x, prep=prep)
@@ -131,7 +136,7 @@ def test_second_order_sweeps_in_batches(backend):
 def test_second_order_finite_differences_over_a_batched_jax_gradient():
     import jax.numpy as jnp
 
-    f = lambda x: jnp.sum(jnp.sin(x) ** 2)  # noqa: E731
+    f = lambda x: jnp.sum(jnp.sin(x) ** 2)
     x = np.linspace(0.1, 0.9, 9)
     batched = di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX(batch_size=4))
     whole = di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())
@@ -148,7 +153,7 @@ def test_a_backend_without_sweeps_reports_no_batch_size():
 
 
 def test_finite_differences_and_autograd_sweep_one_seed_at_a_time():
-    f = lambda x: di.array_namespace(x).sin(x) * x.sum()  # noqa: E731
+    f = lambda x: di.array_namespace(x).sin(x) * x.sum()
     x = np.linspace(0.1, 1.0, 5)
     assert di.batch_size(di.prepare_jacobian(f, di.AutoFiniteDiff(batch_size=3), x)) == 1
     assert di.batch_size(di.prepare_jacobian(f, di.AutoAutograd(), x)) == 1

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy"]
+PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy", "scale"]
 
 
 def python_blocks(page):

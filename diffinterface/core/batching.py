@@ -33,7 +33,7 @@ The batch size decided is recorded on the prepared implementation
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 #: The working memory an automatic batch aims under when the selector names no ``memory_budget``:
 #: small beside a laptop's memory and a 16 GiB GPU's, large enough that the batches of a sweep
@@ -51,7 +51,7 @@ def requested(backend):
     return getattr(backend, "batch_size", None), getattr(backend, "memory_budget", None)
 
 
-def choose_batch_size(backend, n: int, seed_bytes: Callable[[], Optional[int]]) -> int:
+def choose_batch_size(backend, n: int, seed_bytes: Callable[[], int | None]) -> int:
     """The number of seeds one vectorized pass of a sweep over ``n`` seeds takes (at least 1, at most ``n``).
 
     ``seed_bytes()`` is the backend's estimate of the working memory one seed

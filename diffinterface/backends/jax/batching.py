@@ -27,10 +27,10 @@ def _one_seed_bytes(f, x, ctx, mode, wide):
 
     def estimate():
         def product(z, seed):
-            g = lambda v: f(v, *ctx)  # noqa: E731
+            g = lambda v: f(v, *ctx)
             if mode == "forward":
                 return jax.jvp(g, (z,), (seed,))[1]
-            y, vjp = jax.vjp(g, z)
+            _y, vjp = jax.vjp(g, z)
             return vjp(seed)[0]
 
         try:
