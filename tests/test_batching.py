@@ -157,3 +157,21 @@ def test_finite_differences_and_autograd_sweep_one_seed_at_a_time():
     x = np.linspace(0.1, 1.0, 5)
     assert di.batch_size(di.prepare_jacobian(f, di.AutoFiniteDiff(batch_size=3), x)) == 1
     assert di.batch_size(di.prepare_jacobian(f, di.AutoAutograd(), x)) == 1
+
+
+def test_an_unprepared_call_spends_no_evaluation_on_an_estimate():
+    import torch
+
+    f = CountingFunction(lambda x: torch.sin(x) * x.sum())
+    x = np.linspace(0.1, 1.0, 100)  # more seeds than a sweep runs whole without an estimate
+    counts = []
+    for backend in (di.AutoTorch(mode="forward"), di.AutoTorch(mode="forward", batch_size=100)):
+        f.take()
+        di.jacobian(f, backend, x)
+        counts.append(f.take())
+    assert counts[0] == counts[1]
+    f.take()
+    di.prepare_jacobian(f, di.AutoTorch(mode="forward"), x)  # a preparation estimates: one evaluation more
+    prepared = f.take()
+    di.prepare_jacobian(f, di.AutoTorch(mode="forward", batch_size=100), x)
+    assert prepared == f.take() + 1

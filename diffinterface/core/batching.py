@@ -16,8 +16,8 @@ The choice, from the selector's ``batch_size`` and ``memory_budget``:
   :data:`WHOLE_SWEEP_SEEDS` seeds: the largest batch whose estimated working
   memory (the backend's estimate of one seed's bytes, times the batch) fits
   ``memory_budget`` bytes (:data:`DEFAULT_MEMORY_BUDGET` when None);
-- else the whole sweep at once: a small sweep spends no preparation time on
-  an estimate.
+- else the whole sweep at once: a small sweep (or an unprepared call) spends
+  no time on an estimate.
 
 The batch size decided is recorded on the prepared implementation
 (:func:`record`) and read back by :func:`batch_size` (``di.batch_size(prep)``).
@@ -51,12 +51,14 @@ def requested(backend):
     return getattr(backend, "batch_size", None), getattr(backend, "memory_budget", None)
 
 
-def choose_batch_size(backend, n: int, seed_bytes: Callable[[], int | None]) -> int:
+def choose_batch_size(backend, n: int, seed_bytes: Callable[[], int | None], one_off: bool = False) -> int:
     """The number of seeds one vectorized pass of a sweep over ``n`` seeds takes (at least 1, at most ``n``).
 
     ``seed_bytes()`` is the backend's estimate of the working memory one seed
     adds to a batch, in bytes (None: unknown, the sweep runs whole); it is
-    only called when the choice needs it.
+    only called when the choice needs it. An unprepared call (``one_off``)
+    estimates nothing unless ``memory_budget`` is given: it runs as the
+    framework's own transform would, spending no evaluation on an estimate.
 
     Examples
     --------
@@ -70,7 +72,7 @@ def choose_batch_size(backend, n: int, seed_bytes: Callable[[], int | None]) -> 
     n = max(int(n), 1)
     if size is not None:
         return min(size, n)
-    if budget is None and n <= WHOLE_SWEEP_SEEDS:
+    if budget is None and (n <= WHOLE_SWEEP_SEEDS or one_off):
         return n
     per_seed = seed_bytes()
     if not per_seed:

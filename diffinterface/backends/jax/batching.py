@@ -57,6 +57,6 @@ def sweep_batch(adapter, problem, n, mode, f=None):
     (JAX's own ``vmap``, unchanged)."""
     f = problem.f if f is None else f
     chosen = choose_batch_size(
-        adapter.backend, n, _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem))
+        adapter.backend, n, _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem)), problem.one_off
     )
     return (chosen if chosen < n else None), chosen
