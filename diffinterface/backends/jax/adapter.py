@@ -343,7 +343,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
         if not can_fuse(self, problem):
             return None
-        return fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler)
+        mode = "forward" if compression.kind == "columns" else "reverse"
+        bound = sweep_batch(self, problem, len(seed_matrix), mode)[0]  # the colors, in batches
+        return fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler, bound)
 
     def sparse_hessian(self, problem, compression, seed_matrix, dense_shape, assembler):
         """``(hessian, value_gradient_and_hessian)`` compiled whole (``sparse.py``), or None."""
@@ -352,4 +354,5 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if not can_fuse(self, problem):
             return None
         value_and_gradient = self.differentiable_value_and_gradient(problem)
-        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler)
+        bound = sweep_batch(self, problem, len(seed_matrix), "forward", lambda x, *ctx: value_and_gradient(x, *ctx)[1])[0]
+        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, bound)
