@@ -27,6 +27,7 @@ from diffinterface.testing import (
     test_differentiation,
 )
 from diffinterface.testing.pytest_plugin import select_backends
+from diffinterface.testing.batch_scenarios import batch_cases
 
 # -- a test double: complex-step differences with a deliberate relative error -------------------------------
 
@@ -481,7 +482,8 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     excluded = sum(case.excluded is not None for case in cases)  # the Cache writers (writes_cache is False)
     assert done.returncode == 0, done.stdout[-3000:]
     fuzzed = 1  # the fuzz suite's test for the backend (diffinterface/testing/fuzz/test_fuzz_kit.py)
-    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"])) + fuzzed
+    batched = len(batch_cases({"finitediff-complex": BACKENDS["finitediff-complex"]}))  # batch_scenarios.py
+    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"])) + fuzzed + batched
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 
 
