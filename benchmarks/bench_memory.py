@@ -9,9 +9,11 @@ columns, and each column's tangent holds an n x m intermediate, so a sweep
 of all n at once needs n * n * m * 8 bytes (16 GiB at n = 1024, m = 2048).
 
 Each configuration runs in a fresh Python process (``--child``): it
-prepares the Jacobian, calls it twice, and reports its peak resident set
-size (``ru_maxrss``: the process's high-water mark, XLA's and torch's
-allocators included) with the time of the second call. The baseline is the
+prepares the Jacobian, calls it (JAX: twice, the second timed), and reports
+its peak resident set size (``ru_maxrss``: the process's high-water mark,
+XLA's and torch's allocators included) with the time of the call. torch's
+processes run with ``MALLOC_MMAP_THRESHOLD_`` fixed (see
+:data:`TORCH_MMAP_THRESHOLD`). The baseline is the
 same process's peak after importing the framework and building x.
 
 Written: ``benchmarks/results/memory.json`` and ``memory.md``; with
@@ -26,6 +28,7 @@ interleaved, medians.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import resource
@@ -38,6 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 MIB = 2**20
+#: torch on CPU allocates with glibc's malloc, whose mmap threshold rises to the size of the last large
+#: block freed: the batches' 16 MiB tangents then come from the heap, which fragments and grows by about
+#: 8 MiB a seed whatever the batch (1.8 GiB for batches of 2). A fixed threshold (what
+#: ``MALLOC_MMAP_THRESHOLD_`` sets) returns each freed tangent to the system, so the peak follows the batch.
+TORCH_MMAP_THRESHOLD = 2**20
 
 
 def _peak_bytes():
@@ -88,14 +96,15 @@ def child(framework, n, m, batch_size, budget):
     start = time.perf_counter()
     prep = di.prepare_jacobian(f, backend, x)
     prepared_s = time.perf_counter() - start
-    wait(di.jacobian(f, backend, x, prep=prep))
+    if framework == "jax":
+        wait(di.jacobian(f, backend, x, prep=prep))  # compiled at preparation; the first call warms up
     start = time.perf_counter()
     wait(di.jacobian(f, backend, x, prep=prep))
     call_s = time.perf_counter() - start
     print(json.dumps({
         "framework": framework, "n": n, "m": m, "batch_size": batch_size, "memory_budget": budget,
         "chosen": di.batch_size(prep), "baseline_mib": baseline / MIB, "peak_mib": _peak_bytes() / MIB,
-        "preparation_s": prepared_s, "call_s": call_s,
+        "preparation_s": prepared_s, "call_s": call_s, "mmap_threshold": os.environ.get("MALLOC_MMAP_THRESHOLD_"),
     }))
 
 
@@ -103,8 +112,10 @@ def run_fresh(framework, n, m, batch_size=None, budget=None):
     """:func:`child` in a fresh interpreter; its JSON row (or the error it died of)."""
     command = [sys.executable, "-m", "benchmarks.bench_memory", "--child", framework, str(n), str(m),
                str(batch_size), str(budget)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if framework == "torch":
+        env["MALLOC_MMAP_THRESHOLD_"] = str(TORCH_MMAP_THRESHOLD)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False, env=env)
     if done.returncode != 0:
         return {"framework": framework, "n": n, "m": m, "batch_size": batch_size, "memory_budget": budget,
                 "error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
@@ -160,11 +171,12 @@ def _plot(rows, path):
         return False
     fig, (memory, seconds) = plt.subplots(1, 2, figsize=(9, 3.6))
     for framework in ("jax", "torch"):
-        sweep = sorted((r for r in rows if r["framework"] == framework and r.get("sweep") and "error" not in r),
-                       key=lambda r: r["batch_size"])
+        # every row of the framework, at the batch it ran with (the budget's choice included)
+        by_size = {r["chosen"]: r for r in rows if r["framework"] == framework and "error" not in r}
+        sweep = [by_size[size] for size in sorted(by_size)]
         if not sweep:
             continue
-        sizes = [r["batch_size"] for r in sweep]
+        sizes = [r["chosen"] for r in sweep]
         memory.plot(sizes, [r["peak_mib"] for r in sweep], "o-", label=framework)
         seconds.plot(sizes, [r["call_s"] for r in sweep], "o-", label=framework)
     n, m = next(((r["n"], r["m"]) for r in rows if r.get("sweep")), (0, 0))
@@ -184,6 +196,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", nargs=5, metavar=("FRAMEWORK", "N", "M", "BATCH", "BUDGET"))
+    parser.add_argument("--reuse", metavar="LOG", help="an earlier run's printed output: its rows are kept")
     args = parser.parse_args(argv)
     if args.child:
         framework, n, m, batch, budget = args.child
@@ -191,17 +204,31 @@ def main(argv=None):
               None if budget == "None" else int(budget))
         return
     n, m = (128, 256) if args.quick else (1024, 2048)
-    sweep_sizes = (4, 16, 64) if args.quick else (4, 8, 16, 32, 64)
+    # torch holds every intermediate's tangent for each seed of a batch (about 48 MiB a seed here):
+    # its sweep stops at 32 seeds (1.6 GiB), JAX's fused sweep needs little memory whatever the batch
+    sweeps = {"jax": (4, 16, 64), "torch": (4, 16)} if args.quick else {"jax": (4, 8, 16, 32, 64), "torch": (16, 32)}
+    measured = {}
+    if args.reuse:  # rows of an earlier run's printed output, not measured again
+        for line in Path(args.reuse).read_text().splitlines():
+            if line.startswith("{'framework'"):
+                row = ast.literal_eval(line)
+                row.pop("sweep", None)
+                if row["framework"] == "torch" and row.get("mmap_threshold") is None:
+                    continue  # measured with glibc's moving threshold: not comparable
+                measured[(row["framework"], row["batch_size"], row["memory_budget"])] = row
+
+    def measure(framework, batch, budget):
+        row = measured.get((framework, batch, budget)) or run_fresh(framework, n, m, batch, budget)
+        measured[(framework, batch, budget)] = row
+        return dict(row)
+
     rows = []
     for framework in ("jax", "torch"):
         for batch, budget in ((32, None), (None, 256 * MIB)):
-            rows.append(run_fresh(framework, n, m, batch, budget))
+            rows.append(measure(framework, batch, budget))
             print(rows[-1], flush=True)
-        for batch in sweep_sizes:
-            if batch == 32 and not args.quick:
-                row = dict(next(r for r in rows if r["framework"] == framework and r["batch_size"] == 32))
-            else:
-                row = run_fresh(framework, n, m, batch, None)
+        for batch in sweeps[framework]:
+            row = measure(framework, batch, None)
             row["sweep"] = True
             rows.append(row)
             print(row, flush=True)
