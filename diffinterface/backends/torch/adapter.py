@@ -330,7 +330,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             return back_value(value), back_value(jac)
 
         return record(Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative}),
-                      1 if b.writes else chosen)
+                      problem.x_size if b.writes else chosen)  # dual numbers: all columns at once
 
     def _use_columns(self, problem):
         if self.forward_only:
