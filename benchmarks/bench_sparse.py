@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_sparse            # full (a few minutes)
     python -m benchmarks.bench_sparse --quick    # small sizes, a smoke run
+    python -m benchmarks.bench_sparse --colorings   # only the MixedMode, order and substitution parts
 
 Workloads, all float64:
 
@@ -14,7 +15,13 @@ Workloads, all float64:
 - against asdex itself on the same JAX problems (prepared calls and
   preparation: detection, coloring and compilation);
 - against scipy's ``approx_derivative(..., sparsity=...)``, the grouped
-  forward differences behind ``least_squares(jac_sparsity=)``.
+  forward differences behind ``least_squares(jac_sparsity=)``;
+- the arrowhead Jacobian (``y[0] = sum(sin(x))``, ``y[i] = x[i]**2 + x[0]*x[i]``)
+  at N = 1e4: ``MixedMode`` (star bicoloring) against the best one-sided
+  ``AutoSparse`` (which needs N colors), on JAX and torch;
+- colorings alone: smallest-last (ours) against asdex's largest-first on a
+  banded 1e5 x 1e5 pattern; acyclic (substitution) against star coloring on a
+  banded Hessian of bandwidth 3, colors and call times.
 
 Times are medians over interleaved rounds in one process (each round runs
 every contender once), JAX results waited for with ``block_until_ready``.
@@ -266,21 +273,123 @@ def against_scipy(bruss_n, rounds):
     return t
 
 
+# -- MixedMode on an arrowhead ---------------------------------------------------------------------------
+
+
+def arrowhead(x):
+    xp = di.array_namespace(x)
+    return xp.concat([xp.reshape(xp.sum(xp.sin(x)), (1,)), x[1:] ** 2 + x[0] * x[1:]])
+
+
+def arrowhead_mixed(sizes, rounds, one_sided_rounds):
+    """The one-sided colorings are dense (N colors: an N x N product stack, several GB at N = 1e4)."""
+    print("\n## Arrowhead Jacobian: AutoSparse(MixedMode(b, b)) vs the best one-sided AutoSparse(b)\n")
+    print(f"{'backend':8} {'N':>6} {'mixed':>12} {'one-sided':>12} {'speed-up':>9} {'colors':>6} {'one-sided':>9} "
+          f"{'prep mixed':>11}")
+    rows = []
+    for n, framework, dense_backend in ((n, *pair) for n in sizes
+                                        for pair in (("jax", di.AutoJAX()), ("torch", di.AutoTorch()))):
+        x0 = np.linspace(0.1, 1.0, n)
+        x = _native(x0, framework)
+        mixed, one_sided = di.AutoSparse(di.MixedMode(dense_backend, dense_backend)), di.AutoSparse(dense_backend)
+        mixed_prep, prep_s = timed(lambda: di.prepare_jacobian(arrowhead, mixed, x))
+        one_sided_prep = di.prepare_jacobian(arrowhead, one_sided, x)
+        t = interleaved({"one-sided": lambda: di.jacobian(arrowhead, one_sided, x, prep=one_sided_prep)},
+                        one_sided_rounds)
+        t.update(interleaved({"mixed": lambda: di.jacobian(arrowhead, mixed, x, prep=mixed_prep)}, rounds))
+        rows.append((framework, n, t["mixed"], t["one-sided"], di.ncolors(mixed_prep), di.ncolors(one_sided_prep)))
+        print(f"{framework:8} {n:6d} {_ms(t['mixed'])} {_ms(t['one-sided'])} {t['one-sided'] / t['mixed']:8.0f}x "
+              f"{di.ncolors(mixed_prep):6d} {di.ncolors(one_sided_prep):9d} {prep_s:10.2f}s")
+        del one_sided_prep
+        gc.collect()
+    return rows
+
+
+# -- colorings alone -----------------------------------------------------------------------------------------
+
+
+def banded_pattern(n, diagonals):
+    offsets = np.arange(diagonals) - diagonals // 2
+    rows = np.repeat(np.arange(n), diagonals)
+    cols = rows + np.tile(offsets, n)
+    keep = (cols >= 0) & (cols < n)
+    return rows[keep].astype(np.int32), cols[keep].astype(np.int32)
+
+
+def coloring_speed(n, diagonals, rounds):
+    import asdex
+
+    from diffinterface.wrappers.sparse.greedy import distance2_coloring
+    from diffinterface.wrappers.sparse.orders import csr, vertex_order
+
+    rows, cols = banded_pattern(n, diagonals)
+
+    def ours(order):
+        graph = (n, *csr(cols, rows, n), *csr(rows, cols, n))
+        return distance2_coloring(graph, vertex_order(order, graph))
+
+    def theirs():
+        return asdex.jacobian_coloring_from_sparsity(asdex.SparsityPattern.from_coo(rows, cols, (n, n)), mode="fwd")
+
+    t = interleaved({"smallest_last": lambda: ours("smallest_last"), "largest_first": lambda: ours("largest_first"),
+                     "asdex": theirs}, rounds)
+    colors = {"smallest_last": ours("smallest_last").max() + 1, "largest_first": ours("largest_first").max() + 1,
+              "asdex": theirs().num_colors}
+    print(f"\n## Column coloring of a banded {n} x {n} pattern ({diagonals} diagonals), CSR building included\n")
+    for name in t:
+        print(f"{name:14} {_ms(t[name])} {colors[name]:3d} colors   {t[name] / t['asdex']:5.2f}x asdex's time")
+    return t, colors
+
+
+def banded_energy(x):
+    """A Hessian of bandwidth 3: entries (i, j) with |i - j| <= 3."""
+    xp = di.array_namespace(x)
+    return xp.sum(xp.sin(x[3:] * x[:-3])) + xp.sum(xp.cos(x[1:] * x[:-1])) + xp.sum(x[2:] ** 2 * x[:-2])
+
+
+def substitution_hessian(n, rounds):
+    x = np.linspace(0.1, 1.0, n)
+    star = di.AutoSparse(di.AutoJAX())
+    acyclic = di.AutoSparse(di.AutoJAX(), coloring_algorithm=di.GreedyColoring(decompression="substitution"))
+    preps = {name: di.prepare_hessian(banded_energy, backend, x) for name, backend in (("star", star),
+                                                                                     ("acyclic", acyclic))}
+    t = interleaved({"star": lambda: di.hessian(banded_energy, star, x, prep=preps["star"]),
+                     "acyclic": lambda: di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"])}, rounds)
+    difference = abs(di.hessian(banded_energy, star, x, prep=preps["star"])
+                     - di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"])).max()
+    print(f"\n## Banded Hessian (bandwidth 3) N={n}, AutoJAX: star (direct) vs acyclic (substitution)\n")
+    for name in t:
+        print(f"{name:8} {_ms(t[name])} {di.ncolors(preps[name]):3d} colors")
+    print(f"max |difference| {difference:.1e}")
+    return t
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (a smoke run)")
+    parser.add_argument("--colorings", action="store_true", help="only MixedMode, orders and substitution")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="Coloring used")
-    if args.quick:
+    if args.colorings:
+        arrowhead_mixed((10_000,), 31, 3)
+        coloring_speed(100_000, 5, 15)
+        substitution_hessian(2000, 31)
+    elif args.quick:
         chain_hessians(200, (1000,), 3)
         brusselator_jacobians(8, 3)
         against_asdex(200, 8, 3, prep_rounds=1)
         against_scipy(8, 3)
+        arrowhead_mixed((300,), 3, 2)
+        coloring_speed(10_000, 5, 3)
+        substitution_hessian(200, 3)
     else:
         chain_hessians(3000, (10_000, 100_000), 15)
         brusselator_jacobians(32, 15)
         against_asdex(3000, 32, 101)
         against_scipy(32, 31)
+        arrowhead_mixed((10_000,), 31, 3)
+        coloring_speed(100_000, 5, 15)
+        substitution_hessian(2000, 31)
 
 
 if __name__ == "__main__":

@@ -403,3 +403,29 @@ def plot(results, path):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return None
+
+
+def summary_markdown(results):
+    """One row per framework: how many cases, the median of their ratios, and the largest ratio with its case.
+
+    The documentation site shows this table beside ``ratios.png`` instead of the full table of
+    ``results.md``, which stays the reference for every case.
+    """
+    groups = {}
+    for r in sorted(results["rows"], key=_sort_key):
+        if r["status"] == "ok":
+            groups.setdefault(r["framework"].split("-")[0], []).append(r)
+    lines = [
+        f"| framework | cases | median ratio | cases above {THRESHOLD:.2f} | largest ratio (case) |",
+        "|---|---|---|---|---|",
+    ]
+    for framework, group in groups.items():
+        ratios = sorted(r["ratio"] for r in group)
+        middle = len(ratios) // 2
+        median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+        worst = max(group, key=lambda r: r["ratio"])
+        lines.append(
+            f"| {framework} | {len(group)} | **{median:.2f}** | {sum(x > THRESHOLD for x in ratios)} "
+            f"| {worst['ratio']:.2f} ({worst['backend']}: {worst['operator']} {_workload(worst)}, n={_size(worst['size'])}) |"
+        )
+    return "\n".join(lines)

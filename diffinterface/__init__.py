@@ -72,16 +72,20 @@ from .selectors import (
 
 if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
     from .wrappers import (
+        AutoSelect,
         AutoSparse,
         Coloring,
         DenseSparsityDetector,
         DifferentiateWith,
         GreedyColoring,
         KnownSparsity,
+        MixedMode,
         TracerSparsityDetector,
         coloring,
+        explain,
         ncolors,
         plot_sparsity,
+        selected_backend,
         sparsity_pattern,
     )
 
@@ -91,7 +95,9 @@ __all__ = [
     "AbstractBackend", "AutoAutograd", "AutoFiniteDiff", "AutoJAX", "AutoTorch",
     "AutoZeroForward", "AutoZeroReverse", "SecondOrder", "DifferentiateWith",
     "AutoSparse", "TracerSparsityDetector", "DenseSparsityDetector", "KnownSparsity", "GreedyColoring",
+    "MixedMode",
     "Coloring", "coloring", "ncolors", "sparsity_pattern", "plot_sparsity",
+    "AutoSelect", "explain", "selected_backend",
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",

@@ -26,7 +26,25 @@ class Constant(Context):
     """A value ``f`` reads but is not differentiated with respect to.
 
     Its value may change between prepared calls without re-preparing (and, on
-    JAX, without recompiling).
+    JAX, without recompiling): a preparation records that a Constant is there,
+    not what it holds. This is how extra arguments reach ``f``, where
+    ``jax.grad`` would take ``argnums`` and scipy ``args=``.
+
+    Parameters
+    ----------
+    value : any
+        What ``f`` receives in this position: a number, an array, a pytree, any
+        Python object. It is passed as it is (never copied, converted or modified).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def loss(w, data):
+    ...     return ((data * w) ** 2).sum()
+    >>> backend = di.AutoFiniteDiff()
+    >>> prep = di.prepare_gradient(loss, backend, np.ones(2), di.Constant(np.ones(2)))
+    >>> di.gradient(loss, backend, np.ones(2), di.Constant(np.array([1.0, 3.0])), prep=prep).round(4)
+    array([ 2., 18.])
     """
 
     __slots__ = ()
@@ -48,6 +66,12 @@ class Cache(Context):
     or pick a backend for which ``di.check_inplace`` is True.
     ``AutoFiniteDiff(method="complex")`` evaluates f at complex points, which a
     real Cache cannot hold: use ``method="central"`` for an f that writes into one.
+
+    Parameters
+    ----------
+    value : array
+        The buffer ``f`` receives in this position, of the family and dtype
+        ``f`` writes (a numpy array for AutoFiniteDiff, a tensor for AutoTorch).
 
     Examples
     --------

@@ -7,7 +7,24 @@
 
 
 class PreparationMismatchError(ValueError):
-    """A prepared call's arguments differ from those the preparation was made for."""
+    """A prepared call's arguments differ from those the preparation was made for.
+
+    A ``ValueError``. The message lists every slot of the preparation's key (the
+    function object, the backend, x's type, shape and dtype, the seeds, the
+    contexts' kinds) as matching or not, with the prepared and the given value.
+    Prepare again for the new arguments, or call without ``prep=``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> f = lambda x: (x ** 2).sum()
+    >>> prep = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(3))
+    >>> try:
+    ...     di.gradient(f, di.AutoFiniteDiff(), np.ones(4), prep=prep)
+    ... except di.PreparationMismatchError as error:
+    ...     print(type(error).__name__, isinstance(error, ValueError))
+    PreparationMismatchError True
+    """
 
 
 class XSignatureChangedError(PreparationMismatchError):
@@ -20,26 +37,98 @@ class XSignatureChangedError(PreparationMismatchError):
 
 
 class MissingBackendError(ImportError):
-    """The framework behind a backend selector is not installed."""
+    """The framework behind a backend selector is not installed.
+
+    An ``ImportError`` whose message names the pip extra that installs the
+    framework (``pip install "diffinterface[jax]"``). ``di.check_available``
+    answers the same question without raising.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> issubclass(di.MissingBackendError, ImportError)
+    True
+    >>> di.check_available(di.AutoFiniteDiff())
+    True
+    """
 
 
 class UnsupportedError(NotImplementedError):
-    """A backend cannot do what was asked (for instance mutating functions)."""
+    """A backend cannot do what was asked (for instance mutating functions).
+
+    A ``NotImplementedError``; the message names the backend and the
+    alternatives. ``di.check_inplace`` says beforehand whether a backend
+    takes a two-argument ``f(y, x)`` or writes into a ``Cache``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def f(y, x):
+    ...     y[:] = 2 * x
+    >>> try:
+    ...     di.jacobian(f, di.AutoJAX(), np.ones(2), y=np.zeros(2))
+    ... except di.UnsupportedError as error:
+    ...     print(type(error).__name__)
+    UnsupportedError
+    >>> di.check_inplace(di.AutoFiniteDiff())
+    True
+    """
 
 
 class DifferentiationError(RuntimeError):
-    """``f`` ran, but the backend's framework could not differentiate what it computed."""
+    """``f`` ran, but the backend's framework could not differentiate what it computed.
+
+    A ``RuntimeError``; the base class of :class:`GraphBreakError` and :class:`TracedArrayError`:
+    catching it catches both. It is raised instead of a derivative that would
+    be silently wrong (zeros, for instance).
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> issubclass(di.GraphBreakError, di.DifferentiationError), issubclass(di.TracedArrayError, di.DifferentiationError)
+    (True, True)
+    """
 
 
 class GraphBreakError(DifferentiationError):
     """``f``'s output does not depend on ``x`` through the framework's graph, although f was called with x.
 
-    Raised instead of returning a derivative of zeros that would be wrong.
+    A :class:`DifferentiationError`, raised instead of returning a derivative
+    of zeros that would be wrong. The usual causes: ``.item()``, ``float()``, ``.detach()`` or ``.numpy()`` on
+    a value computed from x, or numpy functions applied to x. Write ``f`` with
+    ``xp = di.array_namespace(x)`` and keep every computation on x in it.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def f(x):
+    ...     return (x.detach() ** 2).sum()  # detach() cuts the output off torch's graph
+    >>> try:
+    ...     di.gradient(f, di.AutoTorch(), np.ones(2))
+    ... except di.DifferentiationError as error:
+    ...     print(type(error).__name__)
+    GraphBreakError
     """
 
 
 class TracedArrayError(DifferentiationError, TypeError):
-    """``f`` called something that cannot take the framework's traced arrays (numpy on a tracer, ``float()``)."""
+    """``f`` called something that cannot take the framework's traced arrays (numpy on a tracer, ``float()``).
+
+    Both a :class:`DifferentiationError` and a ``TypeError``. The message names
+    the function and the fix: ``xp = di.array_namespace(x)`` instead of numpy,
+    and ``di.Constant`` for values that are not differentiated.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def f(x):
+    ...     return np.sum(np.asarray(x) ** 2)  # numpy cannot read a JAX tracer
+    >>> try:
+    ...     di.gradient(f, di.AutoJAX(), np.ones(2))
+    ... except di.TracedArrayError as error:
+    ...     print(type(error).__name__)
+    TracedArrayError
+    """
 
 
 #: the fix for both errors above, quoted in their messages

@@ -58,7 +58,18 @@ def _check_batch_fields(selector):
 
 
 class AbstractBackend:
-    """Base class of every selector (used for ``isinstance`` checks only)."""
+    """Base class of every backend selector (used for ``isinstance`` checks only).
+
+    A selector is a frozen, hashable configuration object that says which
+    library differentiates; it imports nothing until it is used. Third-party
+    selectors subclass it and register with ``di.register_backend``.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> isinstance(di.AutoJAX(), di.AbstractBackend), isinstance("jax", di.AbstractBackend)
+    (True, False)
+    """
 
     __slots__ = ()
 
@@ -85,14 +96,33 @@ class _SweepsInBatches:
 class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     """JAX: ``jax.jvp``/``jax.vjp``; preparation compiles with ``jax.jit``.
 
-    ``mode=None`` picks per operator (reverse for gradients, forward for
-    derivatives, by shape for jacobians).
+    Takes numpy and JAX arrays; float64 inputs stay float64 without touching
+    JAX's global ``jax_enable_x64`` setting. Needs ``pip install "diffinterface[jax]"``.
 
-    ``batch_size`` bounds every sweep over seeds (Jacobian columns or rows,
-    Hessian rows, batched pushforwards, pullbacks and hvps) to batches of at
-    most that many seeds; ``None`` picks the largest batch whose estimated
-    working memory fits ``memory_budget`` bytes (``None``: 1 GiB). See
-    ``di.batch_size(prep)``.
+    Parameters
+    ----------
+    mode : {None, "forward", "reverse"}, default None
+        ``None`` picks per operator: reverse for gradients, forward for
+        derivatives, by the input and output sizes for jacobians.
+    jit : bool, default True
+        Compile the prepared functions with ``jax.jit`` at preparation. ``False``
+        runs them op by op (for an ``f`` that JAX cannot trace as a whole).
+    batch_size : int, optional
+        The most seeds one vectorized pass of a sweep takes (Jacobian columns
+        or rows, Hessian rows, batched pushforwards, pullbacks and hvps,
+        AutoSparse's colors). ``None`` picks the largest batch whose estimated
+        working memory fits ``memory_budget``; ``di.batch_size(prep)`` tells.
+    memory_budget : int, optional
+        Bytes the automatic choice aims under (``None``: 1 GiB). See the
+        "Scale" page.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoJAX(), np.array([1.0, 2.0]))
+    array([ 3., 12.])
+    >>> di.AutoJAX(mode="forward")
+    AutoJAX(mode='forward', jit=True)
     """
 
     mode: Optional[str] = None
@@ -110,15 +140,35 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
 class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
     """PyTorch: ``torch.autograd`` and ``torch.func``.
 
-    ``compile=True`` (experimental) compiles the gradient with ``torch.compile``
-    at preparation: seconds to minutes of compilation, then faster gradients on
-    large vectorized functions (see ``diffinterface/backends/torch/``).
+    Takes numpy arrays and torch tensors (results on the tensor's device, a
+    ``Parameter`` like a ``Tensor``), and two-argument ``f(y, x)`` that write
+    into ``y``. Needs ``pip install "diffinterface[torch]"``.
 
-    ``batch_size`` bounds every sweep over seeds (Jacobian columns or rows,
-    Hessian rows, batched pushforwards, pullbacks and hvps) to batches of at
-    most that many seeds; ``None`` picks the largest batch whose estimated
-    working memory fits ``memory_budget`` bytes (``None``: 1 GiB). See
-    ``di.batch_size(prep)``.
+    Parameters
+    ----------
+    mode : {None, "forward", "reverse"}, default None
+        Forces torch's reverse (``torch.autograd``) or forward (``forward_ad``)
+        mode; ``None`` picks per operator, as ``AutoJAX`` does.
+    compile : bool, default False
+        Experimental: compile the gradient with ``torch.compile`` at
+        preparation. Seconds to minutes of compilation, then faster gradients
+        on large vectorized functions; no gain on small ones.
+    batch_size : int, optional
+        The most seeds one vectorized pass of a sweep takes (Jacobian columns
+        or rows, Hessian rows, batched pushforwards, pullbacks and hvps,
+        AutoSparse's colors). ``None`` picks the largest batch whose estimated
+        working memory fits ``memory_budget``; ``di.batch_size(prep)`` tells.
+    memory_budget : int, optional
+        Bytes the automatic choice aims under (``None``: 1 GiB). See the
+        "Scale" page.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoTorch(), np.array([1.0, 2.0]))
+    array([ 3., 12.])
+    >>> di.AutoTorch(mode="reverse", compile=False)
+    AutoTorch(mode='reverse', compile=False)
     """
 
     mode: Optional[str] = None
@@ -138,9 +188,17 @@ class AutoAutograd(AbstractBackend, Frozen):
 
     It takes no arguments: each operator uses the mode autograd does it
     fastest in (forward for derivatives and pushforwards, reverse otherwise).
-    It sweeps seeds one at a time (autograd has no ``vmap``): its batches
-    are always of one seed (``di.batch_size(prep)`` is 1), so it takes no
-    ``batch_size``.
+    Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better,
+    ``di.array_namespace(x)``. Needs ``pip install "diffinterface[autograd]"``.
+
+    It sweeps seeds one at a time (autograd has no ``vmap``): its batches are
+    of one seed (``di.batch_size(prep)`` is 1), so it takes no ``batch_size``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]))
+    array([ 3., 12.])
     """
 
     __frozen_no_arguments__ = (
@@ -155,15 +213,35 @@ _FD_METHODS = ("forward", "central", "complex", "adaptive")
 class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
     """Finite differences on numpy arrays (forward mode).
 
-    ``method`` is ``"forward"``, ``"central"``, ``"complex"`` (complex step) or
-    ``"adaptive"`` (error-controlled Richardson extrapolation through
-    ``scipy.differentiate``). ``rel_step``/``abs_step`` override the default
-    step ``h = max(rel_step * |x|, abs_step)`` (defaults scale with the dtype).
+    Needs nothing but numpy (scipy for ``"adaptive"``): the backend for an
+    ``f`` no AD library can trace, such as a simulator or a compiled
+    extension. Each derivative costs evaluations of ``f`` (about ``2n`` for a
+    central gradient in ``n`` variables) and is accurate to about the square
+    root (forward) or the cube root (central) of the dtype's precision.
 
-    Columns and Hessian points are evaluated one at a time; ``batch_size``
-    bounds how many points go to one call of a batched inner gradient
-    (``SecondOrder(AutoFiniteDiff(), AutoJAX())``); ``memory_budget`` is
-    accepted for a uniform API.
+    Parameters
+    ----------
+    method : {"central", "forward", "complex", "adaptive"}, default "central"
+        ``"complex"`` is the complex step (exact to rounding, for an ``f``
+        that accepts complex inputs and is analytic); ``"adaptive"`` is
+        error-controlled Richardson extrapolation through ``scipy.differentiate``.
+    rel_step, abs_step : float, optional
+        Override the default step ``h = max(rel_step * |x|, abs_step)``; the
+        defaults scale with the dtype.
+    batch_size : int, optional
+        Columns and Hessian points are evaluated one after the other (each
+        batch is one seed, ``di.batch_size(prep)`` is 1): accepted so that
+        the same keywords fit every backend.
+    memory_budget : int, optional
+        Accepted for the same reason.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoFiniteDiff(), np.array([1.0, 2.0])).round(6)
+    array([ 3., 12.])
+    >>> di.AutoFiniteDiff(method="forward", rel_step=1e-6)
+    AutoFiniteDiff(method='forward', rel_step=1e-06, abs_step=None)
     """
 
     method: str = "central"
@@ -189,18 +267,58 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
 
 
 class AutoZeroForward(AbstractBackend, Frozen):
-    """Forward-mode backend returning zeros: tests the fallbacks, measures overhead."""
+    """Forward-mode backend returning zeros: tests the fallbacks, measures overhead.
+
+    Its pushforward returns zeros without differentiating: the cost of a call
+    on it is diffinterface's own. Not for computing derivatives.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 2).sum(), di.AutoZeroForward(), np.ones(2))
+    array([0., 0.])
+    """
 
 
 class AutoZeroReverse(AbstractBackend, Frozen):
-    """Reverse-mode backend returning zeros: tests the fallbacks, measures overhead."""
+    """Reverse-mode backend returning zeros: tests the fallbacks, measures overhead.
+
+    Its pullback returns zeros without differentiating: the cost of a call on
+    it is diffinterface's own. Not for computing derivatives.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> di.gradient(lambda x: (x ** 2).sum(), di.AutoZeroReverse(), np.ones(2))
+    array([0., 0.])
+    """
 
 
 class SecondOrder(AbstractBackend, Frozen):
     """Second order: ``inner`` differentiates ``f``, ``outer`` differentiates the result.
 
-    ``SecondOrder(AutoJAX(mode="forward"), AutoJAX(mode="reverse"))`` is
-    forward-over-reverse. A plain backend ``b`` means ``SecondOrder(b, b)``.
+    For ``hvp``, ``hessian`` and ``second_derivative``. A plain backend ``b``
+    uses its framework's native recipe (as ``SecondOrder(b, b)`` would, or
+    faster). Any pair works on numpy arrays: across frameworks the inner's
+    first derivative is bridged to the outer's, and an AD outer differentiates
+    a finite-difference inner through that bridge too. An x of a framework's
+    own family (a tensor, a JAX array) needs an outer of the same framework
+    over an inner of that framework, or finite differences as the outer.
+
+    Parameters
+    ----------
+    outer : backend selector
+        Differentiates the inner's first derivative (a first-order selector).
+    inner : backend selector
+        Differentiates ``f`` (a first-order selector).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())  # FD over JAX gradients
+    >>> di.hessian(lambda x: (x ** 3).sum(), backend, np.array([1.0, 2.0])).round(4)
+    array([[ 6.,  0.],
+           [ 0., 12.]])
     """
 
     outer: AbstractBackend

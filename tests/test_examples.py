@@ -29,6 +29,7 @@ CLAIMS = {
     "train_torch_model.py": "diffinterface never touched the model's .grad",
     "train_jax_model.py": "gradients shaped like the parameter tree",
     "fit_oscillator_scipy.py": "every backend recovered k, c and x0 within 5%",
+    "auto_select.py": "different backends won: AutoFiniteDiff",
 }
 
 

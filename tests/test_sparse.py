@@ -246,7 +246,7 @@ def test_introspection_and_plot():
         (lambda: di.AutoSparse(di.AutoSparse(di.AutoJAX())), "dense_backend"),
         (lambda: di.AutoSparse(di.AutoJAX(), sparsity_detector="tracer"), "sparsity_detector"),
         (lambda: di.AutoSparse(di.AutoJAX(), coloring_algorithm=None), "coloring_algorithm"),
-        (lambda: di.GreedyColoring(order="random"), "order"),
+        (lambda: di.GreedyColoring(order="fastest"), "order"),
         (lambda: di.DenseSparsityDetector(di.AutoJAX(), atol=-1.0), "atol"),
         (lambda: di.KnownSparsity("eye"), "pattern"),
     ],

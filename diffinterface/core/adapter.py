@@ -146,6 +146,9 @@ class Adapter:
     #: forward pass, so an unprepared call evaluates f once, as the native recipe does. The core keeps
     #: it so; a pytree output is then learned on the first call that meets it (core/call.py).
     output_from_each_call: frozenset = frozenset()
+    #: True for a wrapper whose ``prepare_call(call, strict, one_off)`` returns the whole
+    #: :class:`~diffinterface.core.preparation.Preparation` itself, made through other backends (AutoSelect).
+    prepares_calls = False
 
     def __init__(self, backend):
         self.backend = backend

@@ -107,6 +107,8 @@ def prepare(call, strict, learn_output=False, one_off=False):
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
+    if adapter.prepares_calls:  # a wrapper preparing the whole call through other backends (AutoSelect)
+        return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
     tree = None if is_array(x) else _tree_plan(x, adapter, op)

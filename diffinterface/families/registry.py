@@ -187,6 +187,23 @@ def array_namespace(*arrays):
     torch over numpy). Python numbers (``bool``, ``int``, ``float``,
     ``complex``) never decide: alone they give ``numpy``.
 
+    Parameters
+    ----------
+    *arrays : arrays or Python numbers
+        The values whose namespace is wanted, usually ``f``'s ``x`` (what the
+        backend passes in: a numpy array, a tensor, a tracer or a box).
+
+    Returns
+    -------
+    module
+        A namespace with the array API's functions (``xp.sin``, ``xp.sum``,
+        ``xp.stack``, ...) that the tracing framework differentiates.
+
+    Raises
+    ------
+    TypeError
+        An argument of no array family known to diffinterface.
+
     Examples
     --------
     >>> import numpy as np, diffinterface as di

@@ -31,11 +31,11 @@ def _shared_tensor(a):
 
 
 class TorchFamily(Family):
-    """torch tensors; their namespace is array-api-compat's torch; sparse matrices: sparse CSR tensors."""
+    """torch tensors; their namespace is array-api-compat's torch (symmetric-matrix routines read the symmetric part: ``torch_namespace.py``); sparse matrices: sparse CSR tensors."""
 
     name = "torch"
     modules = ("torch",)
-    namespace_module = "array_api_compat.torch"
+    namespace_module = "diffinterface.families.torch_namespace"
     precedence = 1
     sparse_modules = ("torch",)
     sparse_type = "torch sparse CSR tensors"

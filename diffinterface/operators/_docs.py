@@ -125,8 +125,15 @@ def document(op, prepare_function, plain, valued, *, summary, x, result, example
         "first": first,
         "second": result,
     }
-    plain_returns = [f"{op.returns}\n    {result}"]
-    valued_returns = [f"{field}\n    {described[field]}" for field in op.valued_returns]
+    # "name : type" lines, as the NumPy docstring standard reads Returns entries
+    names = {"value": "value", "first": op.name if op.order == 1 else "first_derivative", "second": op.name}
+
+    def entry(field):
+        kind = "tuple" if described[field].startswith("tuple") else "array"
+        return f"{names[field]} : {kind}\n    {described[field]}"
+
+    plain_returns = [entry(op.returns)]
+    valued_returns = [entry(field) for field in op.valued_returns]
     plain.__doc__ = _docstring(
         summary, None, op, x, plain_returns, example, prepare=False,
         see_also=[f"prepare_{op.name}", op.valued],

@@ -14,12 +14,39 @@ from .points import Point, check_backend, check_function, starting_point
 class ODE:
     """A right-hand side ``f(y, t)`` prepared for ``scipy.integrate.solve_ivp``; build it with :func:`ode`.
 
+    ``.fun(t, y)`` is the right-hand side and ``.jac(t, y)`` its Jacobian, in
+    ``solve_ivp``'s argument order; ``t`` reaches ``f`` as a ``di.Constant``.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(y, t, *contexts)``, returning an array shaped like ``y``.
+    backend : backend selector
+        Which library computes the Jacobian.
+    y0 : numpy.ndarray
+        The initial state; the Jacobian is prepared at it.
+    t0 : float
+        The initial time, at which the Jacobian is prepared.
+    contexts : tuple of di.Constant or di.Cache
+        Further arguments of ``f``, after ``t``.
+
     Attributes
     ----------
     y0 : numpy.ndarray
         The initial state, flat (what ``solve_ivp`` expects as its ``y0``).
     calls : dict
         ``"fun"`` (direct evaluations of ``f``) and ``"jacobian"`` (prepared calls).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.scipy import ode
+    >>> from scipy.integrate import solve_ivp
+    >>> decay = ode(lambda y, t: -2.0 * y, di.AutoFiniteDiff(), np.ones(2))
+    >>> solution = solve_ivp(decay.fun, (0.0, 1.0), decay.y0, method="BDF", jac=decay.jac, rtol=1e-8)
+    >>> bool(np.allclose(solution.y[:, -1], np.exp(-2.0), rtol=1e-5)), decay.jac(0.0, decay.y0).round(4) + 0.0
+    (True, array([[-2.,  0.],
+           [ 0., -2.]]))
     """
 
     def __init__(self, f: Callable[..., Any], backend: Any, y0: np.ndarray, t0: float, contexts: tuple):

@@ -11,11 +11,24 @@ hand). :func:`sparse_cases` pairs them with backends and array families;
 - its values equal the dense operator's, within the kit's tolerances;
 - the detected pattern contains the true structure;
 - ``value_and_jacobian`` / ``value_gradient_and_hessian`` agree with the dense ones;
-- ``out=`` (numpy and torch) overwrites a matrix of the prepared pattern.
+- ``out=`` (numpy and torch) overwrites a matrix of the prepared pattern;
+- the coloring is structurally valid (no two columns of a color share a row,
+  star or acyclic conditions for Hessians).
+
+Besides the default coloring, each backend that does both modes (its
+adapter's ``mode`` is ``"both"``, no one mode pinned by its selector) runs every Jacobian scenario through
+``AutoSparse(MixedMode(backend, backend))`` (a star bicoloring: the
+``jacobian-arrowhead`` scenario must take at most 4 products), and every
+backend runs the ``jacobian-random`` and ``hessian-banded`` scenarios with a
+tuple of vertex orders (and, for the Hessian, acyclic coloring with
+substitution).
 
     >>> from diffinterface.testing.sparse import sparse_scenarios
     >>> [s.name for s in sparse_scenarios()][:3]
     ['jacobian-banded', 'jacobian-block_diagonal', 'jacobian-arrow']
+    >>> import diffinterface as di
+    >>> [case.id for case in sparse_cases({"fd": di.AutoFiniteDiff()})][-2:]
+    ['fd-orders-jacobian-random-numpy', 'fd-orders-hessian-banded-numpy']
 """
 
 from __future__ import annotations
@@ -27,6 +40,8 @@ import numpy as np
 
 from .. import operators as di_operators
 from .. import wrappers as di_wrappers
+from ..core import get_adapter
+from ..errors import MissingBackendError
 from ..families import array_namespace, sparse_family
 from .families import CONVERTIBLE_FAMILIES, convert, to_numpy
 from .runner import _capabilities
@@ -46,6 +61,8 @@ class SparseScenario:
     x: Any
     structure: Any
     name: str
+    #: the most products a star bicoloring (``MixedMode``) may take, when the scenario bounds it
+    max_bidirectional_colors: int | None = None
 
     def __repr__(self):
         return f"<SparseScenario {self.name}>"
@@ -112,6 +129,21 @@ def _arrow():
 
 _RANDOM = np.random.default_rng(7)
 _RANDOM_I = _RANDOM.integers(0, 12, size=(10, 2))
+
+
+def _arrowhead():
+    """y_0 = sum(sin(x)), y_i = x_i**2 + x_0 * x_i: a dense row, a dense column and the diagonal
+    (one-sided colorings need one color per column or row; a star bicoloring needs three)."""
+
+    def f(x):
+        xp = array_namespace(x)
+        return _concat(xp, (xp.reshape(xp.sum(xp.sin(x)), (1,)), x[1:] ** 2 + x[0] * x[1:]))
+
+    x = _n()
+    n = x.size
+    structure = np.eye(n, dtype=bool)
+    structure[0, :] = structure[:, 0] = True
+    return SparseScenario("jacobian", f, x, structure, "jacobian-arrowhead", max_bidirectional_colors=4)
 
 
 def _random():
@@ -217,7 +249,7 @@ def _random_hessian():
 
 def sparse_scenarios(operators=None):
     """The sparse scenarios (all, or those of ``operators``: "jacobian", "hessian")."""
-    scenarios = [_banded(), _block_diagonal(), _arrow(), _random(), _dense_row(), _dense_column(),
+    scenarios = [_banded(), _block_diagonal(), _arrow(), _random(), _dense_row(), _dense_column(), _arrowhead(),
                  _chain(), _block_hessian(), _arrow_hessian(), _random_hessian()]
     return [s for s in scenarios if operators is None or s.operator in operators]
 
@@ -238,7 +270,11 @@ def to_dense_numpy(matrix):
 
 #: the class of each family's sparse result, by module prefix and name
 SPARSE_TYPES = {"numpy": ("scipy.sparse", "csr_array"), "jax": ("jax.experimental.sparse", "BCOO"),
-                "torch": ("torch", "Tensor")}
+                "torch": ("torch", "Tensor"), "tensorflow": ("tensorflow", "SparseTensor")}
+
+#: the coloring of the ``orders`` cases: several orders (the fewest colors kept), acyclic for Hessians
+ORDERS_COLORING = {"order": ("natural", "smallest_last", "incidence_degree", "random"), "seed": 3,
+                   "decompression": "substitution"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,15 +285,26 @@ class SparseCase:
     backend: Any
     scenario: SparseScenario
     family: str
+    #: "default", "mixed" (``MixedMode(backend, backend)``) or "orders" (:data:`ORDERS_COLORING`)
+    variant: str = "default"
 
     @property
     def id(self):
-        return f"{self.backend_id}-{self.scenario.name}-{self.family}"
+        variant = "" if self.variant == "default" else f"{self.variant}-"
+        return f"{self.backend_id}-{variant}{self.scenario.name}-{self.family}"
+
+    def sparse_backend(self):
+        """The ``AutoSparse`` backend of the case's variant."""
+        if self.variant == "mixed":
+            return di_wrappers.AutoSparse(di_wrappers.MixedMode(self.backend, self.backend))
+        if self.variant == "orders":
+            return di_wrappers.AutoSparse(self.backend, coloring_algorithm=di_wrappers.GreedyColoring(**ORDERS_COLORING))
+        return di_wrappers.AutoSparse(self.backend)
 
     def check(self):
         """Raise AssertionError unless the sparse results match the dense ones (see the module docstring)."""
         s, backend = self.scenario, self.backend
-        sparse = di_wrappers.AutoSparse(backend)
+        sparse = self.sparse_backend()
         x = convert(s.x, self.family)
         order = 1 if s.operator == "jacobian" else 2
         rtol, atol = default_tolerances(backend, "float64", order)
@@ -288,8 +335,25 @@ class SparseCase:
         pattern = di_wrappers.sparsity_pattern(prep).toarray()
         missing = np.argwhere(s.structure & ~pattern)
         assert not len(missing), f"{self.id}: the detected pattern misses true entries {missing[:5].tolist()}"
+        self._check_coloring(prep)
         if self.family in ("numpy", "torch"):
             self._check_out(sparse, prep, x, result)
+
+    def _check_coloring(self, prep):
+        from ..wrappers.sparse.greedy import is_valid_coloring
+
+        coloring = di_wrappers.coloring(prep)
+        pattern = di_wrappers.sparsity_pattern(prep).tocoo()
+        if coloring.kind != "bidirectional":  # a bicoloring's entries are checked by the values
+            assert is_valid_coloring(coloring.kind, np.asarray(pattern.row), np.asarray(pattern.col),
+                                     coloring.colors), f"{self.id}: the {coloring.kind} coloring is not valid"
+        expected_kind = {"mixed": "bidirectional"}.get(self.variant)
+        if self.variant == "orders" and self.scenario.operator == "hessian":
+            expected_kind = "acyclic"
+        assert expected_kind in (None, coloring.kind), f"{self.id}: a {coloring.kind} coloring, expected {expected_kind}"
+        bound = self.scenario.max_bidirectional_colors
+        if self.variant == "mixed" and bound is not None:
+            assert coloring.ncolors <= bound, f"{self.id}: {coloring.ncolors} colors, expected at most {bound}"
 
     def _check_out(self, sparse, prep, x, result):
         s = self.scenario
@@ -307,8 +371,24 @@ class SparseCase:
         np.testing.assert_array_equal(to_dense_numpy(buffer), to_dense_numpy(result), err_msg=f"{self.id}: out=")
 
 
+def _does_both_modes(backend):
+    """True when the adapter's capability ``mode`` is "both" and the selector does not pin one mode
+    (True too when its import fails, so that the cases run and fail loudly rather than disappear)."""
+    if getattr(backend, "mode", None) is not None:
+        return False
+    try:
+        return get_adapter(backend).mode == "both"
+    except MissingBackendError:
+        return True
+
+
+#: the scenarios of the ``orders`` variant
+ORDERS_SCENARIOS = ("jacobian-random", "hessian-banded")
+
+
 def sparse_cases(backends, scenarios=None):
-    """Every (backend, sparse scenario, family) case, for the families each backend accepts.
+    """Every (backend, sparse scenario, family) case, for the families each backend accepts, with the
+    ``mixed`` and ``orders`` variants (see the module docstring).
 
     ``backends`` is a dict id -> selector (such as ``diffinterface.testing.BACKENDS``).
     """
@@ -317,10 +397,14 @@ def sparse_cases(backends, scenarios=None):
     cases = []
     for backend_id, backend in backends.items():
         accepted = _capabilities(backend)[0]
-        for s in scenarios:
-            for family in CONVERTIBLE_FAMILIES:
-                if family in accepted:
-                    cases.append(SparseCase(backend_id, backend, s, family))
+        families = [family for family in CONVERTIBLE_FAMILIES if family in accepted]
+        variants = [("default", scenarios)]
+        if _does_both_modes(backend):
+            variants.append(("mixed", [s for s in scenarios if s.operator == "jacobian"]))
+        variants.append(("orders", [s for s in scenarios if s.name in ORDERS_SCENARIOS]))
+        for variant, chosen in variants:
+            for s in chosen:
+                cases.extend(SparseCase(backend_id, backend, s, family, variant) for family in families)
     return cases
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..selectors import AutoFiniteDiff, SecondOrder
-from ..wrappers import AutoSparse
+from ..wrappers import AutoSelect, AutoSparse
 
 EXACT_TOLERANCES = {"float64": (1e-9, 1e-11), "float32": (2e-5, 2e-6)}
 #: (rtol, atol) per dtype for finite differences, first order (central float32 is ~1e-3 relative)
@@ -15,6 +15,8 @@ FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32":
 def _uses_finite_differences(backend):
     if isinstance(backend, AutoSparse):
         return _uses_finite_differences(backend.dense_backend)
+    if isinstance(backend, AutoSelect):  # it may choose finite differences (None: among every backend)
+        return backend.candidates is None or any(_uses_finite_differences(c) for c in backend.candidates)
     if isinstance(backend, SecondOrder):
         return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
     return isinstance(backend, AutoFiniteDiff)

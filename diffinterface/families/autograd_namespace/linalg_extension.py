@@ -1,4 +1,13 @@
-"""The array API's ``linalg`` extension over ``autograd.numpy.linalg``, with derivatives in both modes."""
+"""The array API's ``linalg`` extension over ``autograd.numpy.linalg``, with derivatives in both modes.
+
+``cholesky``, ``eigh`` and ``eigvalsh`` read the symmetric part ``(x + x.T) / 2``
+of their argument, as ``jax.numpy.linalg`` does (``symmetrize_input=True``):
+for a symmetric x the value is numpy's, bit for bit, and the derivatives are
+the same symmetric matrices in forward and reverse mode. numpy's routines read
+one triangle instead, and autograd's own rules follow neither convention in
+both modes, so a pushforward along a non-symmetric tangent disagreed with the
+pullback.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,10 @@ from autograd.tracer import getval
 
 from . import linalg_rules as rules
 from .functions import _axes, _fall_through, astype, broadcast_to, matrix_transpose, vecdot
+
+
+def _symmetric_part(x):
+    return (x + matrix_transpose(x)) / 2
 
 
 class Linalg:
@@ -37,7 +50,7 @@ class Linalg:
 
     @staticmethod
     def cholesky(x, /, *, upper=False):
-        lower = rules.cholesky(x)
+        lower = rules.cholesky(_symmetric_part(x))
         return anp.conj(matrix_transpose(lower)) if upper else lower
 
     @staticmethod
@@ -59,12 +72,12 @@ class Linalg:
 
     @staticmethod
     def eigh(x, /):
-        values, vectors = rules.eigh(x)
+        values, vectors = rules.eigh(_symmetric_part(x))
         return Linalg.EighResult(values, vectors)
 
     @staticmethod
     def eigvalsh(x, /):
-        return rules.eigh(x)[0]
+        return rules.eigh(_symmetric_part(x))[0]
 
     @staticmethod
     def slogdet(x, /):

@@ -64,12 +64,17 @@ def array_reference(program, x, framework="jax"):
     ``second_derivative`` of ``f``: every reference of one program at ``x`` (float64 numpy).
 
     ``framework`` is ``"jax"`` (``jax.jacfwd``, ``jax.hessian`` under x64) or ``"torch"``
-    (``torch.func.jacrev``, in float64: faster for long campaigns, for backends that are not torch's).
+    (``torch.func.jacrev``, in float64: faster for long campaigns, for backends that are not torch's;
+    a torch reference with a non-finite value is replaced by JAX's).
     """
     f, g = program.functions()
     x = np.asarray(x, dtype=np.float64)
     if framework == "torch":
-        return _torch_reference(f, g, x)
+        result = _torch_reference(f, g, x)
+        if all(np.all(np.isfinite(value)) for value in result.values()):
+            return result
+        # torch.func's nested jacrev returns NaN second derivatives of det at a matrix with a repeated
+        # eigenvalue (its backward goes through an SVD) where JAX's are finite: then JAX decides
     jax = _jax()
 
     def everything(x):

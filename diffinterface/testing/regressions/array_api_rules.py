@@ -15,7 +15,13 @@ a graph break. The probes state the contract on every backend:
 - ``array-api-float32``: gradient, pushforward and pullback of float32 x
   through promoting functions come back float32 (right to float32 accuracy);
 - ``empty-constant-output``: ``derivative`` and ``jacobian`` of an empty
-  output that does not depend on x are empty arrays, not a graph break.
+  output that does not depend on x are empty arrays, not a graph break;
+- ``array-api-symmetric-matrix``: ``cholesky`` and ``eigh`` of a symmetric
+  x, pushed forward along a non-symmetric tangent and pulled back, give
+  the same derivative (``<u, J t> = <J^T u, t>``): autograd's and torch's
+  forward rules used the whole tangent where their reverse rules read the
+  symmetric part, so a pushforward disagreed with the pullback of the same
+  function (their namespaces now read ``(x + x.T) / 2``, as JAX's does).
 
 The full sweep over every function and shape is :mod:`..array_api_cases`.
 
@@ -170,6 +176,34 @@ def _broadcast_argument(backend, problems, zero):
                            zero=zero, rtol=1e-3, atol=1e-4)
 
 
+#: functions of a symmetric matrix; eigenvectors enter squared (their signs are arbitrary)
+SYMMETRIC_MATRIX = (
+    ("linalg.cholesky", lambda x: _xp(x).linalg.cholesky(x)),
+    ("linalg.eigh", lambda x: _xp(x).linalg.eigh(x)[1][:, :2] ** 2 * _xp(x).linalg.eigh(x)[0][1]),
+    ("linalg.eigvalsh", lambda x: _xp(x).linalg.eigvalsh(x)),
+)
+
+
+def _symmetric_matrix(backend, problems, zero):
+    if zero or not applies(backend, _NOT_HOLOMORPHIC):
+        return
+    rng = np.random.default_rng(1)
+    x = MATRIX @ MATRIX.T + 3 * np.eye(3)
+    tangent = rng.standard_normal(x.shape)
+    for function, f in SYMMETRIC_MATRIX:
+        cotangent = rng.standard_normal(np.shape(f(x)))
+        try:
+            pushed = np.asarray(pushforward(f, backend, x, (tangent,))[0])
+            pulled = np.asarray(pullback(f, backend, x, (cotangent,))[0])
+        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+            problems.found.append(f"pushforward and pullback of {function} of a symmetric matrix: "
+                                  f"{type(raised).__name__}: {str(raised)[:300]}")
+            continue
+        problems.check_result(f"<u, pushforward(t)> against <pullback(u), t> for {function} of a symmetric "
+                              "matrix along a non-symmetric tangent", np.sum(cotangent * pushed),
+                              np.sum(pulled * tangent), like=np.float64(0.0), rtol=1e-5, atol=1e-7)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -182,4 +216,6 @@ def probes():
                  "arrays, not a graph break", _empty_constant_output),
         BadInput("array-api-broadcast-argument", "gradient and Hessian through hypot with a broadcast argument",
                  _broadcast_argument),
+        BadInput("array-api-symmetric-matrix", "cholesky and eigh of a symmetric matrix: pushforward along a "
+                 "non-symmetric tangent agrees with the pullback", _symmetric_matrix),
     ]

@@ -14,7 +14,10 @@ jacobian (column coloring)   pushforwards ``J @ seed`` (forward backends)
 jacobian (row coloring)      pullbacks ``seed @ J`` (reverse backends); a
                              backend doing both takes the coloring with
                              fewer colors unless its ``mode=`` is set
-hessian                      hvps ``H @ seed`` (star coloring)
+jacobian (``MixedMode``)     pushforwards over column colors and pullbacks
+                             over row colors (star bicoloring)
+hessian                      hvps ``H @ seed`` (star coloring, or acyclic
+                             coloring and substitution)
 value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
                              value, gradient and the hvps from one pass
 ===========================  ===================================================
@@ -40,6 +43,7 @@ from ..second_order import SecondOrderAdapter
 from .coloring import compress
 from .detection import detect
 from .matrices import assembler, decompressor
+from .mixed import MixedModeAdapter
 
 
 class SparseStructure:
@@ -95,6 +99,8 @@ class SparseAdapter(DelegatingAdapter):
         return build(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
 
     def prepare_jacobian(self, problem):
+        if isinstance(self.dense, MixedModeAdapter):
+            return self._prepare_bidirectional_jacobian(problem)
         dense = self.delegated(problem)
         spec = dense.spec
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
@@ -112,16 +118,39 @@ class SparseAdapter(DelegatingAdapter):
             operator, seeds = "pullback", self._seeds(problem, compression, spec.shape, spec.dtype)
         seeded = dense.seeded(operator, seeds)
         decompress = self._decompressor(problem, compression, spec.shape + problem.x_shape)
-        results, value_and_results = seeded.results, seeded.value_and_results
+        return _jacobian_impl(seeded.results, seeded.value_and_results, decompress, structure)
 
-        def jacobian(x, *ctx):
-            return decompress(results(x, *ctx))
+    def _prepare_bidirectional_jacobian(self, problem):
+        """``MixedMode``: pushforwards of the forward backend over the column colors, pullbacks of the
+        reverse backend over the row colors, one decompression of both."""
+        dense = self.delegated(problem)
+        spec = dense.spec
+        rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
+        compression = compress(rows, cols, shape, "bidirectional", self.backend.coloring_algorithm)
+        structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
+        row_seeds = compression.row_seeds.astype(spec.dtype)
+        # one zero pushforward when there is no color at all: it still gives the value
+        forward = dense.seeded("pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)) \
+            if len(compression.seeds) or not len(row_seeds) else None
+        reverse = problem.replace(adapter=self.dense.reverse).seeded(
+            "pullback", self._seeds(problem, compression, spec.shape, spec.dtype, row_seeds)) if len(row_seeds) else None
+        decompress = self._decompressor(problem, compression, spec.shape + problem.x_shape)
+        if forward is None:
+            results, value_and_results = reverse.results, reverse.value_and_results
+        elif reverse is None:
+            results, value_and_results = forward.results, forward.value_and_results
+        else:
+            forward_results, forward_valued, reverse_results = forward.results, forward.value_and_results, \
+                reverse.results
 
-        def value_and_jacobian(x, *ctx):
-            value, products = value_and_results(x, *ctx)
-            return value, decompress(products)
+            def results(x, *ctx):
+                return [*forward_results(x, *ctx), *reverse_results(x, *ctx)]
 
-        return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
+            def value_and_results(x, *ctx):
+                value, products = forward_valued(x, *ctx)
+                return value, [*products, *reverse_results(x, *ctx)]
+
+        return _jacobian_impl(results, value_and_results, decompress, structure)
 
     def prepare_hessian(self, problem):
         spec = require_scalar_output(problem, "hessian")
@@ -131,8 +160,9 @@ class SparseAdapter(DelegatingAdapter):
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
         structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
         outer, inner = self.dense.outer, self.dense.inner
+        fusable = outer is inner and compression.solve is None  # substitution runs on the host
         built = self._built_whole("sparse_hessian", dense, compression, x_dtype,
-                                  x_shape + x_shape if self.backend.dense_result else None) if outer is inner else None
+                                  x_shape + x_shape if self.backend.dense_result else None) if fusable else None
         if built is not None:
             hessian, value_gradient_and_hessian = built
             return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
@@ -190,6 +220,19 @@ class SparseAdapter(DelegatingAdapter):
             )
 
         return value_gradient_and_hessian
+
+
+def _jacobian_impl(results, value_and_results, decompress, structure):
+    """The Impl of a sparse Jacobian from the products' ``results`` / ``value_and_results`` and ``decompress``."""
+
+    def jacobian(x, *ctx):
+        return decompress(results(x, *ctx))
+
+    def value_and_jacobian(x, *ctx):
+        value, products = value_and_results(x, *ctx)
+        return value, decompress(products)
+
+    return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
 
 
 def _seed_matrix(compression, dtype):

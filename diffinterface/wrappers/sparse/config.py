@@ -144,42 +144,70 @@ class KnownSparsity(Frozen):
         return flat // self.shape[1], flat % self.shape[1]
 
 
-_ORDERS = ("largest_first",)
+#: the vertex orders of the greedy colorings (``orders.py`` implements them)
+ORDERS = ("natural", "largest_first", "smallest_last", "incidence_degree", "dynamic_largest_first", "random")
+_DECOMPRESSIONS = ("direct", "substitution")
 
 
 class GreedyColoring(Frozen):
-    """Greedy coloring of the pattern (asdex's port of SparseMatrixColorings.jl).
+    """Greedy coloring of the pattern, in one vertex order or the best of several.
 
     Jacobians get a partial distance-2 coloring of the columns (forward dense
     backends: one pushforward per color) or of the rows (reverse: one pullback
     per color); a backend doing both takes whichever needs fewer colors,
-    unless its ``mode=`` is set. Hessians get a star coloring (symmetric: one
-    Hessian-vector product per color).
+    unless its ``mode=`` is set; :class:`MixedMode` gets a star bicoloring
+    (columns and rows: pushforwards and pullbacks). Hessians get a star
+    coloring (``decompression="direct"``: each entry read from one
+    Hessian-vector product) or an acyclic coloring (``"substitution"``: fewer
+    colors, the entries solved for from the products, on the host).
 
     Parameters
     ----------
-    order : str
-        Vertex order of the greedy pass: ``"largest_first"`` (the only order
-        asdex implements).
+    order : str or tuple of str
+        Vertex order of the greedy pass: ``"natural"``, ``"largest_first"``,
+        ``"smallest_last"``, ``"incidence_degree"``, ``"dynamic_largest_first"``
+        or ``"random"`` (drawn from ``seed``); a tuple tries each and keeps
+        the coloring with the fewest colors (the first of equals).
     postprocess : bool
-        For Hessians, drop colors that star coloring does not need (asdex's
-        postprocessing; may save a product).
+        For Hessians colored by asdex, drop colors that star coloring does not need
+        (asdex's postprocessing; may save a product).
+    decompression : str
+        For Hessians: ``"direct"`` (star coloring) or ``"substitution"``
+        (acyclic coloring).
+    seed : int
+        Seed of the ``"random"`` order.
 
     Examples
     --------
     >>> import diffinterface as di
-    >>> di.GreedyColoring()
-    GreedyColoring(order='largest_first', postprocess=False)
+    >>> di.GreedyColoring(order=("largest_first", "smallest_last"), decompression="substitution").order
+    ('largest_first', 'smallest_last')
     """
 
-    order: str = "largest_first"
+    order: object = "largest_first"
     postprocess: bool = False
+    decompression: str = "direct"
+    seed: int = 0
 
     def __post_init__(self):
-        if self.order not in _ORDERS:
-            raise ValueError(f"GreedyColoring(order=...) expected one of {_ORDERS}; got {self.order!r}")
+        orders = self.order if isinstance(self.order, tuple) else (self.order,)
+        if not orders or any(not isinstance(o, str) or o not in ORDERS for o in orders):
+            raise ValueError(
+                f"GreedyColoring(order=...) expected one of {ORDERS} or a non-empty tuple of them; got {self.order!r}"
+            )
         if not isinstance(self.postprocess, bool):
             raise TypeError(f"GreedyColoring(postprocess=...) expected True or False; got {self.postprocess!r}")
+        if self.decompression not in _DECOMPRESSIONS:
+            raise ValueError(
+                f"GreedyColoring(decompression=...) expected one of {_DECOMPRESSIONS}; got {self.decompression!r}"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"GreedyColoring(seed=...) expected an int; got {self.seed!r}")
+
+    @property
+    def orders(self) -> tuple:
+        """The orders tried, as a tuple."""
+        return self.order if isinstance(self.order, tuple) else (self.order,)
 
 
 _DETECTORS = (TracerSparsityDetector, DenseSparsityDetector, KnownSparsity)
@@ -205,7 +233,9 @@ class AutoSparse(AbstractBackend, Frozen):
     Parameters
     ----------
     dense_backend : AbstractBackend
-        Any backend selector (``SecondOrder`` included, for Hessians).
+        Any backend selector (``SecondOrder`` included, for Hessians), or
+        :class:`MixedMode` ``(forward_backend, reverse_backend)`` for Jacobians
+        colored on both sides (pushforwards and pullbacks).
     sparsity_detector : TracerSparsityDetector, DenseSparsityDetector or KnownSparsity
     coloring_algorithm : GreedyColoring
     dense_result : bool
@@ -248,3 +278,44 @@ class AutoSparse(AbstractBackend, Frozen):
             )
         if not isinstance(self.dense_result, bool):
             raise TypeError(f"AutoSparse(dense_result=...) expected True or False; got {self.dense_result!r}")
+
+
+class MixedMode(AbstractBackend, Frozen):
+    """Forward and reverse mode together, as the dense backend of :class:`AutoSparse`.
+
+    The Jacobian's pattern gets a star bicoloring: some columns are colored
+    (one pushforward of ``forward_backend`` per column color) and some rows
+    (one pullback of ``reverse_backend`` per row color), each entry read
+    directly from one product. A pattern with a dense row and a dense column
+    (an arrowhead) then takes a few products where either one-sided coloring
+    takes one per row or column. Every other operator, Hessians included, is
+    ``forward_backend``'s.
+
+    Parameters
+    ----------
+    forward_backend : AbstractBackend
+        Computes the pushforwards (finite differences welcome).
+    reverse_backend : AbstractBackend
+        Computes the pullbacks.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def arrowhead(x):  # y[0] = sum(sin(x)), y[i] = x[i]**2 + x[0] * x[i]
+    ...     xp = di.array_namespace(x)
+    ...     return xp.concat([xp.reshape(xp.sum(xp.sin(x)), (1,)), x[1:] ** 2 + x[0] * x[1:]])
+    >>> backend = di.AutoSparse(di.MixedMode(di.AutoFiniteDiff(), di.AutoJAX()))
+    >>> prep = di.prepare_jacobian(arrowhead, backend, np.ones(50))
+    >>> di.ncolors(prep), di.coloring(prep).kind
+    (3, 'bidirectional')
+    """
+
+    forward_backend: AbstractBackend
+    reverse_backend: AbstractBackend
+
+    def __post_init__(self):
+        for name in ("forward_backend", "reverse_backend"):
+            value = getattr(self, name)
+            if not isinstance(value, AbstractBackend) or isinstance(value, (AutoSparse, MixedMode)):
+                raise TypeError(f"MixedMode({name}=...) expected a dense backend selector such as di.AutoJAX(); "
+                                f"got {value!r}")

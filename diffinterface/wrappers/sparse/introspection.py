@@ -31,20 +31,33 @@ class Coloring:
     ----------
     kind : str
         ``"columns"`` (one pushforward per color), ``"rows"`` (one pullback per
-        color) or ``"symmetric"`` (a Hessian's star coloring: one hvp per color).
+        color), ``"symmetric"`` (a Hessian's star coloring: one hvp per color),
+        ``"acyclic"`` (a Hessian's acyclic coloring, decompressed by substitution)
+        or ``"bidirectional"`` (``MixedMode``: one pushforward per column color and
+        one pullback per row color).
     colors : numpy.ndarray
-        One color per column, row or variable (-1: not needed by any product).
+        One color per column, row or variable (-1: not needed by any product); a
+        bicoloring's column colors.
     ncolors : int
-        Number of products per prepared call.
+        Number of products per prepared call (a bicoloring's: both sides).
+    row_colors : numpy.ndarray or None
+        A bicoloring's row colors (-1: the row is in no pullback); None otherwise.
     """
 
     kind: str
     colors: np.ndarray
     ncolors: int
+    row_colors: np.ndarray | None = None
 
     def groups(self):
-        """The indices of each color, as a list of int arrays (color 0 first)."""
-        return [np.flatnonzero(self.colors == c) for c in range(self.ncolors)]
+        """The indices of each color, as a list of int arrays (color 0 first; a bicoloring's column colors)."""
+        return [np.flatnonzero(self.colors == c) for c in range(int(self.colors.max(initial=-1)) + 1)]
+
+    def row_groups(self):
+        """A bicoloring's rows of each row color, as a list of int arrays (empty otherwise)."""
+        if self.row_colors is None:
+            return []
+        return [np.flatnonzero(self.row_colors == c) for c in range(int(self.row_colors.max(initial=-1)) + 1)]
 
 
 def coloring(prep):
@@ -71,7 +84,8 @@ def coloring(prep):
     ('columns', 1, [[0, 1, 2, 3]])
     """
     compression = _structure(prep).compression
-    return Coloring(compression.kind, compression.colors.copy(), compression.ncolors)
+    row_colors = None if compression.row_colors is None else compression.row_colors.copy()
+    return Coloring(compression.kind, compression.colors.copy(), compression.ncolors, row_colors)
 
 
 def ncolors(prep) -> int:
@@ -129,7 +143,8 @@ def sparsity_pattern(prep):
 
 
 def plot_sparsity(matrix, ax=None, **spy_options):
-    """A spy plot (matplotlib) of a sparse preparation's pattern or of a matrix.
+    """A spy plot (matplotlib) of a sparse preparation's pattern, each entry in the color of the product it
+    is read from, or of a matrix.
 
     Parameters
     ----------
@@ -159,20 +174,39 @@ def plot_sparsity(matrix, ax=None, **spy_options):
             "plot_sparsity draws with matplotlib, which is not installed: pip install 'diffinterface[plot]'",
             name="matplotlib",
         ) from error
-    title = None
+    if ax is None:
+        _, ax = plt.subplots()
     if hasattr(getattr(matrix, "impl", None), "sparse"):
         compression = _structure(matrix).compression
         title = f"{compression.shape[0]} x {compression.shape[1]}, {len(compression.rows)} entries, " \
                 f"{compression.ncolors} colors"
-        matrix = sparsity_pattern(matrix)
-    else:
-        matrix = _as_scipy(matrix)
-    if ax is None:
-        _, ax = plt.subplots()
+        if compression.kind == "bidirectional":
+            title += f" ({len(compression.seeds)} column + {len(compression.row_seeds)} row)"
+        size = spy_options.pop("markersize", max(0.5, min(6.0, 300.0 / max(compression.shape)))) ** 2
+        spy_options.setdefault("cmap", "tab10")
+        ax.scatter(compression.cols, compression.rows, c=_product_of_entries(compression), s=size, marker="s",
+                   **spy_options)
+        ax.set_xlim(-0.5, compression.shape[1] - 0.5)
+        ax.set_ylim(compression.shape[0] - 0.5, -0.5)
+        ax.set_aspect("equal")
+        ax.set_title(title)
+        return ax
+    matrix = _as_scipy(matrix)
     spy_options.setdefault("markersize", max(0.5, min(6.0, 300.0 / max(matrix.shape))))
     ax.spy(matrix, **spy_options)
-    ax.set_title(title or f"{matrix.shape[0]} x {matrix.shape[1]}, {matrix.nnz} entries")
+    ax.set_title(f"{matrix.shape[0]} x {matrix.shape[1]}, {matrix.nnz} entries")
     return ax
+
+
+def _product_of_entries(compression):
+    """For each entry, the product it is read from (0, 1, ...: a bicoloring's pullbacks after its pushforwards)."""
+    if compression.gather is not None:
+        return compression.gather // compression.product_size if compression.kind != "bidirectional" else \
+            np.where(compression.gather < len(compression.seeds) * compression.shape[0],
+                     compression.gather // compression.shape[0],
+                     len(compression.seeds) + (compression.gather - len(compression.seeds) * compression.shape[0])
+                     // compression.shape[1])
+    return compression.colors[compression.cols]  # substitution: colored by column
 
 
 def _as_scipy(matrix):

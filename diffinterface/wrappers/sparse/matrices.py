@@ -15,24 +15,35 @@ torch    sparse CSR ``torch.Tensor``          ``torch.Tensor``
 =======  ===================================  =============================
 
 The index arrays are shared by every result of one preparation (read-only
-for numpy), so that ``out=`` can check a buffer's pattern by identity.
+for numpy), so that ``out=`` can check a buffer's pattern by identity. A
+bicoloring's products (pushforwards and pullbacks, two shapes) are
+flattened and joined instead of stacked; a substitution (acyclic coloring)
+solves for the entries on the host (``acyclic.py``) instead of gathering them.
 """
 
 from __future__ import annotations
 
-from ...families import FAMILIES
+from ...families import FAMILIES, dtype_name
 
 
 def decompressor(compression, family, like, dense_shape=None):
     """``decompress(products) -> result`` for ``family``; dense arrays shaped ``dense_shape`` when given."""
     arrays = FAMILIES[family]
+    if compression.kind == "bidirectional":  # pushforwards shaped like f(x), then pullbacks shaped like x
+        ravel = arrays.ravel
+        flat = lambda products: ravel(products, dtype_name(products[0]))  # noqa: E731
+    else:
+        stack = arrays.stack
+        flat = lambda products: stack(products).reshape(-1)  # noqa: E731
+    build = (arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like) if dense_shape is None
+             else arrays.dense_builder(compression.rows, compression.cols, compression.shape, dense_shape, like))
+    if compression.solve is not None:  # substitution, on the host
+        solve, to_numpy, from_numpy = compression.solve, arrays.to_numpy, arrays.from_numpy
+        return lambda products: build(from_numpy(solve(to_numpy(flat(products))), like))
     gather = arrays.index_array(compression.gather, like)
-    stack = arrays.stack
     if dense_shape is not None:
-        scatter = arrays.dense_builder(compression.rows, compression.cols, compression.shape, dense_shape, like)
-        return arrays.compiled(lambda products: scatter(stack(products).reshape(-1)[gather]), like)
-    build = arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like)
-    gather_data = arrays.compiled(lambda products: stack(products).reshape(-1)[gather], like)
+        return arrays.compiled(lambda products: build(flat(products)[gather]), like)
+    gather_data = arrays.compiled(lambda products: flat(products)[gather], like)
     return lambda products: build(gather_data(products))
 
 

@@ -1,0 +1,86 @@
+"""The adapter of ``AutoSelect``: it prepares whole calls (``prepares_calls``), through its candidates.
+
+Its facts (array families, in-place support, the parts whose frameworks may
+run ``f``) are the union of its installed candidates' (read when asked), so that the checks
+made before preparing and the explanations of errors raised by ``f`` see
+every backend it may choose.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.core import get_adapter
+    >>> adapter = get_adapter(di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch(mode="reverse")]))
+    >>> adapter.families, adapter.inplace
+    (('numpy', 'torch'), True)
+"""
+
+from __future__ import annotations
+
+from ...core import OPERATORS, Adapter, check_available, get_adapter
+from ...errors import UnsupportedError
+from .config import AutoSelect
+from .selection import default_candidates, select
+
+
+class AutoSelectAdapter(Adapter):
+    """Prepares a call by each candidate and keeps the fastest that agrees (:func:`.selection.select`).
+
+    Inside another backend (``SecondOrder(outer, AutoSelect(...))``, ``AutoSparse(AutoSelect(...))``),
+    which hands it problems rather than calls, each operator is the first candidate's that prepares
+    it, in the order listed: nothing is compared or timed there. For a timed choice among wrapped
+    configurations, list them as candidates: ``AutoSelect([AutoSparse(AutoJAX()), ...])``.
+    """
+
+    prepares_calls = True
+    mode = "both"
+
+    def candidates(self):
+        """``(candidate, installed)`` pairs; the default ones are read from the registry each time, so that
+        a backend registered after this adapter was built joins them."""
+        listed = self.backend.candidates
+        if listed is None:
+            listed = default_candidates(AutoSelect)
+        return tuple((candidate, check_available(candidate)) for candidate in listed)
+
+    def _adapters(self):
+        return [get_adapter(candidate) for candidate, installed in self.candidates() if installed]
+
+    @property
+    def families(self):
+        return tuple(dict.fromkeys(family for adapter in self._adapters() for family in adapter.families))
+
+    @property
+    def inplace(self):
+        return any(adapter.inplace for adapter in self._adapters())
+
+    @property
+    def writes_cache(self):
+        return any(adapter.writes_cache for adapter in self._adapters())
+
+    def parts(self):
+        return (self, *(part for adapter in self._adapters() for part in adapter.parts()))
+
+    def prepare_call(self, call, strict, one_off):
+        return select(self.backend, self.candidates(), call, strict, one_off)
+
+
+def _first_that_prepares(name):
+    def prepare(self, problem):
+        errors = []
+        for candidate, installed in self.candidates():
+            adapter = get_adapter(candidate) if installed else None
+            if adapter is None or problem.family not in adapter.families:
+                continue
+            try:
+                return problem.replace(adapter=adapter).impl(name)
+            except Exception as error:  # noqa: BLE001 - the next candidate may prepare it
+                errors.append(error)
+        if errors:
+            raise errors[0]
+        raise UnsupportedError(f"backend: no candidate of {self.backend!r} takes {problem.family} arrays")
+
+    prepare.__doc__ = f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
+    return prepare
+
+
+for _name in OPERATORS:
+    setattr(AutoSelectAdapter, "prepare_" + _name, _first_that_prepares(_name))
+del _name

@@ -1,0 +1,105 @@
+"""What an ``AutoSelect`` preparation chose, and why: :func:`explain` and :func:`selected_backend`."""
+
+from __future__ import annotations
+
+from ...core import Preparation
+from .selection import SelectedImpl, short_name
+
+
+def _selection(prep, name):
+    if not isinstance(prep, Preparation):
+        raise TypeError(f"prep: {name} expected a preparation made with di.AutoSelect(...) "
+                        f"(di.prepare_<operator>(f, di.AutoSelect(), x)); got {type(prep).__name__}")
+    impl = prep.impl
+    if not isinstance(impl, SelectedImpl):
+        raise TypeError(f"prep: {name} expected a preparation made with di.AutoSelect(...); got {prep!r}, "
+                        "which was not selected")
+    return impl.selection
+
+
+def _duration(seconds):
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def table(selection):
+    """The table of a selection: one line per candidate, then the choice."""
+    header = ("candidate", "prepared", "agreed", "median per call", "")
+    lines = []
+    for row in selection.rows:
+        prepared = "yes" if row.status in ("chosen", "agreed", "disagreed") else "no"
+        agreed = {"chosen": "yes", "agreed": "yes", "disagreed": "no"}.get(row.status, "-")
+        note = "<- chosen" if row.status == "chosen" else row.reason
+        lines.append((short_name(row.backend), prepared, agreed, _duration(row.median), note))
+    widths = [max(len(line[i]) for line in (header, *lines)) for i in range(len(header))]
+
+    def format_line(line):
+        return "  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1]
+
+    title = (f"AutoSelect for {selection.operator}: agreement within rtol={selection.rtol:g}, "
+             f"{selection.rounds} timed rounds" if selection.rtol is not None
+             else f"AutoSelect for {selection.operator}")
+    body = [format_line(header).rstrip(), *(format_line(line).rstrip() for line in lines)]
+    choice = (f"chosen: {short_name(selection.chosen)} (the fastest median of those that agree)"
+              if selection.chosen is not None else "chosen: none")
+    return "\n".join([title, *body, choice])
+
+
+def explain(prep):
+    """The table of what an ``AutoSelect`` preparation tried and chose.
+
+    Parameters
+    ----------
+    prep : Preparation
+        A preparation made with ``di.AutoSelect(...)`` as its backend.
+
+    Returns
+    -------
+    Selection
+        Its ``str`` is the table: each candidate, whether it prepared (or the
+        error it raised), whether its result agreed with the majority, its
+        median time per call, and the choice. Its ``rows`` hold the same as
+        attributes (``backend``, ``status``, ``reason``, ``median``).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch(mode="reverse")], time_budget=0.01)
+    >>> prep = di.prepare_gradient(lambda x: np.sum(x ** 2), backend, np.ones(3))
+    >>> print(di.explain(prep))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    AutoSelect for gradient: agreement within rtol=1e-05, ... timed rounds
+    candidate                  prepared  agreed  median per call
+    AutoFiniteDiff()           yes       yes     ... <- chosen
+    AutoTorch(mode='reverse')  no        -       -   preparation raised TracedArrayError: f: <lambda> raised ...
+    chosen: AutoFiniteDiff() (the fastest median of those that agree)
+    """
+    return _selection(prep, "explain")
+
+
+def selected_backend(prep):
+    """The backend an ``AutoSelect`` preparation chose.
+
+    Parameters
+    ----------
+    prep : Preparation
+        A preparation made with ``di.AutoSelect(...)`` as its backend.
+
+    Returns
+    -------
+    AbstractBackend
+        The chosen candidate's selector; a preparation made with it directly
+        runs the same methods as ``prep``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> backend = di.AutoSelect([di.AutoTorch(), di.AutoFiniteDiff()], time_budget=0.01)
+    >>> prep = di.prepare_jacobian(lambda x: np.cumsum(x), backend, np.ones(3))  # numpy code
+    >>> di.selected_backend(prep)
+    AutoFiniteDiff(method='central', rel_step=None, abs_step=None)
+    """
+    return _selection(prep, "selected_backend").chosen
