@@ -58,6 +58,7 @@ from .operators import (
     value_derivative_and_second_derivative,
     value_gradient_and_hessian,
 )
+from .operators import prepare_hvp_same_point, prepare_pullback_same_point, prepare_pushforward_same_point
 from .wrappers import LAZY_NAMES as _WRAPPER_NAMES
 from .selectors import (
     AbstractBackend,
@@ -111,6 +112,7 @@ __all__ = [
     "second_derivative", "prepare_second_derivative", "value_derivative_and_second_derivative",
     "hvp", "prepare_hvp", "gradient_and_hvp",
     "hessian", "prepare_hessian", "value_gradient_and_hessian",
+    "prepare_pushforward_same_point", "prepare_pullback_same_point", "prepare_hvp_same_point",
 ]
 
 

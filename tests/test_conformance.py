@@ -30,3 +30,11 @@ def test_bad_inputs(di_bad_input_case):
 
 def test_batch_sizes(di_batch_case):
     di_batch_case.check()
+
+
+def test_auxiliary_outputs(di_aux_case):
+    di_aux_case.check()
+
+
+def test_same_point_preparations(di_same_point_case):
+    di_same_point_case.check()

@@ -21,7 +21,8 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy", "auto-select", "scale"]
+PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy", "auto-select", "aux-outputs",
+         "linear-operators", "scale"]
 
 
 def python_blocks(page):

@@ -30,6 +30,8 @@ CLAIMS = {
     "train_jax_model.py": "gradients shaped like the parameter tree",
     "fit_oscillator_scipy.py": "every backend recovered k, c and x0 within 5%",
     "auto_select.py": "different backends won: AutoFiniteDiff",
+    "newton_cg_same_point.py": "Newton-CG reached the same minimum with and without same-point preparations",
+    "least_squares_lsmr.py": "every backend fitted a, k and c with the Jacobian as a LinearOperator",
 }
 
 

@@ -204,6 +204,22 @@ class Adapter:
         array (numpy called on it, ``float()``, ``.item()``): see :mod:`diffinterface.core.boundary`."""
         return False
 
+    def prepare_same_point(self, operator, problem):
+        """The :class:`Impl` of ``operator`` (pushforward, pullback, hvp) for calls at ``problem.x`` and its
+        contexts only, having computed once what depends on them alone; None (the default): the ordinary one.
+        Each call's x and contexts are checked by the core (:mod:`diffinterface.core.same_point`)."""
+        return None
+
+    def primal_value(self, value):
+        """``value`` (what f receives, or computes from it) unwrapped from the framework's recording.
+
+        With ``has_aux=True`` the core finds the evaluation at the call's x and
+        returns the aux computed there through it (:mod:`diffinterface.core.aux`):
+        a torch tensor that requires grad is detached, an autograd box gives its
+        value. The default: ``value`` itself (frameworks that only evaluate).
+        """
+        return value
+
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
     def differentiable_value_and_gradient(self, problem):
         return None

@@ -19,6 +19,7 @@ from functools import wraps
 
 from ..errors import XSignatureChangedError
 from ..families import write_out
+from .aux import join_aux, require_has_aux, split_aux
 from .boundary import explain
 from .prepare import prepare
 from .preparation import Call, Preparation
@@ -45,12 +46,13 @@ def prepared_call(op, valued):
     seeded = op.seeds is not None
 
     def decorate(public):
-        def run(f, backend, x, *args, prep=None, out=None, y=None):
+        def run(f, backend, x, *args, prep=None, out=None, y=None, has_aux=False):
             # prep=None fails the class test too
-            if prep.__class__ is Preparation and prep.op is op and out is None and y is None:
+            if (prep.__class__ is Preparation and prep.op is op and out is None and y is None
+                    and has_aux is prep.has_aux):
                 if seeded:
                     if not args:  # no seeds: the body's signature says so
-                        return public(f, backend, x, prep=prep)
+                        return public(f, backend, x, prep=prep, **({"has_aux": has_aux} if has_aux is not False else {}))
                     seeds = args[0]
                     contexts = args[1:]
                 else:
@@ -80,26 +82,30 @@ def prepared_call(op, valued):
                         method = prep.methods[valued]
                         return method(x, *values) if seeds is None else method(x, seeds, *values)
                     except Exception as error:
-                        return _off_the_fast_path(Call(op, f, backend, x, seeds, contexts, None, valued, prep), error)
+                        return _off_the_fast_path(
+                            Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux), error)
                 # the full comparison raises on a real mismatch, and lets through what only looked different
-                return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep))
+                return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux))
+            # has_aux only when given: an operator family defined outside the package may not take it
+            extra = {"has_aux": has_aux} if has_aux is not False else {}
             if y is None:
-                return public(f, backend, x, *args, prep=prep, out=out)
-            return public(f, backend, x, *args, prep=prep, out=out, y=y)
+                return public(f, backend, x, *args, prep=prep, out=out, **extra)
+            return public(f, backend, x, *args, prep=prep, out=out, y=y, **extra)
 
         return wraps(public)(run)
 
     return decorate
 
 
-def call(op, valued, f, backend, x, seeds, contexts, prep, out, y):
+def call(op, valued, f, backend, x, seeds, contexts, prep, out, y, has_aux=False):
     """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method) off the fast path.
 
     The body of every public operator function: what :func:`prepared_call`
     does not serve itself (no preparation, ``out=``, ``y=``) comes here as a
     named :class:`Call`.
     """
-    return _call_slowly(Call(op, f, backend, x, seeds, contexts, y, valued, prep, out))
+    require_has_aux(has_aux)
+    return _call_slowly(Call(op, f, backend, x, seeds, contexts, y, valued, prep, out, has_aux))
 
 
 def _off_the_fast_path(call, error):
@@ -138,7 +144,7 @@ def _learned_tree_output(error, call):
             and op.listed_in(get_adapter(call.backend).output_from_each_call)):
         return False
     try:
-        fresh = prepare(call, prep.strict, learn_output=True)
+        fresh = prepare(call, prep.strict, learn_output=True)  # has_aux: the call's, checked to be prep's
     except TypeError:  # not a pytree either: the original error stands
         return False
     if fresh.ytree is None:
@@ -163,6 +169,17 @@ def _call_slowly(call):
         if _learned_tree_output(error, call):
             return _call_slowly(call)
         _raise_explained(error, call)
+    if call.has_aux:  # y= is refused with has_aux at preparation: only out= to write
+        if out is None:
+            return result
+        result, aux = split_aux(op, valued, result)
+        return join_aux(op, valued, _written(call, prep, result), aux)
+    return _written(call, prep, result)
+
+
+def _written(call, prep, result):
+    """``result`` with its derivatives written into ``out=`` and the value into ``y=`` (as given)."""
+    op, x, y, out, valued = call.op, call.x, call.y, call.out, call.valued
     plan = prep.plan
     if plan.tree is None and plan.ytree is None:
         def write(o, r):

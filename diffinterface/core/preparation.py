@@ -48,6 +48,10 @@ class Call(NamedTuple):
     valued: int = 0
     prep: Any = None
     out: Any = None
+    #: f returns ``(y, aux)`` (see :mod:`diffinterface.core.aux`)
+    has_aux: bool = False
+    #: a same-point preparation (see :mod:`diffinterface.core.same_point`)
+    same_point: bool = False
 
     @property
     def ctx(self):
@@ -73,11 +77,14 @@ class Plan:
     comparable slots.
     """
 
-    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded")
+    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded", "call", "movable")
 
     def __init__(self, call, impl, spec, strict, methods=None, tree=None, ytree=None):
         op = call.op
         self.impl, self.spec, self.tree, self.ytree = impl, spec, tree, ytree
+        self.call = call
+        #: a same-point plan whose methods are its impl's own, which ``impl.move(x)`` can serve at another x
+        self.movable = False
         self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
         self.recorded = signature(call)
         # nothing more to compare for an array x: a float's kind is its class; methods that check x themselves
@@ -96,10 +103,10 @@ class Preparation:
 
     # ``methods`` and ``quick_check`` repeat the plan's: the prepared path reads them from here,
     # one attribute each (they change only with the plan, in adopt)
-    __slots__ = ("op", "backend", "strict", "plan", "methods", "quick_check")
+    __slots__ = ("op", "backend", "strict", "plan", "methods", "quick_check", "has_aux")
 
-    def __init__(self, op, backend, strict, plan):
-        for slot, value in (("op", op), ("backend", backend), ("strict", bool(strict))):
+    def __init__(self, op, backend, strict, plan, has_aux=False):
+        for slot, value in (("op", op), ("backend", backend), ("strict", bool(strict)), ("has_aux", has_aux)):
             object.__setattr__(self, slot, value)
         self._take(plan)
 
@@ -125,9 +132,10 @@ class Preparation:
         return self.op.name
 
     def __repr__(self):
+        aux = " (has_aux)" if self.has_aux else ""
         size = getattr(self.plan.impl, "batch_size", None)  # seeds per vectorized pass of its sweeps
         return (f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
-                f"{'' if self.strict else ' (strict=False)'}>")
+                f"{aux}{'' if self.strict else ' (strict=False)'}>")
 
     def check(self, call):
         """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""
@@ -136,6 +144,11 @@ class Preparation:
             raise PreparationMismatchError(
                 f"prep: this preparation was made by prepare_{self.op.name}, "
                 f"but it was passed to {op.name}; use prepare_{op.name}"
+            )
+        if call.has_aux is not self.has_aux:
+            raise PreparationMismatchError(
+                f"has_aux: this preparation was made with has_aux={self.has_aux}, but this call has "
+                f"has_aux={call.has_aux}; pass has_aux={self.has_aux}, or prepare again with has_aux={call.has_aux}"
             )
         if not self.strict:
             return

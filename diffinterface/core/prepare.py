@@ -18,6 +18,7 @@ import numpy as np
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
+from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
@@ -27,6 +28,7 @@ from .preparation import Plan, Preparation
 from .problem import Problem, Spec
 from .pytree import _FLOAT_DTYPES, TreePlan, require_real_float
 from .registry import get_adapter
+from .same_point import same_point_plan
 
 
 #: what to do with an x that is not real floating-point (a complex x loses its imaginary part in astype)
@@ -98,19 +100,28 @@ def _check_y(call, adapter):
         raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
 
 
-def prepare(call, strict, learn_output=False, one_off=False):
+def prepare(call, strict, learn_output=False, one_off=False, point_checked=False):
     """Validate the :class:`~diffinterface.core.preparation.Call` and build its :class:`Preparation`.
 
     ``learn_output`` learns f's output at preparation even where the adapter
     would not (``output_from_each_call``): see ``core/call.py``'s ``_learned_tree_output``.
     ``one_off`` marks the preparation of an unprepared call (:attr:`Problem.one_off`).
+    ``point_checked``: the methods of a same-point preparation (``call.same_point``) are wrapped by the
+    caller, which checks each call's x (:mod:`diffinterface.core.same_point`).
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
+    if call.has_aux:  # before any wrapper's own preparation: every backend prepares the f without aux
+        if not callable(f):
+            raise TypeError(f"f: expected a callable; got {type(f).__name__}")
+        return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     if adapter.prepares_calls:  # a wrapper preparing the whole call through other backends (AutoSelect)
         return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
+    if call.same_point and not point_checked:
+        plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
+        return Preparation(op, call.backend, strict, same_point_plan(call, plan, strict))
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)
@@ -130,6 +141,7 @@ def prepare(call, strict, learn_output=False, one_off=False):
     if tree is not None:
         return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
     problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
+    problem.aux, problem.aux_entry, problem.same_point = capture_of(f), f, call.same_point
     ytree = None
     try:
         if op.tree_output and call.y is None:
@@ -149,6 +161,21 @@ def prepare(call, strict, learn_output=False, one_off=False):
     methods = derivatives_in_x_dtype(op, problem, own) if ytree is None else ytree.wrap(op, own, None)
     methods = _zero_d_results_as_arrays(op, impl, adapter, problem, methods) or methods
     return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree))
+
+
+def _prepare_with_aux(call, adapter, strict, learn_output, one_off):
+    """The preparation of ``call`` whose f returns ``(y, aux)`` (:mod:`diffinterface.core.aux`)."""
+    require_has_aux(call.has_aux)
+    if call.y is not None:
+        raise TypeError("has_aux: two-argument functions f(y, x) write their output into y and return no aux; "
+                        "return (y, aux) from a one-argument f(x) instead")
+    capture = AuxCapture(call.f, primal_of(adapter))
+    if one_off:  # an evaluation at x while preparing gives the aux of the call that follows
+        capture.prime(call.x)
+    plan = prepare(call._replace(f=capture, has_aux=False), strict, learn_output, one_off).plan
+    methods = aux_methods(call.op, capture, plan.methods)
+    return Preparation(call.op, call.backend, strict,
+                       Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree), has_aux=True)
 
 
 def _output_tree(op, problem, learn_output=False):
@@ -250,7 +277,7 @@ def _impl(op, problem):
     handles_empty = op.listed_in(problem.adapter.own_empty_results)
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
-    impl = problem.impl(op.name)
+    impl = (problem.same_point and problem.adapter.prepare_same_point(op.name, problem)) or problem.impl(op.name)
     if problem._spec is not None:  # an adapter that learned the output its own way
         require_real_output(problem._spec, problem.x_dtype, problem.f)
     if not handles_empty and is_empty(op, problem):
@@ -295,6 +322,7 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
                           one_off=one_off)
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
+    problem.aux, problem.aux_entry, problem.same_point = capture_of(f), problem.f, call.same_point
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now

@@ -74,6 +74,13 @@ class Problem:
         #: ``batched_f(k) -> fs(points, *ctx)``, f at ``k`` points stacked along a first axis in one
         #: call, or None: set when f is an inner's gradient with ``prepare_batched_gradient``
         self.batched_f = None
+        #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates through, and
+        #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing aux natively)
+        self.aux = None
+        self.aux_entry = None
+        #: a same-point preparation: methods are called at this x and these contexts only (adapters may then
+        #: compute what depends on them once, ``Adapter.prepare_same_point``)
+        self.same_point = False
 
     @property
     def spec(self):

@@ -18,7 +18,7 @@ _SEEDS = {
 }
 
 
-def _parameters(op, x, *, prepare):
+def _parameters(op, x, *, prepare, same_point=False):
     f = "f : callable\n    ``f(x, *contexts)``, returning an array (or a number)."
     if op.allows_y:
         f += " With ``y=``, a two-argument ``f(y, x, *contexts)`` that writes its output into ``y``."
@@ -36,7 +36,7 @@ def _parameters(op, x, *, prepare):
         "differentiated. A Constant's value may change between prepared calls."
     )
     if prepare:
-        if op.allows_y:
+        if op.allows_y and not same_point:
             lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; its shape gives the output's.")
         lines.append(
             "strict : bool, default True\n    Every prepared call checks that its arguments fit this preparation "
@@ -45,6 +45,8 @@ def _parameters(op, x, *, prepare):
             + ", the contexts' kinds) and raises ``PreparationMismatchError`` otherwise. ``strict=False`` "
             "skips the check, at your own risk: a call that does not fit may return wrong results."
         )
+        if not same_point:
+            lines.append(_HAS_AUX + " The calls must pass the same setting.")
         return lines
     lines.append(
         f"prep : Preparation, optional\n    The result of ``prepare_{op.name}`` with arguments like these. "
@@ -56,7 +58,15 @@ def _parameters(op, x, *, prepare):
     )
     if op.allows_y:
         lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards.")
+    lines.append(_HAS_AUX)
     return lines
+
+
+_HAS_AUX = (
+    "has_aux : bool, default False\n    ``f`` returns ``(y, aux)``: ``y`` is differentiated, ``aux`` (any pytree) is "
+    "returned as computed at x. The plain operator then returns ``(result, aux)``, the value form "
+    "``((value, aux), ...)`` (``gradient_and_hvp``: ``((gradient, hvps), aux)``), as JAX does."
+)
 
 
 @lru_cache(maxsize=None)
@@ -100,11 +110,11 @@ def _raises(op, *, prepare):
     return lines
 
 
-def _docstring(summary, body, op, x, returns, example, *, prepare, see_also):
+def _docstring(summary, body, op, x, returns, example, *, prepare, see_also, same_point=False):
     lines = [summary, ""]
     if body:
         lines += [textwrap.fill(body, 88), ""]
-    lines += _section("Parameters", _parameters(op, x, prepare=prepare))
+    lines += _section("Parameters", _parameters(op, x, prepare=prepare, same_point=same_point))
     lines += _section("Returns", returns)
     lines += _section("Raises", _raises(op, prepare=prepare))
     lines += ["See Also", "--------", ", ".join(see_also), ""]
@@ -150,4 +160,19 @@ def document(op, prepare_function, plain, valued, *, summary, x, result, example
         "calling at others of the same shapes and dtypes is the intended use.",
         op, x, ["Preparation\n    Pass it as ``prep=`` to the calls."], example, prepare=True,
         see_also=[op.name, op.valued],
+    )
+
+
+def document_same_point(op, prepare_function, *, example):
+    """Write the docstring of ``prepare_<op>_same_point``."""
+    prepare_function.__doc__ = _docstring(
+        f"Prepare ``{op.name}`` for many {op.seeds} at this one ``x`` (and these contexts).",
+        "Computes once what depends only on x: a linearization (JAX), a recorded graph kept for many "
+        "backward passes (torch, autograd), so that each call runs the part that depends on the seeds only. "
+        f"Pass the result as ``prep=`` to ``{op.name}`` or ``{op.valued}`` with the same x and contexts (the "
+        "very objects, or equal values); another x raises ``PreparationMismatchError``. Changing x in place "
+        "after preparing is your risk: the results stay those at the prepared values. Backends without "
+        "such a recipe give the ordinary preparation, with the same check.",
+        op, "array or pytree", ["Preparation\n    Pass it as ``prep=`` to the calls at this x."], example,
+        prepare=True, see_also=[f"prepare_{op.name}", op.name], same_point=True,
     )

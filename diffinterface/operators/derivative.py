@@ -21,18 +21,18 @@ _OP = Operator(
 )
 
 
-def prepare_derivative(f, backend, x, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
+def prepare_derivative(f, backend, x, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, None, contexts, y, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
+def derivative(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
+def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y, has_aux)
 
 
 def _derivative_fallback(problem):

@@ -20,18 +20,18 @@ _OP = Operator(
 )
 
 
-def prepare_gradient(f, backend, x, *contexts, strict=True):
-    return prepare(Call(_OP, f, backend, x, None, contexts), strict)
+def prepare_gradient(f, backend, x, *contexts, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, None, contexts, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def gradient(f, backend, x, *contexts, prep=None, out=None):
-    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
+def gradient(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_gradient(f, backend, x, *contexts, prep=None, out=None):
-    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
+def value_and_gradient(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None, has_aux)
 
 
 def _gradient_fallback(problem):

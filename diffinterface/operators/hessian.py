@@ -28,18 +28,18 @@ _OP = Operator(
 )
 
 
-def prepare_hessian(f, backend, x, *contexts, strict=True):
-    return prepare(Call(_OP, f, backend, x, None, contexts), strict)
+def prepare_hessian(f, backend, x, *contexts, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, None, contexts, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def hessian(f, backend, x, *contexts, prep=None, out=None):
-    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None)
+def hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None):
-    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None)
+def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None, has_aux)
 
 
 def _hessian_fallback(problem):

@@ -15,7 +15,7 @@ same pass: no second gradient evaluation.
 from __future__ import annotations
 
 from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
-from ._docs import document
+from ._docs import document, document_same_point
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
@@ -24,18 +24,23 @@ _OP = Operator(
 )
 
 
-def prepare_hvp(f, backend, x, tangents, *contexts, strict=True):
-    return prepare(Call(_OP, f, backend, x, tangents, contexts), strict)
+def prepare_hvp(f, backend, x, tangents, *contexts, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, has_aux=has_aux), strict)
+
+
+def prepare_hvp_same_point(f, backend, x, tangents, *contexts, strict=True):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, same_point=True), strict)
+
 
 
 @prepared_call(_OP, 0)
-def hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None)
+def hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None, has_aux)
 
 
 @prepared_call(_OP, 1)
-def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None)
+def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None, has_aux)
 
 
 def _hvp_fallback(problem):
@@ -83,3 +88,11 @@ document(
 array([8., 8.])
 """,
 )
+
+document_same_point(_OP, prepare_hvp_same_point, example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend, x = (lambda x: (x ** 3).sum()), di.AutoFiniteDiff(), np.array([1.0, 2.0])
+>>> prep = di.prepare_hvp_same_point(f, backend, x, (np.zeros(2),))
+>>> di.hvp(f, backend, x, (np.array([1.0, 1.0]),), prep=prep)[0].round(3)
+array([ 6., 12.])
+""")

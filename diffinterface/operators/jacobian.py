@@ -22,18 +22,18 @@ _OP = Operator(
 )
 
 
-def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, None, contexts, y), strict)
+def prepare_jacobian(f, backend, x, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, None, contexts, y, has_aux=has_aux), strict)
 
 
 @prepared_call(_OP, 0)
-def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y)
+def jacobian(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, None, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y)
+def value_and_jacobian(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, None, contexts, prep, out, y, has_aux)
 
 
 def _jacobian_fallback(problem):

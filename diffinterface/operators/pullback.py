@@ -12,7 +12,7 @@ Jacobian once, then each cotangent is a vector-matrix product.
 from __future__ import annotations
 
 from ..core import Operator, Call, call, prepare, prepared_call, register_operator
-from ._docs import document
+from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
@@ -21,18 +21,23 @@ _OP = Operator(
 )
 
 
-def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, cotangents, contexts, y), strict)
+def prepare_pullback(f, backend, x, cotangents, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, cotangents, contexts, y, has_aux=has_aux), strict)
+
+
+def prepare_pullback_same_point(f, backend, x, cotangents, *contexts, strict=True):
+    return prepare(Call(_OP, f, backend, x, cotangents, contexts, same_point=True), strict)
+
 
 
 @prepared_call(_OP, 0)
-def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y)
+def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y)
+def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
 def _pullback_from_pushforwards(problem):
@@ -90,3 +95,15 @@ document(
 array([0., 4.])
 """,
 )
+
+document_same_point(_OP, prepare_pullback_same_point, example="""\
+>>> import numpy as np, diffinterface as di
+>>> backend, x = di.AutoFiniteDiff(), np.array([1.0, 2.0])
+>>> def f(x):
+...     return np.array([x[0] * x[1], x[1] ** 2])
+>>> prep = di.prepare_pullback_same_point(f, backend, x, (np.zeros(2),))
+>>> for u in (np.array([1.0, 0.0]), np.array([0.0, 1.0])):  # the rows of the Jacobian, one pass each
+...     print(di.pullback(f, backend, x, (u,), prep=prep)[0].round(4))
+[2. 1.]
+[0. 4.]
+""")

@@ -12,7 +12,7 @@ Jacobian once, then each tangent is a matrix-vector product.
 from __future__ import annotations
 
 from ..core import Operator, Call, call, prepare, prepared_call, register_operator
-from ._docs import document
+from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
@@ -21,18 +21,23 @@ _OP = Operator(
 )
 
 
-def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True):
-    return prepare(Call(_OP, f, backend, x, tangents, contexts, y), strict)
+def prepare_pushforward(f, backend, x, tangents, *contexts, y=None, strict=True, has_aux=False):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, y, has_aux=has_aux), strict)
+
+
+def prepare_pushforward_same_point(f, backend, x, tangents, *contexts, strict=True):
+    return prepare(Call(_OP, f, backend, x, tangents, contexts, same_point=True), strict)
+
 
 
 @prepared_call(_OP, 0)
-def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y)
+def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y)
+def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
 def _pushforward_from_pullbacks(problem):
@@ -86,3 +91,11 @@ document(
 [array([2., 0.]), array([0., 4.])]
 """,
 )
+
+document_same_point(_OP, prepare_pushforward_same_point, example="""\
+>>> import numpy as np, diffinterface as di
+>>> f, backend, x = (lambda x: x ** 2), di.AutoFiniteDiff(), np.array([1.0, 2.0])
+>>> prep = di.prepare_pushforward_same_point(f, backend, x, (np.zeros(2),))
+>>> di.pushforward(f, backend, x, (np.array([1.0, 1.0]),), prep=prep)[0].round(4)
+array([2., 4.])
+""")

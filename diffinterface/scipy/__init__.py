@@ -13,6 +13,9 @@ with prepared calls only:
   step re-prepares (or, on JAX, recompiles).
 - :func:`residuals` for ``scipy.optimize.least_squares`` and
   ``scipy.optimize.root``: ``.fun``, ``.jac`` and ``.fun_and_jac``.
+- :func:`jacobian_operator` and :func:`hessian_operator`: matrix-free
+  ``scipy.sparse.linalg.LinearOperator`` objects on same-point preparations, for
+  ``least_squares(tr_solver="lsmr")``, ``cg``, ``gmres``, ``lsqr``, ``eigsh``.
 
 scipy works on flat float64 arrays. The adaptors hand ``f`` arrays of the
 starting point's shape and dtype (a float32 starting point means float32
@@ -46,6 +49,23 @@ except ImportError as error:  # pragma: no cover - exercised only without scipy
     ) from error
 
 from .integrate import ODE, ode
+from .linear_operators import (
+    HessianOperator,
+    JacobianOperator,
+    hessian_operator,
+    jacobian_operator,
+)
 from .optimize import Objective, Residuals, objective, residuals
 
-__all__ = ["Objective", "ODE", "Residuals", "objective", "ode", "residuals"]
+__all__ = [
+    "ODE",
+    "HessianOperator",
+    "JacobianOperator",
+    "Objective",
+    "Residuals",
+    "hessian_operator",
+    "jacobian_operator",
+    "objective",
+    "ode",
+    "residuals",
+]

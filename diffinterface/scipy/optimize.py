@@ -7,6 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 import diffinterface as di
+from diffinterface.core.same_point import moved
 
 from .points import LastPoint, Point, check_backend, check_function, starting_point
 
@@ -20,8 +21,9 @@ class Objective:
         The starting point, flat (what ``minimize`` expects as its ``x0``).
     calls : dict
         How many prepared calls each operator made: ``"value_and_gradient"``,
-        ``"hessian"``, ``"hvp"``. ``fun`` and ``jac`` at one iterate add one
-        ``value_and_gradient``.
+        ``"hessian"``, ``"hvp"``; ``"hvp_preparations"``: the same-point
+        preparations of ``hessp``, one per iterate. ``fun`` and ``jac`` at one
+        iterate add one ``value_and_gradient``.
     """
 
     def __init__(self, f: Callable[..., Any], backend: Any, x0: np.ndarray, contexts: tuple):
@@ -32,11 +34,11 @@ class Objective:
         self.x0 = x0.reshape(-1).copy()
         self._gradient_prep = di.prepare_gradient(f, backend, x0, *contexts, strict=True)
         self._hessian_prep: Any = None
-        self._hvp_prep: Any = None
+        self._hvp_point = LastPoint()
         self._tangent = Point(x0, "p")
         self._value_and_gradient = LastPoint()
         self._hessian = LastPoint()
-        self.calls = {"value_and_gradient": 0, "hessian": 0, "hvp": 0}
+        self.calls = {"value_and_gradient": 0, "hessian": 0, "hvp": 0, "hvp_preparations": 0}
 
     def __repr__(self) -> str:
         return f"<Objective {getattr(self.f, '__name__', 'f')} on {self.backend!r}, calls {self.calls}>"
@@ -73,11 +75,24 @@ class Objective:
         return self._hessian.put(x, np.asarray(hessian).reshape(n, n)).copy()
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
-        """The Hessian at ``x`` times the vector ``p``, flat; prepared on the first call."""
-        point, tangent = self._point(x), self._tangent(p)
-        if self._hvp_prep is None:
-            self._hvp_prep = di.prepare_hvp(self.f, self.backend, point, (tangent,), *self.contexts, strict=True)
-        (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=self._hvp_prep)
+        """The Hessian at ``x`` times the vector ``p``, flat.
+
+        Newton-CG asks for many products at one iterate: a same-point preparation
+        (``prepare_hvp_same_point``) at a copy of the iterate serves them all, and
+        the next iterate gets its own.
+        """
+        tangent = self._tangent(p)
+        prepared = self._hvp_point.get(x)
+        if prepared is None:
+            point = self._point(x).copy()  # scipy may reuse its array: the preparation holds its own x
+            # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled again)
+            prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
+            if not prep:
+                prep = di.prepare_hvp_same_point(self.f, self.backend, point, (tangent,), *self.contexts)
+            prepared = self._hvp_point.put(x, (point, prep))
+            self.calls["hvp_preparations"] += 1
+        point, prep = prepared
+        (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
         self.calls["hvp"] += 1
         return np.asarray(product).reshape(-1)
 

@@ -15,6 +15,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...),
   ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs),
   ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
+  ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
+  ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
   ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``).
 
 A third party checks its backend with::
@@ -34,10 +36,12 @@ import pytest
 
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
+from .aux_scenarios import aux_cases
 from .bad_inputs import bad_input_cases
 from .batch_scenarios import batch_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
+from .same_point_scenarios import same_point_cases
 from .edge_scenarios import edge_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
@@ -136,6 +140,11 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("di_pytree_case", _case_params(config, pytree_scenarios()))
     if "di_edge_case" in metafunc.fixturenames:
         metafunc.parametrize("di_edge_case", _case_params(config, edge_scenarios()))
+    if "di_aux_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_aux_case", [pytest.param(c, id=c.id) for c in aux_cases(selected_backends(config))])
+    if "di_same_point_case" in metafunc.fixturenames:
+        cases = same_point_cases(selected_backends(config))
+        metafunc.parametrize("di_same_point_case", [pytest.param(c, id=c.id) for c in cases])
     if "di_bad_input_case" in metafunc.fixturenames:
         backends = selected_backends(config)
         cases = bad_input_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))

@@ -196,6 +196,14 @@ class AutogradAdapter(Adapter):
     # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a di.Cache
     writes_cache = False
 
+    def primal_value(self, value):
+        return getval(value)
+
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(operator, problem, _vjp_of, _bound, _breaks, _in)
+
     def is_traced_array_error(self, error):
         # float(), int() or a numpy function autograd does not wrap, called on the box it traces
         return isinstance(error, TypeError) and "Box" in str(error)

@@ -34,6 +34,7 @@ from .calls import (
 )
 from ...core.batching import record
 from .batching import sweep_batch
+from .aux import native_aux
 from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
 from .transforms import (
@@ -155,6 +156,16 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     traced_array_name = "JAX tracer"
     numpy_results_are_arrays = True  # every numpy result comes from np.array
 
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(self, operator, problem)
+
+    def primal_value(self, value):
+        if isinstance(value, jax.core.Tracer):  # no values to compare or return: not an evaluation at x's values
+            raise TypeError("a JAX tracer has no concrete value")
+        return value
+
     def is_traced_array_error(self, error):
         if type(error).__module__.startswith("jax"):  # numpy, float(), bool() or .item() on a tracer
             return type(error).__name__ in _TRACED_ARRAY_ERRORS
@@ -231,15 +242,20 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
                  or not compiles else (shape_of(x), dtype_name(x)))
         methods = {}
+        aux = native_aux(problem, builders, len(ctx))
         with _x64_scope(wide):
             for name, build in builders.items():
                 built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
+                if aux is not None:
+                    built = aux.computing(built, compiles)
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
                     with _traced(problem, self.backend):
                         _traced_at_values(problem, lambda fn=fn: fn.lower(*args).compile())
                 else:
                     fn = _cache_checked(built, problem, self.backend)
+                if aux is not None:
+                    fn = aux.handing_over(fn)
                 if flat:
                     with_first = name.startswith(("value_and_", "gradient_and_"))
                     fn, convert = _numpy_batch_call(fn, len(tangents), with_first), None

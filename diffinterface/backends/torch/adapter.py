@@ -20,7 +20,7 @@ from .autodiff import (
 )
 from ...core.batching import record
 from .batching import sweep_batch
-from .boundary import _as_output, _basis, _Boundary, _contexts, _Tensor, _torch_dtype
+from .boundary import _as_output, _basis, _Boundary, _contexts, _primal_tensor, _Tensor, _torch_dtype
 from .graph_watch import learned_output_spec
 from .second_order import TorchSecondOrder
 
@@ -71,6 +71,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         # numpy() / item() on a tensor that requires grad or inside torch.func's transforms
         text = str(error)
         return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
+
+    def prepare_same_point(self, operator, problem):
+        from .same_point import prepare_same_point
+
+        return prepare_same_point(operator, problem)
+
+    # with has_aux: what f received or computed, unwrapped from torch's recording (boundary.py)
+    primal_value = staticmethod(_primal_tensor)
 
     # -- output shape ------------------------------------------------------------------------------
 

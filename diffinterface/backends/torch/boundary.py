@@ -28,6 +28,23 @@ def _numpy_to_torch(x):
         return torch.from_numpy(x.copy())
 
 
+def _primal_tensor(value):
+    """``value`` (any object) unwrapped: torch.func's wrappers, then forward-mode duals, then the recording.
+
+    Unseen by the graph-break watch (graph_watch.py): it detaches what f returns beside y (``has_aux``), not
+    what y depends on.
+    """
+    if isinstance(value, _Tensor):
+        with torch._C.DisableTorchFunction():
+            functorch = torch._C._functorch
+            while functorch.is_functorch_wrapped_tensor(value):
+                value = functorch.get_unwrapped(value)
+            value = torch.autograd.forward_ad.unpack_dual(value).primal
+            if value.requires_grad:
+                value = value.detach()
+    return value
+
+
 def _tensor_alias(x):
     return x.detach()
 

@@ -1,0 +1,88 @@
+"""Same-point recipes for JAX (``prepare_pushforward_same_point`` and friends, ``core/same_point.py``).
+
+At preparation one compiled function runs ``jax.linearize`` of f
+(pushforward) or of its gradient (hvp), or ``jax.vjp`` of f (pullback), at x
+and returns the residuals as a pytree (a ``jax.tree_util.Partial``); each
+call applies them to the seeds, so f's forward (and, for hvp, backward) pass
+is not run again. The preparation's own point compiles the products over its
+residuals as constants (XLA optimizes them as such: measured ~3x faster for a
+batch of ten than with the residuals as arguments). Both functions take x and the residuals as arguments, so a
+preparation moved to another x (``Impl.move``, used by the scipy adaptors
+from iterate to iterate) reuses them without compiling again.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...core import OPERATORS, Impl
+from .calls import _owned, _wrap, _x64_scope
+
+
+def _linearization(operator, g, x_dtype, jit):
+    """``(at, product)``: ``at(x) -> (first, residuals)``, ``jit``-ed (compiled, or left eager), and
+    ``product(residuals, first, seed)``, traceable."""
+    if operator == "pullback":
+        at = jit(lambda x: jax.vjp(g, x))
+
+        def product(residuals, first, seed):
+            return residuals(seed.astype(first.dtype))[0]
+
+    else:  # jax.linearize's map is a pytree too (a Partial): compiled once, applied to the residuals
+        at = jit(lambda x: jax.linearize(jax.grad(g) if operator == "hvp" else g, x))
+
+        def product(residuals, first, seed):
+            return residuals(seed.astype(x_dtype))
+
+    return at, product
+
+
+def prepare_same_point(adapter, operator, problem):
+    """The same-point :class:`~diffinterface.core.Impl` of ``operator`` for ``problem`` (an array x), or None."""
+    if problem.tree is not None or operator not in ("pushforward", "pullback", "hvp"):
+        return None
+    f, ctx, numpy_family = problem.f, problem.ctx, problem.family == "numpy"
+    wide = adapter._wide(problem)
+    with _x64_scope(wide):
+        jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
+        at, product = _linearization(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
+        one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
+        batch = jit(jax.vmap(product, in_axes=(None, None, 0)))
+    at = _wrap(at, None, wide)
+    plain, valued = OPERATORS[operator].methods
+    fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
+
+    def impl_at(x, own_point=False):
+        first, residuals = at(x)
+        if own_point:  # compiled over this point's residuals as constants: faster products, compiled per point
+
+            def batch_of(seeds):  # a tuple in, a tuple out, inside the compiled function
+                stacked = jax.vmap(lambda seed: product(residuals, first, seed))(jnp.stack(seeds))
+                return tuple(stacked[i] for i in range(len(seeds)))
+
+            with _x64_scope(wide):
+                apply_one, apply_batch = jit(lambda seed: product(residuals, first, seed)), jit(batch_of)
+        else:  # moved here: the functions compiled for the first point, the residuals as arguments
+
+            def apply_one(seed):
+                return one(residuals, first, seed)
+
+            def apply_batch(seeds):
+                stacked = batch(residuals, first, jnp.stack(seeds))
+                return tuple(stacked[i] for i in range(len(seeds)))
+
+        def products(seeds):
+            if len(seeds) == 1:
+                product = apply_one(jnp.asarray(seeds[0]))
+                return (_owned(product),) if numpy_family else (product,)
+            results = apply_batch(tuple(map(jnp.asarray, seeds)))
+            return tuple(map(_owned, results)) if numpy_family else results
+
+        run = _wrap(products, None, wide)
+        value = _owned(first) if numpy_family else first
+        return Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
+                                     valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))})
+
+    return impl_at(problem.x, own_point=True)

@@ -1,0 +1,55 @@
+"""Same-point recipes for torch (``prepare_pushforward_same_point`` and friends, ``core/same_point.py``).
+
+At preparation f runs once at x with autograd recording (for hvp, the
+gradient too, with its own graph); each call is one backward pass through
+that graph, kept with ``retain_graph=True``, batched over the seeds
+(``is_grads_batched``). A pushforward is the backward pass of the pullback
+(``J t`` is the gradient of ``(u @ J) . t`` with respect to ``u``), through
+the same recorded graph.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...core import OPERATORS, Impl
+from .autodiff import _traced
+from .boundary import _Boundary, _contexts
+
+
+def _backward(outputs, inputs, seeds):
+    """``seeds[i] @ d outputs / d inputs`` for each seed, through the kept graph (zeros where none)."""
+    if not outputs.requires_grad:
+        return torch.zeros((seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device)
+    grads = torch.autograd.grad(outputs, inputs, seeds, retain_graph=True, is_grads_batched=True,
+                                allow_unused=True, materialize_grads=True)[0]
+    return grads
+
+
+def prepare_same_point(operator, problem):
+    """The same-point :class:`~diffinterface.core.Impl` of ``operator`` for ``problem`` (an array x), or None."""
+    if problem.tree is not None or operator not in ("pushforward", "pullback", "hvp"):
+        return None
+    b = _Boundary(problem)
+    xr = b.recording(problem.x)
+    ctx = _contexts(problem.ctx) if problem.ctx else ()
+    with torch.enable_grad():
+        y = _traced(b.fn, xr, ctx)
+        first, through, wrt = y, y, xr
+        if operator == "hvp":
+            first = through = torch.autograd.grad(y, xr, create_graph=True, materialize_grads=True)[0]
+        elif operator == "pushforward":
+            u = torch.zeros_like(y, requires_grad=True)
+            through = torch.autograd.grad(y, xr, u, create_graph=True, materialize_grads=True)[0]
+            wrt = u
+    as_tensor, back = b.as_tensor, b.back
+    first_value = b.back_value(first.detach())
+
+    def products(seeds):
+        stacked = torch.stack([as_tensor(s) for s in seeds])
+        return tuple(back(r) for r in _backward(through, wrt, stacked))
+
+    plain, valued = OPERATORS[operator].methods
+    copy = first_value.copy if hasattr(first_value, "copy") else first_value.clone
+    return Impl(**{plain: lambda x, seeds, *ctx: products(seeds),
+                   valued: lambda x, seeds, *ctx: (copy(), products(seeds))})

@@ -1,0 +1,226 @@
+"""Auxiliary outputs (``has_aux=True``): ``f`` returns ``(y, aux)``; the operator differentiates ``y`` and
+returns ``aux`` as computed at the call's x.
+
+The core hands every adapter an :class:`AuxCapture` as ``f``: it returns ``y``
+and keeps ``aux``, so no adapter needs to know about auxiliary outputs. Which
+evaluation of a call was at x (finite differences evaluate f at other points
+too) is decided by the call's x itself: the first evaluation whose argument,
+unwrapped from the framework's recording (``Adapter.primal_value``), equals x.
+An adapter that traces f without values (JAX under ``jit``) cannot leave aux
+inside its transforms: it computes aux natively, next to the derivative, in
+the same compiled function, and hands it over with :meth:`AuxCapture.put`
+(``problem.aux``, ``problem.aux_entry``). A recipe that never evaluates f at x
+itself (central differences of a gradient) gets one evaluation at x for aux.
+
+Results follow JAX: ``op`` returns ``(result, aux)``; a value-and method
+returns its usual tuple with the value replaced by ``(value, aux)``;
+``gradient_and_hvp``, which returns no value, returns ``((gradient, hvps), aux)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import as_numpy, is_array
+from .adapter import Adapter
+
+
+def require_has_aux(has_aux):
+    """Raise unless ``has_aux`` is True or False."""
+    if has_aux is not True and has_aux is not False:
+        raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
+
+
+def capture_of(f):
+    """The :class:`AuxCapture` that ``f`` is, or None."""
+    return f if isinstance(f, AuxCapture) else None
+
+
+def primal_of(adapter):
+    """The concrete value of what f receives or computes under ``adapter`` (every part's recording unwrapped)."""
+    unwraps = []
+    for part in adapter.parts():
+        unwrap = part.primal_value
+        if type(part).primal_value is not Adapter.primal_value and unwrap not in unwraps:
+            unwraps.append(unwrap)
+    if not unwraps:
+        return _identity
+    if len(unwraps) == 1:
+        return unwraps[0]
+
+    def primal(value):
+        for unwrap in unwraps:
+            value = unwrap(value)
+        return value
+
+    return primal
+
+
+def _identity(value):
+    return value
+
+
+def _leaves(tree):
+    import optree
+
+    return optree.tree_leaves(tree, none_is_leaf=True)
+
+
+def _map(fn, tree):
+    import optree
+
+    return optree.tree_map(fn, tree, none_is_leaf=True)
+
+
+class AuxCapture:
+    """``f`` returning ``(y, aux)`` as a function returning ``y``; ``aux`` at the call's x is kept.
+
+    ``primal`` unwraps a value f received or computed from the adapters'
+    recordings (a torch tensor that requires grad, an autograd box) into the
+    concrete value. ``native`` is set by an adapter that computes aux itself
+    (:meth:`put`); an evaluation at x's values while preparing an unprepared
+    call (:meth:`prime`) still gives the aux of that call.
+
+    >>> import numpy as np
+    >>> capture = AuxCapture(lambda x: ((x ** 2).sum(), {"norm": float(x[0])}), lambda v: v)
+    >>> x = np.ones(2)
+    >>> capture.begin(x)
+    >>> float(capture(x + 0.5)), float(capture(x)), capture.take(x, ())
+    (4.5, 2.0, {'norm': 1.0})
+    """
+
+    def __init__(self, f, primal):
+        self.f = f
+        self.primal = primal
+        self.native = False
+        self.want = False
+        self.raw = None
+        self._x = self._x_leaves = None
+        self._found = False
+        self._aux = None
+        self._primed = None
+        self.__name__ = getattr(f, "__name__", "f")
+        self.__doc__ = getattr(f, "__doc__", None)
+
+    def __call__(self, x, *ctx):
+        y, aux = self._split(self.f(x, *ctx))
+        if self.want:
+            self.raw = aux
+        elif not self._found and self._x_leaves is not None and self._at_x(x):
+            self._aux = _map(self.primal, aux)
+            self._found = True
+        return y
+
+    def _split(self, out):
+        if out.__class__ is not tuple or len(out) != 2:
+            raise TypeError(
+                "f: with has_aux=True, f must return a pair (y, aux); it returned "
+                + (f"a tuple of {len(out)}" if isinstance(out, tuple) else type(out).__name__)
+                + ". Return (y, aux), or call without has_aux"
+            )
+        return out
+
+    def _at_x(self, arg):
+        if arg is self._x:
+            return True
+        try:
+            given = _leaves(arg)
+            if len(given) != len(self._x_leaves):
+                return False
+            return all(g is w or np.array_equal(as_numpy(self.primal(g)), w)
+                       for g, w in zip(given, self._x_leaves))
+        except Exception:  # noqa: BLE001 - a value with no concrete form (a tracer) is not the call's x
+            return False
+
+    def prime(self, x):
+        """Keep the aux of an evaluation at ``x`` while preparing: an unprepared call at ``x`` follows."""
+        self.begin(x)
+        self._primed = x
+
+    def begin(self, x):
+        """Start a call at ``x``: forget the last aux (but one found at ``x`` while preparing for this call)."""
+        if self._primed is not None:
+            primed, self._primed = self._primed, None
+            if primed is x:
+                return
+        self._found, self._aux = False, None
+        self._x = x
+        if not self.native:
+            self._x_leaves = [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
+
+    @property
+    def found(self):
+        """True when this call's aux is known already (from an evaluation at x while preparing)."""
+        return self._found
+
+    def put(self, x, aux):
+        """The aux computed by a native adapter at ``x``: this call's when ``x`` is the call's x itself."""
+        if x is self._x:
+            self._aux, self._found = aux, True
+
+    def take(self, x, ctx):
+        """The aux of the call at ``x`` (evaluating f there once more only if the recipe never did)."""
+        if not self._found:
+            self._aux = self._split(self.f(x, *ctx))[1]
+        aux, self._aux, self._found = self._aux, None, False
+        self._x = self._x_leaves = None
+        return aux
+
+    def raw_aux(self, entry, x, ctx):
+        """``aux`` of ``entry(x, *ctx)`` (the adapter's f, whose evaluation reaches this object), as computed."""
+        self.want = True
+        try:
+            entry(x, *ctx)
+            return self.raw
+        finally:
+            self.want, self.raw = False, None
+
+
+def aux_methods(op, capture, methods):
+    """The (plain, valued) methods returning aux as the module docstring says, over the prepared ``methods``.
+
+    Each runs its prepared method and takes the aux of that run's evaluation at
+    x (or, where the recipe made none, of one evaluation there).
+    """
+    plain_method, valued_method = methods
+    offset = 2 if op.seeds is not None else 1
+    begin, take = capture.begin, capture.take
+
+    def plain(*args):
+        x = args[0]
+        begin(x)
+        result = plain_method(*args)
+        return result, take(x, args[offset:])
+
+    if op.n_values:
+
+        def valued(*args):
+            x = args[0]
+            begin(x)
+            value, *rest = valued_method(*args)
+            return ((value, take(x, args[offset:])), *rest)
+
+    else:
+
+        def valued(*args):
+            x = args[0]
+            begin(x)
+            result = valued_method(*args)
+            return result, take(x, args[offset:])
+
+    return plain, valued
+
+
+def split_aux(op, valued, result):
+    """``(result without aux, aux)`` of a method of :func:`aux_methods`."""
+    if not valued or not op.n_values:
+        return result
+    (value, aux), rest = result[0], result[1:]
+    return (value, *rest), aux
+
+
+def join_aux(op, valued, result, aux):
+    """The inverse of :func:`split_aux`."""
+    if not valued or not op.n_values:
+        return result, aux
+    return ((result[0], aux), *result[1:])

@@ -1,0 +1,89 @@
+"""The kit's cases for same-point preparations, one per backend and operator (pushforward, pullback, hvp).
+
+Each case prepares at one x with ``prepare_<op>_same_point`` and checks that:
+
+- calls with batches of seeds (one seed, then three, each prepared) give the
+  ordinary operator's results and values, at the prepared x and at a copy of
+  it (equal values, another object);
+- a call at an x of other values raises ``PreparationMismatchError`` naming x;
+- x and the seeds are left unchanged.
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing.same_point_scenarios import same_point_cases
+    >>> [c.id for c in same_point_cases({"fd": di.AutoFiniteDiff()})]
+    ['fd-same_point-pushforward', 'fd-same_point-pullback', 'fd-same_point-hvp']
+    >>> same_point_cases({"fd": di.AutoFiniteDiff()})[2].check().status
+    'passed'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PreparationMismatchError
+from ..families import array_namespace, as_numpy
+from .aux_scenarios import ProbeCase
+
+
+def _vector_f(x):
+    xp = array_namespace(x)
+    return xp.sin(x) * xp.sum(x * x)
+
+
+def _scalar_f(x):
+    xp = array_namespace(x)
+    return xp.sum(xp.exp(x[1:] * x[:-1])) + xp.sum(x ** 4)
+
+
+#: operator -> (f, whether seeds are shaped like f(x) rather than x)
+_OPERATORS = {"pushforward": (_vector_f, False), "pullback": (_vector_f, True), "hvp": (_scalar_f, False)}
+
+
+def _close(got, wanted):
+    return all(np.allclose(as_numpy(g), as_numpy(w), rtol=1e-9, atol=1e-9) for g, w in zip(got, wanted))
+
+
+class SamePointCase(ProbeCase):
+    """One backend and one operator's same-point preparation; ``check()`` raises on failure."""
+
+    kind = "same_point"
+
+    def _run(self, found):
+        import diffinterface as di
+
+        name, backend = self.operator, self.backend
+        f, like_output = _OPERATORS[name]
+        op = di.core.OPERATORS[name]
+        plain, valued = getattr(di, name), getattr(di, op.valued)
+        x = np.linspace(0.2, 1.1, 5)
+        rng = np.random.default_rng(3)
+        shape = np.shape(f(x)) if like_output else x.shape
+        batches = [(rng.uniform(-1, 1, shape),), tuple(rng.uniform(-1, 1, shape) for _ in range(3))]
+        before = [x.copy()] + [s.copy() for b in batches for s in b]
+        for seeds in batches:
+            prep = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds)
+            ordinary = getattr(di, f"prepare_{name}")(f, backend, x, seeds)
+            for at, label in ((x, "the prepared x"), (x.copy(), "a copy of x")):
+                wanted = valued(f, backend, x, seeds, prep=ordinary)
+                got = valued(f, backend, at, seeds, prep=prep)
+                if not _close(got[1], wanted[1]) or not _close((got[0],), (wanted[0],)):
+                    found.append(f"{op.valued} at {label}, {len(seeds)} seeds: {got}, expected {wanted}")
+                if not _close(plain(f, backend, at, seeds, prep=prep), wanted[1]):
+                    found.append(f"{name} at {label}, {len(seeds)} seeds differs from the ordinary {name}")
+        try:
+            plain(f, backend, x + 0.5, batches[-1], prep=prep)
+            found.append(f"{name} at another x: no error")
+        except PreparationMismatchError as error:
+            if "x" not in str(error).split(":")[0]:
+                found.append(f"{name} at another x: the error does not name x: {error}")
+        after = [x] + [s for b in batches for s in b]
+        if not all(np.array_equal(a, b) for a, b in zip(after, before)):
+            found.append("x or a seed was modified")
+
+
+def same_point_cases(backends, operators=None):
+    """A :class:`SamePointCase` per backend (a selector or a dict id -> selector) and operator."""
+    if not isinstance(backends, dict):
+        backends = {type(backends).__name__: backends}
+    names = [op for op in _OPERATORS if operators is None or op in operators]
+    return [SamePointCase(k, b, op) for k, b in backends.items() for op in names]

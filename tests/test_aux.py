@@ -1,0 +1,140 @@
+"""``has_aux=True`` beyond the kit's per-backend cases: wrappers, other families, pytrees, out=, refusals."""
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+from diffinterface.testing.aux_scenarios import aux_cases
+
+WRAPPERS = {
+    "second_order-fd-over-torch": di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()),
+    "second_order-torch-over-torch": di.SecondOrder(di.AutoTorch(), di.AutoTorch()),
+    "second_order-jax-over-jax": di.SecondOrder(di.AutoJAX(), di.AutoJAX()),
+    "second_order-fd-over-jax": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX()),
+    "sparse-fd": di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())),
+    "sparse-jax": di.AutoSparse(di.AutoJAX(), sparsity_detector=di.TracerSparsityDetector()),
+    "sparse-torch": di.AutoSparse(di.AutoTorch(), sparsity_detector=di.TracerSparsityDetector()),
+}
+
+
+def _wrapper_cases():
+    cases = aux_cases(WRAPPERS)
+    # AutoSparse's results are sparse matrices: the kit's dense comparison suits its dense_result form only
+    return [c for c in cases if not (c.backend_id.startswith("sparse") and c.operator in ("jacobian", "hessian"))]
+
+
+@pytest.mark.parametrize("case", _wrapper_cases(), ids=lambda c: c.id)
+def test_wrappers_return_aux(case):
+    case.check()
+
+
+@pytest.mark.parametrize("backend_id", ["sparse-fd", "sparse-jax", "sparse-torch"])
+def test_sparse_jacobian_and_hessian_with_aux(backend_id):
+    backend = WRAPPERS[backend_id]
+    x = np.linspace(0.3, 1.2, 4)
+
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sin(x) * x, ("tag", xp.sum(x))
+
+    def g(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.sin(x) * x * x), ("tag", xp.sum(x))
+
+    jac, aux = di.jacobian(f, backend, x, has_aux=True)
+    assert np.allclose(np.asarray(jac.todense()), di.jacobian(lambda x: f(x)[0], backend, x).todense())
+    assert aux[0] == "tag" and np.isclose(float(np.asarray(aux[1])), x.sum())
+    prep = di.prepare_hessian(g, backend, x, has_aux=True)
+    (value, aux), _gradient, hess = di.value_gradient_and_hessian(g, backend, 2 * x, prep=prep, has_aux=True)
+    assert np.isclose(float(np.asarray(aux[1])), 2 * x.sum()) and np.isclose(float(value), g(2 * x)[0])
+    assert np.allclose(np.asarray(hess.todense()), di.hessian(lambda x: g(x)[0], backend, 2 * x).todense(), atol=1e-5)
+
+
+def test_torch_family_aux_is_detached_torch():
+    import torch
+
+    x = torch.linspace(0.3, 1.2, 3, dtype=torch.float64)
+
+    def f(x):
+        return (x ** 3).sum(), {"square": x ** 2}
+
+    for backend in (di.AutoTorch(), di.AutoTorch(mode="forward")):
+        (value, aux), grad = di.value_and_gradient(f, backend, x, has_aux=True)
+        assert isinstance(aux["square"], torch.Tensor) and not aux["square"].requires_grad
+        assert torch.allclose(aux["square"], x ** 2) and torch.allclose(grad, 3 * x ** 2)
+
+
+def test_jax_family_compiled_aux_keeps_static_leaves():
+    import jax.numpy as jnp
+
+    x = jnp.linspace(0.3, 1.2, 3)
+
+    def f(x):
+        return jnp.sum(x ** 3), {"name": "cubic", "square": x ** 2, "n": 3}
+
+    prep = di.prepare_gradient(f, di.AutoJAX(), x, has_aux=True)
+    for point in (x, 2 * x):
+        grad, aux = di.gradient(f, di.AutoJAX(), point, prep=prep, has_aux=True)
+        assert aux["name"] == "cubic" and aux["n"] == 3
+        assert np.allclose(aux["square"], point ** 2) and np.allclose(grad, 3 * point ** 2)
+
+
+def test_pytree_x_with_aux():
+    x = {"a": np.array([1.0, 2.0]), "b": 0.5}
+
+    def f(p):
+        return (p["a"] ** 2).sum() * p["b"], p["a"] * 10
+
+    for backend in (di.AutoFiniteDiff(), di.AutoJAX(), di.AutoTorch()):
+        grad, aux = di.gradient(f, backend, x, has_aux=True)
+        assert np.allclose(np.asarray(aux), [10.0, 20.0])
+        assert np.allclose(grad["a"], [1.0, 2.0], atol=1e-5) and np.isclose(grad["b"], 5.0, atol=1e-5)
+
+
+def test_out_buffers_with_aux():
+    x = np.array([1.0, 2.0])
+    out = np.zeros(2)
+    f = lambda x: ((x ** 2).sum(), "aux")
+    grad, aux = di.gradient(f, di.AutoFiniteDiff(), x, out=out, has_aux=True)
+    assert grad is out and np.allclose(out, [2.0, 4.0], atol=1e-6) and aux == "aux"
+    (value, aux), grad = di.value_and_gradient(f, di.AutoFiniteDiff(), x, out=out, has_aux=True)
+    assert grad is out and float(value) == 5.0 and aux == "aux"
+
+
+def test_f_not_returning_a_pair_is_named():
+    with pytest.raises(TypeError, match="has_aux=True, f must return a pair"):
+        di.gradient(lambda x: (x ** 2).sum(), di.AutoFiniteDiff(), np.ones(2), has_aux=True)
+
+
+def test_has_aux_must_be_a_bool():
+    with pytest.raises(TypeError, match="has_aux: expected True or False"):
+        di.gradient(lambda x: ((x ** 2).sum(), 1), di.AutoFiniteDiff(), np.ones(2), has_aux="yes")
+
+
+def test_two_argument_f_refuses_aux():
+    def f(y, x):
+        y[...] = x ** 2
+
+    with pytest.raises(TypeError, match="has_aux"):
+        di.jacobian(f, di.AutoTorch(), np.ones(2), y=np.zeros(2), has_aux=True)
+
+
+def test_inputs_untouched_and_fast_path_result():
+    x = np.array([0.5, 1.5])
+    before = x.copy()
+    f = lambda x: ((x ** 2).sum(), x)
+    prep = di.prepare_gradient(f, di.AutoJAX(), x, has_aux=True)
+    grad, aux = di.gradient(f, di.AutoJAX(), x, prep=prep, has_aux=True)
+    assert np.array_equal(x, before) and np.allclose(grad, 2 * x) and np.allclose(aux, x)
+
+
+def test_auto_select_with_aux():
+    backend = di.AutoSelect(candidates=[di.AutoFiniteDiff(), di.AutoTorch(), di.AutoJAX()])
+    x = np.array([1.0, 2.0])
+    f = lambda x: ((x ** 2).sum(), ("label", 2 * x))
+    prep = di.prepare_gradient(f, backend, x, has_aux=True)
+    (value, aux), grad = di.value_and_gradient(f, backend, 3 * x, prep=prep, has_aux=True)
+    assert float(value) == 45.0 and aux[0] == "label" and np.allclose(np.asarray(aux[1]), 6 * x)
+    assert np.allclose(grad, 6 * x, atol=1e-5)
+    with pytest.raises(di.PreparationMismatchError, match="has_aux"):
+        di.gradient(f, backend, x, prep=prep)

@@ -1,0 +1,64 @@
+"""Same-point preparations beyond the kit's per-backend cases: wrappers, other families, contexts."""
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+from diffinterface.testing.same_point_scenarios import same_point_cases
+
+WRAPPERS = {
+    "second_order-fd-over-torch": di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()),
+    "second_order-jax-over-jax": di.SecondOrder(di.AutoJAX(), di.AutoJAX()),
+    "sparse-fd": di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())),
+}
+
+
+@pytest.mark.parametrize("case", same_point_cases(WRAPPERS), ids=lambda c: c.id)
+def test_wrappers(case):
+    case.check()
+
+
+def _energy(x):
+    xp = di.array_namespace(x)
+    return xp.sum(xp.exp(x[1:] - x[:-1])) + xp.sum(x ** 4)
+
+
+@pytest.mark.parametrize("family", ["jax", "torch"])
+def test_framework_arrays_in_and_out(family):
+    if family == "jax":
+        import jax.numpy as jnp
+
+        backend, x = di.AutoJAX(), jnp.linspace(0.1, 1.0, 6)
+        t = jnp.ones(6)
+    else:
+        import torch
+
+        backend, x = di.AutoTorch(), torch.linspace(0.1, 1.0, 6, dtype=torch.float64)
+        t = torch.ones(6, dtype=torch.float64)
+    prep = di.prepare_hvp_same_point(_energy, backend, x, (t,))
+    got = di.hvp(_energy, backend, x, (t,), prep=prep)[0]
+    assert type(got) is type(x)
+    assert np.allclose(np.asarray(got), np.asarray(di.hvp(_energy, backend, x, (t,))[0]))
+
+
+def test_contexts_are_part_of_the_point():
+    f = lambda x, c: c * (x ** 3).sum()
+    x, t = np.array([1.0, 2.0]), (np.ones(2),)
+    prep = di.prepare_hvp_same_point(f, di.AutoJAX(), x, t, di.Constant(2.0))
+    assert np.allclose(di.hvp(f, di.AutoJAX(), x, t, di.Constant(2.0), prep=prep)[0], [12.0, 24.0])
+    with pytest.raises(di.PreparationMismatchError, match="contexts"):
+        di.hvp(f, di.AutoJAX(), x, t, di.Constant(3.0), prep=prep)
+
+
+def test_the_preparation_computed_once_what_depends_on_x():
+    """After preparing, calls on torch and autograd do not evaluate f; JAX does not trace it again."""
+    from diffinterface.testing.counting import CountingFunction
+
+    for backend in (di.AutoTorch(), di.AutoAutograd(), di.AutoJAX()):
+        f = CountingFunction(_energy)
+        x = np.linspace(0.1, 1.0, 4)
+        prep = di.prepare_hvp_same_point(f, backend, x, (np.ones(4),))
+        f.take()
+        for k in range(3):
+            di.hvp(f, backend, x, (np.eye(4)[k],), prep=prep)
+        assert f.take() == 0, backend
