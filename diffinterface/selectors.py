@@ -153,14 +153,11 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
         Experimental: compile the gradient with ``torch.compile`` at
         preparation. Seconds to minutes of compilation, then faster gradients
         on large vectorized functions; no gain on small ones.
-    batch_size : int, optional
-        The most seeds one vectorized pass of a sweep takes (Jacobian columns
-        or rows, Hessian rows, batched pushforwards, pullbacks and hvps,
-        AutoSparse's colors). ``None`` picks the largest batch whose estimated
-        working memory fits ``memory_budget``; ``di.batch_size(prep)`` tells.
-    memory_budget : int, optional
-        Bytes the automatic choice aims under (``None``: 1 GiB). See the
-        "Scale" page.
+    batch_size, memory_budget : int, optional
+        As for ``AutoJAX``: a sweep's seeds go ``batch_size`` at a time
+        through one ``vmap`` (forward) or one batched backward pass
+        (reverse); with ``None``, the batch whose working memory, estimated
+        from one evaluation of ``f``, fits ``memory_budget`` bytes (1 GiB).
 
     Examples
     --------
