@@ -22,7 +22,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy", "auto-select", "aux-outputs",
-         "linear-operators"]
+         "linear-operators", "scale"]
 
 
 def python_blocks(page):

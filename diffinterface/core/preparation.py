@@ -133,7 +133,9 @@ class Preparation:
 
     def __repr__(self):
         aux = " (has_aux)" if self.has_aux else ""
-        return f"<{self.op.name} preparation for {self.backend!r}{aux}{'' if self.strict else ' (strict=False)'}>"
+        size = getattr(self.plan.impl, "batch_size", None)  # seeds per vectorized pass of its sweeps
+        return (f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
+                f"{aux}{'' if self.strict else ' (strict=False)'}>")
 
     def check(self, call):
         """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""
