@@ -22,6 +22,7 @@ from . import backends as _backends  # noqa: F401  (registers the built-in backe
 from .families import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, flatten, register_backend
+from .core.batching import batch_size
 from .errors import (
     DifferentiationError,
     GraphBreakError,
@@ -103,6 +104,7 @@ __all__ = [
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
     "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
+    "batch_size",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",

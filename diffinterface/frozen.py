@@ -62,6 +62,7 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
     # fields a positional call leaves out
     trailing = tuple(defaults.values())
     required = len(names) - len(trailing)
+    positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
     post_init = getattr(cls, "__post_init__", None)
 
     def wrong_call(args, kwargs):
@@ -72,6 +73,8 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
         return TypeError(f"{cls.__name__}{signature}: expected its fields")  # not reached
 
     def __init__(self, *args, **kwargs):
+        if len(args) > positional:
+            raise wrong_call(args, kwargs)
         if kwargs:
             given = len(args)
             try:
@@ -184,9 +187,11 @@ class Frozen(metaclass=_FrozenType):
                 (vars(k)["__annotations__"][name] for k in cls.__mro__ if name in vars(k).get("__annotations__", {})),
                 _MISSING,
             )
-            parameters.append(inspect.Parameter(
-                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
-            ))
+            # fields a class lists in __frozen_keyword_only__ (added later to a class whose positional
+            # arguments callers already rely on) are given by keyword only, as after a dataclass's KW_ONLY
+            kind = (inspect.Parameter.KEYWORD_ONLY if name in getattr(cls, "__frozen_keyword_only__", ())
+                    else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            parameters.append(inspect.Parameter(name, kind, default=default, annotation=annotation))
         cls.__frozen_fields__ = names
         cls.__frozen_defaults__ = defaults
         setattr(cls, "__match_args__", names)  # noqa: B010 - positional patterns, as a dataclass's

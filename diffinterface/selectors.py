@@ -25,6 +25,38 @@ def _check_mode(selector, mode):
         )
 
 
+def _check_batch_fields(selector):
+    """Refuse a ``batch_size`` that is not a positive int and a ``memory_budget`` that is not a positive number of bytes.
+
+    Both bound every sweep over seeds (``diffinterface/core/batching.py``):
+    ``batch_size`` is how many seeds one vectorized pass takes, ``memory_budget``
+    the bytes the automatic choice (``batch_size=None``) aims under.
+    """
+    name = type(selector).__name__
+    size = selector.batch_size
+    if size is not None and (isinstance(size, bool) or not hasattr(type(size), "__index__")):  # NumPy ints too
+        raise TypeError(
+            f"{name}(batch_size=...) expected a positive int (seeds per vectorized pass) or None (chosen from "
+            f"memory_budget); got {size!r}"
+        )
+    if size is not None and size < 1:
+        raise ValueError(
+            f"{name}(batch_size=...) expected a positive int (seeds per vectorized pass) or None (chosen from "
+            f"memory_budget); got {size!r}"
+        )
+    budget = selector.memory_budget
+    if budget is not None and (isinstance(budget, bool) or not hasattr(type(budget), "__index__")):
+        raise TypeError(
+            f"{name}(memory_budget=...) expected a positive int, in bytes (256 * 2**20 for 256 MiB), or None "
+            f"(the default budget); got {budget!r}"
+        )
+    if budget is not None and budget < 1:
+        raise ValueError(
+            f"{name}(memory_budget=...) expected a positive int, in bytes (256 * 2**20 for 256 MiB), or None "
+            f"(the default budget); got {budget!r}"
+        )
+
+
 class AbstractBackend:
     """Base class of every backend selector (used for ``isinstance`` checks only).
 
@@ -42,7 +74,26 @@ class AbstractBackend:
     __slots__ = ()
 
 
-class AutoJAX(AbstractBackend, Frozen):
+class _SweepsInBatches:
+    """A selector with ``batch_size`` and ``memory_budget`` fields: its repr leaves them out while they are None.
+
+    Reprs name what a user chose; the defaults of these two fields change no
+    result, so ``AutoJAX()`` still reads ``AutoJAX(mode=None, jit=True)``.
+    """
+
+    __slots__ = ()
+    #: given by keyword only: the positional arguments of the selectors stay what they were
+    __frozen_keyword_only__ = ("batch_size", "memory_budget")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={value!r}" for name, value in self.__dict__.items()
+            if value is not None or name not in ("batch_size", "memory_budget")
+        )
+        return f"{type(self).__qualname__}({fields})"
+
+
+class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     """JAX: ``jax.jvp``/``jax.vjp``; preparation compiles with ``jax.jit``.
 
     Takes numpy and JAX arrays; float64 inputs stay float64 without touching
@@ -56,6 +107,14 @@ class AutoJAX(AbstractBackend, Frozen):
     jit : bool, default True
         Compile the prepared functions with ``jax.jit`` at preparation. ``False``
         runs them op by op (for an ``f`` that JAX cannot trace as a whole).
+    batch_size : int, optional
+        The most seeds one vectorized pass of a sweep takes (Jacobian columns
+        or rows, Hessian rows, batched pushforwards, pullbacks and hvps,
+        AutoSparse's colors). ``None`` picks the largest batch whose estimated
+        working memory fits ``memory_budget``; ``di.batch_size(prep)`` tells.
+    memory_budget : int, optional
+        Bytes the automatic choice aims under (``None``: 1 GiB). See the
+        "Scale" page.
 
     Examples
     --------
@@ -68,14 +127,17 @@ class AutoJAX(AbstractBackend, Frozen):
 
     mode: Optional[str] = None
     jit: bool = True
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
 
     def __post_init__(self):
         _check_mode(self, self.mode)
+        _check_batch_fields(self)
         if not isinstance(self.jit, bool):
             raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
 
 
-class AutoTorch(AbstractBackend, Frozen):
+class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
     """PyTorch: ``torch.autograd`` and ``torch.func``.
 
     Takes numpy arrays and torch tensors (results on the tensor's device, a
@@ -91,6 +153,11 @@ class AutoTorch(AbstractBackend, Frozen):
         Experimental: compile the gradient with ``torch.compile`` at
         preparation. Seconds to minutes of compilation, then faster gradients
         on large vectorized functions; no gain on small ones.
+    batch_size, memory_budget : int, optional
+        As for ``AutoJAX``: a sweep's seeds go ``batch_size`` at a time
+        through one ``vmap`` (forward) or one batched backward pass
+        (reverse); with ``None``, the batch whose working memory, estimated
+        from one evaluation of ``f``, fits ``memory_budget`` bytes (1 GiB).
 
     Examples
     --------
@@ -103,9 +170,12 @@ class AutoTorch(AbstractBackend, Frozen):
 
     mode: Optional[str] = None
     compile: bool = False
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
 
     def __post_init__(self):
         _check_mode(self, self.mode)
+        _check_batch_fields(self)
         if not isinstance(self.compile, bool):
             raise TypeError(f"AutoTorch(compile=...) expected True or False; got {self.compile!r}")
 
@@ -117,6 +187,9 @@ class AutoAutograd(AbstractBackend, Frozen):
     fastest in (forward for derivatives and pushforwards, reverse otherwise).
     Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better,
     ``di.array_namespace(x)``. Needs ``pip install "diffinterface[autograd]"``.
+
+    It sweeps seeds one at a time (autograd has no ``vmap``): its batches are
+    of one seed (``di.batch_size(prep)`` is 1), so it takes no ``batch_size``.
 
     Examples
     --------
@@ -134,7 +207,7 @@ class AutoAutograd(AbstractBackend, Frozen):
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
 
 
-class AutoFiniteDiff(AbstractBackend, Frozen):
+class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
     """Finite differences on numpy arrays (forward mode).
 
     Needs nothing but numpy (scipy for ``"adaptive"``): the backend for an
@@ -152,6 +225,12 @@ class AutoFiniteDiff(AbstractBackend, Frozen):
     rel_step, abs_step : float, optional
         Override the default step ``h = max(rel_step * |x|, abs_step)``; the
         defaults scale with the dtype.
+    batch_size : int, optional
+        Columns and Hessian points are evaluated one after the other (each
+        batch is one seed, ``di.batch_size(prep)`` is 1): accepted so that
+        the same keywords fit every backend.
+    memory_budget : int, optional
+        Accepted for the same reason.
 
     Examples
     --------
@@ -165,8 +244,11 @@ class AutoFiniteDiff(AbstractBackend, Frozen):
     method: str = "central"
     rel_step: Optional[float] = None
     abs_step: Optional[float] = None
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
 
     def __post_init__(self):
+        _check_batch_fields(self)
         if self.method not in _FD_METHODS:
             raise ValueError(
                 f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"

@@ -31,3 +31,28 @@ def test_every_public_name_is_documented(name):
     if callable(obj) and not isinstance(obj, type) and name not in ("array_namespace",):
         for section in ("Parameters", "Returns", "Examples"):
             assert section in doc, f"di.{name}'s docstring has no {section} section"
+
+
+def _attribute_docstrings(module):
+    """The docstrings written under module-level assignments (read by the reference, unseen by doctest)."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(module)).body
+    for statement, following in zip(body, body[1:]):
+        if (isinstance(statement, ast.Assign) and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant) and isinstance(following.value.value, str)):
+            yield statement.targets[0].id, following.value.value
+
+
+@pytest.mark.parametrize("name", ["diffinterface.testing.backends", "diffinterface.testing.scenario"])
+def test_attribute_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    examples = 0
+    for attribute, text in _attribute_docstrings(module):
+        test = parser.get_doctest(text, dict(vars(module)), f"{name}.{attribute}", module.__file__, 0)
+        examples += len(test.examples)
+        runner.run(test)
+    assert examples > 0, f"no attribute docstring with an example in {name}"
+    assert runner.failures == 0, f"{runner.failures} attribute docstring examples failed in {name}"

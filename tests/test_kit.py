@@ -27,6 +27,7 @@ from diffinterface.testing import (
     test_differentiation,
 )
 from diffinterface.testing.pytest_plugin import select_backends
+from diffinterface.testing.batch_scenarios import batch_cases
 from diffinterface.testing.aux_scenarios import aux_cases
 from diffinterface.testing.same_point_scenarios import same_point_cases
 
@@ -483,7 +484,8 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     excluded = sum(case.excluded is not None for case in cases)  # the Cache writers (writes_cache is False)
     assert done.returncode == 0, done.stdout[-3000:]
     fuzzed = 1  # the fuzz suite's test for the backend (diffinterface/testing/fuzz/test_fuzz_kit.py)
-    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"])) + fuzzed
+    batched = len(batch_cases({"finitediff-complex": BACKENDS["finitediff-complex"]}))  # batch_scenarios.py
+    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"])) + fuzzed + batched
     ran += len(aux_cases(BACKENDS["finitediff-complex"])) + len(same_point_cases(BACKENDS["finitediff-complex"]))
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 

@@ -45,7 +45,8 @@ def test_frozen_values_refuse_assignment_and_show_their_fields():
     with pytest.raises(FrozenInstanceError):
         backend.mode = "forward"  # type: ignore[misc]
     assert str(inspect.signature(di.AutoFiniteDiff)) == (
-        "(method: 'str' = 'central', rel_step: 'Optional[float]' = None, abs_step: 'Optional[float]' = None) -> None"
+        "(method: 'str' = 'central', rel_step: 'Optional[float]' = None, abs_step: 'Optional[float]' = None, "
+        "*, batch_size: 'Optional[int]' = None, memory_budget: 'Optional[int]' = None) -> None"
     )
 
     class Point(Frozen):

@@ -96,9 +96,43 @@ class Plan:
 class Preparation:
     """Result of ``prepare_<operator>``; pass it back as ``prep=``.
 
-    Attributes: ``operator`` (its family's name), ``backend``, ``impl`` (the
-    object whose methods do the numeric work), ``spec`` (output shape and
-    dtype, when it was needed), ``strict``.
+    ``prepare_<operator>`` builds it; a user never calls the constructor. Once
+    built it cannot be changed: prepare again for another call.
+
+    Parameters
+    ----------
+    op : Operator
+        The operator's row of the operator table (``operator`` is its name).
+    backend : AbstractBackend
+        The selector the preparation was made for.
+    strict : bool
+        Whether every prepared call compares its arguments with the prepared
+        call (raising :class:`~diffinterface.PreparationMismatchError`).
+    plan : Plan
+        What the preparation decided: the adapter's implementation, the
+        methods prepared calls run and the prepared call's signature.
+    has_aux : bool, default False
+        Whether ``f`` returns ``(y, aux)``.
+
+    Attributes
+    ----------
+    operator : str
+        The operator family's name, e.g. ``"gradient"``.
+    impl : object
+        The object whose methods do the numeric work.
+    spec : object or None
+        The output's shape and dtype, when the preparation needed them.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> def f(x):
+    ...     return (x ** 2).sum()
+    >>> prep = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(2))
+    >>> prep.operator, prep.strict, prep.has_aux
+    ('gradient', True, False)
+    >>> np.round(di.gradient(f, di.AutoFiniteDiff(), np.array([1.0, 2.0]), prep=prep), 6)
+    array([2., 4.])
     """
 
     # ``methods`` and ``quick_check`` repeat the plan's: the prepared path reads them from here,
@@ -133,7 +167,9 @@ class Preparation:
 
     def __repr__(self):
         aux = " (has_aux)" if self.has_aux else ""
-        return f"<{self.op.name} preparation for {self.backend!r}{aux}{'' if self.strict else ' (strict=False)'}>"
+        size = getattr(self.plan.impl, "batch_size", None)  # seeds per vectorized pass of its sweeps
+        return (f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
+                f"{aux}{'' if self.strict else ' (strict=False)'}>")
 
     def check(self, call):
         """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""

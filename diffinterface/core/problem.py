@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
+from .batching import choose_batch_size, cut
 from .dtypes import require_real_output
 from .operator_table import FALLBACKS, OPERATORS
 
@@ -127,17 +128,24 @@ class Problem:
 class Seeded:
     """A primitive (pushforward or pullback) run over a fixed set of seeds.
 
-    The seeds go in batches of at most the adapter's ``max_batch``, each batch
-    prepared once. ``results(x, *ctx)`` gives the list of per-seed results;
+    The seeds go in batches of at most the adapter's ``max_batch`` (and, for an
+    adapter that does not bound its own sweeps, ``bounds_sweeps``, of the
+    selector's ``batch_size``), each batch prepared once. ``results(x, *ctx)`` gives the list of per-seed results;
     ``value_and_results(x, *ctx)`` gives ``(f(x), list)``: fallbacks use the
     former for plain operators so that no evaluation is spent on a value that
     is thrown away.
     """
 
     def __init__(self, problem, operator, seeds):
-        step = problem.adapter.max_batch or len(seeds) or 1
-        batches = [seeds[i : i + step] for i in range(0, len(seeds), step)]
+        adapter = problem.adapter
+        step = adapter.max_batch or len(seeds) or 1
+        if not getattr(adapter, "bounds_sweeps", False):
+            # an adapter that runs any batch it is given at once: batches of the selector's batch_size
+            step = min(step, choose_batch_size(adapter.backend, len(seeds), lambda: None))
+        batches = cut(seeds, step)
         impls = [problem.impl(operator, tangents=batch) for batch in batches]
+        #: seeds per vectorized pass: the primitive's own bound where it has one, else the batches'
+        self.batch_size = getattr(impls[0], "batch_size", None) or step if impls else None
         plain = [(getattr(impl, operator), batch) for impl, batch in zip(impls, batches)]
         valued = [(getattr(impl, "value_and_" + operator), batch) for impl, batch in zip(impls, batches)]
         if len(batches) == 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core import Impl
+from ..core.batching import record
 
 
 def impl_from_seeded(op, seeded, combine):
@@ -49,4 +50,4 @@ def impl_from_seeded(op, seeded, combine):
             y, parts = value_and_results(x, *ctx)
             return y, combine(parts, seeds)
 
-    return Impl(**{op.plain: plain, op.valued: valued})
+    return record(Impl(**{op.plain: plain, op.valued: valued}), seeded.batch_size)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..families import cast
 from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
+from ..core.batching import record
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
@@ -56,7 +57,8 @@ def _hessian_fallback(problem):
         # [f, gradient] takes cotangents with a 0 for f.
         operator, seeds = "pullback", problem.basis(x_shape, x_dtype)
         augmented_seeds = problem.basis((1 + n,), augmented_problem.spec.dtype)[1:]
-    hvps = gradient_problem.seeded(operator, seeds).results
+    seeded = gradient_problem.seeded(operator, seeds)
+    hvps = seeded.results
     augmented_hvps = augmented_problem.seeded(operator, augmented_seeds).value_and_results
     # Row i of the augmented products is [gradient . e_i, (H e_i)^T] (forward) or e_i^T H (reverse).
     skip_first = operator == "pushforward"
@@ -75,7 +77,7 @@ def _hessian_fallback(problem):
             cast(xp.reshape(rows, shape), x_dtype),
         )
 
-    return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian)
+    return record(Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian), seeded.batch_size)
 
 
 def _empty(answer):

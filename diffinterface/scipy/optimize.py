@@ -15,6 +15,21 @@ from .points import LastPoint, Point, check_backend, check_function, starting_po
 class Objective:
     """A scalar function prepared for ``scipy.optimize.minimize``; build it with :func:`objective`.
 
+    :func:`objective` checks its arguments and builds this object; call that
+    rather than the constructor.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> scalar``; the same object is passed to every call.
+    backend : AbstractBackend
+        The selector that differentiates ``f``.
+    x0 : numpy.ndarray
+        The starting point, already checked (real floating, not empty); its
+        shape and dtype are what ``f`` receives.
+    contexts : tuple of Constant or Cache
+        Extra arguments of ``f``, passed on every call.
+
     Attributes
     ----------
     x0 : numpy.ndarray
@@ -24,6 +39,16 @@ class Objective:
         ``"hessian"``, ``"hvp"``; ``"hvp_preparations"``: the same-point
         preparations of ``hessp``, one per iterate. ``fun`` and ``jac`` at one
         iterate add one ``value_and_gradient``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.scipy import objective
+    >>> problem = objective(lambda x: (x ** 2).sum(), di.AutoFiniteDiff(), np.array([1.0, 2.0]))
+    >>> problem.fun(problem.x0), np.round(problem.jac(problem.x0), 6)
+    (5.0, array([2., 4.]))
+    >>> problem.calls["value_and_gradient"]
+    1
     """
 
     def __init__(self, f: Callable[..., Any], backend: Any, x0: np.ndarray, contexts: tuple):
@@ -150,10 +175,38 @@ def objective(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> O
 class Residuals:
     """A vector function prepared for ``least_squares`` and ``root``; build it with :func:`residuals`.
 
+    :func:`residuals` checks its arguments and builds this object; call that
+    rather than the constructor.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, *contexts) -> residuals``, an array (flattened for scipy).
+    backend : AbstractBackend
+        The selector that computes the Jacobian.
+    x0 : numpy.ndarray
+        The starting point, already checked (real floating, not empty); its
+        shape and dtype are what ``f`` receives.
+    contexts : tuple of Constant or Cache
+        Extra arguments of ``f``, passed on every call.
+
     Attributes
     ----------
+    x0 : numpy.ndarray
+        The starting point, flat (what scipy expects as its ``x0``).
     calls : dict
         ``"fun"`` (direct evaluations), ``"jacobian"`` and ``"value_and_jacobian"`` (prepared calls).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.scipy import residuals
+    >>> system = residuals(lambda x: 3.0 * x - 1.0, di.AutoFiniteDiff(), np.zeros(2))
+    >>> np.round(system.jac(system.x0), 6)
+    array([[3., 0.],
+           [0., 3.]])
+    >>> system.calls
+    {'fun': 0, 'jacobian': 1, 'value_and_jacobian': 0}
     """
 
     def __init__(self, f: Callable[..., Any], backend: Any, x0: np.ndarray, contexts: tuple):

@@ -18,10 +18,31 @@ BACKENDS = {
     for entry in registrations() if not entry.returns_zeros
     for test_id, selector in entry.test_backends.items()
 }
+"""The tested backends that compute derivatives: a dict test id -> selector.
 
-#: Backends that return zeros: they check shapes and fallbacks, not values.
+Read from the backend registry (each registration's ``test_backends``) when
+this module is imported; the kit's pytest plugin parametrizes over it.
+
+Examples
+--------
+>>> import diffinterface as di
+>>> from diffinterface.testing import BACKENDS
+>>> BACKENDS["finitediff-central"] == di.AutoFiniteDiff()
+True
+"""
+
 ZERO_BACKENDS = {
     test_id: selector
     for entry in registrations() if entry.returns_zeros
     for test_id, selector in entry.test_backends.items()
 }
+"""The tested backends that return zeros by design: a dict test id -> selector.
+
+Their cases check families, shapes, dtypes and fallbacks, not values.
+
+Examples
+--------
+>>> from diffinterface.testing import ZERO_BACKENDS
+>>> sorted(ZERO_BACKENDS)
+['zero-forward', 'zero-reverse']
+"""

@@ -138,11 +138,21 @@ def _zero_through_the_graph(backend, problems, zero):
 
 
 def bad_inputs():
-    """Every :class:`BadInput` of the kit.
+    """Every :class:`BadInput` of the kit, the regression probes included.
 
-        >>> from diffinterface.testing import bad_inputs
-        >>> len(bad_inputs()) >= 10
-        True
+    Returns
+    -------
+    list of BadInput
+        A new list on each call, in a fixed order.
+
+    Examples
+    --------
+    >>> from diffinterface.testing import bad_inputs
+    >>> probes = bad_inputs()
+    >>> probes[0].name, probes[0].description
+    ('tangents_not_a_tuple', 'a bare array as tangents: TypeError naming tangents')
+    >>> len(probes) >= 10
+    True
     """
     return [
         BadInput("tangents_not_a_tuple", "a bare array as tangents: TypeError naming tangents", _bare_tangent),
@@ -166,7 +176,32 @@ def bad_inputs():
 
 @dataclasses.dataclass
 class BadInputCase:
-    """One backend and one bad input; ``run()`` returns a CaseResult, ``check()`` raises on failure."""
+    """One backend and one bad input; ``run()`` returns a CaseResult, ``check()`` raises on failure.
+
+    :func:`bad_input_cases` builds them; each parameter is also the attribute
+    of the same name. A backend whose framework fails to import fails the case.
+
+    Parameters
+    ----------
+    backend_id : str
+        The backend's test id (the first part of ``id``).
+    backend : AbstractBackend
+        The selector under test.
+    bad_input : BadInput
+        The misuse to check.
+    zero : bool, default False
+        The backend's derivatives are zeros by design (only shapes are checked).
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import BadInputCase, bad_inputs
+    >>> case = BadInputCase("fd", di.AutoFiniteDiff(), bad_inputs()[0])
+    >>> case
+    <BadInputCase fd-bad_input-tangents_not_a_tuple>
+    >>> case.run().status
+    'passed'
+    """
 
     backend_id: str
     backend: object
@@ -200,7 +235,30 @@ class BadInputCase:
 
 
 def bad_input_cases(backends, *, zero=()):
-    """A :class:`BadInputCase` per backend (a selector or a dict id -> selector) and bad input."""
+    """A :class:`BadInputCase` per backend and bad input.
+
+    Parameters
+    ----------
+    backends : AbstractBackend or dict
+        A selector (its id is its class name) or a dict test id -> selector.
+    zero : sequence of str, default ()
+        The ids of backends whose derivatives are zeros by design.
+
+    Returns
+    -------
+    list of BadInputCase
+        For each backend, one case per :func:`bad_inputs` entry, in that order.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import bad_input_cases
+    >>> cases = bad_input_cases(di.AutoFiniteDiff())
+    >>> cases[0].id
+    'AutoFiniteDiff-bad_input-tangents_not_a_tuple'
+    >>> cases[0].check().status
+    'passed'
+    """
     if not isinstance(backends, dict):
         backends = {type(backends).__name__: backends}
     return [BadInputCase(k, b, bad, k in zero) for k, b in backends.items() for bad in bad_inputs()]

@@ -67,11 +67,38 @@ def _measure(call, repeats):
 def benchmark_differentiation(backends, scenarios, *, repeats=10, families=("numpy",), excluded=()):
     """Measure each (backend, scenario): evaluations of f and median time, prepared and unprepared.
 
-    Returns :class:`BenchmarkRows`: a list of dicts with keys ``backend``,
-    ``scenario``, ``family``, ``operator``, ``prepared``, ``evaluations``,
-    ``median_time_s`` and ``preparation_time_s`` (None for unprepared rows).
     Cases a backend cannot run (array family, two-argument f) are left out;
     a call that raises is recorded with ``evaluations=None`` and its error.
+
+    Parameters
+    ----------
+    backends : AbstractBackend, list of AbstractBackend or dict
+        A selector, a list of selectors or a dict id -> selector.
+    scenarios : iterable of Scenario
+        The scenarios to measure.
+    repeats : int, default 10
+        Timed calls per measurement (a positive int; the median is kept).
+    families : sequence of str, default ("numpy",)
+        The array families to measure in.
+    excluded : sequence of str, default ()
+        Operator or scenario names to leave out.
+
+    Returns
+    -------
+    BenchmarkRows
+        A list of dicts with keys ``backend``, ``scenario``, ``family``,
+        ``operator``, ``prepared``, ``evaluations``, ``median_time_s`` and
+        ``preparation_time_s`` (None for unprepared rows), two rows (prepared,
+        unprepared) per case; ``str(rows)`` is a table, ``rows.dataframe()``
+        a pandas DataFrame.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import benchmark_differentiation, default_scenarios
+    >>> rows = benchmark_differentiation({"fd": di.AutoFiniteDiff()}, default_scenarios("gradient")[:1], repeats=2)
+    >>> [(r["backend"], r["prepared"], r["evaluations"]) for r in rows]
+    [('fd', True, 8), ('fd', False, 9)]
     """
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats: expected a positive int; got {repeats!r}")

@@ -34,7 +34,38 @@ from .tolerances import default_tolerances, pick
 
 @dataclasses.dataclass
 class CaseResult:
-    """What running one case found: ``status`` is "passed", "failed" or "excluded"."""
+    """What running one case found: ``status`` is "passed", "failed" or "excluded".
+
+    :meth:`Case.run` builds it; each parameter is also the attribute of the
+    same name, and ``id`` is ``backend_id-scenario-family``.
+
+    Parameters
+    ----------
+    backend_id : str
+        The backend's test id.
+    scenario : str
+        The scenario's name.
+    operator : str
+        The scenario's operator.
+    family : str
+        The array family the case ran in (``"numpy"``, ``"torch"``, ``"jax"``).
+    status : str
+        ``"passed"``, ``"failed"`` or ``"excluded"``.
+    problems : list of str, default []
+        What the case found wrong, one sentence each (empty when it passed).
+    notes : list of str, default []
+        Remarks that are not failures (why a case was excluded or refused).
+    counts : dict, default {}
+        Evaluations of ``f`` per stage of the case (``"prepare"``, ``"call"``...).
+
+    Examples
+    --------
+    >>> from diffinterface.testing import CaseResult
+    >>> result = CaseResult("fd", "gradient-square", "gradient", "numpy", "failed", ["prepared call: wrong values"])
+    >>> print(result.message())
+    fd-gradient-square-numpy: failed
+      - prepared call: wrong values
+    """
 
     backend_id: str
     scenario: str
@@ -60,8 +91,47 @@ class CaseResult:
 class Case:
     """One backend on one scenario in one array family; ``run()`` checks it, ``check()`` asserts.
 
-    ``zero`` marks backends whose derivatives are all zeros: only families,
-    shapes and dtypes of derivatives are checked (values of f are still checked).
+    :func:`build_cases` builds them with the exclusions decided from the
+    backends' capabilities; each parameter is also the attribute of the same
+    name. ``run()`` returns a :class:`CaseResult`; ``check()`` runs the case
+    and raises AssertionError listing every problem (inside pytest, an
+    excluded case is skipped with its reason).
+
+    Parameters
+    ----------
+    backend_id : str
+        The backend's test id (the first part of ``id``).
+    backend : AbstractBackend
+        The selector under test.
+    scenario : Scenario
+        The operator, function, point and expected results.
+    family : str, default "numpy"
+        The array family the scenario is converted to.
+    zero : bool, default False
+        The backend's derivatives are all zeros by design: only families,
+        shapes and dtypes of derivatives are checked (values of f still are).
+    rtol, atol : float or dict, optional
+        Overrides of :func:`default_tolerances` (a number, or a dict dtype
+        name -> number).
+    counts : bool, default True
+        Count evaluations of ``f`` per stage.
+    excluded : str, optional
+        Why the case is left out; it then does not run.
+    refused : str, optional
+        Why the backend declares it cannot run this scenario; the case then
+        checks that it refuses clearly instead of running it.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.testing import Case, Scenario
+    >>> square = Scenario("gradient", lambda x: (x ** 2).sum(), np.array([1.0, 2.0]),
+    ...                   value=np.float64(5.0), first=np.array([2.0, 4.0]), name="gradient-square")
+    >>> case = Case("fd", di.AutoFiniteDiff(), square)
+    >>> case
+    <Case fd-gradient-square-numpy>
+    >>> case.run().status
+    'passed'
     """
 
     backend_id: str

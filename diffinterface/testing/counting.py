@@ -5,9 +5,24 @@ from __future__ import annotations
 class CountingFunction:
     """``f`` with a counter: each call adds one to ``count`` (for a jitted JAX function, each trace).
 
-        >>> counted = CountingFunction(lambda x: 2 * x)
-        >>> counted(3.0), counted(4.0), counted.count
-        (6.0, 8.0, 2)
+    Parameters
+    ----------
+    f : callable
+        The function to count; calls pass their positional arguments on.
+
+    Attributes
+    ----------
+    count : int
+        Calls since construction or the last ``take()``.
+
+    Examples
+    --------
+    >>> from diffinterface.testing import CountingFunction
+    >>> counted = CountingFunction(lambda x: 2 * x)
+    >>> counted(3.0), counted(4.0), counted.count
+    (6.0, 8.0, 2)
+    >>> counted.take(), counted.count
+    (2, 0)
     """
 
     def __init__(self, f):

@@ -119,9 +119,22 @@ def _empty_second_order():
 def edge_scenarios(operators=None):
     """Empty-array scenarios for every operator (first and second order).
 
-    ``operators`` (a name or a list of names) keeps only those operators.
+    Parameters
+    ----------
+    operators : str or sequence of str, optional
+        Keep only the scenarios of these operators (default: all of them).
 
-        >>> sorted({s.operator for s in edge_scenarios()}) == sorted(OPERATORS)
-        True
+    Returns
+    -------
+    list of Scenario
+        Scenarios whose x (and, for some, output) has no elements.
+
+    Examples
+    --------
+    >>> from diffinterface.testing import FIRST_ORDER, SECOND_ORDER, edge_scenarios
+    >>> [s.name for s in edge_scenarios("gradient")]
+    ['gradient-empty_vector_to_scalar-float64', 'gradient-empty_matrix_to_scalar-float32']
+    >>> sorted({s.operator for s in edge_scenarios()}) == sorted(FIRST_ORDER + SECOND_ORDER)
+    True
     """
     return _filter(_empty_first_order() + _empty_second_order(), operators, OPERATORS)

@@ -30,7 +30,30 @@ def _names(error):
 
 
 class Problems:
-    """What one probe found, as sentences (``found``); its methods state what a call must do."""
+    """What one probe found, as sentences (``found``); its methods state what a call must do.
+
+    Each ``expect_*`` method makes a call and records a sentence in ``found``
+    for each way the call broke the contract, instead of raising.
+
+    Attributes
+    ----------
+    found : list of str
+        The problems recorded so far (empty: none).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.testing import Problems
+    >>> problems = Problems()
+    >>> problems.expect_error("a bare tangent", lambda: di.pushforward(np.sin, di.AutoFiniteDiff(), np.ones(2),
+    ...                       np.ones(2)), TypeError, "tangents")
+    >>> problems.found
+    []
+    >>> problems.expect_error("a valid call", lambda: di.gradient(np.sum, di.AutoFiniteDiff(), np.ones(2)),
+    ...                       TypeError, "tangents")
+    >>> problems.found
+    ["a valid call: expected TypeError matching 'tangents'; nothing was raised"]
+    """
 
     def __init__(self):
         self.found = []
@@ -102,9 +125,30 @@ class Problems:
 class BadInput:
     """One misuse of the API and the check of a backend's answer to it.
 
-    ``run(backend, problems, zero)`` makes the calls and records what is
-    wrong in ``problems`` (a :class:`Problems`); ``zero`` is True for a backend
-    whose derivatives are zeros by design (only shapes are checked then).
+    Parameters
+    ----------
+    name : str
+        A short identifier, used in test ids (``<backend>-bad_input-<name>``).
+    description : str
+        The misuse and the answer the contract requires, in words.
+    run : callable
+        ``run(backend, problems, zero)`` makes the calls and records what is
+        wrong in ``problems`` (a :class:`Problems`); ``zero`` is True for a
+        backend whose derivatives are zeros by design (only shapes are
+        checked then).
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> from diffinterface.testing import BadInput, Problems
+    >>> def bare_tangent(backend, problems, zero):
+    ...     problems.expect_error("a bare tangent", lambda: di.pushforward(np.sin, backend, np.ones(2), np.ones(2)),
+    ...                           TypeError, "tangents")
+    >>> probe = BadInput("bare_tangent", "a bare array as tangents: TypeError naming tangents", bare_tangent)
+    >>> problems = Problems()
+    >>> probe.run(di.AutoFiniteDiff(), problems, False)
+    >>> problems.found
+    []
     """
 
     name: str

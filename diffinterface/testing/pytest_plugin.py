@@ -16,7 +16,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs),
   ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
-  ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`).
+  ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
+  ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``).
 
 A third party checks its backend with::
 
@@ -37,6 +38,7 @@ from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
 from .bad_inputs import bad_input_cases
+from .batch_scenarios import batch_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
 from .same_point_scenarios import same_point_cases
@@ -147,3 +149,5 @@ def pytest_generate_tests(metafunc):
         backends = selected_backends(config)
         cases = bad_input_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
         metafunc.parametrize("di_bad_input_case", [pytest.param(c, id=c.id) for c in cases])
+    if "di_batch_case" in metafunc.fixturenames:
+        metafunc.parametrize("di_batch_case", [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))])

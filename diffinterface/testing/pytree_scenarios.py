@@ -205,11 +205,22 @@ def _mixed_dtype_output_scenario():
 def pytree_scenarios(operators=None):
     """Scenarios with a pytree x for gradient, pullback, pushforward, jacobian, hvp and hessian.
 
-    ``operators`` (a name or a list of names) keeps only those operators.
+    Parameters
+    ----------
+    operators : str or sequence of str, optional
+        Keep only the scenarios of these operators (default: all of them).
 
-        >>> [s.name for s in pytree_scenarios("pushforward")]  # doctest: +NORMALIZE_WHITESPACE
-        ['pushforward-dict_to_vector-float64', 'pushforward-vector_to_dict-batched-float64',
-         'pushforward-mixed_dtype_dict_to_dict-float32']
+    Returns
+    -------
+    list of Scenario
+        Scenarios whose x or output is a dict, a tuple or a nested container.
+
+    Examples
+    --------
+    >>> from diffinterface.testing import pytree_scenarios
+    >>> [s.name for s in pytree_scenarios("pushforward")]  # doctest: +NORMALIZE_WHITESPACE
+    ['pushforward-dict_to_vector-float64', 'pushforward-vector_to_dict-batched-float64',
+     'pushforward-mixed_dtype_dict_to_dict-float32']
     """
     scenarios = [*_dict_scenarios(), *_vector_output_scenarios(), _nested_tuple_scenario(),
                  _mixed_dtype_scenario(), _mlp_scenario(), *_dict_output_scenarios(), *_tuple_output_scenarios(),

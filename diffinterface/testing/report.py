@@ -3,7 +3,31 @@
 from __future__ import annotations
 
 class Report:
-    """The results of :func:`test_differentiation`; ``str(report)`` is a table, one row per case."""
+    """The results of :func:`test_differentiation`; ``str(report)`` is a table, one row per case.
+
+    Parameters
+    ----------
+    results : iterable of CaseResult
+        One result per case, kept as the list ``results``.
+
+    Attributes
+    ----------
+    passed, failed, excluded : list of CaseResult
+        The results of each status.
+    ok : bool
+        True when no case failed.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import Report, build_cases, default_scenarios
+    >>> cases = build_cases({"fd": di.AutoFiniteDiff()}, default_scenarios("derivative")[:1])
+    >>> report = Report(case.run() for case in cases)
+    >>> report
+    <Report: 1 passed, 0 failed, 0 excluded>
+    >>> report.ok, report.raise_for_failures() is report
+    (True, True)
+    """
 
     def __init__(self, results):
         self.results = list(results)

@@ -69,10 +69,48 @@ def _writes_cache(backend):
 def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None):
     """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
 
-    ``families`` limits the array families tried (default: every family the
-    backend accepts among numpy, torch and jax). ``zero`` names the backend ids
-    whose derivatives are zeros (shapes and dtypes checked, not values).
-    ``excluded`` holds operator or scenario names to leave out.
+    A scenario a backend declares it cannot run (a two-argument ``f`` without
+    ``check_inplace``) becomes a case that checks the backend refuses it
+    clearly; one it cannot run for lack of a capability is excluded, with
+    the reason.
+
+    Parameters
+    ----------
+    backends : AbstractBackend, list of AbstractBackend or dict
+        A selector, a list of selectors (ids from their class and non-default
+        fields) or a dict test id -> selector.
+    scenarios : iterable of Scenario
+        The scenarios to check.
+    excluded : str or sequence of str, default ()
+        Operator or scenario names to leave out (their cases are "excluded").
+    rtol, atol : float or dict, optional
+        A number, or a dict dtype name -> number, overriding
+        :func:`default_tolerances`.
+    counts : bool, default True
+        Wrap ``f`` in a :class:`CountingFunction` and record its evaluations
+        per stage.
+    zero : sequence of str, default ()
+        The backend ids whose derivatives are zeros by design (families,
+        shapes and dtypes checked, not values).
+    families : sequence of str, optional
+        The array families to try (default: every family the backend accepts
+        among numpy, torch and jax).
+
+    Returns
+    -------
+    list of Case
+        One per (backend, scenario, family); run each with ``case.run()`` or
+        ``case.check()``.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import build_cases, default_scenarios
+    >>> cases = build_cases({"fd": di.AutoFiniteDiff()}, default_scenarios("derivative")[:1])
+    >>> cases
+    [<Case fd-derivative-scalar_to_scalar-float64-numpy>]
+    >>> cases[0].run().status
+    'passed'
     """
     backends = _as_backend_dict(backends)
     scenarios = list(scenarios)
@@ -108,10 +146,34 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
 def pytest_cases(backends, scenarios, **options):
     """``pytest.param`` objects (one per case, with readable ids) for ``@pytest.mark.parametrize``.
 
+    Needs pytest. In a test module::
+
         import pytest, diffinterface.testing as dit
         @pytest.mark.parametrize("case", dit.pytest_cases({"mine": MyBackend()}, dit.default_scenarios()))
         def test_my_backend(case):
             case.check()
+
+    Parameters
+    ----------
+    backends : AbstractBackend, list of AbstractBackend or dict
+        As for :func:`build_cases`.
+    scenarios : iterable of Scenario
+        The scenarios to check.
+    **options
+        The keyword arguments of :func:`build_cases` (``excluded``, ``rtol``,
+        ``atol``, ``counts``, ``zero``, ``families``).
+
+    Returns
+    -------
+    list of pytest.param
+        One per case, holding the :class:`Case`, with ``case.id`` as its id.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import default_scenarios, pytest_cases
+    >>> [p.id for p in pytest_cases({"fd": di.AutoFiniteDiff()}, default_scenarios("derivative")[:1])]
+    ['fd-derivative-scalar_to_scalar-float64-numpy']
     """
     import pytest
 
@@ -122,22 +184,37 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
                          families=None, raise_on_failure=None):
     """Check backends against the contract on scenarios; return a :class:`Report`.
 
-    ``backends``: a selector, a list of selectors or a dict id -> selector.
-    ``rtol``/``atol``: a number, or a dict dtype -> number, overriding
-    :func:`default_tolerances`. ``excluded``: operator or scenario names to
-    leave out. ``counts``: wrap f in a :class:`CountingFunction` and record
-    evaluations per stage. ``raise_on_failure`` (default: only when running
-    inside a pytest test) raises AssertionError listing every failed case.
     For one pytest test id per case, use :func:`pytest_cases` or the
     ``di_case`` fixture of ``diffinterface.testing.pytest_plugin``.
 
-        >>> import diffinterface as di
-        >>> from diffinterface.testing import default_scenarios
-        >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))
-        backend         scenario                             family  status  prep  call  value_and  unprepared
-        --------------  -----------------------------------  ------  ------  ----  ----  ---------  ----------
-        AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  1     2     3          3
-        1 passed, 0 failed, 0 excluded
+    Parameters
+    ----------
+    backends : AbstractBackend, list of AbstractBackend or dict
+        A selector, a list of selectors or a dict test id -> selector.
+    scenarios : iterable of Scenario
+        The scenarios to check.
+    excluded, rtol, atol, counts, zero, families
+        As for :func:`build_cases`: names to leave out, tolerance overrides
+        (a number or a dict dtype -> number), whether to count evaluations of
+        ``f``, the ids of zero backends, the array families to try.
+    raise_on_failure : bool, optional
+        Raise AssertionError listing every failed case. Default: only when
+        running inside a pytest test.
+
+    Returns
+    -------
+    Report
+        One result per case; ``report.ok`` is True when none failed.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import default_scenarios
+    >>> print(test_differentiation(di.AutoFiniteDiff(), default_scenarios("derivative")[:1]))
+    backend         scenario                             family  status  prep  call  value_and  unprepared
+    --------------  -----------------------------------  ------  ------  ----  ----  ---------  ----------
+    AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  1     2     3          3
+    1 passed, 0 failed, 0 excluded
     """
     cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,
                         families=families)

@@ -16,7 +16,23 @@ from ..core import operators_of_order
 from ..core import OPERATORS as OPERATOR_TABLE
 
 FIRST_ORDER = operators_of_order(1)
+"""The names of the first-order operators, a tuple of str (a :class:`Scenario`'s ``operator``).
+
+Examples
+--------
+>>> from diffinterface.testing import FIRST_ORDER
+>>> "gradient" in FIRST_ORDER, "hessian" in FIRST_ORDER
+(True, False)
+"""
 SECOND_ORDER = operators_of_order(2)
+"""The names of the second-order operators, a tuple of str.
+
+Examples
+--------
+>>> from diffinterface.testing import SECOND_ORDER
+>>> sorted(SECOND_ORDER)
+['hessian', 'hvp', 'second_derivative']
+"""
 OPERATORS = FIRST_ORDER + SECOND_ORDER
 #: operators whose function may be two-argument, f(y, x, *contexts)
 TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op.allows_y)
@@ -26,19 +42,47 @@ TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op
 class Scenario:
     """One operator on one function at one point, with its expected results.
 
-    ``first`` is the expected first-order result (pushforward and pullback: a
-    tuple, one entry per tangent; derivative, gradient, jacobian: an array).
-    ``second`` is the expected second-order result of second-order operators
-    (second_derivative, hvp as a tuple, hessian); their ``first`` is the
-    derivative or gradient that ``value_derivative_and_second_derivative`` and
-    friends also return. ``value`` is f(x). With ``y`` set (a buffer shaped
-    like f(x)), ``f`` is two-argument: ``f(y, x, *contexts)`` writes into y.
+    Each parameter is also the attribute of the same name. An inconsistent
+    scenario (an unknown operator, tangents missing or superfluous, no
+    expected result) raises TypeError or ValueError naming the field.
 
-        >>> import numpy as np, diffinterface as di
-        >>> s = Scenario("gradient", lambda x: (x ** 2).sum(), np.array([1.0, 2.0]),
-        ...              value=np.float64(5.0), first=np.array([2.0, 4.0]), name="square")
-        >>> s.dtype, s.x_shape
-        ('float64', (2,))
+    Parameters
+    ----------
+    operator : str
+        The operator's name, one of :data:`FIRST_ORDER` or :data:`SECOND_ORDER`.
+    f : callable
+        ``f(x, *contexts)``, or with ``y`` set ``f(y, x, *contexts)``, which
+        writes into y.
+    x : array, float or pytree
+        The point.
+    y : array, optional
+        A buffer shaped like f(x), for a two-argument ``f``; only for operators
+        that have a two-argument form.
+    tangents : tuple, optional
+        The tangents (pushforward, hvp) or cotangents (pullback): a non-empty
+        tuple; None for the other operators.
+    contexts : tuple of Constant or Cache, default ()
+        Extra arguments of ``f``.
+    value : object, optional
+        f(x), the expected value.
+    first : object
+        The expected first-order result: pushforward and pullback a tuple, one
+        entry per tangent; derivative, gradient, jacobian an array. For a
+        second-order operator, the derivative or gradient that
+        ``value_derivative_and_second_derivative`` and friends also return.
+    second : object
+        The expected second-order result (second_derivative, hvp as a tuple,
+        hessian); required for second-order operators.
+    name : str, optional
+        The scenario's name in test ids; default ``"<operator>-<dtype>"``.
+
+    Examples
+    --------
+    >>> import numpy as np, diffinterface as di
+    >>> s = Scenario("gradient", lambda x: (x ** 2).sum(), np.array([1.0, 2.0]),
+    ...              value=np.float64(5.0), first=np.array([2.0, 4.0]), name="square")
+    >>> s.dtype, s.x_shape
+    ('float64', (2,))
     """
 
     operator: str

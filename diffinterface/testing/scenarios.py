@@ -359,10 +359,20 @@ def default_scenarios(operators=None):
 
     Covers one- and two-argument functions, batched tangents ``(t, -t)``,
     ``Constant`` and ``Cache`` contexts (:mod:`.buffer_scenarios`), closures over constant arrays, float32 and float64.
-    ``operators`` (a name or a list of names) keeps only those operators.
 
-        >>> len(default_scenarios(operators="jacobian")) > 3
-        True
+    Parameters
+    ----------
+    operators : str or sequence of str, optional
+        Keep only the scenarios of these operators (default: all of them).
+
+    Returns
+    -------
+    list of Scenario
+
+    Examples
+    --------
+    >>> [s.name for s in default_scenarios(operators="derivative")][:2]
+    ['derivative-scalar_to_scalar-float64', 'derivative-scalar_to_scalar-float32']
     """
     from .buffer_scenarios import buffer_scenarios
 
@@ -372,8 +382,19 @@ def default_scenarios(operators=None):
 def second_order_scenarios(operators=None):
     """Scenarios for second_derivative, hvp (batched) and hessian, with analytic Hessians.
 
-        >>> sorted({s.operator for s in second_order_scenarios()})
-        ['hessian', 'hvp', 'second_derivative']
+    Parameters
+    ----------
+    operators : str or sequence of str, optional
+        Keep only the scenarios of these operators (default: all of them).
+
+    Returns
+    -------
+    list of Scenario
+
+    Examples
+    --------
+    >>> sorted({s.operator for s in second_order_scenarios()})
+    ['hessian', 'hvp', 'second_derivative']
     """
     from .buffer_scenarios import buffer_second_order_scenarios
 

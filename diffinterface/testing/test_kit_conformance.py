@@ -35,6 +35,10 @@ def test_bad_inputs(di_bad_input_case):
     di_bad_input_case.check()
 
 
+def test_batch_sizes(di_batch_case):
+    di_batch_case.check()
+
+
 def test_auxiliary_outputs(di_aux_case):
     di_aux_case.check()
 

@@ -25,9 +25,33 @@ def _uses_finite_differences(backend):
 def default_tolerances(backend, dtype, order=1):
     """``(rtol, atol)`` the kit uses for ``backend`` on ``dtype`` results of an ``order`` operator.
 
-        >>> import diffinterface as di
-        >>> default_tolerances(di.AutoFiniteDiff(), "float64")
-        (1e-05, 1e-07)
+    Exact differentiation gets tight tolerances; a backend that uses finite
+    differences (itself, or inside ``AutoSparse``, ``AutoSelect`` or
+    ``SecondOrder``) gets looser ones, looser still at second order.
+
+    Parameters
+    ----------
+    backend : AbstractBackend
+        The selector whose results are compared.
+    dtype : str
+        The results' dtype name, ``"float64"`` or ``"float32"`` (any other
+        name gets the float32 tolerances).
+    order : int, default 1
+        The operator's order, 1 or 2.
+
+    Returns
+    -------
+    tuple of float
+        ``(rtol, atol)``, as ``numpy.allclose`` takes them.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import default_tolerances
+    >>> default_tolerances(di.AutoFiniteDiff(), "float64")
+    (1e-05, 1e-07)
+    >>> default_tolerances(di.AutoZeroForward(), "float32", order=2)
+    (2e-05, 2e-06)
     """
     if _uses_finite_differences(backend):
         table = FINITE_DIFFERENCE_TOLERANCES if order == 1 else FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES

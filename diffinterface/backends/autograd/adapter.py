@@ -9,6 +9,7 @@ from autograd.tracer import getval, trace
 
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
+from ...core.batching import record
 from ...core import OPERATORS, Adapter, Impl, Spec
 from ...core.dtypes import require_real_output
 from ...contexts import Cache
@@ -168,15 +169,23 @@ def _rows(vjp, shape, dtype, xp):
     return xp.stack(rows)
 
 
+#: the operators whose preparations sweep seeds (one after the other here)
+_SWEEPS = frozenset({"pushforward", "jacobian", "hessian", "hvp"})
+
+
 def _valued_impl(operator, valued):
     """The Impl of ``operator`` from its combined form ``valued`` (``value_and_...``); the operator alone is
     that form's last result."""
     alone, combined = OPERATORS[operator].methods
-    return Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
+    impl = Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
+    # autograd has no vmap: a sweep's seeds go one after the other
+    return record(impl, 1) if operator in _SWEEPS else impl
 
 
 class AutogradAdapter(Adapter):
     mode = "both"
+    #: sweeps run one seed after the other (autograd has no vmap)
+    bounds_sweeps = True
     # "autograd": x may be one of autograd's own boxes, so diffinterface calls
     # nest inside functions that autograd differentiates (results stay boxed).
     families = ("numpy", "autograd")
@@ -218,7 +227,7 @@ class AutogradAdapter(Adapter):
             vjp, _ = _vjp_of(_bound(f, ctx), x, broken)
             return tuple(_in(vjp(c), x_dtype) for c in cotangents)
 
-        return Impl(pullback=pullback, value_and_pullback=value_and_pullback)
+        return record(Impl(pullback=pullback, value_and_pullback=value_and_pullback), 1)
 
     def prepare_pushforward(self, problem):
         f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)

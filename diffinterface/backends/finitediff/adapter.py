@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import MissingBackendError
+from ...core.batching import record
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from .refusals import dropped_imaginary_part, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
@@ -22,6 +23,8 @@ def _aligned_empty(shape, dtype, alignment=64):
 
 class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
     mode = "forward"
+    #: sweeps evaluate f for one seed after the other
+    bounds_sweeps = True
     inplace = True
     families = ("numpy",)
 
@@ -150,7 +153,8 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
                 results.append(d)
             return (value if complex_value else fx), tuple(results)
 
-        return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
+        # one evaluation of f per tangent (two, central): a batch is one seed
+        return record(Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward), 1)
 
     def _batched_pushforward(self, problem):
         """The pushforward from one call of ``problem.batched_f`` over every point it needs, or None.
@@ -379,4 +383,5 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
         return self._impl(problem, "gradient", problem.x_shape)
 
     def prepare_jacobian(self, problem):
-        return self._impl(problem, "jacobian", problem.spec.shape + problem.x_shape)
+        # one column's evaluations after the other: a batch is one seed
+        return record(self._impl(problem, "jacobian", problem.spec.shape + problem.x_shape), 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.batching import record
 from ...core import Impl, require_scalar_output
 
 
@@ -131,7 +132,8 @@ class FiniteDiffSecondOrder:
             value, gradient = value_and_gradient(x, ctx, True)
             return value, gradient, hessian(x, ctx, value if reuse_value else None)
 
-        return Impl(hessian=lambda x, *ctx: hessian(x, ctx, None), value_gradient_and_hessian=value_gradient_and_hessian)
+        return record(Impl(hessian=lambda x, *ctx: hessian(x, ctx, None),
+                           value_gradient_and_hessian=value_gradient_and_hessian), 1)
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
@@ -170,7 +172,7 @@ class FiniteDiffSecondOrder:
         def gradient_and_hvp(x, tangents, *ctx):
             return gradient_at(x, ctx, False)[1], hvp(x, tangents, *ctx)
 
-        return Impl(hvp=hvp, gradient_and_hvp=gradient_and_hvp)
+        return record(Impl(hvp=hvp, gradient_and_hvp=gradient_and_hvp), 1)
 
     def prepare_second_derivative(self, problem):
         value_and_derivative = self._jacobian(problem, problem.spec.shape)

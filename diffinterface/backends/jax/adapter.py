@@ -32,6 +32,8 @@ from .calls import (
     _x64_scope,
     _x_guarded,
 )
+from ...core.batching import record
+from .batching import sweep_batch
 from .aux import native_aux
 from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
@@ -147,6 +149,8 @@ def _cache_checked(fn, problem, backend):
 
 class JAXAdapter(JAXSecondOrder, Adapter):
     mode = "both"
+    #: sweeps run in batches of the selector's batch_size inside one compiled function (batching.py)
+    bounds_sweeps = True
     families = ("numpy", "jax")
     framework = "jax"
     traced_array_name = "JAX tracer"
@@ -286,27 +290,30 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
     def prepare_pushforward(self, problem):
         f, k = problem.f, len(problem.tangents)
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, k, "forward")
+        return record(self._impl(
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat),
-                "value_and_pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat),
+                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat, bound),
+                "value_and_pushforward":
+                    lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat, bound),
             },
             batched=True,
-        )
+        ), chosen)
 
     def prepare_pullback(self, problem):
         f, k = problem.f, len(problem.tangents)
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, k, "reverse")
+        return record(self._impl(
             problem,
             ("pullback", k),
             {
-                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat),
-                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat),
+                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat, bound),
+                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat, bound),
             },
             batched=True,
-        )
+        ), chosen)
 
     # -- first-order overrides ------------------------------------------------------------------
 
@@ -335,13 +342,14 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
     def prepare_jacobian(self, problem):
         mode = problem.mode("jacobian")
-        transform, f = _jacobian_transform(mode), problem.f
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, problem.x_size if mode == "forward" else problem.spec.size, mode)
+        transform, f = _jacobian_transform(mode, bound), problem.f
+        return record(self._impl(
             problem,
             ("jacobian", mode),
             {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
             {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
-        )
+        ), chosen)
 
     # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
 
@@ -351,7 +359,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
         if not can_fuse(self, problem):
             return None
-        return fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler)
+        mode = "forward" if compression.kind == "columns" else "reverse"
+        bound = sweep_batch(self, problem, len(seed_matrix), mode)[0]  # the colors, in batches
+        return fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler, bound)
 
     def sparse_hessian(self, problem, compression, seed_matrix, dense_shape, assembler):
         """``(hessian, value_gradient_and_hessian)`` compiled whole (``sparse.py``), or None."""
@@ -360,4 +370,5 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if not can_fuse(self, problem):
             return None
         value_and_gradient = self.differentiable_value_and_gradient(problem)
-        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler)
+        bound = sweep_batch(self, problem, len(seed_matrix), "forward", lambda x, *ctx: value_and_gradient(x, *ctx)[1])[0]
+        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, bound)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import jax
-
 from ...core import require_scalar_output
+from ...core.batching import record
+from .batching import sweep_batch
 from .calls import _owned, _to_numpy
 from .transforms import _batched, _derivative_pair, _forward_products, _gradient_pair, _jacobian_transform
-from .transforms import _reverse_products, _second_order
+from .transforms import _mapped, _reverse_products, _second_order
 
 
 class JAXSecondOrder:
@@ -41,19 +41,20 @@ class JAXSecondOrder:
     def prepare_hessian(self, problem):
         require_scalar_output(problem, "hessian")
         inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
+        bound, chosen = sweep_batch(self, problem, problem.x_size, outer, _gradient_pair(f, inner)[0])
 
         def hessian():
-            return _jacobian_transform(outer)(_gradient_pair(f, inner)[0])
+            return _jacobian_transform(outer, bound)(_gradient_pair(f, inner)[0])
 
-        return self._impl(
+        return record(self._impl(
             problem,
             ("hessian", inner, outer),
             {
                 "hessian": hessian,
-                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer),
+                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer, bound),
             },
             {"hessian": _owned, "value_gradient_and_hessian": _to_numpy},
-        )
+        ), chosen)
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
@@ -61,15 +62,16 @@ class JAXSecondOrder:
         # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
         products = _reverse_products if outer == "reverse" else _forward_products
         gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
-        return self._impl(
+        bound, chosen = sweep_batch(self, problem, k, outer, gradient())
+        return record(self._impl(
             problem,
             ("hvp", inner, outer, k),
             {
-                "hvp": lambda flat: _batched(gradient(), products, k, False, flat),
-                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat),
+                "hvp": lambda flat: _batched(gradient(), products, k, False, flat, bound),
+                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat, bound),
             },
             batched=True,
-        )
+        ), chosen)
 
     # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
 
@@ -79,10 +81,12 @@ class JAXSecondOrder:
     def prepare_batched_gradient(self, problem, batch):
         # The gradients at all the outer's points in one compiled call: vmap over the stacked points.
         gradient, xp = _gradient_pair(problem.f, problem.mode("gradient"))[0], problem.xp
+        # one point's gradient costs about what one seed's reverse product does
+        bound = sweep_batch(self, problem, batch, "reverse")[0]
 
         def build():
             def gradients(points, *ctx):
-                return jax.vmap(lambda point: gradient(point, *ctx))(points)
+                return _mapped(lambda point: gradient(point, *ctx), points, bound)
 
             return gradients
 

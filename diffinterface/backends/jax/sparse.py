@@ -23,6 +23,7 @@ import numpy as np
 
 from ...families import family_of, is_array
 from .calls import _owned, _wrap
+from .transforms import _mapped
 
 
 def _x64_call(fn, wide):
@@ -86,8 +87,9 @@ def _assembled(value_and_data, compression, problem, dense_shape, assembler):
     return value_and_result, lambda result: result
 
 
-def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler):
-    """``(jacobian, value_and_jacobian)`` compiled as one function each."""
+def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler, batch=None):
+    """``(jacobian, value_and_jacobian)`` compiled as one function each; the colors' products in batches
+    of ``batch`` (None: all at once)."""
     f, x_shape = problem.f, problem.x_shape
     spec = problem.spec
     wide = problem.x_dtype == "float64" and not jax.enable_x64.get_global()
@@ -98,21 +100,27 @@ def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler):
 
             def value_and_data(x, *ctx):
                 g = lambda x: f(x, *ctx)  # noqa: E731
-                value, products = jax.vmap(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+                if batch is None:
+                    value, products = jax.vmap(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),)),
+                                               out_axes=(None, 0))(seeds)
+                else:
+                    value = g(x)
+                    products = _mapped(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),))[1], seeds, batch)
                 return value, products.reshape(-1)[gather]
         else:
             seeds = _stacked_seeds(compression, seed_matrix, spec.shape)
 
             def value_and_data(x, *ctx):
                 value, pullback = jax.vjp(lambda x: f(x, *ctx), x)
-                products = jax.vmap(lambda s: pullback(s.astype(value.dtype))[0])(seeds)
+                products = _mapped(lambda s: pullback(s.astype(value.dtype))[0], seeds, batch)
                 return value, products.reshape(-1)[gather]
 
     return _compiled(value_and_data, compression, problem, dense_shape, assembler, wide)
 
 
-def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler):
-    """``(hessian, value_gradient_and_hessian)``: forward-over-reverse hvps on the seeds and the gather."""
+def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, batch=None):
+    """``(hessian, value_gradient_and_hessian)``: forward-over-reverse hvps on the seeds (in batches of
+    ``batch``; None: all at once) and the gather."""
     x_shape = problem.x_shape
     wide = problem.x_dtype == "float64" and not jax.enable_x64.get_global()
     gather = np.asarray(compression.gather, dtype=np.int32)
@@ -121,8 +129,12 @@ def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_s
 
     def value_gradient_and_data(x, *ctx):
         vg = lambda x: value_and_gradient(x, *ctx)  # noqa: E731
-        (value, gradient), (_, products) = jax.vmap(
-            lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+        if batch is None:
+            (value, gradient), (_, products) = jax.vmap(
+                lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+        else:
+            value, gradient = vg(x)
+            products = _mapped(lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),))[1][1], seeds, batch)
         return value, gradient, products.reshape(-1)[gather]
 
     return _compiled(value_gradient_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=True)

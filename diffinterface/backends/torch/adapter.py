@@ -18,6 +18,8 @@ from .autodiff import (
     _vjps,
     _vmapped_jvp,
 )
+from ...core.batching import record
+from .batching import sweep_batch
 from .boundary import _as_output, _basis, _Boundary, _contexts, _primal_tensor, _Tensor, _torch_dtype
 from .graph_watch import learned_output_spec
 from .second_order import TorchSecondOrder
@@ -50,6 +52,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
 
     mode = "both"
+    #: sweeps run in chunks of the selector's batch_size (batching.py)
+    bounds_sweeps = True
     inplace = True
     framework = "torch"
     traced_array_name = "torch tensor recording gradients"
@@ -133,18 +137,20 @@ class TorchAdapter(TorchSecondOrder, Adapter):
 
             return Impl(value_and_pullback=value_and_pullback, pullback=pullback)
 
+        chunk, chosen = sweep_batch(self, b, problem, len(problem.tangents))
+
         def value_and_pullback(x, cotangents, *ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = recording(x)
             y = _traced(fn, xr, ctx)
             seeds = torch.stack([as_tensor(c) for c in cotangents])
-            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken))
+            return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken, chunk=chunk))
 
-        return Impl(
+        return record(Impl(
             value_and_pullback=value_and_pullback,
             pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
-        )
+        ), chosen)
 
     def prepare_pushforward(self, problem):
         b = _Boundary(problem)
@@ -152,6 +158,7 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             return self._contracted_jacobian(problem, b, "pushforward")
         as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
         broken = b.broken
+        chosen = 1
         if len(problem.tangents) == 1:
 
             def value_and_pushforward(x, tangents, *ctx):
@@ -169,7 +176,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 return back_value(value), tuple(back_value(r) for r in results)
 
         else:
-            batched = _vmapped_jvp(fn, len(problem.ctx), b.broken)
+            chunk, chosen = sweep_batch(self, b, problem, len(problem.tangents))
+            batched = _vmapped_jvp(fn, len(problem.ctx), b.broken, chunk)
 
             def value_and_pushforward(x, tangents, *ctx):
                 if ctx:
@@ -178,10 +186,10 @@ class TorchAdapter(TorchSecondOrder, Adapter):
                 value, results = batched(as_tensor(x), seeds, *ctx)
                 return back_value(value), tuple(back_value(r) for r in results)
 
-        return Impl(
+        return record(Impl(
             value_and_pushforward=value_and_pushforward,
             pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
-        )
+        ), chosen)
 
     def _contracted_jacobian(self, problem, b, operator):
         """The primitive of the other mode: the Jacobian in this mode, contracted with each seed.
@@ -273,7 +281,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         broken = b.broken
         spec = problem.spec
         basis = _basis(problem.x_shape, problem.x_dtype, as_tensor(problem.x).device)
-        columns = _vmapped_jvp(fn, len(problem.ctx), b.broken)
+        chunk, chosen = sweep_batch(self, b, problem, problem.x_size)
+        columns = _vmapped_jvp(fn, len(problem.ctx), b.broken, chunk)
         jac_shape = spec.shape + problem.x_shape
         scalar_out = spec.shape == ()
         reshape = (basis.shape[0],) != problem.x_shape
@@ -298,7 +307,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         if raw:
             return run
 
-        if problem.x_size > _FUNCTIONAL_FORWARD_MAX_INPUT and not b.writes:
+        # torch.autograd.functional.jacobian sweeps all columns at once: not with a bounded batch
+        if (problem.x_size > _FUNCTIONAL_FORWARD_MAX_INPUT or chunk is not None) and not b.writes:
 
             def derivative(x, *ctx):
                 return back_value(run(x, ctx)[1])
@@ -327,7 +337,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             value, jac = run(x, ctx)
             return back_value(value), back_value(jac)
 
-        return Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative})
+        return record(Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative}),
+                      problem.x_size if b.writes else chosen)  # dual numbers: all columns at once
 
     def _use_columns(self, problem):
         if self.forward_only:
@@ -349,13 +360,14 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             seeds = _basis(spec.shape, spec.dtype, to_torch(problem.x).device)
             reshape = (spec.size, *problem.x_shape) != spec.shape + problem.x_shape
         jac_shape = spec.shape + problem.x_shape
+        chunk, chosen = (None, 1) if seeds is None else sweep_batch(self, b, problem, spec.size)
 
         def rows(x, ctx):
             if ctx:
                 ctx = _contexts(ctx)
             xr = recording(x)
             y = _traced(fn, xr, ctx)
-            jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken)
+            jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken, chunk=chunk)
             return y, (jac.reshape(jac_shape) if reshape else jac)
 
         if raw:
@@ -365,10 +377,10 @@ class TorchAdapter(TorchSecondOrder, Adapter):
             value, jac = rows(x, ctx)
             return back_value(value), back(jac)
 
-        return Impl(**{
+        return record(Impl(**{
             operator: lambda x, *ctx: back(rows(x, ctx)[1]),
             "value_and_" + operator: value_and_derivative,
-        })
+        }), chosen)
 
     def prepare_jacobian(self, problem):
         b = _Boundary(problem)

@@ -64,15 +64,32 @@ def _vjp(y, xr, seed, broken, create_graph=False):
     return torch.zeros_like(xr)
 
 
-def _vjps(y, xr, seeds, broken, create_graph=False):
-    """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass."""
+def _vjps(y, xr, seeds, broken, create_graph=False, chunk=None):
+    """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass (one per
+    ``chunk`` of seeds, the graph kept until the last, when ``chunk`` is given)."""
     if y.requires_grad:
-        g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        if chunk is None:
+            g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        else:
+            g = _chunked_vjps(y, xr, seeds, create_graph, chunk)
         if g is not None:
             return g
     if broken is not None and seeds.shape[0] and y.numel():
         raise broken(xr)
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
+
+
+def _chunked_vjps(y, xr, seeds, create_graph, chunk):
+    """:func:`_vjps`'s backward passes over ``seeds`` in chunks of ``chunk``, concatenated (None: no path)."""
+    parts, n = [], seeds.shape[0]
+    for start in range(0, n, chunk):
+        last = start + chunk >= n
+        part = _grad(y, xr, seeds[start:start + chunk], retain_graph=create_graph or not last,
+                     create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        if part is None:
+            return None
+        parts.append(part)
+    return torch.cat(parts)
 
 
 def _dual_jvp(fn, x, t, ctx, broken):
@@ -120,17 +137,26 @@ def _dual_output(fn, ctx, broken):
     return bound
 
 
-def _vmapped_jvp(fn, n_ctx, broken):
+def _vmapped_jvp(fn, n_ctx, broken, chunk=None):
     """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
 
     The batch stays the leading axis: vmap cannot place an unbatched result
-    (f ignoring x) at another axis.
+    (f ignoring x) at another axis. ``chunk`` (None: all) bounds how many
+    tangents one vectorized pass takes, as ``vmap(chunk_size=)`` would (which
+    cannot return the unbatched value: each chunk is one vmap here).
     """
 
     def one(x, t, *ctx):
         return _jvp(_dual_output(fn, ctx, broken), (x,), (t,))
 
     mapped = _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
+    if chunk is not None:
+        whole = mapped
+
+        def mapped(x, tangents, *ctx):
+            value, first = whole(x, tangents[:chunk], *ctx)
+            rest = [whole(x, tangents[start:start + chunk], *ctx)[1] for start in range(chunk, len(tangents), chunk)]
+            return value, torch.cat([first, *rest])
 
     def run(x, tangents, *ctx):
         value, parts = mapped(x, tangents, *ctx)

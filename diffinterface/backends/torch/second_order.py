@@ -6,7 +6,9 @@ import torch
 from torch.autograd import forward_ad as fwAD
 
 from ...core import Impl, require_scalar_output
+from ...core.batching import record
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
+from .batching import sweep_batch
 from .boundary import _basis, _Boundary, _contexts, _materialized
 from .graph_watch import refuse_a_constant_output
 
@@ -41,22 +43,24 @@ class TorchSecondOrder:
         back = b.back
         basis = _basis(problem.x_shape, problem.x_dtype, b.to_torch(problem.x).device)
         hess_shape = problem.x_shape + problem.x_shape
+        chunk, chosen = sweep_batch(self, b, problem, problem.x_size)
 
         def value_gradient_and_hessian(x, *ctx):
             xr, y, g = run(x, ctx)
-            h = _materialized(_vjps(g, xr, basis, None)).reshape(hess_shape)
+            h = _materialized(_vjps(g, xr, basis, None, chunk=chunk)).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
-        return Impl(
+        return record(Impl(
             value_gradient_and_hessian=value_gradient_and_hessian,
             hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
-        )
+        ), chosen)
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
         b, run = self._gradient_graph(problem)
         as_tensor, back = b.as_tensor, b.back
         n_seeds = len(problem.tangents)
+        chunk, chosen = sweep_batch(self, b, problem, n_seeds)
 
         def gradient_and_hvp(x, tangents, *ctx):
             xr, y, g = run(x, ctx)
@@ -64,13 +68,13 @@ class TorchSecondOrder:
                 results = (back(_materialized(_vjp(g, xr, as_tensor(tangents[0]), None))),)
             else:
                 seeds = torch.stack([as_tensor(t) for t in tangents])
-                results = tuple(back(r) for r in _materialized(_vjps(g, xr, seeds, None)))
+                results = tuple(back(r) for r in _materialized(_vjps(g, xr, seeds, None, chunk=chunk)))
             return back(g.detach()), results
 
-        return Impl(
+        return record(Impl(
             gradient_and_hvp=gradient_and_hvp,
             hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
-        )
+        ), chosen)
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)

@@ -140,8 +140,9 @@ class DifferentiateWith(Bridge):
 
     Returns
     -------
-    A callable ``g(x, *contexts)`` with ``f``'s signature: see the module
-    docstring for what each framework sees.
+    callable
+        ``g(x, *contexts)``, with ``f``'s signature: see the module
+        docstring for what each framework sees.
 
     Examples
     --------

@@ -25,9 +25,11 @@ def _structure(prep):
 
 @dataclass(frozen=True)
 class Coloring:
-    """The coloring of a sparse preparation.
+    """The coloring of a sparse preparation; :func:`coloring` returns it.
 
-    Attributes
+    Each constructor parameter is also the attribute of the same name.
+
+    Parameters
     ----------
     kind : str
         ``"columns"`` (one pushforward per color), ``"rows"`` (one pullback per
@@ -42,6 +44,15 @@ class Coloring:
         Number of products per prepared call (a bicoloring's: both sides).
     row_colors : numpy.ndarray or None
         A bicoloring's row colors (-1: the row is in no pullback); None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> columns = Coloring("columns", np.array([0, 1, 0]), 2)
+    >>> [group.tolist() for group in columns.groups()]
+    [[0, 2], [1]]
+    >>> columns.row_groups()
+    []
     """
 
     kind: str

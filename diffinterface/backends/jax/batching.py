@@ -1,0 +1,62 @@
+"""How many seeds one vectorized pass of a JAX sweep takes: the selector's ``batch_size``, or the largest
+batch whose working memory, read from XLA's memory analysis of one seed's compiled product, fits the budget.
+
+The choice itself is :func:`diffinterface.core.batching.choose_batch_size`'s;
+this module only estimates one seed's bytes. The estimate compiles the product
+for one seed (``jvp`` forward, ``vjp`` reverse) at ``x`` and reads
+``memory_analysis()``: its temporaries and its output, which a batch holds once
+per seed. The primal's intermediates are counted in it too, though a batch
+holds them once: an over-estimate, on the safe side. Nothing is allocated.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ...core.batching import choose_batch_size
+from .calls import _x64_scope
+
+
+def _one_seed_bytes(f, x, ctx, mode, wide):
+    """``seed_bytes()`` for :func:`choose_batch_size`: the compiled one-seed product's temporaries and output.
+
+    None when it cannot be compiled (f branches on x's values, which only
+    eager JAX runs): the sweep then runs whole, as without a budget.
+    """
+
+    def estimate():
+        def product(z, seed):
+            g = lambda v: f(v, *ctx)
+            if mode == "forward":
+                return jax.jvp(g, (z,), (seed,))[1]
+            _y, vjp = jax.vjp(g, z)
+            return vjp(seed)[0]
+
+        try:
+            with _x64_scope(wide):
+                xa = jnp.asarray(x)
+                if mode == "forward":
+                    seed = jax.ShapeDtypeStruct(xa.shape, xa.dtype)
+                else:
+                    out = jax.eval_shape(lambda v: f(v, *ctx), xa)
+                    seed = jax.ShapeDtypeStruct(out.shape, out.dtype)
+                analysis = jax.jit(product).lower(xa, seed).compile().memory_analysis()
+        except Exception:  # noqa: BLE001 - no estimate: the sweep runs whole, and f's own errors come from the sweep
+            return None
+        if analysis is None:
+            return None
+        return int(analysis.temp_size_in_bytes + analysis.output_size_in_bytes)
+
+    return estimate
+
+
+def sweep_batch(adapter, problem, n, mode, f=None):
+    """``(bound, chosen)``: ``chosen`` seeds per vectorized pass of a sweep over ``n`` seeds of ``f``
+    (default ``problem.f``) in ``mode``; ``bound`` is ``chosen``, or None when one pass takes all
+    (JAX's own ``vmap``, unchanged)."""
+    f = problem.f if f is None else f
+    chosen = choose_batch_size(
+        adapter.backend, n, _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem)), problem.one_off
+    )
+    return (chosen if chosen < n else None), chosen
