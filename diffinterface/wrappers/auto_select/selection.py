@@ -17,7 +17,7 @@ from ...core import Preparation, prepare, registrations
 from ...core.preparation import Plan
 from ...errors import DifferentiationError
 from ...families import as_numpy, is_array, sparse_family
-from ...frozen import changed_fields
+from .table import short_name, table
 
 #: the most interleaved rounds of timed calls, however much of the budget is left
 MAX_ROUNDS = 25
@@ -47,12 +47,6 @@ def default_candidates(own_type):
         except Exception:  # noqa: BLE001 - no mode to choose
             found.append(plain)
     return tuple(found)
-
-
-def short_name(selector):
-    """``AutoTorch(mode='forward')``: the selector with only the fields that differ from their defaults."""
-    fields = ", ".join(f"{name}={value!r}" for name, value in changed_fields(selector))
-    return f"{type(selector).__name__}({fields})"
 
 
 class Row:
@@ -87,8 +81,6 @@ class Selection:
         return f"<AutoSelect selection of {self.operator}: {short_name(self.chosen)}>"
 
     def __str__(self):
-        from .report import table  # the presentation lives with explain
-
         return table(self)
 
 

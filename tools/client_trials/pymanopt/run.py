@@ -7,7 +7,7 @@ Runs pymanopt's tests in subprocesses, natively and then once per variant
 and PyTorch derivatives), and prints the outcomes side by side per test
 module, then every test that passes natively and not through diffinterface,
 real-valued and complex apart. TensorFlow-parametrized tests are deselected
-(TensorFlow is not installed). Every diffinterface result is also compared
+(the shim does not route pymanopt's TensorFlow backend yet). Every diffinterface result is also compared
 with pymanopt's own (``--no-cross-check`` turns that off). ``--repo`` names the
 diffinterface checkout to import (default: the one holding this script). The
 exit status is 1 when a real-valued test passes natively and fails through
@@ -66,7 +66,7 @@ def ensure_pymanopt(args: argparse.Namespace) -> None:
 
 
 def run_suite(args: argparse.Namespace, variant: str, out: Path) -> dict:
-    path = [args.lib, HERE / "stubs", HERE, args.repo, args.src]
+    path = [args.lib, HERE, args.repo, args.src]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, path)),
                CLIENT_TRIAL_RESULTS=str(out), CLIENT_TRIAL_VARIANT=variant,
                CLIENT_TRIAL_PREPARED="0" if args.unprepared else "1",
