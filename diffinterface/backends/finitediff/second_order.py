@@ -23,42 +23,44 @@ class FiniteDiffSecondOrder:
     # complex-step first derivative, about eps**(2/3) (1e-11 relative), 2n evaluations per
     # column. Gradient and first derivative come from the first-order method, once.
 
-    def _outer_rel_abs(self, dtype):
+    def _outer_rel_abs(self, dtype, scale=1.0):
         eps = float(np.finfo(dtype).eps)
         if self.method == "complex":  # rel_step/abs_step set the imaginary step, not this one
-            return eps ** (1 / 3), eps ** (1 / 3)
+            return scale * eps ** (1 / 3), scale * eps ** (1 / 3)
         rel = self.backend.rel_step if self.backend.rel_step is not None else eps ** (1 / 4)
-        return rel, self.backend.abs_step if self.backend.abs_step is not None else rel
+        absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
+        return scale * rel, scale * absolute
 
-    def _outer_steps(self, x, leaf_dtypes=None):
+    def _outer_steps(self, x, leaf_dtypes=None, scale=1.0):
         """Per-entry steps (flat, exactly representable) of the outer central difference at ``x``.
 
         ``leaf_dtypes`` (a flat tree problem's): each leaf's entries get steps for its own dtype,
-        exact once the perturbed point is cast back to it.
+        exact once the perturbed point is cast back to it. ``scale`` multiplies the step.
         """
         x = np.asarray(x)
         flat = x.reshape(-1)
         if leaf_dtypes is None:
-            rel, absolute = self._outer_rel_abs(x.dtype)
+            rel, absolute = self._outer_rel_abs(x.dtype, scale)
             steps = np.maximum(rel * np.abs(flat), absolute).astype(x.dtype)
             return (flat + steps) - flat
         steps = np.empty_like(flat)
         for entries, leaf_dtype in leaf_dtypes:
-            rel, absolute = self._outer_rel_abs(np.dtype(leaf_dtype))
+            rel, absolute = self._outer_rel_abs(np.dtype(leaf_dtype), scale)
             moved = flat[entries] + np.maximum(rel * np.abs(flat[entries]), absolute)
             steps[entries] = moved.astype(leaf_dtype).astype(x.dtype) - flat[entries]
         return steps
 
-    def _outer_step_along(self, x, t, leaf_dtypes=None):
+    def _outer_step_along(self, x, t, leaf_dtypes=None, scale=1.0):
         """The outer step along tangent ``t``, like ``_step`` with the second-order scale."""
         x, t = np.asarray(x), np.asarray(t)
         support = t != 0
         if leaf_dtypes is not None and support.any():
-            return float(np.max(self._outer_steps(x, leaf_dtypes)[support.reshape(-1)])) / float(np.max(np.abs(t)))
+            steps = self._outer_steps(x, leaf_dtypes, scale)
+            return float(np.max(steps[support.reshape(-1)])) / float(np.max(np.abs(t)))
         if not support.any():
-            return float(self._outer_steps(np.zeros((), x.dtype))[0])
-        scale = np.max(np.abs(x[support]))
-        return float(self._outer_steps(np.asarray(scale, x.dtype))[0]) / float(np.max(np.abs(t)))
+            return float(self._outer_steps(np.zeros((), x.dtype), scale=scale)[0])
+        size = np.max(np.abs(x[support]))
+        return float(self._outer_steps(np.asarray(size, x.dtype), scale=scale)[0]) / float(np.max(np.abs(t)))
 
     def _inner_derivatives(self, problem):
         """``first(point, ctx) -> the gradient of the scalar f at point, flat``.
@@ -149,10 +151,13 @@ class FiniteDiffSecondOrder:
         else:
             evaluate = self._evaluate(problem)
 
+            # On an entry i in t's support the four points differ along e_i by h + d, so the
+            # diagonal entry is a second difference of step h + d: half steps keep it at the
+            # Hessian's step (a sparse Hessian's colors are such tangents).
             def product(x, t, ctx):
                 flat = np.array(x, copy=True).reshape(-1)
-                h = self._outer_steps(flat, leaf_dtypes)
-                d = self._outer_step_along(x, t, leaf_dtypes)
+                h = self._outer_steps(flat, leaf_dtypes, 0.5)
+                d = self._outer_step_along(x, t, leaf_dtypes, 0.5)
                 shift = d * np.reshape(t, (-1,))
                 result = np.empty(n, dtype=flat.dtype)
                 for i in range(n):
