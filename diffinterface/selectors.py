@@ -10,7 +10,8 @@ does the work (``diffinterface/backends/<name>/``) is imported on first use.
 
 from __future__ import annotations
 
-from typing import Optional
+import sys
+from typing import Any, ClassVar, Optional
 
 from .frozen import Frozen
 
@@ -57,6 +58,34 @@ def _check_batch_fields(selector):
         )
 
 
+def workers_kind(workers):
+    """What ``AutoFiniteDiff(workers=...)`` was given: None, "processes", "executor", "client" or "map".
+
+    Refuses anything else with an error naming ``workers``. Imports nothing: an
+    Executor or a Dask Client exists only once its module was imported.
+
+    >>> workers_kind(None), workers_kind(4), workers_kind(map)
+    (None, 'processes', 'map')
+    """
+    if workers is None:
+        return None
+    expected = ("AutoFiniteDiff(workers=...) expected None (one evaluation after the other), a positive int (a "
+                "process pool of that many workers), a concurrent.futures.Executor, a dask.distributed.Client, "
+                "or a map-like callable workers(func, iterable) such as multiprocessing.Pool(4).map")
+    if not isinstance(workers, bool) and hasattr(type(workers), "__index__"):
+        if workers < 1:
+            raise ValueError(f"{expected}; got {workers!r}")
+        return "processes"
+    futures, distributed = sys.modules.get("concurrent.futures"), sys.modules.get("distributed")
+    if futures is not None and isinstance(workers, futures.Executor):
+        return "executor"
+    if distributed is not None and isinstance(workers, distributed.Client):
+        return "client"
+    if callable(workers):
+        return "map"
+    raise TypeError(f"{expected}; got {workers!r}")
+
+
 class AbstractBackend:
     """Base class of every backend selector (used for ``isinstance`` checks only).
 
@@ -83,12 +112,12 @@ class _SweepsInBatches:
 
     __slots__ = ()
     #: given by keyword only: the positional arguments of the selectors stay what they were
-    __frozen_keyword_only__ = ("batch_size", "memory_budget")
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget")
 
     def __repr__(self) -> str:
         fields = ", ".join(
             f"{name}={value!r}" for name, value in self.__dict__.items()
-            if value is not None or name not in ("batch_size", "memory_budget")
+            if value is not None or name not in self.__frozen_keyword_only__
         )
         return f"{type(self).__qualname__}({fields})"
 
@@ -231,6 +260,13 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
         the same keywords fit every backend.
     memory_budget : int, optional
         Accepted for the same reason.
+    workers : int, Executor, dask.distributed.Client or callable, optional
+        Where the independent evaluations of ``f`` run (Jacobian columns,
+        Hessian and hvp points, AutoSparse's colors, SecondOrder's outer
+        points): ``None`` one after the other; an int, a process pool of that
+        many workers per preparation; a ``concurrent.futures.Executor``; a
+        Dask ``Client`` (a cluster); a map-like ``workers(func, iterable)``.
+        Results equal the serial ones. See the "Scale" page.
 
     Examples
     --------
@@ -246,9 +282,17 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
     abs_step: Optional[float] = None
     batch_size: Optional[int] = None
     memory_budget: Optional[int] = None
+    workers: Any = None
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "workers")
 
     def __post_init__(self):
         _check_batch_fields(self)
+        if workers_kind(self.workers) is not None and self.method == "adaptive":
+            raise ValueError(
+                "AutoFiniteDiff(workers=...) expected method='central', 'forward' or 'complex', whose points are "
+                "known before f is evaluated; got method='adaptive', which picks each point from f's values. Use "
+                "workers=None with 'adaptive', or another method with workers"
+            )
         if self.method not in _FD_METHODS:
             raise ValueError(
                 f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"

@@ -46,7 +46,7 @@ def test_frozen_values_refuse_assignment_and_show_their_fields():
         backend.mode = "forward"  # type: ignore[misc]
     assert str(inspect.signature(di.AutoFiniteDiff)) == (
         "(method: 'str' = 'central', rel_step: 'Optional[float]' = None, abs_step: 'Optional[float]' = None, "
-        "*, batch_size: 'Optional[int]' = None, memory_budget: 'Optional[int]' = None) -> None"
+        "*, batch_size: 'Optional[int]' = None, memory_budget: 'Optional[int]' = None, workers: 'Any' = None) -> None"
     )
 
     class Point(Frozen):
