@@ -123,8 +123,10 @@ def test_a_process_pool_gives_the_serial_results_bit_for_bit_and_closes():
 
 
 def test_a_preparation_shuts_its_process_pool_down_when_garbage_collected():
+    before = set(workers_module._POOLS)
     prep = di.prepare_gradient(smooth, di.AutoFiniteDiff(workers=1), X)
-    pool, = [pool for pool in workers_module._POOLS if pool.executor is not None]
+    pool, = set(workers_module._POOLS) - before
+    assert pool.executor is not None
     del prep
     gc.collect()
     assert pool.executor is None
@@ -149,7 +151,7 @@ def test_the_evaluations_run_at_once_and_f_at_x_once(threads):
     backend = di.AutoFiniteDiff(method="forward", workers=threads)
     prep = di.prepare_gradient(f, backend, x)
     armed.append(True)
-    value, gradient = di.value_and_gradient(f, backend, x, prep=prep)
+    _, gradient = di.value_and_gradient(f, backend, x, prep=prep)
     assert most[0] == 4
     assert sum(np.array_equal(p, x) for p in points) == 1 and len(points) == 8
     np.testing.assert_allclose(gradient, 2 * x, rtol=1e-6)
@@ -180,7 +182,7 @@ def test_autosparse_colors_and_second_order_outer_points_go_through_the_workers(
     sparse, serial = di.AutoSparse(di.AutoFiniteDiff(workers=threads)), di.AutoSparse(di.AutoFiniteDiff())
     assert np.array_equal(di.jacobian(banded, sparse, x).toarray(), di.jacobian(banded, serial, x).toarray())
     assert len(set(calls)) > 1  # several threads evaluated f
-    scalar = lambda x: (banded(x) ** 2).sum()  # noqa: E731
+    scalar = lambda x: (banded(x) ** 2).sum()
     assert np.array_equal(di.hessian(scalar, sparse, x).toarray(), di.hessian(scalar, serial, x).toarray())
     pytest.importorskip("autograd")
     pair = di.SecondOrder(di.AutoFiniteDiff(workers=threads), di.AutoAutograd())
@@ -193,7 +195,7 @@ def test_scipy_minimize_runs_through_a_backend_with_workers(threads):
 
     from diffinterface.scipy import objective
 
-    rosenbrock = lambda x: ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()  # noqa: E731
+    rosenbrock = lambda x: ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
     x0 = np.full(4, -0.5)
     found = {}
     for label, backend in [("serial", di.AutoFiniteDiff()), ("threads", di.AutoFiniteDiff(workers=threads))]:
@@ -272,3 +274,59 @@ def test_shipped_functions_travel_by_value_when_pickle_cannot():
     shipped = workers_module.Shipped((lambda x, ctx: x + 1,), processes=True)
     copy = pickle.loads(pickle.dumps(shipped))
     assert copy((0, 0, 1.0, ())) == 2.0
+
+
+# -- a Dask cluster -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    # two worker processes of one thread each: this is a 2-core machine
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def loaded_functions():
+    """In a worker process: how many shipped sets of functions it loaded."""
+    from diffinterface.core import workers
+
+    return len(workers._LOADED)
+
+
+def test_gradient_and_jacobian_on_a_dask_cluster_equal_the_serial_ones_bit_for_bit(client):
+    backend, serial = di.AutoFiniteDiff(workers=client), di.AutoFiniteDiff()
+    prep = di.prepare_gradient(smooth, backend, X)
+    assert_identical(di.value_and_gradient(smooth, backend, X, prep=prep), di.value_and_gradient(smooth, serial, X))
+    prep = di.prepare_jacobian(vector, backend, X)
+    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, serial, X))
+    loaded = client.run(loaded_functions)
+    assert len(loaded) == 2 and all(count >= 1 for count in loaded.values())  # both workers evaluated f
+
+
+def test_an_exception_on_the_cluster_names_the_evaluation(client):
+    def fails_at_entry_three(x):
+        if x[3] != X[3]:
+            raise ArithmeticError("no convergence")
+        return (x ** 2).sum()
+
+    # +e_3 and -e_3 both fail: the first to come back is named
+    with pytest.raises(di.WorkerError, match=r"evaluation [78] of 10 \(x moved at entry 3 by .*ArithmeticError: no "
+                                             r"convergence") as caught:
+        di.gradient(fails_at_entry_three, di.AutoFiniteDiff(workers=client), X)
+    assert isinstance(caught.value.__cause__, ArithmeticError)
+
+
+def test_scipy_minimize_drives_a_simulator_on_the_cluster(client):
+    from scipy.optimize import minimize
+
+    from diffinterface.scipy import objective
+
+    x0 = np.full(3, 0.5)
+    problem = objective(smooth, di.AutoFiniteDiff(workers=client), x0)
+    serial = objective(smooth, di.AutoFiniteDiff(), x0)
+    bounds = [(0.0, 1.5)] * 3
+    found = minimize(problem.fun, problem.x0, jac=problem.jac, method="L-BFGS-B", bounds=bounds)
+    expected = minimize(serial.fun, serial.x0, jac=serial.jac, method="L-BFGS-B", bounds=bounds)
+    assert found.success and np.array_equal(found.x, expected.x) and found.nit == expected.nit

@@ -151,13 +151,13 @@ class Shipped:
         number, index, point, ctx = task
         try:
             return self.functions[index](point, ctx)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever f raises goes back to the caller, named
             import traceback
 
             remote = traceback.format_exc()
             try:
                 pickle.dumps(error)
-            except Exception:  # an exception that cannot travel back: its text does
+            except Exception:  # noqa: BLE001 - an exception that cannot travel back: its text does
                 error = RuntimeError(f"{type(error).__name__}: {error}")
             raise _TaskFailed(number, error, remote) from None
 
@@ -165,7 +165,7 @@ class Shipped:
 class _ShippedCopy(Shipped):
     """A :class:`Shipped` unpickled in a worker: its functions loaded once per process."""
 
-    def __init__(self, token, payload):  # noqa: D107 - pickle's constructor call
+    def __init__(self, token, payload):  # pickle's call, with what __reduce__ gave
         self.functions = _loaded(token, payload)
         self._payload = (token, payload)
 
@@ -297,7 +297,8 @@ class Dispatcher:
         from distributed import as_completed
 
         client = self.workers
-        futures = client.map(shipped, tasks, pure=False)  # one batch; pure=False: equal tasks still run
+        # one batch; pure=False: equal tasks still run; the key names the tasks on the dashboard
+        futures = client.map(shipped, tasks, pure=False, key="diffinterface-evaluation")
         try:
             for future in as_completed(futures):
                 if future.status == "error":
