@@ -86,6 +86,20 @@ def workers_kind(workers):
     raise TypeError(f"{expected}; got {workers!r}")
 
 
+def _jax_devices(devices):
+    """``devices`` as ``AutoJAX`` keeps them: a ``jax.sharding.Mesh``, or a tuple of ``jax.Device``; else an error."""
+    jax = sys.modules.get("jax")  # a device or a mesh exists only once JAX was imported
+    if jax is not None and isinstance(devices, jax.sharding.Mesh):
+        return devices
+    if jax is not None and isinstance(devices, (list, tuple)) and devices \
+            and all(isinstance(d, jax.Device) for d in devices):
+        return tuple(devices)
+    raise TypeError(
+        "AutoJAX(devices=...) expected None (JAX's default device), a non-empty list of jax.Device (jax.devices()) "
+        f"or a jax.sharding.Mesh; got {devices!r}"
+    )
+
+
 class AbstractBackend:
     """Base class of every backend selector (used for ``isinstance`` checks only).
 
@@ -144,6 +158,10 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     memory_budget : int, optional
         Bytes the automatic choice aims under (``None``: 1 GiB). See the
         "Scale" page.
+    devices : sequence of jax.Device or jax.sharding.Mesh, optional
+        Split every sweep's seeds across these devices, in the one compiled
+        computation (with ``batch_size``, each batch is split); JAX results
+        stay sharded. ``None``: JAX's default device.
 
     Examples
     --------
@@ -158,12 +176,16 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     jit: bool = True
     batch_size: Optional[int] = None
     memory_budget: Optional[int] = None
+    devices: Any = None
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "devices")
 
     def __post_init__(self):
         _check_mode(self, self.mode)
         _check_batch_fields(self)
         if not isinstance(self.jit, bool):
             raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
+        if self.devices is not None:
+            self.__dict__["devices"] = _jax_devices(self.devices)  # a list kept as a tuple: hashable
 
 
 class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):

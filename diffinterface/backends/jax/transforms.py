@@ -60,12 +60,20 @@ def _derivative_pair(f, mode, scalar_output):
     return jax.jacrev(f), _value_and(jax.jacrev, f)
 
 
+def _whole(batch, n):
+    """True when a sweep over ``n`` seeds runs as one plain ``vmap`` (no batch bound, no devices)."""
+    return batch is None or (isinstance(batch, int) and batch >= n)
+
+
 def _mapped(fn, stacked, batch):
     """``fn`` over the leading axis of ``stacked``, stacked: one ``vmap`` when ``batch`` (None: all)
     takes every seed, else ``lax.map`` over batches of ``batch`` seeds, each vmapped, inside the one
-    traced function (the last partial batch too: nothing is traced again per call)."""
-    if batch is None or batch >= stacked.shape[0]:
+    traced function (the last partial batch too: nothing is traced again per call). A ``batch`` with a
+    ``map`` method (a ``sharding.ShardedSweep``: ``AutoJAX(devices=...)``) maps ``fn`` itself."""
+    if _whole(batch, stacked.shape[0]):
         return jax.vmap(fn)(stacked)
+    if hasattr(batch, "map"):
+        return batch.map(fn, stacked)
     return lax.map(fn, stacked, batch_size=batch)
 
 
@@ -74,7 +82,7 @@ def _forward_products(g, x, tangents, batch=None):
     if len(tangents) == 1:
         return jax.jvp(g, (x,), (_like(tangents[0], x),))
     stacked = jnp.stack([_like(t, x) for t in tangents])
-    if batch is None or batch >= len(tangents):
+    if _whole(batch, len(tangents)):
         return jax.vmap(lambda t: jax.jvp(g, (x,), (t,)), out_axes=(None, 0))(stacked)
     return g(x), _mapped(lambda t: jax.jvp(g, (x,), (t,))[1], stacked, batch)
 
