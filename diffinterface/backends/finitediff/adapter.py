@@ -275,8 +275,12 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
             # faults), where the product keeps the columns' dtype.
             in_place = np.result_type(out_dtype, inverse) == out_dtype
 
+            # The columns of a scalar f are NumPy scalars: one array of them is several times cheaper
+            # to build than np.stack's (which expands each to 1-d first), and holds the same values.
+            stack = np.array if problem.spec.shape == () else (lambda columns: np.stack(columns, axis=-1))
+
             def scaled(columns):
-                stacked = np.stack(columns, axis=-1)
+                stacked = stack(columns)
                 if in_place and stacked.dtype == out_dtype:
                     stacked *= inverse
                 else:
