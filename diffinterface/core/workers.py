@@ -50,7 +50,7 @@ import pickle
 import weakref
 
 from ..errors import DifferentiationError
-from ..selectors import workers_kind
+from ..placement import workers_kind
 
 
 class WorkerError(DifferentiationError):
