@@ -79,9 +79,13 @@ def _through(method, tape, dispatcher, shipped, lock):
                 tasks, tape.tasks = tape.tasks, None
             tape.values, tape.position = dispatcher.evaluate(shipped, tasks, x), 0
             try:
-                return method(x, *rest)
+                result = method(x, *rest)
             finally:
                 tape.values = None
+            if tape.position != len(tasks):  # the replay must take the recorded path exactly
+                raise RuntimeError(f"workers: the recipe evaluated f {tape.position} times on replay, {len(tasks)} "
+                                   "times while recording (a recipe that picks points from f's values)")
+            return result
 
     return run
 
