@@ -116,6 +116,8 @@ def test_a_process_pool_gives_the_serial_results_bit_for_bit_and_closes():
         assert_identical(getattr(di, name)(f, backend, X, prep=prep), getattr(di, name)(f, di.AutoFiniteDiff(), X))
     pools = [pool for pool in workers_module._POOLS if pool.executor is not None]
     assert pools  # the last preparation is alive
+    assert di.close_workers(prep) == 1 and di.close_workers(prep) == 0
+    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X))
     assert di.close_workers() >= 1
     assert all(pool.executor is None for pool in pools)
     # a closed pool is started again by the next call

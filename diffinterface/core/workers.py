@@ -204,13 +204,20 @@ class _OwnedPool:
 _POOLS: weakref.WeakSet = weakref.WeakSet()
 
 
-def close_workers():
-    """Shut down every process pool that an ``AutoFiniteDiff(workers=n)`` preparation started.
+def close_workers(prep=None):
+    """Shut down the process pools that ``AutoFiniteDiff(workers=n)`` preparations started.
 
     Each pool otherwise lives as long as its preparation (it is shut down
     when the preparation is garbage-collected). A preparation whose pool was
     closed starts a new one on its next call. Executors, map-like callables
     and Dask clients given as ``workers`` are the caller's to close.
+
+    Parameters
+    ----------
+    prep : Preparation, optional
+        Close only the pool of this preparation (one made with
+        ``AutoFiniteDiff(workers=n)`` itself; a wrapper's pool closes with
+        the others, or when its preparation is collected). None: every pool.
 
     Returns
     -------
@@ -219,12 +226,18 @@ def close_workers():
 
     Examples
     --------
-    >>> import diffinterface as di
-    >>> di.close_workers()
-    0
+    >>> import numpy as np, diffinterface as di
+    >>> prep = di.prepare_gradient(np.sum, di.AutoFiniteDiff(workers=1), np.ones(2))
+    >>> di.close_workers(prep), di.close_workers()
+    (1, 0)
     """
+    if prep is None:
+        pools = list(_POOLS)
+    else:
+        dispatcher = getattr(getattr(prep, "impl", None), "dispatcher", None)
+        pools = [dispatcher.pool] if dispatcher is not None and dispatcher.pool is not None else []
     closed = 0
-    for pool in list(_POOLS):
+    for pool in pools:
         if pool.executor is not None:
             pool.close()
             closed += 1

@@ -108,6 +108,7 @@ def prepare_through_workers(adapter, prepare, problem):
     for name, method in list(vars(impl).items()):
         if callable(method):
             setattr(impl, name, _through(method, tape, dispatcher, shipped, lock))
+    impl.dispatcher = dispatcher  # for di.close_workers(prep)
     return impl
 
 
