@@ -5,10 +5,15 @@ At preparation one compiled function runs ``jax.linearize`` of f
 and returns the residuals as a pytree (a ``jax.tree_util.Partial``); each
 call applies them to the seeds, so f's forward (and, for hvp, backward) pass
 is not run again. The preparation's own point compiles the products over its
-residuals as constants (XLA optimizes them as such: measured ~3x faster for a
-batch of ten than with the residuals as arguments). Both functions take x and the residuals as arguments, so a
-preparation moved to another x (``Impl.move``, used by the scipy adaptors
-from iterate to iterate) reuses them without compiling again.
+residuals as constants (XLA optimizes them as such). A batch of seeds goes in
+as a tuple and its products come out stacked, one array, which a second
+compiled function splits into one array per seed (the numpy family: views of
+one numpy copy): XLA computes a vmapped product into one stacked buffer much
+faster than into one output per seed, and the split costs less than that
+difference (``benchmarks/bench_same_point.py``). The movable functions take x
+and the residuals as arguments, so a preparation moved to another x
+(``Impl.move``, used by the scipy adaptors from iterate to iterate) reuses
+them without compiling again.
 """
 
 from __future__ import annotations
@@ -18,7 +23,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...core import OPERATORS, Impl
-from .calls import _owned, _wrap, _x64_scope
+from .calls import _owned, _unstacked, _wrap, _x64_scope
+
+
+@jax.jit
+def _split(stacked):
+    """The products stacked along a first axis, one array each (compiled per shape and dtype)."""
+    return tuple(stacked[i] for i in range(stacked.shape[0]))
+
+
+def _stacked_products(product):
+    """``(residuals, first, seeds) -> products``: ``product`` over the tuple ``seeds``, stacked."""
+    mapped = jax.vmap(product, in_axes=(None, None, 0))
+    return lambda residuals, first, seeds: mapped(residuals, first, jnp.stack(seeds))
 
 
 def _linearization(operator, g, x_dtype, jit):
@@ -28,13 +45,13 @@ def _linearization(operator, g, x_dtype, jit):
         at = jit(lambda x: jax.vjp(g, x))
 
         def product(residuals, first, seed):
-            return residuals(seed.astype(first.dtype))[0]
+            return residuals(jnp.asarray(seed, first.dtype))[0]
 
     else:  # jax.linearize's map is a pytree too (a Partial): compiled once, applied to the residuals
         at = jit(lambda x: jax.linearize(jax.grad(g) if operator == "hvp" else g, x))
 
         def product(residuals, first, seed):
-            return residuals(seed.astype(x_dtype))
+            return residuals(jnp.asarray(seed, x_dtype))
 
     return at, product
 
@@ -49,36 +66,32 @@ def prepare_same_point(adapter, operator, problem):
         jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
         at, product = _linearization(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
         one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
-        batch = jit(jax.vmap(product, in_axes=(None, None, 0)))
-    at = _wrap(at, None, wide)
+        batch = jit(_stacked_products(product))
+    at, split = _wrap(at, None, wide), (_split if jit is jax.jit else _split.__wrapped__)
     plain, valued = OPERATORS[operator].methods
     fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
 
     def impl_at(x, own_point=False):
         first, residuals = at(x)
         if own_point:  # compiled over this point's residuals as constants: faster products, compiled per point
-
-            def batch_of(seeds):  # a tuple in, a tuple out, inside the compiled function
-                stacked = jax.vmap(lambda seed: product(residuals, first, seed))(jnp.stack(seeds))
-                return tuple(stacked[i] for i in range(len(seeds)))
-
+            stacked_products = _stacked_products(product)
             with _x64_scope(wide):
-                apply_one, apply_batch = jit(lambda seed: product(residuals, first, seed)), jit(batch_of)
+                apply_one = jit(lambda seed: product(residuals, first, seed))
+                apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
         else:  # moved here: the functions compiled for the first point, the residuals as arguments
 
             def apply_one(seed):
                 return one(residuals, first, seed)
 
             def apply_batch(seeds):
-                stacked = batch(residuals, first, jnp.stack(seeds))
-                return tuple(stacked[i] for i in range(len(seeds)))
+                return batch(residuals, first, seeds)
 
         def products(seeds):
-            if len(seeds) == 1:
-                product = apply_one(jnp.asarray(seeds[0]))
+            if len(seeds) == 1:  # numpy seeds and numbers go to the compiled functions as they are
+                product = apply_one(seeds[0])
                 return (_owned(product),) if numpy_family else (product,)
-            results = apply_batch(tuple(map(jnp.asarray, seeds)))
-            return tuple(map(_owned, results)) if numpy_family else results
+            stacked = apply_batch(seeds)
+            return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
 
         run = _wrap(products, None, wide)
         value = _owned(first) if numpy_family else first
