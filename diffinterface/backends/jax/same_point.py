@@ -23,7 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...core import OPERATORS, Impl
+from ...core.batching import record
+from .batching import sweep_batch
 from .calls import _owned, _unstacked, _wrap, _x64_scope
+from .transforms import _mapped
 
 
 @jax.jit
@@ -32,10 +35,22 @@ def _split(stacked):
     return tuple(stacked[i] for i in range(stacked.shape[0]))
 
 
-def _stacked_products(product):
-    """``(residuals, first, seeds) -> products``: ``product`` over the tuple ``seeds``, stacked."""
-    mapped = jax.vmap(product, in_axes=(None, None, 0))
-    return lambda residuals, first, seeds: mapped(residuals, first, jnp.stack(seeds))
+def _stacked_products(product, bound):
+    """``(residuals, first, seeds) -> products``: ``product`` over the tuple ``seeds``, stacked, in vectorized
+    passes of at most ``bound`` seeds (None: all at once), as the ordinary sweeps run."""
+
+    def stacked(residuals, first, seeds):
+        return _mapped(lambda seed: product(residuals, first, seed), jnp.stack(seeds), bound)
+
+    return stacked
+
+
+def _sweep_batch(adapter, operator, problem):
+    """``(bound, chosen)`` of :func:`~diffinterface.backends.jax.batching.sweep_batch` for the seeds' sweep."""
+    k, f = len(problem.tangents), problem.f
+    if operator == "pullback":
+        return sweep_batch(adapter, problem, k, "reverse")
+    return sweep_batch(adapter, problem, k, "forward", jax.grad(f) if operator == "hvp" else None)
 
 
 def _linearization(operator, g, x_dtype, jit):
@@ -62,11 +77,12 @@ def prepare_same_point(adapter, operator, problem):
         return None
     f, ctx, numpy_family = problem.f, problem.ctx, problem.family == "numpy"
     wide = adapter._wide(problem)
+    bound, chosen = _sweep_batch(adapter, operator, problem)
     with _x64_scope(wide):
         jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
         at, product = _linearization(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
         one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
-        batch = jit(_stacked_products(product))
+        batch = jit(_stacked_products(product, bound))
     at, split = _wrap(at, None, wide), (_split if jit is jax.jit else _split.__wrapped__)
     plain, valued = OPERATORS[operator].methods
     fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
@@ -74,7 +90,7 @@ def prepare_same_point(adapter, operator, problem):
     def impl_at(x, own_point=False):
         first, residuals = at(x)
         if own_point:  # compiled over this point's residuals as constants: faster products, compiled per point
-            stacked_products = _stacked_products(product)
+            stacked_products = _stacked_products(product, bound)
             with _x64_scope(wide):
                 apply_one = jit(lambda seed: product(residuals, first, seed))
                 apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
@@ -95,7 +111,7 @@ def prepare_same_point(adapter, operator, problem):
 
         run = _wrap(products, None, wide)
         value = _owned(first) if numpy_family else first
-        return Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
-                                     valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))})
+        return record(Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
+                                            valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))}), chosen)
 
     return impl_at(problem.x, own_point=True)
