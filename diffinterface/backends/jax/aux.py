@@ -42,11 +42,8 @@ class NativeAux:
         capture, entry = self.capture, self.entry
 
         def f_with_aux(x, *ctx):
-            capture.want = True
-            try:
-                y, aux = check_output(capture.f, entry(x, *ctx)), capture.raw
-            finally:
-                capture.want, capture.raw = False, None
+            y, aux = capture.with_aux(entry, x, ctx)
+            check_output(capture.f, y)
             leaves, treedef = jax.tree_util.tree_flatten(aux, is_leaf=lambda leaf: leaf is None)
             arrays = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
             self.static = (treedef, {i: leaf for i, leaf in enumerate(leaves) if not _is_array(leaf)}, arrays)
