@@ -29,6 +29,9 @@ class TensorFlowAdapter(Adapter):
     traced_array_name = "TensorFlow tensor"
     # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
     writes_cache = False
+    # with has_aux, the traced functions return no aux: the core evaluates f once more, eagerly, per call
+    aux_evaluated_again = frozenset({"pushforward", "pullback", "derivative", "gradient", "jacobian",
+                                     "second_derivative", "hvp", "hessian"})
 
     def __init__(self, backend):
         super().__init__(backend)
