@@ -26,10 +26,12 @@ Groups and rows (float64 unless named, ``jax_enable_x64`` on as in ``python -m b
   part of the bridge that belongs to JAX.
 
 Each round times one sample of every contender of a row (a sample loops a call
-for at least ``SAMPLE_S``), in an order that alternates between rounds; the
+for at least the sample time, 5 ms), in an order that alternates between rounds; the
 ratio is the median over rounds of the per-round ratio, with its interquartile
-range. The header prints the machine's load average: on a loaded machine (more
-runnable processes than cores) wall-clock ratios of microsecond calls are noise.
+range. As ``python -m benchmarks`` does, the script re-executes itself once
+with glibc's malloc thresholds fixed (``timing.MALLOC_SETTINGS``). The header
+prints the machine's load average: on a loaded machine (more runnable
+processes than cores) wall-clock ratios of microsecond calls are noise.
 """
 
 from __future__ import annotations
@@ -256,4 +258,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    timing.with_fixed_malloc("benchmarks.bench_overhead")  # as python -m benchmarks: no page faults timed
     main()
