@@ -103,6 +103,8 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
 
 #: how many distinct values of one class are kept for reuse (see :class:`_FrozenType`)
 _KEPT_PER_CLASS = 256
+#: the first item of the key of a call with one keyword argument (no positional argument starts with it)
+_ONE_KEYWORD = object()
 
 
 class _FrozenType(type):
@@ -123,8 +125,11 @@ class _FrozenType(type):
             return super().__call__(*args, **kwargs)
         # keyword items are pairs and positional arguments are not, so the two never share a key
         if kwargs:
-            key = ((*kwargs.items(), *map(type, kwargs.values())) if not args
-                   else (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values())))
+            if not args and len(kwargs) == 1:  # the common inline form, AutoJAX(mode="forward"): no iterators
+                (item,) = kwargs.items()
+                key = (_ONE_KEYWORD, item, item[1].__class__)
+            else:
+                key = (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         elif args:
             key = (*args, *map(type, args))
         else:
