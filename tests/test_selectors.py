@@ -21,6 +21,21 @@ def test_equal_arguments_give_the_same_selector():
     assert di.AutoJAX(mode="forward") != di.AutoJAX(mode="reverse")
 
 
+def test_a_selector_holding_an_executor_does_not_keep_it_alive():
+    import gc
+    import weakref
+    from concurrent.futures import ThreadPoolExecutor
+
+    executor = ThreadPoolExecutor(1)
+    alive = weakref.ref(executor)
+    backend = di.AutoFiniteDiff(workers=executor)
+    assert di.SecondOrder(backend, backend) == di.SecondOrder(backend, backend)
+    executor.shutdown()
+    del executor, backend
+    gc.collect()
+    assert alive() is None
+
+
 def test_a_kept_value_never_skips_validation_of_an_equal_argument_of_another_type():
     assert di.AutoJAX(jit=True).jit is True
     with pytest.raises(TypeError, match=r"AutoJAX\(jit=...\) expected True or False; got 1"):
