@@ -32,6 +32,7 @@ from .errors import (
     UnsupportedError,
 )
 from .modules import module_function
+from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,
     gradient,
@@ -103,7 +104,7 @@ __all__ = [
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
+    "array_namespace", "flatten", "module_function", "keras_function", "check_available", "check_inplace", "register_backend",
     "batch_size",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",

@@ -48,6 +48,16 @@ two-argument functions ``f(y, x)`` and writing into a ``di.Cache`` are not
 supported; ``out=`` takes numpy buffers and ``tf.Variable`` buffers.
 """
 
-from .adapter import TensorFlowAdapter
+from .keras import keras_function
 
-__all__ = ["TensorFlowAdapter"]
+__all__ = ["TensorFlowAdapter", "keras_function"]
+
+
+def __getattr__(name):
+    # the adapter imports TensorFlow: only when it is asked for (di.keras_function is exported from here, and
+    # `import diffinterface` imports no framework)
+    if name == "TensorFlowAdapter":
+        from .adapter import TensorFlowAdapter
+
+        return TensorFlowAdapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -105,6 +105,21 @@ def promoting():
         _set_promotion_mode("off")
 
 
+@contextlib.contextmanager
+def not_promoting():
+    """TensorFlow's own dtype rules again inside :func:`promoting`, for code that relies on them: Keras layers
+    hand their variables to TensorFlow's operators, whose "all" promotion asks ``variable == bool``, which a
+    Keras variable answers with a tensor conversion that fails."""
+    if _promotion_mode() != _PromoMode.ALL:
+        yield
+        return
+    _set_promotion_mode("off")
+    try:
+        yield
+    finally:
+        _set_promotion_mode("all")
+
+
 class Boundary:
     """The conversions and the compilation of one preparation (see the module docstring)."""
 
