@@ -58,6 +58,9 @@ def _dtypes(structure):
 def batched_map(parallel):
     """``vmap(fn, seeds)``: ``tf.vectorized_map``'s result, ``parallel`` seeds per vectorized pass."""
     def mapped(fn, seeds):
+        # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that has it on,
+        # and autograph's rewrite of f is not f (f is traced as written, see Boundary.compiled)
+        @tf.autograph.experimental.do_not_convert
         def one(i):
             return fn(tf.gather(seeds, i))
 
