@@ -21,7 +21,7 @@ derivative         ``ForwardAccumulator`` with tangent 1            reverse: ``t
 gradient           ``GradientTape.gradient``                        forward: vectorized
                                                                     accumulator over x's basis
 jacobian           forward (vectorized accumulator) when            forward / ``tape.jacobian``
-                   ``x.size <= y.size``, else ``tape.jacobian``
+                   ``x.size < y.size``, else ``tape.jacobian``
 hvp                forward over reverse: an accumulator around      same
                    a tape, ``tf.vectorized_map`` over tangents
 hessian            forward over reverse over x's basis              same

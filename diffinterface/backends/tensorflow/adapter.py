@@ -40,6 +40,15 @@ class TensorFlowAdapter(Adapter):
         #: a prepared f is traced by tf.function without values (autograph turns tensor branches into tf.cond)
         self.traces_without_values = backend.jit
 
+    def choose_mode(self, operator, problem):
+        mode = super().choose_mode(operator, problem)
+        # a square Jacobian: TensorFlow's own tape.jacobian traces in about two thirds of the time of a
+        # vectorized ForwardAccumulator and runs as fast or faster (n = 10: 0.99x, n = 100: 0.68x)
+        if (operator == "jacobian" and mode == "forward" and self.backend.mode is None
+                and problem.x_size == problem.spec.size):
+            return "reverse"
+        return mode
+
     def is_traced_array_error(self, error):
         text = str(error)
         return isinstance(error, (TypeError, AttributeError, NotImplementedError, ValueError)) and any(
