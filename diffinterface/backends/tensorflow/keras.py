@@ -87,15 +87,19 @@ def keras_function(model, loss):
 
 def _applied_to_outputs(criterion):
     """``loss(model, *inputs, target) = criterion(target, model(*inputs))`` (Keras's losses take y_true first)."""
-    name = type(criterion).__name__
 
     def loss(model, *contexts):
         if len(contexts) < 2:
-            raise TypeError(
-                f"loss: the Keras loss {name} takes (y_true, y_pred): pass the model's inputs and then the target as "
-                f"contexts, f(params, di.Constant(inputs), di.Constant(target)); got {len(contexts)} "
-                f"context{'s' if len(contexts) != 1 else ''}")
+            raise _no_target(criterion, contexts)
         *inputs, target = contexts
         return criterion(target, model(*inputs))
 
     return loss
+
+
+def _no_target(criterion, contexts):
+    plural = "s" if len(contexts) != 1 else ""
+    return TypeError(
+        f"loss: the Keras loss {type(criterion).__name__} takes (y_true, y_pred): pass the model's inputs and then "
+        f"the target as contexts, f(params, di.Constant(inputs), di.Constant(target)); got {len(contexts)} "
+        f"context{plural}")
