@@ -210,17 +210,31 @@ class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
     batch_size: Optional[int] = None
     memory_budget: Optional[int] = None
 
+    def __post_init__(self):
+        _check_batch_fields(self)
+
+
+def _refusing_a_mode(constructor):
+    """AutoAutograd's constructor: Frozen's, after refusing a mode (or anything positional) with the way around
+    (Frozen's own refusal would name the signature only)."""
+    fields = AutoAutograd.__frozen_fields__
+
     def __init__(self, *args, **kwargs):
-        # not Frozen's constructor: a mode (or anything positional) gets the way around, not a bare signature
-        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in self.__frozen_fields__)]
+        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in fields)]
         if unknown:
             first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
             raise TypeError(
                 f"AutoAutograd({first}): AutoAutograd takes only batch_size= and memory_budget=; got "
                 f"{', '.join(unknown)}. It picks forward or reverse mode per operator itself; for a mode of your "
                 "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order")
-        self.__dict__.update(batch_size=kwargs.get("batch_size"), memory_budget=kwargs.get("memory_budget"))
-        _check_batch_fields(self)
+        constructor(self, **kwargs)
+
+    __init__.__signature__ = constructor.__signature__
+    __init__.__qualname__, __init__.__module__ = constructor.__qualname__, constructor.__module__
+    return __init__
+
+
+AutoAutograd.__init__ = _refusing_a_mode(AutoAutograd.__init__)  # type: ignore[method-assign]
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
