@@ -183,20 +183,16 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
 class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
     """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``).
 
-    It takes no mode: each operator uses the mode autograd does it fastest in
-    (forward for derivatives and pushforwards, reverse otherwise). Takes
-    numpy arrays; ``f`` must use ``autograd.numpy`` or, better,
-    ``di.array_namespace(x)``. Needs ``pip install "diffinterface[autograd]"``.
+    It takes no mode: each operator uses autograd's fastest (forward for derivatives and pushforwards, reverse
+    otherwise). Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better, ``di.array_namespace(x)``.
+    Needs ``pip install "diffinterface[autograd]"``.
 
     Parameters
     ----------
     batch_size, memory_budget : int, optional
-        Keyword-only, as on every backend that sweeps seeds. autograd has no
-        ``vmap``: a sweep's seeds (Jacobian rows, Hessian rows, batched
-        pullbacks) go one after the other through one recorded pass, so every
-        batch is one seed (``di.batch_size(prep)`` is 1), its working memory is
-        one seed's whatever the budget, and results are the same bit for bit
-        whatever ``batch_size``.
+        As on every backend that sweeps seeds; autograd has no ``vmap``, so its
+        batches are of one seed (``di.batch_size(prep)`` is 1), its memory is
+        one seed's, and results are the same bit for bit whatever is asked.
 
     Examples
     --------
@@ -215,12 +211,9 @@ class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
 
 
 def _refusing_a_mode(constructor):
-    """AutoAutograd's constructor: Frozen's, after refusing a mode (or anything positional) with the way around
-    (Frozen's own refusal would name the signature only)."""
-    fields = AutoAutograd.__frozen_fields__
-
+    """Frozen's constructor, after refusing a mode (or anything positional) with the way around."""
     def __init__(self, *args, **kwargs):
-        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in fields)]
+        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget"))]
         if unknown:
             first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
             raise TypeError(
@@ -384,12 +377,9 @@ class AutoTensorFlow(AbstractBackend, _SweepsInBatches, Frozen):
         preparation, for x's shape and dtype; ``False`` runs eagerly (f may
         then branch on x's values in Python).
     batch_size, memory_budget : int, optional
-        As for ``AutoJAX``: a sweep's seeds go ``batch_size`` at a time
-        through one vectorized pass (TensorFlow's ``pfor`` with
-        ``parallel_iterations``, a loop of batches inside the one traced
-        function); with ``None``, the batch whose working memory, estimated
-        from f's traced graph, fits ``memory_budget`` bytes (1 GiB). Eager
-        sweeps (``jit=False``) take one seed at a time.
+        As for ``AutoJAX``: ``batch_size`` seeds per vectorized pass (``pfor``
+        with ``parallel_iterations``, inside the one traced function); with
+        ``None``, what fits ``memory_budget`` bytes (1 GiB) by f's traced graph.
 
     Examples
     --------
