@@ -33,6 +33,7 @@ from .errors import (
     UnsupportedError,
 )
 from .modules import module_function
+from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,
     gradient,
@@ -104,8 +105,8 @@ __all__ = [
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
-    "batch_size", "close_workers", "WorkerError",
+    "array_namespace", "flatten", "module_function", "keras_function", "check_available", "check_inplace",
+    "register_backend", "batch_size", "close_workers", "WorkerError",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",

@@ -189,28 +189,54 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
             raise TypeError(f"AutoTorch(compile=...) expected True or False; got {self.compile!r}")
 
 
-class AutoAutograd(AbstractBackend, Frozen):
+class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
     """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``).
 
-    It takes no arguments: each operator uses the mode autograd does it
-    fastest in (forward for derivatives and pushforwards, reverse otherwise).
-    Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better,
-    ``di.array_namespace(x)``. Needs ``pip install "diffinterface[autograd]"``.
+    It takes no mode: each operator uses autograd's fastest (forward for derivatives and pushforwards, reverse
+    otherwise). Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better, ``di.array_namespace(x)``.
+    Needs ``pip install "diffinterface[autograd]"``.
 
-    It sweeps seeds one at a time (autograd has no ``vmap``): its batches are
-    of one seed (``di.batch_size(prep)`` is 1), so it takes no ``batch_size``.
+    Parameters
+    ----------
+    batch_size, memory_budget : int, optional
+        As on every backend that sweeps seeds; autograd has no ``vmap``, so its
+        batches are of one seed (``di.batch_size(prep)`` is 1), its memory is
+        one seed's, and results are the same bit for bit whatever is asked.
 
     Examples
     --------
     >>> import numpy as np, diffinterface as di
     >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]))
     array([ 3., 12.])
+    >>> di.AutoAutograd(batch_size=4)
+    AutoAutograd(batch_size=4)
     """
 
-    __frozen_no_arguments__ = (
-        "It picks forward or reverse mode per operator itself; for a mode of your choice, use "
-        "AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order"
-    )
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
+
+    def __post_init__(self):
+        _check_batch_fields(self)
+
+
+def _refusing_a_mode(constructor):
+    """Frozen's constructor, after refusing a mode (or anything positional) with the way around."""
+    def __init__(self, *args, **kwargs):
+        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget"))]
+        if unknown:
+            first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
+            raise TypeError(
+                f"AutoAutograd({first}): AutoAutograd takes only batch_size= and memory_budget=; got "
+                f"{', '.join(unknown)}. It picks forward or reverse mode per operator itself; for a mode of your "
+                "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order")
+        constructor(self, **kwargs)
+
+    __init__.__signature__ = constructor.__signature__
+    __init__.__qualname__, __init__.__module__ = constructor.__qualname__, constructor.__module__
+    return __init__
+
+
+AutoAutograd.__init__ = _refusing_a_mode(AutoAutograd.__init__)  # type: ignore[method-assign]
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
@@ -355,7 +381,7 @@ class SecondOrder(AbstractBackend, Frozen):
                 )
 
 
-class AutoTensorFlow(AbstractBackend, Frozen):
+class AutoTensorFlow(AbstractBackend, _SweepsInBatches, Frozen):
     """TensorFlow: ``tf.GradientTape`` (reverse) and ``tf.autodiff.ForwardAccumulator`` (forward).
 
     Takes numpy arrays and TensorFlow tensors (results in x's family and
@@ -374,6 +400,10 @@ class AutoTensorFlow(AbstractBackend, Frozen):
         ``True`` traces every prepared operator into one ``tf.function`` at
         preparation, for x's shape and dtype; ``False`` runs eagerly (f may
         then branch on x's values in Python).
+    batch_size, memory_budget : int, optional
+        As for ``AutoJAX``: ``batch_size`` seeds per vectorized pass (``pfor``
+        with ``parallel_iterations``, inside the one traced function); with
+        ``None``, what fits ``memory_budget`` bytes (1 GiB) by f's traced graph.
 
     Examples
     --------
@@ -386,8 +416,11 @@ class AutoTensorFlow(AbstractBackend, Frozen):
 
     mode: Optional[str] = None
     jit: bool = True
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
 
     def __post_init__(self):
         _check_mode(self, self.mode)
+        _check_batch_fields(self)
         if not isinstance(self.jit, bool):
             raise TypeError(f"AutoTensorFlow(jit=...) expected True or False; got {self.jit!r}")

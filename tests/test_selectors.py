@@ -81,10 +81,10 @@ def test_a_selector_written_inline_serves_the_prepared_call():
 
 
 def test_a_selector_without_options_names_what_it_was_given_and_the_way_around():
-    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes no arguments; "
+    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes only batch_size= and memory_budget=; "
                                         r"got mode='forward'\. It picks forward or reverse mode per operator"):
         di.AutoAutograd(mode="forward")
-    with pytest.raises(TypeError, match=r"AutoAutograd takes no arguments; got \[1\]"):
+    with pytest.raises(TypeError, match=r"AutoAutograd takes only batch_size= and memory_budget=; got \[1\]"):
         di.AutoAutograd([1])  # unhashable: not looked up, refused all the same
     with pytest.raises(TypeError, match=r"AutoZeroReverse\(...\): AutoZeroReverse takes no arguments; got 'x'"):
         di.AutoZeroReverse("x")
