@@ -1,6 +1,7 @@
-"""Where evaluations and sweeps run: the checks of ``AutoFiniteDiff(workers=...)`` and ``AutoJAX(devices=...)``.
+"""Where and in what batches evaluations and sweeps run: the checks of ``batch_size``,
+``memory_budget``, ``AutoFiniteDiff(workers=...)`` and ``AutoJAX(devices=...)``.
 
-Both run at selector construction and import nothing: an Executor, a Dask
+They run at selector construction and import nothing: an Executor, a Dask
 Client, a JAX device or mesh exists only once its module was imported, so
 each is recognized through ``sys.modules``.
 """
@@ -8,6 +9,28 @@ each is recognized through ``sys.modules``.
 from __future__ import annotations
 
 import sys
+
+
+def _positive_int(selector, field, meaning):
+    value = getattr(selector, field)
+    if value is None:
+        return
+    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1:  # NumPy ints too
+        error = ValueError if not isinstance(value, bool) and hasattr(type(value), "__index__") else TypeError
+        raise error(f"{type(selector).__name__}({field}=...) expected {meaning}; got {value!r}")
+
+
+def check_batch_fields(selector):
+    """Refuse a ``batch_size`` that is not a positive int and a ``memory_budget`` that is not a positive number of bytes.
+
+    Both bound every sweep over seeds (``diffinterface/core/batching.py``):
+    ``batch_size`` is how many seeds one vectorized pass takes, ``memory_budget``
+    the bytes the automatic choice (``batch_size=None``) aims under.
+    """
+    _positive_int(selector, "batch_size",
+                  "a positive int (seeds per vectorized pass) or None (chosen from memory_budget)")
+    _positive_int(selector, "memory_budget",
+                  "a positive int, in bytes (256 * 2**20 for 256 MiB), or None (the default budget)")
 
 
 def workers_kind(workers):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 from .frozen import Frozen
-from .placement import jax_devices, workers_kind
+from .placement import check_batch_fields as _check_batch_fields, jax_devices, workers_kind
 
 _MODES = (None, "forward", "reverse")
 
@@ -23,38 +23,6 @@ def _check_mode(selector, mode):
         raise ValueError(
             f"{type(selector).__name__}(mode=...) expected one of None, 'forward', "
             f"'reverse'; got {mode!r}"
-        )
-
-
-def _check_batch_fields(selector):
-    """Refuse a ``batch_size`` that is not a positive int and a ``memory_budget`` that is not a positive number of bytes.
-
-    Both bound every sweep over seeds (``diffinterface/core/batching.py``):
-    ``batch_size`` is how many seeds one vectorized pass takes, ``memory_budget``
-    the bytes the automatic choice (``batch_size=None``) aims under.
-    """
-    name = type(selector).__name__
-    size = selector.batch_size
-    if size is not None and (isinstance(size, bool) or not hasattr(type(size), "__index__")):  # NumPy ints too
-        raise TypeError(
-            f"{name}(batch_size=...) expected a positive int (seeds per vectorized pass) or None (chosen from "
-            f"memory_budget); got {size!r}"
-        )
-    if size is not None and size < 1:
-        raise ValueError(
-            f"{name}(batch_size=...) expected a positive int (seeds per vectorized pass) or None (chosen from "
-            f"memory_budget); got {size!r}"
-        )
-    budget = selector.memory_budget
-    if budget is not None and (isinstance(budget, bool) or not hasattr(type(budget), "__index__")):
-        raise TypeError(
-            f"{name}(memory_budget=...) expected a positive int, in bytes (256 * 2**20 for 256 MiB), or None "
-            f"(the default budget); got {budget!r}"
-        )
-    if budget is not None and budget < 1:
-        raise ValueError(
-            f"{name}(memory_budget=...) expected a positive int, in bytes (256 * 2**20 for 256 MiB), or None "
-            f"(the default budget); got {budget!r}"
         )
 
 
