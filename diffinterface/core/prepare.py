@@ -20,6 +20,7 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
+from .complex_convention import has_complex_leaf, prepare_complex
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
 from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
@@ -122,6 +123,8 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
     if call.same_point and not point_checked:
         plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
         return Preparation(op, call.backend, strict, same_point_plan(call, plan, strict))
+    if has_complex_leaf(x):  # differentiated through its real view, one convention on every backend
+        return prepare_complex(call, adapter, strict, learn_output, one_off, prepare)
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)
