@@ -148,13 +148,19 @@ def _check_seeds(seeds, like, like_name, name):
             raise ValueError(f"{where}: expected a tree shaped like {like_name}; {expected.difference(given)}: {advice}")
 
 
+def complex_x_refusal(adapter):
+    """Why ``adapter`` (or a backend it is made of) cannot differentiate a complex x; None when it can."""
+    return next((part.complex_x_refusal for part in adapter.parts() if part.complex_x_refusal), None)
+
+
 def _refuse(call, adapter):
     """Raise for what has no complex meaning here (checked before anything is evaluated)."""
     op, x = call.op, call.x
-    if adapter.complex_x_refusal:
+    refusal = complex_x_refusal(adapter)
+    if refusal:
         raise UnsupportedError(f"x: {call.backend!r} does not differentiate a complex x "
                                f"({describe(x) if is_array(x) else 'a pytree with complex leaves'}): "
-                               f"{adapter.complex_x_refusal}; {PAGE}")
+                               f"{refusal}; {PAGE}")
     if call.y is not None:
         raise UnsupportedError("y: a two-argument f(y, x) at a complex x is not supported; return the output "
                                f"from a one-argument f(x) instead; {PAGE}")
@@ -220,8 +226,8 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
     kinds = {"value": y_result, "first": many if op.seeds is not None and op.order == 1 else derivative,
              "second": many if op.seeds is not None else derivative}
     converts = tuple(kinds[kind] for kind in op.valued_returns)
-    seed_real = (xview.real if op.seeds == "tangents"
-                 else yview.real if op.seeds == "cotangents" and yview.any else None)
+    seed_real = (xview.real if op.seeds == "tangents"  # cotangents: each in its own family, as y's may differ
+                 else yview.real_inside if op.seeds == "cotangents" and yview.any else None)
     methods = _methods(inner.methods, to_real_x, first_argument, seed_real, op.seeds is not None,
                        plain_result, converts)
     return Preparation(op, call.backend, strict,
@@ -258,7 +264,7 @@ def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, pre
     if op.seeds == "tangents":
         seeds = tuple(xview.real(t) for t in seeds)
     elif op.seeds == "cotangents" and to_real_y is not None:
-        seeds = tuple(yview.real(c) for c in seeds)
+        seeds = tuple(yview.real_inside(c) for c in seeds)
     return prepare(call._replace(f=f_real, x=xview.real(x), seeds=seeds), strict, learn_output, one_off).plan
 
 

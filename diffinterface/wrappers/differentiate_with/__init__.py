@@ -55,6 +55,7 @@ import numpy as np
 
 from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
+from ...errors import UnsupportedError
 from ...core import get_adapter
 from ...core.bridge import context_signature, converted_contexts, framework_bridge, inner_family, to_family
 from ._rules import OperatorRules
@@ -83,6 +84,11 @@ class Bridge:
         key = (shape_of(x), dtype_name(x), context_signature(contexts))
         rules = self._rules.get(key)
         if rules is None:
+            if key[1].startswith("complex"):
+                raise UnsupportedError(
+                    f"x: a DifferentiateWith function does not take a complex x ({dtype_name(x)}) inside another "
+                    "framework's differentiation yet: the frameworks disagree on the convention of complex "
+                    "derivatives. Pass (x.real, x.imag) and rebuild x inside f; see docs/complex.md")
             with self._lock:
                 rules = self._rules.get(key)
                 if rules is None:
