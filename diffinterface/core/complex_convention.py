@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..contexts import Constant
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, function_name
 from ..families import (
     FAMILIES,
     NUMBERS,
@@ -256,7 +256,7 @@ def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, pre
                         f"real loss (xp.real(...), xp.abs(...) ** 2), or use pullback for a complex output; {PAGE}")
                 return y
 
-        return f_real
+        return _named_like(f_real, f)
 
     # one function per f and views, so that the backends' own caches (JAX's compiled functions) serve it again
     f_real = cached_function((f, "complex-view", xview.key, None if yview is None else yview.key, op.name), build)
@@ -279,12 +279,19 @@ def _along_real_line(call, f, x, yview, strict, learn_output, one_off, prepare):
         def f_line(s, xc, *ctx):
             return to_real_y(f(xc + s, *ctx))
 
-        return f_line
+        return _named_like(f_line, f)
 
     f_line = cached_function((f, "complex-line", yview.key, call.op.name), build)
     s0 = from_numpy(np.zeros((), _REAL_OF[dtype_name(x)]), family_of(x), x)
     line = call._replace(f=f_line, x=s0, contexts=(Constant(x), *call.contexts))
     return prepare(line, strict, learn_output, one_off).plan, s0
+
+
+def _named_like(wrapper, f):
+    """``wrapper`` named as ``f``, so that messages about an error inside f name the user's function."""
+    wrapper.__name__ = getattr(f, "__name__", "f")
+    wrapper.__qualname__ = function_name(f)
+    return wrapper
 
 
 def _jacobian_result(yview, y_shape):
