@@ -76,9 +76,14 @@ def has_complex_leaf(x):
 
 
 class ComplexView:
-    """Which leaves of a value (an array or a pytree) are complex, and the conversions to and from its real view."""
+    """Which leaves of a value (an array or a pytree) are complex, and the conversions to and from its real view.
 
-    __slots__ = ("_flatten", "any", "family", "key", "mask", "spec")
+    :meth:`real` and :meth:`complex_result` convert the user's arrays, compiled
+    where the family compiles (JAX: one dispatch each, not one per operation);
+    :meth:`real_inside` and :meth:`complex_inside` run inside f, on traced values.
+    """
+
+    __slots__ = ("mask", "spec", "any", "family", "key", "_flatten", "real", "complex_result")
 
     def __init__(self, value):
         if is_array(value):
@@ -93,6 +98,13 @@ class ComplexView:
         families = [family_of(leaf) for leaf in leaves if leaf.__class__ is not float and is_array(leaf)]
         self.family = FAMILIES[families[0] if families else NUMBERS]
         self.key = (self.family.name, self.mask, self.spec)
+        like = next((leaf for leaf, m in zip(leaves, self.mask) if m), None)
+        compiled = self.family.compiled if like is not None else (lambda fn, like: fn)
+        #: ``value`` (shaped like the viewed one) with each complex leaf as its real view
+        self.real = compiled(lambda v: self._map(v, self.family.real_view), like)
+        #: a result's complex leaves rebuilt from its real view (a numpy scalar as a 0-d array)
+        self.complex_result = compiled(lambda v: self._map(v, lambda r: self.complex_array(r[..., 0], r[..., 1])),
+                                       like)
 
     def _map(self, value, convert):
         if self.spec is None:
@@ -100,21 +112,13 @@ class ComplexView:
         leaves = self._flatten(value)[0]
         return self.spec.unflatten([convert(a) if m else a for a, m in zip(leaves, self.mask)])
 
-    def real(self, value):
-        """``value`` (shaped like the viewed one) with each complex leaf as its real view."""
-        return self._map(value, self.family.real_view)
-
     def real_inside(self, value):
-        """:meth:`real` inside f, each leaf by its own family (autograd's boxes of a numpy x)."""
+        """:attr:`real` inside f, each leaf by its own family (autograd's boxes of a numpy x)."""
         return self._map(value, lambda a: FAMILIES[family_of(a)].real_view(a))
 
     def complex_inside(self, value):
         """The complex leaves rebuilt from a real view, inside f (traced values included)."""
         return self._map(value, lambda r: FAMILIES[family_of(r)].complex_from_parts(r[..., 0], r[..., 1]))
-
-    def complex_result(self, value):
-        """A result's complex leaves rebuilt from its real view (a numpy scalar as a 0-d array)."""
-        return self._map(value, lambda r: self.complex_array(r[..., 0], r[..., 1]))
 
     def complex_array(self, re, im):
         c = self.family.complex_from_parts(re, im)

@@ -124,7 +124,7 @@ class JaxFamily(Family):
 
         # float64 values while x64 is off globally: the compiled function must run under x64 (this
         # thread only), or JAX would truncate them to float32.
-        return x64_call(jax.jit(fn), str(like.dtype) == "float64" and not jax.enable_x64.get_global())
+        return x64_call(jax.jit(fn), str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global())
 
     def sparse_builder(self, rows, cols, shape, like):
         from jax.experimental.sparse import BCOO
