@@ -144,3 +144,12 @@ def test_a_real_x_never_meets_the_complex_path():
     assert "complex" not in repr(prep.plan.impl)
     assert not has_complex_leaf(Z.real) and not has_complex_leaf({"a": np.ones(2), "b": 1.0})
     assert has_complex_leaf(Z) and has_complex_leaf({"a": np.ones(2), "b": Z})
+
+
+def test_auto_select_compares_both_parts():
+    from diffinterface.wrappers.auto_select.selection import _vector
+
+    np.testing.assert_array_equal(_vector([np.array([1 + 2j], np.complex64), np.array([3.0])]), [1, 2, 3])
+    candidates = (di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff())
+    g = di.gradient(real_loss, di.AutoSelect(candidates=candidates), Z)
+    np.testing.assert_allclose(g, 4 * Z.real, rtol=1e-6)

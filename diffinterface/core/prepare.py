@@ -32,9 +32,8 @@ from .registry import get_adapter
 from .same_point import same_point_plan
 
 
-#: what to do with an x that is not real floating-point (a complex x loses its imaginary part in astype)
-_REAL_X_ADVICE = ("Convert an integer x yourself (x.astype(float)); for a complex x, pass its parts as a tuple "
-                  "x = (x.real, x.imag) and rebuild it inside f (re + 1j * im), which keeps both")
+#: what to do with an x that is neither real floating-point nor complex (core/complex_convention.py takes those)
+_REAL_X_ADVICE = "Convert an integer x yourself (x.astype(float))"
 
 
 def check_x(x, adapter, op):

@@ -135,6 +135,8 @@ class ComplexCase(ProbeCase):
             z = z - 0.05 * di.gradient(real_loss, b, z, prep=prep)
         if check.values_known and not real_loss(z) < 1e-6 * real_loss(Z):
             check.found.append(f"50 steps of z - 0.05 g: the loss went from {real_loss(Z)} to {real_loss(z)}, not ~0")
+        (pulled,) = di.pullback(real_loss, b, Z, (np.asarray(2.0),))  # a real cotangent for a real output
+        check.close("pullback of the real loss", pulled, 8 * Z.real + 0j)
         (h,) = di.hvp(real_loss, b, Z, (T,))
         check.close("hvp", h, 4 * T.real + 0j)
         if not np.array_equal(Z, np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])):
