@@ -153,3 +153,23 @@ def test_auto_select_compares_both_parts():
     candidates = (di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff())
     g = di.gradient(real_loss, di.AutoSelect(candidates=candidates), Z)
     np.testing.assert_allclose(g, 4 * Z.real, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff()], ids=["jax", "torch", "fd"])
+def test_a_pytree_output_mixing_complex_and_real_leaves(backend):
+    def f(z):
+        xp = di.array_namespace(z)
+        return {"c": xp.sin(z) * z, "r": xp.abs(z) ** 2}
+
+    z = np.array([1 + 2j, 3 - 1j])
+    derivative = np.cos(z) * z + np.sin(z)
+    (pushed,) = di.pushforward(f, backend, z, (np.ones(2) + 0j,))
+    np.testing.assert_allclose(pushed["c"], derivative, rtol=1e-6)
+    np.testing.assert_allclose(pushed["r"], 2 * z.real, rtol=1e-6)
+    assert pushed["r"].dtype == np.float64
+    (pulled,) = di.pullback(f, backend, z, ({"c": np.ones(2) + 0j, "r": np.ones(2)},))
+    np.testing.assert_allclose(pulled, np.conj(derivative) + 2 * z, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"cotangents\[0\].*\['c'\]"):
+        di.pullback(f, backend, z, ({"c": np.ones(2), "r": np.ones(2)},))
+    with pytest.raises(TypeError, match="f: expected f to return an array"):
+        di.derivative(f, backend, np.asarray(0.5 - 0.25j))

@@ -208,7 +208,7 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
     if not op.scalar_y:  # what f returns decides what the results are: learned once, here
         y = f(x, *call.ctx)
         yview = ComplexView(y)
-        spec = Spec.of(y) if is_array(y) else None
+        spec = Spec.of(y) if is_array(y) or not op.tree_output else None  # refuses a tree where arrays are due
         if op.scalar_x or op.result_shape == "y+x":  # derivatives and the Jacobian
             _holomorphic_only(op, yview, x)
         if op.seeds == "cotangents":
