@@ -186,10 +186,10 @@ def _holomorphic_only(op, yview, x):
             f"f: {op.name} at a complex x is the complex derivative of a holomorphic f, but f returns real "
             "values (a real-valued f of complex x is holomorphic only when constant). Use gradient (a real "
             f"scalar), pullback or pushforward, whose real-linear meaning holds for any f; {PAGE}")
-    if op.result_shape == "y+x" and (yview.spec is not None or not is_array(x)):
+    if op.result_shape == "y+x" and yview.spec is not None:
         raise UnsupportedError(
-            "f: jacobian at a complex x takes an array x and an array output (pytrees are not supported there "
-            f"yet); use pushforward or pullback, which take pytrees; {PAGE}")
+            "f: jacobian at a complex x takes an array output (a pytree output is not supported there yet); use "
+            f"pushforward or pullback, which take pytrees; {PAGE}")
 
 
 def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
@@ -222,7 +222,7 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
         inner = _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, prepare)
         to_real_x, first_argument = xview.real, None
     if op.result_shape == "y+x":
-        derivative = _jacobian_result(yview, spec.shape)
+        derivative = _jacobian_result(yview, xview, spec.shape)
     else:
         derivative = y_result if op.result_shape == "y" else xview.complex_result
     many = _each(derivative)
@@ -298,11 +298,23 @@ def _named_like(wrapper, f):
     return wrapper
 
 
-def _jacobian_result(yview, y_shape):
-    """The complex Jacobian from the real view's (``y.shape + (2,) + x.shape + (2,)``): its real-direction columns."""
+def _jacobian_result(yview, xview, y_shape):
+    """The complex Jacobian from the real view's: its columns along the real parts of x.
+
+    The real view's is ``y.shape + (2,) + leaf.shape + (2,)`` for a complex leaf of x (an
+    array x, or each leaf of a pytree's, as ``jax.jacobian`` lays them out), without the last
+    ``(2,)`` for a real leaf; the result's leaf is ``y.shape + leaf.shape``, complex.
+    """
     head = (slice(None),) * len(y_shape)
-    re_index, im_index = (*head, 0, Ellipsis, 0), (*head, 1, Ellipsis, 0)
-    return lambda jacobian: yview.complex_array(jacobian[re_index], jacobian[im_index])
+
+    def columns(jacobian, complex_leaf):
+        tail = (Ellipsis, 0) if complex_leaf else ()
+        return yview.complex_array(jacobian[(*head, 0, *tail)], jacobian[(*head, 1, *tail)])
+
+    if xview.spec is None:
+        return lambda jacobian: columns(jacobian, True)
+    return lambda jacobian: xview.spec.unflatten(
+        [columns(leaf, m) for leaf, m in zip(xview._flatten(jacobian)[0], xview.mask)])
 
 
 def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, converts):

@@ -13,7 +13,7 @@ The scenarios:
   gradient of ``Re <u, f(z)>`` equal to the pullback of ``u``; derivative and
   second derivative at a complex scalar;
 - ``mixed_tree``: x a dict of a complex and a real leaf: gradient,
-  pushforward and pullback leaf by leaf, each leaf in its own dtype;
+  pushforward, jacobian and pullback leaf by leaf, each leaf in its own dtype;
 - ``refusals``: a real tangent for a complex x, a complex cotangent for a
   real output, ``hessian``, and a ``jacobian`` of a real-valued f are refused
   by errors naming the argument.
@@ -175,6 +175,9 @@ class ComplexCase(ProbeCase):
         tangent = {"w": T, "b": np.array([1.0, 0.5, -0.25])}
         (pushed,) = di.pushforward(_tree_map, b, x, (tangent,))
         check.close("pushforward", pushed, T * x["b"] + Z * tangent["b"])
+        jacobian = di.jacobian(_tree_map, b, x)  # complex, C-linear in w and (as a complex map) in b
+        check.close("jacobian['w']", jacobian["w"], np.diag(x["b"]) + 0j)
+        check.close("jacobian['b']", jacobian["b"], np.diag(Z))
         (pulled,) = di.pullback(_tree_map, b, x, (U,))
         check.close("pullback['w']", pulled["w"], x["b"] * U)
         check.close("pullback['b']", pulled["b"], np.real(np.conj(Z) * U))
