@@ -306,10 +306,12 @@ def _jacobian_result(yview, xview, y_shape):
     ``(2,)`` for a real leaf; the result's leaf is ``y.shape + leaf.shape``, complex.
     """
     head = (slice(None),) * len(y_shape)
+    # (real part of y, imaginary part of y) indexes, for a real leaf of x and a complex one
+    indexes = {False: (head + (0,), head + (1,)), True: (head + (0, Ellipsis, 0), head + (1, Ellipsis, 0))}
 
     def columns(jacobian, complex_leaf):
-        tail = (Ellipsis, 0) if complex_leaf else ()
-        return yview.complex_array(jacobian[(*head, 0, *tail)], jacobian[(*head, 1, *tail)])
+        re, im = indexes[complex_leaf]
+        return yview.complex_array(jacobian[re], jacobian[im])
 
     if xview.spec is None:
         return lambda jacobian: columns(jacobian, True)
