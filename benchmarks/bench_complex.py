@@ -23,6 +23,8 @@ import numpy as np
 
 import diffinterface as di
 
+from .report import fmt_time
+
 ROUNDS = 41
 LOOPS = 20
 
@@ -82,14 +84,12 @@ def measure(framework, n, rounds=ROUNDS):
 def main(argv):
     frameworks = [a for a in argv if a in FRAMEWORKS] or list(FRAMEWORKS)
     sizes = [int(a) for a in argv if a.isdigit()] or [10, 1000]
+    rows = [(framework, n, *measure(framework, n)) for framework in frameworks for n in sizes]
     print(f"gradient of sum(Re(z^2) + |sin z|^2) at complex128 z: native recipe vs prepared di.gradient "
-          f"(median of {ROUNDS} rounds)")
-    print("| framework | n | native (µs) | diffinterface (µs) | diffinterface / native |")
-    print("|---|---|---|---|---|")
-    for framework in frameworks:
-        for n in sizes:
-            native, ours, ratio = measure(framework, n)
-            print(f"| {framework} | {n} | {1e6 * native:.1f} | {1e6 * ours:.1f} | {ratio:.2f} |")
+          f"(median of {ROUNDS} rounds)\n| framework | n | native | diffinterface | diffinterface / native |\n"
+          "|---|---|---|---|---|")
+    print("\n".join(f"| {framework} | {n} | {fmt_time(native)} | {fmt_time(ours)} | {ratio:.2f} |"
+                    for framework, n, native, ours, ratio in rows))
 
 
 if __name__ == "__main__":
