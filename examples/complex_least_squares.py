@@ -55,7 +55,7 @@ if __name__ == "__main__":
     z_true = rng.normal(size=5) + 1j * rng.normal(size=5)
     b = A @ z_true
     lr = 1 / (2 * np.linalg.norm(A, 2) ** 2)  # 1 / the Lipschitz constant of the gradient
-    print(f"\nfit |A z - b|^2, A complex 20 x 5: 300 steps of z - lr * g from z = 0 (the gradient is 2 A^H (A z - b))")
+    print("\nfit |A z - b|^2, A complex 20 x 5: 300 steps of z - lr * g from z = 0 (the gradient is 2 A^H (A z - b))")
     for backend in BACKENDS:
         prep = di.prepare_gradient(loss, backend, np.zeros(5, complex), di.Constant(A), di.Constant(b))
         z = np.zeros(5, complex)

@@ -72,6 +72,7 @@ def test_same_point_has_aux_and_out(backend):
     np.testing.assert_allclose(di.hvp(real_loss, backend, x, (T,), prep=prep)[0], 4 * T.real, rtol=1e-5, atol=1e-6)
     (value, aux), g = di.value_and_gradient(lambda z: (real_loss(z), {"re": di.array_namespace(z).real(z)}), backend, x, has_aux=True)
     np.testing.assert_allclose(g, 4 * Z.real, rtol=1e-6)
+    np.testing.assert_allclose(value, real_loss(Z))
     np.testing.assert_allclose(np.asarray(aux["re"]), Z.real)
     out = np.zeros(3, dtype=complex)
     assert di.gradient(real_loss, backend, x, out=out) is out

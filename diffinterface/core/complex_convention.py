@@ -83,7 +83,7 @@ class ComplexView:
     :meth:`real_inside` and :meth:`complex_inside` run inside f, on traced values.
     """
 
-    __slots__ = ("mask", "spec", "any", "family", "key", "_flatten", "real", "complex_result")
+    __slots__ = ("_flatten", "any", "complex_result", "family", "key", "mask", "real", "spec")
 
     def __init__(self, value):
         if is_array(value):
