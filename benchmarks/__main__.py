@@ -11,14 +11,9 @@ time each other's allocation history (measured: torch's n = 1000 Jacobian read
 2.2x faster, without page faults). Set the variables yourself to choose other values.
 """
 
-import os
-import sys
+from .timing import with_fixed_malloc
 
-MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-
-if sys.platform.startswith("linux") and not all(name in os.environ for name in MALLOC_SETTINGS):
-    os.execve(sys.executable, [sys.executable, "-m", "benchmarks", *sys.argv[1:]],
-              {**MALLOC_SETTINGS, **os.environ})
+with_fixed_malloc("benchmarks")
 
 from .harness import main  # noqa: E402 - after the re-execution, which must come first
 

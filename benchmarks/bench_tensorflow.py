@@ -9,9 +9,14 @@ accumulator around a tape (hvp, Hessian), traced once before timing; a tangent i
 prepared operator. The
 prepared diffinterface operator and the native function are called in
 alternation on the same tf.Tensor x, so machine noise hits both alike; the
-figure is median(diffinterface) / median(native). Cold start is the time from
-nothing to the first result: ``prepare_op`` plus one call, against
-``tf.function`` tracing plus one call, both on a fresh f.
+figure is median(diffinterface) / median(native), measured in ``--blocks``
+blocks: the median of the blocks' ratios and their range (the spread on a
+loaded machine). A second native column calls the traced function's
+``ConcreteFunction`` directly, as the prepared operator does (it skips
+``tf.function``'s look-up of the trace by its arguments). Cold start is the
+time from nothing to the first result: ``prepare_op`` plus one call, against
+``tf.function`` tracing plus one call, both on a fresh f, ``--cold`` times in
+alternation (medians).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ def _workloads(tf):
     return {"rosenbrock": (rosenbrock, True), "sines": (sines, False)}
 
 
-def _native(tf, operator, f, t):
+def _native(tf, operator, f, t, x=None, concrete=False):
     if operator == "gradient":
         def run(x):
             with tf.GradientTape() as tape:
@@ -70,6 +75,9 @@ def _native(tf, operator, f, t):
                 return acc.jvp(g)
             return tf.vectorized_map(column, tf.eye(x.shape[0], dtype=x.dtype))
     traced = tf.function(run, autograph=False)
+    if concrete:
+        traced = traced.get_concrete_function(x, t) if operator in ("pushforward", "hvp") else \
+            traced.get_concrete_function(x)
     if operator in ("pushforward", "hvp"):  # the tangent is an argument, as it is for diffinterface
         return lambda x: traced(x, t)
     return traced
@@ -85,32 +93,37 @@ def _di(di, operator, f, backend, x, t):
     return lambda z: call(f, backend, z, prep=prep)
 
 
-def _interleaved(a, b, x, repeats):
-    times_a, times_b = [], []
-    for fn in (a, b):  # warm
+def _interleaved(fns, x, repeats):
+    times = [[] for _ in fns]
+    for fn in fns:  # warm
         fn(x)
     for _ in range(repeats):
-        for fn, times in ((a, times_a), (b, times_b)):
+        for fn, kept in zip(fns, times):
             start = time.perf_counter()
             fn(x)
-            times.append(time.perf_counter() - start)
-    return statistics.median(times_a), statistics.median(times_b)
+            kept.append(time.perf_counter() - start)
+    return [statistics.median(kept) for kept in times]
 
 
-def _cold(tf, di, operator, f, backend, x, t):
-    fresh = lambda z: f(z)
-    start = time.perf_counter()
-    _di(di, operator, fresh, backend, x, t)(x)
-    ours = time.perf_counter() - start
-    fresh = lambda z: f(z)
-    start = time.perf_counter()
-    _native(tf, operator, fresh, t)(x)
-    return ours, time.perf_counter() - start
+def _cold(tf, di, operator, f, backend, x, t, times):
+    ours, native = [], []
+    for _ in range(times):
+        fresh = lambda z: f(z)  # noqa: E731 - a new function: nothing traced for it yet
+        start = time.perf_counter()
+        _di(di, operator, fresh, backend, x, t)(x)
+        ours.append(time.perf_counter() - start)
+        fresh = lambda z: f(z)  # noqa: E731
+        start = time.perf_counter()
+        _native(tf, operator, fresh, t)(x)
+        native.append(time.perf_counter() - start)
+    return statistics.median(ours), statistics.median(native)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=200, help="interleaved calls per block")
+    parser.add_argument("--blocks", type=int, default=5)
+    parser.add_argument("--cold", type=int, default=5, help="cold starts per row")
     parser.add_argument("--sizes", default="10,1000")
     args = parser.parse_args(argv)
 
@@ -119,8 +132,8 @@ def main(argv=None):
     import diffinterface as di
 
     backend = di.AutoTensorFlow()
-    print(f"{'workload':<11} {'n':>5} {'operator':<12} {'di (us)':>10} {'native (us)':>12} {'ratio':>6} "
-          f"{'cold di (ms)':>13} {'cold native (ms)':>17}")
+    print(f"{'workload':<11} {'n':>5} {'operator':<12} {'di (us)':>8} {'native (us)':>11} {'ratio':>6} "
+          f"{'range':>11} {'concrete (us)':>13} {'ratio':>6} {'cold di (ms)':>12} {'cold native (ms)':>16}")
     for name, (f, scalar) in _workloads(tf).items():
         operators = ("gradient", "hvp", "hessian") if scalar else ("jacobian", "pushforward")
         for n in (int(s) for s in args.sizes.split(",")):
@@ -131,11 +144,17 @@ def main(argv=None):
             for operator in operators:
                 if operator == "hessian" and n > 100:
                     continue
-                ours, native = _interleaved(_di(di, operator, f, backend, x, t), _native(tf, operator, f, t), x,
-                                            args.repeats)
-                cold_ours, cold_native = _cold(tf, di, operator, f, backend, x, t)
-                print(f"{name:<11} {n:>5} {operator:<12} {ours * 1e6:>10.1f} {native * 1e6:>12.1f} "
-                      f"{ours / native:>6.3f} {cold_ours * 1e3:>13.1f} {cold_native * 1e3:>17.1f}", flush=True)
+                fns = (_di(di, operator, f, backend, x, t), _native(tf, operator, f, t),
+                       _native(tf, operator, f, t, x, concrete=True))
+                blocks = [_interleaved(fns, x, args.repeats) for _ in range(args.blocks)]
+                ratios = sorted(b[0] / b[1] for b in blocks)
+                ours, native, concrete = (statistics.median(b[i] for b in blocks) for i in range(3))
+                to_concrete = statistics.median(b[0] / b[2] for b in blocks)
+                cold_ours, cold_native = _cold(tf, di, operator, f, backend, x, t, args.cold)
+                print(f"{name:<11} {n:>5} {operator:<12} {ours * 1e6:>8.1f} {native * 1e6:>11.1f} "
+                      f"{statistics.median(ratios):>6.3f} {ratios[0]:>5.2f}-{ratios[-1]:<5.2f} "
+                      f"{concrete * 1e6:>13.1f} {to_concrete:>6.3f} {cold_ours * 1e3:>12.1f} "
+                      f"{cold_native * 1e3:>16.1f}", flush=True)
 
 
 if __name__ == "__main__":

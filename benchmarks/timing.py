@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import math
+import os
+import sys
 import time
 
 from .workloads import EVALUATIONS
@@ -13,6 +15,17 @@ from .workloads import EVALUATIONS
 #: cores, but which Linux accounts coarsely for work done on other threads (JAX computes on XLA's).
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = [CLOCKS["wall"]]
+
+
+#: glibc's malloc thresholds fixed (see ``benchmarks/__main__.py``): a call's megabytes come from reused
+#: heap memory whatever ran before it
+MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def with_fixed_malloc(module):
+    """Re-execute ``python -m module`` (same arguments) once with :data:`MALLOC_SETTINGS`, on Linux, unless set."""
+    if sys.platform.startswith("linux") and not all(name in os.environ for name in MALLOC_SETTINGS):
+        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], {**MALLOC_SETTINGS, **os.environ})
 
 
 def use_clock(name):

@@ -23,6 +23,7 @@ from .families import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, flatten, register_backend
 from .core.batching import batch_size
+from .core.workers import WorkerError, close_workers
 from .errors import (
     DifferentiationError,
     GraphBreakError,
@@ -32,6 +33,7 @@ from .errors import (
     UnsupportedError,
 )
 from .modules import module_function
+from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,
     gradient,
@@ -103,8 +105,8 @@ __all__ = [
     "Cache", "Constant",
     "DifferentiationError", "GraphBreakError", "TracedArrayError",
     "MissingBackendError", "PreparationMismatchError", "UnsupportedError", "Preparation",
-    "array_namespace", "flatten", "module_function", "check_available", "check_inplace", "register_backend",
-    "batch_size",
+    "array_namespace", "flatten", "module_function", "keras_function", "check_available", "check_inplace",
+    "register_backend", "batch_size", "close_workers", "WorkerError",
     "derivative", "prepare_derivative", "value_and_derivative",
     "gradient", "prepare_gradient", "value_and_gradient",
     "jacobian", "prepare_jacobian", "value_and_jacobian",

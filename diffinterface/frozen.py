@@ -103,6 +103,8 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
 
 #: how many distinct values of one class are kept for reuse (see :class:`_FrozenType`)
 _KEPT_PER_CLASS = 256
+#: the first item of the key of a call with one keyword argument (no positional argument starts with it)
+_ONE_KEYWORD = object()
 
 
 class _FrozenType(type):
@@ -114,7 +116,8 @@ class _FrozenType(type):
     holds the arguments' types too, so ``AutoJAX(jit=1)`` is validated (and refused) even after
     ``AutoJAX(jit=True)``: ``1 == True`` would otherwise find that value. Unhashable arguments,
     classes with ``eq=False`` (identity semantics) and classes past ``_KEPT_PER_CLASS`` distinct
-    values are built afresh each time.
+    values are built afresh each time; so are values holding an argument of another type (an
+    Executor, a dask Client, a device), which the cache would otherwise keep alive.
     """
 
     def __call__(cls, *args, **kwargs):
@@ -123,8 +126,11 @@ class _FrozenType(type):
             return super().__call__(*args, **kwargs)
         # keyword items are pairs and positional arguments are not, so the two never share a key
         if kwargs:
-            key = ((*kwargs.items(), *map(type, kwargs.values())) if not args
-                   else (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values())))
+            if not args and len(kwargs) == 1:  # the common inline form, AutoJAX(mode="forward"): no iterators
+                (item,) = kwargs.items()
+                key = (_ONE_KEYWORD, item, item[1].__class__)
+            else:
+                key = (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         elif args:
             key = (*args, *map(type, args))
         else:
@@ -138,9 +144,25 @@ class _FrozenType(type):
             if (args or kwargs) and not cls.__frozen_fields__:
                 raise _no_arguments(cls, args, kwargs)
             value = super().__call__(*args, **kwargs)
-            if kept is not None and len(kept) < _KEPT_PER_CLASS:
+            if kept is not None and len(kept) < _KEPT_PER_CLASS and _plain((*args, *kwargs.values())):
                 kept[key] = value
         return value
+
+
+#: argument types a kept value may hold: an object such as an Executor or a dask Client given as an
+#: argument is not kept alive by the cache (its value is built afresh each time)
+_PLAIN = (type(None), bool, int, float, str, tuple, frozenset)
+
+
+def _plain(arguments):
+    """True when every argument is of a plain type, tuples and frozen values (selectors) of them too."""
+    for a in arguments:
+        if isinstance(type(a), _FrozenType):
+            if not _plain(getattr(a, name) for name in a.__frozen_fields__):
+                return False
+        elif not isinstance(a, _PLAIN) or (isinstance(a, (tuple, frozenset)) and not _plain(a)):
+            return False
+    return True
 
 
 def _no_arguments(cls, args, kwargs):

@@ -10,9 +10,10 @@ does the work (``diffinterface/backends/<name>/``) is imported on first use.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, ClassVar, Optional
 
 from .frozen import Frozen
+from .placement import jax_devices, workers_kind
 
 _MODES = (None, "forward", "reverse")
 
@@ -83,12 +84,12 @@ class _SweepsInBatches:
 
     __slots__ = ()
     #: given by keyword only: the positional arguments of the selectors stay what they were
-    __frozen_keyword_only__ = ("batch_size", "memory_budget")
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget")
 
     def __repr__(self) -> str:
         fields = ", ".join(
             f"{name}={value!r}" for name, value in self.__dict__.items()
-            if value is not None or name not in ("batch_size", "memory_budget")
+            if value is not None or name not in self.__frozen_keyword_only__
         )
         return f"{type(self).__qualname__}({fields})"
 
@@ -115,6 +116,10 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     memory_budget : int, optional
         Bytes the automatic choice aims under (``None``: 1 GiB). See the
         "Scale" page.
+    devices : sequence of jax.Device or jax.sharding.Mesh, optional
+        Split every sweep's seeds across these devices, in the one compiled
+        computation (with ``batch_size``, each batch is split); JAX results
+        stay sharded. ``None``: JAX's default device.
 
     Examples
     --------
@@ -129,12 +134,16 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     jit: bool = True
     batch_size: Optional[int] = None
     memory_budget: Optional[int] = None
+    devices: Any = None
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "devices")
 
     def __post_init__(self):
         _check_mode(self, self.mode)
         _check_batch_fields(self)
         if not isinstance(self.jit, bool):
             raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
+        if self.devices is not None:
+            self.__dict__["devices"] = jax_devices(self.devices)  # a list kept as a tuple: hashable
 
 
 class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
@@ -180,28 +189,54 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
             raise TypeError(f"AutoTorch(compile=...) expected True or False; got {self.compile!r}")
 
 
-class AutoAutograd(AbstractBackend, Frozen):
+class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
     """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``).
 
-    It takes no arguments: each operator uses the mode autograd does it
-    fastest in (forward for derivatives and pushforwards, reverse otherwise).
-    Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better,
-    ``di.array_namespace(x)``. Needs ``pip install "diffinterface[autograd]"``.
+    It takes no mode: each operator uses autograd's fastest (forward for derivatives and pushforwards, reverse
+    otherwise). Takes numpy arrays; ``f`` must use ``autograd.numpy`` or, better, ``di.array_namespace(x)``.
+    Needs ``pip install "diffinterface[autograd]"``.
 
-    It sweeps seeds one at a time (autograd has no ``vmap``): its batches are
-    of one seed (``di.batch_size(prep)`` is 1), so it takes no ``batch_size``.
+    Parameters
+    ----------
+    batch_size, memory_budget : int, optional
+        As on every backend that sweeps seeds; autograd has no ``vmap``, so its
+        batches are of one seed (``di.batch_size(prep)`` is 1), its memory is
+        one seed's, and results are the same bit for bit whatever is asked.
 
     Examples
     --------
     >>> import numpy as np, diffinterface as di
     >>> di.gradient(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]))
     array([ 3., 12.])
+    >>> di.AutoAutograd(batch_size=4)
+    AutoAutograd(batch_size=4)
     """
 
-    __frozen_no_arguments__ = (
-        "It picks forward or reverse mode per operator itself; for a mode of your choice, use "
-        "AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order"
-    )
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
+
+    def __post_init__(self):
+        _check_batch_fields(self)
+
+
+def _refusing_a_mode(constructor):
+    """Frozen's constructor, after refusing a mode (or anything positional) with the way around."""
+    def __init__(self, *args, **kwargs):
+        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget"))]
+        if unknown:
+            first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
+            raise TypeError(
+                f"AutoAutograd({first}): AutoAutograd takes only batch_size= and memory_budget=; got "
+                f"{', '.join(unknown)}. It picks forward or reverse mode per operator itself; for a mode of your "
+                "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order")
+        constructor(self, **kwargs)
+
+    __init__.__signature__ = constructor.__signature__
+    __init__.__qualname__, __init__.__module__ = constructor.__qualname__, constructor.__module__
+    return __init__
+
+
+AutoAutograd.__init__ = _refusing_a_mode(AutoAutograd.__init__)  # type: ignore[method-assign]
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
@@ -231,6 +266,13 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
         the same keywords fit every backend.
     memory_budget : int, optional
         Accepted for the same reason.
+    workers : int, Executor, dask.distributed.Client or callable, optional
+        Where the independent evaluations of ``f`` run (Jacobian columns,
+        Hessian and hvp points, AutoSparse's colors, SecondOrder's outer
+        points): ``None`` one after the other; an int, a process pool of that
+        many workers per preparation; a ``concurrent.futures.Executor``; a
+        Dask ``Client`` (a cluster); a map-like ``workers(func, iterable)``.
+        Results equal the serial ones. See the "Scale" page.
 
     Examples
     --------
@@ -246,9 +288,17 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
     abs_step: Optional[float] = None
     batch_size: Optional[int] = None
     memory_budget: Optional[int] = None
+    workers: Any = None
+    __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "workers")
 
     def __post_init__(self):
         _check_batch_fields(self)
+        if workers_kind(self.workers) is not None and self.method == "adaptive":
+            raise ValueError(
+                "AutoFiniteDiff(workers=...) expected method='central', 'forward' or 'complex', whose points are "
+                "known before f is evaluated; got method='adaptive', which picks each point from f's values. Use "
+                "workers=None with 'adaptive', or another method with workers"
+            )
         if self.method not in _FD_METHODS:
             raise ValueError(
                 f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"
@@ -331,7 +381,7 @@ class SecondOrder(AbstractBackend, Frozen):
                 )
 
 
-class AutoTensorFlow(AbstractBackend, Frozen):
+class AutoTensorFlow(AbstractBackend, _SweepsInBatches, Frozen):
     """TensorFlow: ``tf.GradientTape`` (reverse) and ``tf.autodiff.ForwardAccumulator`` (forward).
 
     Takes numpy arrays and TensorFlow tensors (results in x's family and
@@ -350,6 +400,10 @@ class AutoTensorFlow(AbstractBackend, Frozen):
         ``True`` traces every prepared operator into one ``tf.function`` at
         preparation, for x's shape and dtype; ``False`` runs eagerly (f may
         then branch on x's values in Python).
+    batch_size, memory_budget : int, optional
+        As for ``AutoJAX``: ``batch_size`` seeds per vectorized pass (``pfor``
+        with ``parallel_iterations``, inside the one traced function); with
+        ``None``, what fits ``memory_budget`` bytes (1 GiB) by f's traced graph.
 
     Examples
     --------
@@ -362,8 +416,11 @@ class AutoTensorFlow(AbstractBackend, Frozen):
 
     mode: Optional[str] = None
     jit: bool = True
+    batch_size: Optional[int] = None
+    memory_budget: Optional[int] = None
 
     def __post_init__(self):
         _check_mode(self, self.mode)
+        _check_batch_fields(self)
         if not isinstance(self.jit, bool):
             raise TypeError(f"AutoTensorFlow(jit=...) expected True or False; got {self.jit!r}")

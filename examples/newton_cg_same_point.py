@@ -16,11 +16,9 @@ pass, and each product one backward pass through the kept graph. On JAX the
 objective moves its preparation from iterate to iterate: one compiled call
 linearizes the gradient at the new iterate, and each product applies the
 linearization (compiled once). Ordinary products run the forward and
-backward passes every time; on torch that makes an iterate dearer than with
-same-point products once conjugate gradients takes more than a few steps. On
-JAX a compiled ordinary hvp of this small function is already cheap, and the
-moved linearization (its residuals passed as arguments) is not reliably
-faster: measure for your function.
+backward passes every time, so with conjugate gradients taking tens of
+products per Newton step an iterate costs less with same-point products on
+both (how much less depends on f and the machine: measure for your function).
 """
 
 import time

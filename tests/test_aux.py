@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction
 from diffinterface.testing.aux_scenarios import aux_cases
 
 WRAPPERS = {
@@ -138,3 +139,37 @@ def test_auto_select_with_aux():
     assert np.allclose(grad, 6 * x, atol=1e-5)
     with pytest.raises(di.PreparationMismatchError, match="has_aux"):
         di.gradient(f, backend, x, prep=prep)
+
+
+def _cubes(x):
+    return (x ** 3).sum()
+
+
+def _sines(x):
+    return di.array_namespace(x).sin(x)
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "eager"])
+def test_jax_evaluates_f_once_with_aux(jit):
+    """JAX's own has_aux: f is traced (compiled) or evaluated (eager) as often as without aux, per function."""
+    backend, x, t = di.AutoJAX(jit=jit), np.linspace(0.3, 1.2, 3), (np.ones(3), np.arange(3.0))
+    for name, f, seeds in (("gradient", _cubes, ()), ("hvp", _cubes, (t,)), ("hessian", _cubes, ()),
+                           ("pushforward", _sines, (t,)), ("pullback", _sines, (t,)), ("jacobian", _sines, ())):
+        counts = []
+        for has_aux in (False, True):
+            g = CountingFunction((lambda x, f=f: (f(x), {"tag": "t", "norm": (x * x).sum()})) if has_aux else f)
+            prep = getattr(di, "prepare_" + name)(g, backend, x, *seeds, has_aux=has_aux)
+            out = getattr(di, name)(g, backend, 2 * x, *seeds, prep=prep, has_aux=has_aux)
+            counts.append(g.take())
+            if has_aux:
+                assert out[1]["tag"] == "t" and np.isclose(float(out[1]["norm"]), 4 * (x * x).sum())
+        assert counts[1] == counts[0], (name, counts)
+
+
+def test_kit_finds_an_extra_evaluation_for_aux(monkeypatch):
+    """The kit's aux case fails a backend that evaluates f once more for the aux (JAX without its has_aux)."""
+    from diffinterface.backends.jax import aux as jax_aux
+
+    monkeypatch.setattr(jax_aux, "_native", lambda problem: None)  # the core's capture alone: f again per call
+    result = aux_cases({"jax": di.AutoJAX()}, ["gradient"])[0].run()
+    assert result.status == "failed" and "evaluated f" in result.message()

@@ -21,7 +21,7 @@ from diffinterface.core.batching import (
 )
 from diffinterface.testing.counting import CountingFunction
 
-BATCHED_SELECTORS = (di.AutoJAX, di.AutoTorch, di.AutoFiniteDiff)
+BATCHED_SELECTORS = (di.AutoJAX, di.AutoTorch, di.AutoFiniteDiff, di.AutoTensorFlow, di.AutoAutograd)
 
 
 @pytest.mark.parametrize("selector", BATCHED_SELECTORS, ids=lambda s: s.__name__)
@@ -52,9 +52,14 @@ def test_numpy_integers_are_taken_and_the_new_fields_are_keyword_only():
     assert di.AutoJAX(batch_size=4) != di.AutoJAX() and di.AutoJAX(batch_size=4) == di.AutoJAX(batch_size=4)
 
 
-def test_autograd_takes_no_batch_size_and_says_why():
-    with pytest.raises(TypeError, match=r"AutoAutograd takes no arguments; got batch_size=4"):
-        di.AutoAutograd(batch_size=4)
+def test_autograd_takes_the_batch_fields_by_keyword_and_still_no_mode():
+    assert repr(di.AutoAutograd(batch_size=4)) == "AutoAutograd(batch_size=4)" and repr(di.AutoAutograd()) == "AutoAutograd()"
+    assert di.AutoAutograd(memory_budget=2**20).memory_budget == 2**20
+    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes only batch_size= and "
+                                        r"memory_budget=; got mode='forward'\. It picks forward or reverse"):
+        di.AutoAutograd(mode="forward")
+    with pytest.raises(TypeError, match=r"AutoAutograd\(...\): AutoAutograd takes only batch_size= and memory_budget=; got 4"):
+        di.AutoAutograd(4)  # keyword-only, as on every selector
 
 
 def test_the_choice_follows_batch_size_then_the_budget():
@@ -72,10 +77,11 @@ def test_the_choice_follows_batch_size_then_the_budget():
 
 def _wide(xp, w):
     """f(x) = tanh(x[:, None] * w[None, :]) ** 2 @ 1: each seed's tangent holds an n x m array (a matrix
-    product's operand, which XLA does not fuse away as it does a sum's)."""
+    product's operand, which XLA does not fuse away as it does a sum's). ``xp`` None: x's namespace."""
 
     def f(x):
-        return (xp.tanh(x[:, None] * xp.asarray(w)[None, :]) ** 2) @ xp.asarray(np.ones(len(w)))
+        ns = xp or di.array_namespace(x)
+        return ns.matmul(ns.tanh(x[:, None] * ns.asarray(w)[None, :]) ** 2, ns.asarray(np.ones(len(w))))
 
     return f
 
@@ -85,14 +91,14 @@ def _wide_jacobian(x, w):
     return np.diag(np.sum(2 * t * (1 - t**2) * w[None, :], axis=1))
 
 
-@pytest.mark.parametrize("framework", ["jax", "torch"])
+@pytest.mark.parametrize("framework", ["jax", "torch", "tensorflow"])
 def test_a_memory_budget_bounds_the_batch_chosen_at_preparation(framework):
-    xp = importlib.import_module(framework if framework == "torch" else "jax.numpy")
+    xp = None if framework == "tensorflow" else importlib.import_module(framework if framework == "torch" else "jax.numpy")
     n, m = 100, 512
     rng = np.random.default_rng(1)
     x, w = rng.normal(size=n), rng.normal(size=m)
     f = _wide(xp, w)
-    selector = di.AutoJAX if framework == "jax" else di.AutoTorch
+    selector = {"jax": di.AutoJAX, "torch": di.AutoTorch, "tensorflow": di.AutoTensorFlow}[framework]
     whole = di.prepare_jacobian(f, selector(mode="forward"), x)
     # one seed's tangent of the n x m intermediate is n * m * 8 bytes: a budget of a few of them
     budget = 8 * n * m * 8
@@ -122,15 +128,51 @@ def test_the_jax_sweep_is_compiled_once_with_its_last_partial_batch():
 
 
 @pytest.mark.parametrize("backend", [di.AutoTorch(mode="reverse", batch_size=3), di.AutoTorch(batch_size=3),
-                                     di.AutoJAX(mode="reverse", batch_size=3)], ids=repr)
+                                     di.AutoJAX(mode="reverse", batch_size=3), di.AutoTensorFlow(batch_size=3)], ids=repr)
 def test_second_order_sweeps_in_batches(backend):
-    f = lambda x: (di.array_namespace(x).sin(x) ** 2).sum() * x[0]
+    f = lambda x: di.array_namespace(x).sum(di.array_namespace(x).sin(x) ** 2) * x[0]  # tf tensors have no .sum
     x = np.linspace(0.2, 1.2, 8)
     prep = di.prepare_hessian(f, backend, x)
     h = di.hessian(f, backend, x, prep=prep)
     whole = di.hessian(f, type(backend)(mode=backend.mode), x)
     np.testing.assert_allclose(h, whole, rtol=1e-12, atol=1e-14)
     assert di.batch_size(prep) == 3
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_the_tensorflow_sweep_is_traced_once_with_its_last_partial_batch(mode, batch_size):
+    counted = CountingFunction(lambda x: di.array_namespace(x).sin(x) * di.array_namespace(x).sum(x))
+    x = np.linspace(0.1, 1.0, 10)
+    backend = di.AutoTensorFlow(mode=mode, batch_size=batch_size)  # batches of 4, 4 and 2 (or ten of one)
+    prep = di.prepare_jacobian(counted, backend, x)
+    counted.take()
+    di.jacobian(counted, backend, x, prep=prep)
+    second = di.jacobian(counted, backend, x + 1, prep=prep)
+    assert counted.take() == 0  # no trace per call: every batch lives in the one traced function
+    expected = np.diag(np.cos(x + 1) * np.sum(x + 1)) + np.sin(x + 1)[:, None]
+    np.testing.assert_allclose(second, expected, rtol=1e-12)
+    assert di.batch_size(prep) == batch_size
+
+
+def test_an_eager_tensorflow_forward_sweep_takes_one_seed_at_a_time():
+    f = lambda x: di.array_namespace(x).sin(x) * di.array_namespace(x).sum(x)
+    x = np.linspace(0.1, 1.0, 6)
+    prep = di.prepare_jacobian(f, di.AutoTensorFlow(mode="forward", jit=False, batch_size=4), x)
+    assert di.batch_size(prep) == 1
+    np.testing.assert_allclose(di.jacobian(f, di.AutoTensorFlow(mode="forward", jit=False, batch_size=4), x, prep=prep),
+                               np.diag(np.cos(x) * np.sum(x)) + np.sin(x)[:, None], rtol=1e-12)
+
+
+def test_autograd_results_do_not_depend_on_the_batch_size_asked():
+    f = lambda x: di.array_namespace(x).tanh(x) * di.array_namespace(x).sum(x ** 2)
+    x = np.linspace(-0.9, 1.3, 9)
+    jacobians = [di.jacobian(f, di.AutoAutograd(batch_size=size), x) for size in (1, 4, 9)]
+    for jacobian in jacobians[1:]:
+        np.testing.assert_array_equal(jacobian, jacobians[0])
+    prep = di.prepare_hessian(f := (lambda x: di.array_namespace(x).sum(x ** 3)), di.AutoAutograd(memory_budget=1), x)
+    assert di.batch_size(prep) == 1
+    np.testing.assert_array_equal(di.hessian(f, di.AutoAutograd(memory_budget=1), x, prep=prep), np.diag(6 * x))
 
 
 def test_second_order_finite_differences_over_a_batched_jax_gradient():

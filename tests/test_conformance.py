@@ -32,6 +32,10 @@ def test_batch_sizes(di_batch_case):
     di_batch_case.check()
 
 
+def test_workers(di_worker_case):
+    di_worker_case.check()
+
+
 def test_auxiliary_outputs(di_aux_case):
     di_aux_case.check()
 

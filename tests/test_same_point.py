@@ -62,3 +62,18 @@ def test_the_preparation_computed_once_what_depends_on_x():
         for k in range(3):
             di.hvp(f, backend, x, (np.eye(4)[k],), prep=prep)
         assert f.take() == 0, backend
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "eager"])
+def test_jax_same_point_sweeps_in_batches_of_batch_size(jit):
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.sin(x) ** 3)
+
+    x = np.linspace(0.0, 1.0, 5)
+    tangents = tuple(np.eye(5))
+    backend = di.AutoJAX(jit=jit, batch_size=2)
+    prep = di.prepare_hvp_same_point(f, backend, x, tangents)
+    assert di.batch_size(prep) == 2
+    hvps = di.hvp(f, backend, x, tangents, prep=prep)
+    np.testing.assert_allclose(np.stack(hvps), di.hessian(f, di.AutoJAX(), x), rtol=1e-12)

@@ -21,6 +21,21 @@ def test_equal_arguments_give_the_same_selector():
     assert di.AutoJAX(mode="forward") != di.AutoJAX(mode="reverse")
 
 
+def test_a_selector_holding_an_executor_does_not_keep_it_alive():
+    import gc
+    import weakref
+    from concurrent.futures import ThreadPoolExecutor
+
+    executor = ThreadPoolExecutor(1)
+    alive = weakref.ref(executor)
+    backend = di.AutoFiniteDiff(workers=executor)
+    assert di.SecondOrder(backend, backend) == di.SecondOrder(backend, backend)
+    executor.shutdown()
+    del executor, backend
+    gc.collect()
+    assert alive() is None
+
+
 def test_a_kept_value_never_skips_validation_of_an_equal_argument_of_another_type():
     assert di.AutoJAX(jit=True).jit is True
     with pytest.raises(TypeError, match=r"AutoJAX\(jit=...\) expected True or False; got 1"):
@@ -46,7 +61,7 @@ def test_frozen_values_refuse_assignment_and_show_their_fields():
         backend.mode = "forward"  # type: ignore[misc]
     assert str(inspect.signature(di.AutoFiniteDiff)) == (
         "(method: 'str' = 'central', rel_step: 'Optional[float]' = None, abs_step: 'Optional[float]' = None, "
-        "*, batch_size: 'Optional[int]' = None, memory_budget: 'Optional[int]' = None) -> None"
+        "*, batch_size: 'Optional[int]' = None, memory_budget: 'Optional[int]' = None, workers: 'Any' = None) -> None"
     )
 
     class Point(Frozen):
@@ -66,10 +81,10 @@ def test_a_selector_written_inline_serves_the_prepared_call():
 
 
 def test_a_selector_without_options_names_what_it_was_given_and_the_way_around():
-    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes no arguments; "
+    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes only batch_size= and memory_budget=; "
                                         r"got mode='forward'\. It picks forward or reverse mode per operator"):
         di.AutoAutograd(mode="forward")
-    with pytest.raises(TypeError, match=r"AutoAutograd takes no arguments; got \[1\]"):
+    with pytest.raises(TypeError, match=r"AutoAutograd takes only batch_size= and memory_budget=; got \[1\]"):
         di.AutoAutograd([1])  # unhashable: not looked up, refused all the same
     with pytest.raises(TypeError, match=r"AutoZeroReverse\(...\): AutoZeroReverse takes no arguments; got 'x'"):
         di.AutoZeroReverse("x")

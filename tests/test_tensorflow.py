@@ -278,3 +278,65 @@ def test_every_operator_through_a_differentiate_with_inside_tensorflow(backend, 
     }
     for name, (call, value) in expected.items():
         np.testing.assert_allclose(call(), value, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def _keras_model():
+    import keras
+
+    keras.utils.set_random_seed(0)
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh", name="hidden"),
+                             keras.layers.Dense(1, name="out")], name="net")
+
+
+def test_a_keras_model_differentiates_with_respect_to_its_trainable_variables_untouched():
+    import keras
+
+    model = _keras_model()
+    inputs = np.random.default_rng(0).normal(size=(5, 3)).astype("float32")
+    target = np.ones((5, 1), "float32")
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    with tf.GradientTape() as tape:  # the native recipe
+        native_loss = keras.losses.MeanSquaredError()(target, model(inputs))
+    native = tape.gradient(native_loss, model.trainable_variables)
+
+    f, params = di.keras_function(model, keras.losses.MeanSquaredError())
+    assert list(params) == ["net/hidden/kernel", "net/hidden/bias", "net/out/kernel", "net/out/bias"]
+    value, g = di.value_and_gradient(f, di.AutoTensorFlow(), params, di.Constant(inputs), di.Constant(target))
+    np.testing.assert_allclose(value.numpy(), native_loss.numpy(), rtol=1e-6)
+    for expected, path in zip(native, params):
+        assert g[path].dtype == tf.float32
+        np.testing.assert_allclose(g[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-7, err_msg=path)
+    for saved, variable in zip(before, model.trainable_variables):
+        np.testing.assert_array_equal(variable.numpy(), saved)
+
+    # the loss written as a function of the model, prepared once and called at other weights
+    def loss(run, x):
+        return tf.reduce_sum(run(x) ** 2)
+
+    f2, params2 = di.keras_function(model, loss)
+    prep = di.prepare_gradient(f2, di.AutoTensorFlow(), params2, di.Constant(inputs))
+    doubled = {path: 2.0 * tf.convert_to_tensor(v) for path, v in params2.items()}
+    g2 = di.gradient(f2, di.AutoTensorFlow(), doubled, di.Constant(inputs), prep=prep)
+    for variable, value_ in zip(model.trainable_variables, doubled.values()):
+        variable.assign(value_)
+    with tf.GradientTape() as tape:
+        out = tf.reduce_sum(model(inputs) ** 2)
+    native2 = tape.gradient(out, model.trainable_variables)
+    for expected, path in zip(native2, params2):
+        np.testing.assert_allclose(g2[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
+
+
+def test_keras_function_refuses_what_is_not_a_built_keras_model_naming_the_argument():
+    import keras
+    import torch
+
+    with pytest.raises(TypeError, match=r"model: expected a Keras model.*got Linear\. For a torch.nn.Module, use "
+                                        r"di.module_function"):
+        di.keras_function(torch.nn.Linear(2, 1), lambda model, x: model(x))
+    with pytest.raises(ValueError, match=r"model: expected a built Keras model with trainable variables"):
+        di.keras_function(keras.Sequential([keras.layers.Dense(2)]), keras.losses.MeanSquaredError())
+    with pytest.raises(TypeError, match=r"loss: expected a callable"):
+        di.keras_function(_keras_model(), "mse")
+    f, params = di.keras_function(_keras_model(), keras.losses.MeanSquaredError())
+    with pytest.raises(TypeError, match=r"loss: the Keras loss MeanSquaredError takes \(y_true, y_pred\)"):
+        f(params, np.ones((2, 3), "float32"))

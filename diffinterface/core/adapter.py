@@ -152,6 +152,10 @@ class Adapter:
     #: True for a wrapper whose ``prepare_call(call, strict, one_off)`` returns the whole
     #: :class:`~diffinterface.core.preparation.Preparation` itself, made through other backends (AutoSelect).
     prepares_calls = False
+    #: Operators whose calls, with ``has_aux``, evaluate f once more for the aux: their recipe computes f
+    #: only where no aux can leave (compiled code returning none, a transform showing no values). The kit's
+    #: aux scenario allows that evaluation for these only (:mod:`diffinterface.testing.aux_scenarios`).
+    aux_evaluated_again: frozenset[str] = frozenset()
 
     def __init__(self, backend):
         self.backend = backend

@@ -6,10 +6,10 @@ and keeps ``aux``, so no adapter needs to know about auxiliary outputs. Which
 evaluation of a call was at x (finite differences evaluate f at other points
 too) is decided by the call's x itself: the first evaluation whose argument,
 unwrapped from the framework's recording (``Adapter.primal_value``), equals x.
-An adapter that traces f without values (JAX under ``jit``) cannot leave aux
-inside its transforms: it computes aux natively, next to the derivative, in
-the same compiled function, and hands it over with :meth:`AuxCapture.put`
-(``problem.aux``, ``problem.aux_entry``). A recipe that never evaluates f at x
+An adapter that traces f without values (JAX) cannot take aux out of its
+transforms this way: it differentiates ``problem.aux_entry`` with its own
+``has_aux`` (:meth:`AuxCapture.with_aux` gives the pair ``(y, aux)``) and hands
+the aux over with :meth:`AuxCapture.put` (``problem.aux``). A recipe that never evaluates f at x
 itself (central differences of a gradient) gets one evaluation at x for aux.
 
 Results follow JAX: ``op`` returns ``(result, aux)``; a value-and method
@@ -77,9 +77,10 @@ class AuxCapture:
 
     ``primal`` unwraps a value f received or computed from the adapters'
     recordings (a torch tensor that requires grad, an autograd box) into the
-    concrete value. ``native`` is set by an adapter that computes aux itself
-    (:meth:`put`); an evaluation at x's values while preparing an unprepared
-    call (:meth:`prime`) still gives the aux of that call.
+    concrete value. ``native`` is set (to the adapter's own object) by an
+    adapter that computes aux itself (:meth:`put`); an evaluation at x's
+    values while preparing an unprepared call (:meth:`prime`) still gives the
+    aux of that call.
 
     >>> import numpy as np
     >>> capture = AuxCapture(lambda x: ((x ** 2).sum(), {"norm": float(x[0])}), lambda v: v)
@@ -148,11 +149,6 @@ class AuxCapture:
         if not self.native:
             self._x_leaves = [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
 
-    @property
-    def found(self):
-        """True when this call's aux is known already (from an evaluation at x while preparing)."""
-        return self._found
-
     def put(self, x, aux):
         """The aux computed by a native adapter at ``x``: this call's when ``x`` is the call's x itself."""
         if x is self._x:
@@ -166,12 +162,12 @@ class AuxCapture:
         self._x = self._x_leaves = None
         return aux
 
-    def raw_aux(self, entry, x, ctx):
-        """``aux`` of ``entry(x, *ctx)`` (the adapter's f, whose evaluation reaches this object), as computed."""
+    def with_aux(self, entry, x, ctx):
+        """``(y, aux)`` of ``entry(x, *ctx)`` (the adapter's f, whose evaluation reaches this object), as
+        computed (tracers included): for an adapter differentiating with its framework's own ``has_aux``."""
         self.want = True
         try:
-            entry(x, *ctx)
-            return self.raw
+            return entry(x, *ctx), self.raw
         finally:
             self.want, self.raw = False, None
 

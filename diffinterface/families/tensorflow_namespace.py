@@ -27,10 +27,13 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 import types
 
 import tensorflow as tf
 import tensorflow.experimental.numpy as tnp
+
+from . import exact_products
 
 __array_api_version__ = "2023.12"
 
@@ -102,7 +105,14 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    return _cumulative(tf.math.cumprod, x if dtype is None else tf.cast(x, dtype), axis, include_initial, 1)
+    # TensorFlow's cumprod and the second derivative of its reduce_prod divide by the factors
+    # (silently wrong where one is zero): products of the factors only.
+    return exact_products.cumulative_prod(sys.modules[__name__], x, axis=axis, dtype=dtype,
+                                          include_initial=include_initial)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    return exact_products.prod(sys.modules[__name__], x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def unstack(x, /, *, axis=0):

@@ -4,9 +4,13 @@
 Each operator holds same-point preparations at its x (``prepare_pushforward_same_point``,
 ``prepare_pullback_same_point``, ``prepare_hvp_same_point``): what depends on
 x alone is computed once, and each product runs the part that depends on the
-vector. ``matmat`` and ``rmatmat`` pass the columns as one batch of seeds (in
-batches of at most the selector's ``batch_size`` where it has one, else
-:data:`DEFAULT_BATCH`), each batch size prepared once. Vectors go in and come
+vector. ``matmat`` and ``rmatmat`` pass the columns as one batch of seeds to
+one prepared call (calls of at most the selector's ``batch_size`` columns
+where it sets one, else of at most
+:data:`~diffinterface.core.batching.WHOLE_SWEEP_SEEDS`), each batch size
+prepared once; inside a call, the preparation runs its vectorized sweep in
+batches as every sweep does (the selector's ``batch_size`` or
+``memory_budget``). Vectors go in and come
 out as numpy arrays whatever the backend and x's family; a vector is cast to
 the operator's dtype (x's), as scipy's ``LinearOperator`` documents for its
 ``dtype``.
@@ -30,10 +34,8 @@ from diffinterface.families import (
     shape_of,
 )
 
+from ..core.batching import WHOLE_SWEEP_SEEDS, requested
 from .points import check_backend, check_function
-
-#: the most seeds one prepared call takes in ``matmat`` when the selector sets no ``batch_size``
-DEFAULT_BATCH = 32
 
 
 class _Products:
@@ -43,7 +45,8 @@ class _Products:
                  seed_shape: tuple, dtype: np.dtype):
         self.prepare, self.apply, self.f, self.backend, self.x, self.contexts = prepare, apply, f, backend, x, contexts
         self.seed_shape, self.dtype, self.family = seed_shape, dtype, family_of(x)
-        self.batch = getattr(backend, "batch_size", None) or DEFAULT_BATCH
+        # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of columns
+        self.batch = requested(backend)[0] or WHOLE_SWEEP_SEEDS
         self.preparations: dict = {}
 
     def _seed(self, column: np.ndarray) -> Any:

@@ -18,7 +18,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
   ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
   ``di_complex_case`` (complex x: one convention on every backend, see :mod:`.complex_scenarios`),
-  ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``).
+  ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``),
+  ``di_worker_case`` (over :func:`~.worker_scenarios.worker_cases`: evaluations through ``workers`` agree).
 
 A third party checks its backend with::
 
@@ -41,6 +42,7 @@ from .aux_scenarios import aux_cases
 from .bad_inputs import bad_input_cases
 from .batch_scenarios import batch_cases
 from .complex_scenarios import complex_cases
+from .worker_scenarios import worker_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
 from .same_point_scenarios import same_point_cases
@@ -157,3 +159,6 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("di_complex_case", [pytest.param(c, id=c.id) for c in cases])
     if "di_batch_case" in metafunc.fixturenames:
         metafunc.parametrize("di_batch_case", [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))])
+    if "di_worker_case" in metafunc.fixturenames:
+        cases = worker_cases(selected_backends(config))
+        metafunc.parametrize("di_worker_case", [pytest.param(c, id=c.id) for c in cases])

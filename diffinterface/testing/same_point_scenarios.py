@@ -5,6 +5,8 @@ Each case prepares at one x with ``prepare_<op>_same_point`` and checks that:
 - calls with batches of seeds (one seed, then three, each prepared) give the
   ordinary operator's results and values, at the prepared x and at a copy of
   it (equal values, another object);
+- with ``batch_size=2`` (selectors that take one), three seeds give the same
+  results, and ``di.batch_size(prep)`` is at most 2 where it is known;
 - a call at an x of other values raises ``PreparationMismatchError`` naming x;
 - x and the seeds are left unchanged.
 
@@ -23,6 +25,7 @@ import numpy as np
 from ..errors import PreparationMismatchError
 from ..families import array_namespace, as_numpy
 from .aux_scenarios import ProbeCase
+from .batch_scenarios import takes_batch_size, with_batch_size
 
 
 def _vector_f(x):
@@ -70,6 +73,13 @@ class SamePointCase(ProbeCase):
                     found.append(f"{op.valued} at {label}, {len(seeds)} seeds: {got}, expected {wanted}")
                 if not _close(plain(f, backend, at, seeds, prep=prep), wanted[1]):
                     found.append(f"{name} at {label}, {len(seeds)} seeds differs from the ordinary {name}")
+        if takes_batch_size(backend):
+            bounded = with_batch_size(backend, 2)
+            prep_2 = getattr(di, f"prepare_{name}_same_point")(f, bounded, x, seeds)
+            if not _close(plain(f, bounded, x, seeds, prep=prep_2), plain(f, backend, x, seeds, prep=prep)):
+                found.append(f"{name} with batch_size=2 differs from the whole batch of {len(seeds)} seeds")
+            if (di.batch_size(prep_2) or 0) > 2:
+                found.append(f"{name} with batch_size=2: di.batch_size(prep) = {di.batch_size(prep_2)}")
         try:
             plain(f, backend, x + 0.5, batches[-1], prep=prep)
             found.append(f"{name} at another x: no error")

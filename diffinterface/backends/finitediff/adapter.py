@@ -11,6 +11,7 @@ from ...core import Adapter, Impl, Spec, require_scalar_output
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, dropped_imaginary_part, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
+from .through_workers import evaluate_through_workers
 
 def _aligned_empty(shape, dtype, alignment=64):
     """``np.empty(shape, dtype)`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
@@ -27,6 +28,8 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
     bounds_sweeps = True
     inplace = True
     families = ("numpy",)
+    #: the evaluations of f of a preparation through ``workers`` (see through_workers.py); None: serial
+    tape = None
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -42,6 +45,8 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
                     "not installed: pip install 'diffinterface[scipy]'",
                     name="scipy",
                 ) from error
+        if getattr(backend, "workers", None) is not None:
+            evaluate_through_workers(self)
 
     def output_spec(self, problem):
         if not self.writes_cache:
@@ -56,12 +61,21 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
     # -- building blocks -------------------------------------------------------------------
 
     def _evaluate(self, problem, dtype=None):
-        """``evaluate(x, ctx) -> f(x)`` as a fresh numpy array, for one- or two-argument f."""
+        """``evaluate(x, ctx) -> f(x)`` as a fresh numpy array, for one- or two-argument f (through the
+        preparation's tape, with workers)."""
+        evaluate = self._evaluate_here(problem, dtype)
+        if self.tape is None:
+            return evaluate
+        shape = problem.spec.shape if problem.y is None else problem.y.shape
+        default_dtype = problem.spec.dtype if problem.y is None else problem.y.dtype
+        return self.tape.taped(evaluate, shape, dtype or default_dtype)
+
+    def _evaluate_here(self, problem, dtype=None):
         f = problem.f
         if problem.y is None:
             if dtype is None:
                 return lambda x, ctx: f(x, *ctx)
-            backend = self.backend
+            backend = repr(self.backend)  # its text: a selector holding an Executor does not pickle
 
             def evaluate_complex(x, ctx):
                 value = np.asarray(f(x, *ctx))
@@ -81,7 +95,7 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
 
     def _evaluator(self, problem, dtype=None):
         """``evaluate(x, *ctx) -> f(x)``: f itself for a one-argument f, so no frame is added per evaluation."""
-        if problem.y is None and dtype is None:
+        if problem.y is None and dtype is None and self.tape is None:
             return problem.f
         evaluate = self._evaluate(problem, dtype)
         return lambda x, *ctx: evaluate(x, ctx)
@@ -166,7 +180,8 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
         points stacked ``[x + h_i t_i..., x - h_i t_i...]`` (central) or
         ``[x, x + h_i t_i...]`` (forward), with ``x`` first for the value.
         """
-        if problem.batched_f is None or problem.y is not None or self.method not in ("central", "forward"):
+        if (problem.batched_f is None or problem.y is not None or self.method not in ("central", "forward")
+                or self.tape is not None):  # with workers, the points go to them
             return None
         k, central = len(problem.tangents), self.method == "central"
         plain = problem.batched_f(2 * k if central else k + 1)
@@ -261,8 +276,12 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
             # faults), where the product keeps the columns' dtype.
             in_place = np.result_type(out_dtype, inverse) == out_dtype
 
+            # The columns of a scalar f are NumPy scalars: one array of them is several times cheaper
+            # to build than np.stack's (which expands each to 1-d first), and holds the same values.
+            stack = np.array if problem.spec.shape == () else (lambda columns: np.stack(columns, axis=-1))
+
             def scaled(columns):
-                stacked = np.stack(columns, axis=-1)
+                stacked = stack(columns)
                 if in_place and stacked.dtype == out_dtype:
                     stacked *= inverse
                 else:

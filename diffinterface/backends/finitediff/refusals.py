@@ -23,9 +23,13 @@ COMPLEX_STEP_REAL_X_ONLY = ("the complex step (method='complex') evaluates f at 
 
 
 def dropped_imaginary_part(f, backend, value):
-    """The error for ``f`` that returned a real value at a complex-step point: its derivative would read 0."""
+    """The error for ``f`` that returned a real value at a complex-step point: its derivative would read 0.
+
+    ``backend``: the selector, or its repr (what a function sent to a worker process holds).
+    """
+    backend = backend if isinstance(backend, str) else repr(backend)
     return GraphBreakError(
-        f"f: {function_name(f)} returned a real {value.dtype} value at the complex point where {backend!r} "
+        f"f: {function_name(f)} returned a real {value.dtype} value at the complex point where {backend} "
         "evaluates it, so the imaginary part that carries the derivative was dropped and the derivative "
         "would read as zeros. The usual causes: float() or .item() on a value computed from x, .real, "
         "np.abs, astype(float), np.asarray(..., dtype=float), or a real output written from x. Keep f "

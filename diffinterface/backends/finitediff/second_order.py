@@ -78,7 +78,7 @@ class FiniteDiffSecondOrder:
         return first
 
     def _real_hessian(self, problem):
-        f, n, leaf_dtypes = problem.f, problem.x_size, problem.leaf_dtypes
+        f, n, leaf_dtypes = self._evaluator(problem), problem.x_size, problem.leaf_dtypes
 
         def hessian(x, ctx, fx):
             x = np.array(x, copy=True)  # x-shaped; every perturbed point is a fresh copy of it

@@ -34,7 +34,7 @@ from .calls import (
 )
 from ...core.batching import record
 from .batching import sweep_batch
-from .aux import native_aux
+from .aux import native_aux, traced_function
 from .bridge_points import ValuesNeededError
 from .second_order import JAXSecondOrder
 from .transforms import (
@@ -242,12 +242,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
                  or not compiles else (shape_of(x), dtype_name(x)))
         methods = {}
-        aux = native_aux(problem, builders, len(ctx))
+        aux = native_aux(problem, builders)  # has_aux: the builders' functions return (results, aux)
         with _x64_scope(wide):
             for name, build in builders.items():
                 built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
-                if aux is not None:
-                    built = aux.computing(built, compiles)
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
                     with _traced(problem, self.backend):
@@ -289,28 +287,28 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
-        f, k = problem.f, len(problem.tangents)
+        (f, aux), k = traced_function(problem), len(problem.tangents)
+        f = f if aux else _output_checked(f)  # with aux, the pair checks y itself
         bound, chosen = sweep_batch(self, problem, k, "forward")
         return record(self._impl(
             problem,
             ("pushforward", k),
             {
-                "pushforward": lambda flat: _batched(_output_checked(f), _forward_products, k, False, flat, bound),
-                "value_and_pushforward":
-                    lambda flat: _batched(_output_checked(f), _forward_products, k, True, flat, bound),
+                "pushforward": lambda flat: _batched(f, _forward_products, k, False, flat, bound, aux),
+                "value_and_pushforward": lambda flat: _batched(f, _forward_products, k, True, flat, bound, aux),
             },
             batched=True,
         ), chosen)
 
     def prepare_pullback(self, problem):
-        f, k = problem.f, len(problem.tangents)
+        (f, aux), k = traced_function(problem), len(problem.tangents)
         bound, chosen = sweep_batch(self, problem, k, "reverse")
         return record(self._impl(
             problem,
             ("pullback", k),
             {
-                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat, bound),
-                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat, bound),
+                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat, bound, aux),
+                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat, bound, aux),
             },
             batched=True,
         ), chosen)
@@ -320,7 +318,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def prepare_derivative(self, problem):
         mode = problem.mode("derivative")
         scalar_output = mode == "reverse" and problem.spec.shape == ()
-        pair = lambda: _derivative_pair(problem.f, mode, scalar_output)  # noqa: E731
+        f, aux = traced_function(problem)
+        pair = lambda: _derivative_pair(f, mode, scalar_output, aux)  # noqa: E731
         return self._impl(
             problem,
             ("derivative", mode, scalar_output),
@@ -331,7 +330,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
         mode = problem.mode("gradient")
-        pair = lambda: _gradient_pair(problem.f, mode)  # noqa: E731
+        f, aux = traced_function(problem)
+        pair = lambda: _gradient_pair(f, mode, aux)  # noqa: E731
         return self._impl(
             problem,
             ("gradient", mode),
@@ -343,11 +343,12 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def prepare_jacobian(self, problem):
         mode = problem.mode("jacobian")
         bound, chosen = sweep_batch(self, problem, problem.x_size if mode == "forward" else problem.spec.size, mode)
-        transform, f = _jacobian_transform(mode, bound), problem.f
+        transform, (f, aux) = _jacobian_transform(mode, bound), traced_function(problem)
         return record(self._impl(
             problem,
             ("jacobian", mode),
-            {"jacobian": lambda: transform(f), "value_and_jacobian": lambda: _value_and(transform, f)},
+            {"jacobian": lambda: transform(f, has_aux=aux),
+             "value_and_jacobian": lambda: _value_and(transform, f, aux)},
             {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
         ), chosen)
 

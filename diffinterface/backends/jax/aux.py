@@ -1,16 +1,16 @@
-"""``has_aux=True`` on JAX: aux computed next to the derivative, in the same compiled function.
+"""``has_aux=True`` on JAX: JAX's own ``has_aux``, so f is traced (or, eagerly, evaluated) once per function.
 
-JAX traces f without values, so the aux that f computes inside ``grad`` or
-``jvp`` are tracers of those transforms and cannot leave them. Each prepared
-function of a problem with ``has_aux`` (``problem.aux``) evaluates f once more
-at x, outside the transforms, and returns the aux's arrays beside its
-results; XLA merges that evaluation with the transforms' own forward pass,
-so a compiled call computes f's forward pass once (the Python function f is
-traced twice at preparation). Leaves that are not arrays (strings, numbers,
-numpy constants) cannot be outputs of a compiled function: they are kept from
-the trace, as jit would see them. Results then go to the core
-(:meth:`~diffinterface.core.aux.AuxCapture.put`), which returns them with
-the derivative.
+The core hands the adapter ``problem.f`` returning y only (an
+:class:`~diffinterface.core.aux.AuxCapture`, or a function reaching one:
+``problem.aux_entry``). Each operator's recipe is then built over
+:meth:`NativeAux.pair`, the same function returning ``(y, aux)``, with
+``has_aux=True`` on JAX's transforms (``grad``, ``value_and_grad``,
+``jacfwd``, ``jacrev``, ``jvp``, ``vjp``): aux leaves them as computed at x,
+never differentiated, and every built function returns ``(results, aux)``.
+Leaves of aux that are not JAX arrays (strings, numbers, numpy constants)
+cannot be outputs of a compiled function: they are kept from the trace, as
+jit would see them, and put back by :meth:`NativeAux.handing_over`, which
+hands the whole aux to the core (:meth:`~diffinterface.core.aux.AuxCapture.put`).
 """
 
 from __future__ import annotations
@@ -18,48 +18,46 @@ from __future__ import annotations
 import jax
 
 from ...core import OPERATORS
+from ...core.boundary import check_output
 
 
 def _operator_methods():
     return {name for op in OPERATORS.values() for name in op.methods}
 
 
+def _is_array(leaf):
+    return isinstance(leaf, (jax.Array, jax.core.Tracer))
+
+
 class NativeAux:
-    """The wrappers of one preparation's functions: computing aux beside the results, handing it over."""
+    """One preparation's f returning ``(y, aux arrays)``, and the hand-over of its functions' aux."""
 
-    def __init__(self, capture, entry, n_ctx):
-        self.capture, self.entry, self.n_ctx = capture, entry, n_ctx
-        self.static = None  # (treedef, {position: leaf}) of the aux's non-array leaves, from the trace
-        capture.native = True
+    def __init__(self, capture, entry):
+        self.capture, self.entry = capture, entry
+        self.static = None  # (treedef, {position: leaf}, array positions) of the aux, from the trace
+        capture.native = self
 
-    def computing(self, built, compiled):
-        """``built`` returning ``(results, aux arrays)``: f evaluated once more at x, outside the transforms.
+    def pair(self):
+        """``problem.f`` as ``f(x, *ctx) -> (y, aux's arrays)``, for JAX's ``has_aux=True``."""
+        capture, entry = self.capture, self.entry
 
-        Eagerly (not ``compiled``), an aux already known from the preparation of an unprepared call (f
-        evaluated at x's values to learn its output) is not computed again.
-        """
-        capture, entry, n_ctx = self.capture, self.entry, self.n_ctx
-
-        def with_aux(x, *args):
-            if not compiled and capture.found:
-                return built(x, *args), None
-            ctx = args[len(args) - n_ctx:] if n_ctx else ()
-            aux = capture.raw_aux(entry, x, ctx)
+        def f_with_aux(x, *ctx):
+            y, aux = capture.with_aux(entry, x, ctx)
+            check_output(capture.f, y)
             leaves, treedef = jax.tree_util.tree_flatten(aux, is_leaf=lambda leaf: leaf is None)
-            arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, jax.core.Tracer))]
-            self.static = (treedef, {i: leaf for i, leaf in enumerate(leaves) if i not in set(arrays)}, arrays)
-            return built(x, *args), [leaves[i] for i in arrays]
+            arrays = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
+            self.static = (treedef, {i: leaf for i, leaf in enumerate(leaves) if not _is_array(leaf)}, arrays)
+            return y, [leaves[i] for i in arrays]
 
-        return with_aux
+        return f_with_aux
 
     def handing_over(self, fn):
-        """``fn`` (over :meth:`computing`'s function) returning its results, its aux handed to the core."""
+        """``fn`` (a built function returning ``(results, aux arrays)``) returning its results, its aux handed
+        to the core."""
         put = self.capture.put
 
         def call(*args):
             results, arrays = fn(*args)
-            if arrays is None:  # known already (see computing)
-                return results
             treedef, static, positions = self.static
             leaves = [static.get(i) for i in range(treedef.num_leaves)]
             for i, array in zip(positions, arrays):
@@ -70,12 +68,24 @@ class NativeAux:
         return call
 
 
-def native_aux(problem, builders, n_ctx):
-    """The :class:`NativeAux` of a problem with ``has_aux`` whose f is the user's (not a derivative of it)
-    and whose functions are an operator's, or None."""
+def _native(problem):
     capture = problem.aux
     if capture is None or problem.aux_entry is not problem.f:
         return None
+    native = capture.native
+    return native if isinstance(native, NativeAux) and native.entry is problem.f else NativeAux(capture, problem.f)
+
+
+def traced_function(problem):
+    """``(f, has_aux)`` for an operator's recipe: ``problem.f``, or with ``has_aux`` (f the user's, reaching
+    the capture) the function returning ``(y, aux)`` that JAX's ``has_aux=True`` takes."""
+    native = _native(problem)
+    return (problem.f, False) if native is None else (native.pair(), True)
+
+
+def native_aux(problem, builders):
+    """The :class:`NativeAux` whose functions ``builders`` (an operator's, built over :func:`traced_function`)
+    return ``(results, aux)``, or None."""
     if not set(builders) <= _operator_methods():
         return None
-    return NativeAux(capture, problem.aux_entry, n_ctx)
+    return _native(problem)

@@ -54,9 +54,14 @@ def _one_seed_bytes(f, x, ctx, mode, wide):
 def sweep_batch(adapter, problem, n, mode, f=None):
     """``(bound, chosen)``: ``chosen`` seeds per vectorized pass of a sweep over ``n`` seeds of ``f``
     (default ``problem.f``) in ``mode``; ``bound`` is ``chosen``, or None when one pass takes all
-    (JAX's own ``vmap``, unchanged)."""
+    (JAX's own ``vmap``, unchanged), or with ``devices`` a :class:`~.sharding.ShardedSweep`."""
     f = problem.f if f is None else f
     chosen = choose_batch_size(
         adapter.backend, n, _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem)), problem.one_off
     )
+    devices = getattr(adapter.backend, "devices", None)
+    if devices is not None:  # the seeds split across the devices (sharding.py), in batches of chosen
+        from .sharding import sharded_sweep
+
+        return sharded_sweep(devices, chosen if chosen < n else None), chosen
     return (chosen if chosen < n else None), chosen

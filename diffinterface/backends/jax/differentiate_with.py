@@ -53,10 +53,10 @@ def _expected_dtype(dtype):
 
 def _over_leading(fn, args, core_ndims):
     """``fn`` on every element of the leading (vmapped) axes of ``args``; results restacked."""
+    if all(a.ndim == k for a, k in zip(args, core_ndims)):  # no vmap around the call
+        return fn(*args)
     leads = [a.shape[: a.ndim - k] for a, k in zip(args, core_ndims)]
     lead = np.broadcast_shapes(*leads)
-    if not lead:
-        return fn(*args)
     n = size_of(lead)
     flat = [np.broadcast_to(a, lead + a.shape[len(l):]).reshape((n,) + a.shape[len(l):]) for a, l in zip(args, leads)]
     results = [fn(*(a[i] for a in flat)) for i in range(n)]
@@ -127,6 +127,8 @@ class _Linear:
         return _expected_dtype(self.call.rules.x_dtype)
 
     def host(self, *args, nlevels):
+        if not nlevels:  # no vmap around the call: one inner call, nothing to broadcast
+            return self.apply([np.asarray(a) for a in args[:-1]], (np.asarray(args[-1]),))[0]
         res, v = [np.asarray(a) for a in args[:-1]], np.asarray(args[-1])
         lead = np.broadcast_shapes(*(a.shape[:nlevels] for a in (*res, v)))
         n = size_of(lead)

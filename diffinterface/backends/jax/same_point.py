@@ -5,10 +5,15 @@ At preparation one compiled function runs ``jax.linearize`` of f
 and returns the residuals as a pytree (a ``jax.tree_util.Partial``); each
 call applies them to the seeds, so f's forward (and, for hvp, backward) pass
 is not run again. The preparation's own point compiles the products over its
-residuals as constants (XLA optimizes them as such: measured ~3x faster for a
-batch of ten than with the residuals as arguments). Both functions take x and the residuals as arguments, so a
-preparation moved to another x (``Impl.move``, used by the scipy adaptors
-from iterate to iterate) reuses them without compiling again.
+residuals as constants (XLA optimizes them as such). A batch of seeds goes in
+as a tuple and its products come out stacked, one array, which a second
+compiled function splits into one array per seed (the numpy family: views of
+one numpy copy): XLA computes a vmapped product into one stacked buffer much
+faster than into one output per seed, and the split costs less than that
+difference (``benchmarks/bench_same_point.py``). The movable functions take x
+and the residuals as arguments, so a preparation moved to another x
+(``Impl.move``, used by the scipy adaptors from iterate to iterate) reuses
+them without compiling again.
 """
 
 from __future__ import annotations
@@ -18,7 +23,34 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...core import OPERATORS, Impl
-from .calls import _owned, _wrap, _x64_scope
+from ...core.batching import record
+from .batching import sweep_batch
+from .calls import _owned, _unstacked, _wrap, _x64_scope
+from .transforms import _mapped
+
+
+@jax.jit
+def _split(stacked):
+    """The products stacked along a first axis, one array each (compiled per shape and dtype)."""
+    return tuple(stacked[i] for i in range(stacked.shape[0]))
+
+
+def _stacked_products(product, bound):
+    """``(residuals, first, seeds) -> products``: ``product`` over the tuple ``seeds``, stacked, in vectorized
+    passes of at most ``bound`` seeds (None: all at once), as the ordinary sweeps run."""
+
+    def stacked(residuals, first, seeds):
+        return _mapped(lambda seed: product(residuals, first, seed), jnp.stack(seeds), bound)
+
+    return stacked
+
+
+def _sweep_batch(adapter, operator, problem):
+    """``(bound, chosen)`` of :func:`~diffinterface.backends.jax.batching.sweep_batch` for the seeds' sweep."""
+    k, f = len(problem.tangents), problem.f
+    if operator == "pullback":
+        return sweep_batch(adapter, problem, k, "reverse")
+    return sweep_batch(adapter, problem, k, "forward", jax.grad(f) if operator == "hvp" else None)
 
 
 def _linearization(operator, g, x_dtype, jit):
@@ -28,13 +60,13 @@ def _linearization(operator, g, x_dtype, jit):
         at = jit(lambda x: jax.vjp(g, x))
 
         def product(residuals, first, seed):
-            return residuals(seed.astype(first.dtype))[0]
+            return residuals(jnp.asarray(seed, first.dtype))[0]
 
     else:  # jax.linearize's map is a pytree too (a Partial): compiled once, applied to the residuals
         at = jit(lambda x: jax.linearize(jax.grad(g) if operator == "hvp" else g, x))
 
         def product(residuals, first, seed):
-            return residuals(seed.astype(x_dtype))
+            return residuals(jnp.asarray(seed, x_dtype))
 
     return at, product
 
@@ -45,44 +77,41 @@ def prepare_same_point(adapter, operator, problem):
         return None
     f, ctx, numpy_family = problem.f, problem.ctx, problem.family == "numpy"
     wide = adapter._wide(problem)
+    bound, chosen = _sweep_batch(adapter, operator, problem)
     with _x64_scope(wide):
         jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
         at, product = _linearization(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
         one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
-        batch = jit(jax.vmap(product, in_axes=(None, None, 0)))
-    at = _wrap(at, None, wide)
+        batch = jit(_stacked_products(product, bound))
+    at, split = _wrap(at, None, wide), (_split if jit is jax.jit else _split.__wrapped__)
     plain, valued = OPERATORS[operator].methods
     fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
 
     def impl_at(x, own_point=False):
         first, residuals = at(x)
         if own_point:  # compiled over this point's residuals as constants: faster products, compiled per point
-
-            def batch_of(seeds):  # a tuple in, a tuple out, inside the compiled function
-                stacked = jax.vmap(lambda seed: product(residuals, first, seed))(jnp.stack(seeds))
-                return tuple(stacked[i] for i in range(len(seeds)))
-
+            stacked_products = _stacked_products(product, bound)
             with _x64_scope(wide):
-                apply_one, apply_batch = jit(lambda seed: product(residuals, first, seed)), jit(batch_of)
+                apply_one = jit(lambda seed: product(residuals, first, seed))
+                apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
         else:  # moved here: the functions compiled for the first point, the residuals as arguments
 
             def apply_one(seed):
                 return one(residuals, first, seed)
 
             def apply_batch(seeds):
-                stacked = batch(residuals, first, jnp.stack(seeds))
-                return tuple(stacked[i] for i in range(len(seeds)))
+                return batch(residuals, first, seeds)
 
         def products(seeds):
-            if len(seeds) == 1:
-                product = apply_one(jnp.asarray(seeds[0]))
+            if len(seeds) == 1:  # numpy seeds and numbers go to the compiled functions as they are
+                product = apply_one(seeds[0])
                 return (_owned(product),) if numpy_family else (product,)
-            results = apply_batch(tuple(map(jnp.asarray, seeds)))
-            return tuple(map(_owned, results)) if numpy_family else results
+            stacked = apply_batch(seeds)
+            return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
 
         run = _wrap(products, None, wide)
         value = _owned(first) if numpy_family else first
-        return Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
-                                     valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))})
+        return record(Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
+                                            valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))}), chosen)
 
     return impl_at(problem.x, own_point=True)

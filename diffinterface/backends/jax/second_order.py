@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...core import require_scalar_output
 from ...core.batching import record
 from .batching import sweep_batch
+from .aux import traced_function
 from .calls import _owned, _to_numpy
 from .transforms import _batched, _derivative_pair, _forward_products, _gradient_pair, _jacobian_transform
 from .transforms import _mapped, _reverse_products, _second_order
@@ -23,13 +24,19 @@ class JAXSecondOrder:
     def prepare_second_derivative(self, problem):
         mode = self.backend.mode or "forward"  # inner and outer alike
         scalar_output = mode == "reverse" and problem.spec.shape == ()
+        f, aux = traced_function(problem)
 
         def full():
-            return _second_order(_derivative_pair(problem.f, mode, scalar_output)[1], mode)
+            return _second_order(_derivative_pair(f, mode, scalar_output, aux)[1], mode, has_aux=aux)
 
         def second_only():
             value_first_and_second = full()
-            return lambda x, *ctx: value_first_and_second(x, *ctx)[2]
+
+            def second(x, *ctx):
+                out = value_first_and_second(x, *ctx)
+                return (out[0][2], out[1]) if aux else out[2]
+
+            return second
 
         return self._impl(
             problem,
@@ -42,16 +49,17 @@ class JAXSecondOrder:
         require_scalar_output(problem, "hessian")
         inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
         bound, chosen = sweep_batch(self, problem, problem.x_size, outer, _gradient_pair(f, inner)[0])
+        f, aux = traced_function(problem)
 
         def hessian():
-            return _jacobian_transform(outer, bound)(_gradient_pair(f, inner)[0])
+            return _jacobian_transform(outer, bound)(_gradient_pair(f, inner, aux)[0], has_aux=aux)
 
         return record(self._impl(
             problem,
             ("hessian", inner, outer),
             {
                 "hessian": hessian,
-                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner)[1], outer, bound),
+                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner, aux)[1], outer, bound, aux),
             },
             {"hessian": _owned, "value_gradient_and_hessian": _to_numpy},
         ), chosen)
@@ -61,14 +69,15 @@ class JAXSecondOrder:
         inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
         # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
         products = _reverse_products if outer == "reverse" else _forward_products
-        gradient = lambda: _gradient_pair(f, inner)[0]  # noqa: E731
-        bound, chosen = sweep_batch(self, problem, k, outer, gradient())
+        bound, chosen = sweep_batch(self, problem, k, outer, _gradient_pair(f, inner)[0])
+        f, aux = traced_function(problem)
+        gradient = lambda: _gradient_pair(f, inner, aux)[0]  # noqa: E731
         return record(self._impl(
             problem,
             ("hvp", inner, outer, k),
             {
-                "hvp": lambda flat: _batched(gradient(), products, k, False, flat, bound),
-                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat, bound),
+                "hvp": lambda flat: _batched(gradient(), products, k, False, flat, bound, aux),
+                "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat, bound, aux),
             },
             batched=True,
         ), chosen)

@@ -21,7 +21,7 @@ derivative         ``ForwardAccumulator`` with tangent 1            reverse: ``t
 gradient           ``GradientTape.gradient``                        forward: vectorized
                                                                     accumulator over x's basis
 jacobian           forward (vectorized accumulator) when            forward / ``tape.jacobian``
-                   ``x.size <= y.size``, else ``tape.jacobian``
+                   ``x.size < y.size``, else ``tape.jacobian``
 hvp                forward over reverse: an accumulator around      same
                    a tape, ``tf.vectorized_map`` over tangents
 hessian            forward over reverse over x's basis              same
@@ -48,6 +48,16 @@ two-argument functions ``f(y, x)`` and writing into a ``di.Cache`` are not
 supported; ``out=`` takes numpy buffers and ``tf.Variable`` buffers.
 """
 
-from .adapter import TensorFlowAdapter
+from .keras import keras_function
 
-__all__ = ["TensorFlowAdapter"]
+__all__ = ["TensorFlowAdapter", "keras_function"]
+
+
+def __getattr__(name):
+    # the adapter imports TensorFlow: only when it is asked for (di.keras_function is exported from here, and
+    # `import diffinterface` imports no framework)
+    if name == "TensorFlowAdapter":
+        from .adapter import TensorFlowAdapter
+
+        return TensorFlowAdapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

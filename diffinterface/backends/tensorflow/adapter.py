@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from . import recipes
+from .batching import Sweep
 from .boundary import Boundary, as_output, connected, forward_mode, promoting
 
 #: fragments of TensorFlow's messages when f converts the tensor it is differentiated at (TensorFlow 2.21)
@@ -15,9 +16,11 @@ _TRACED_ARRAY_MESSAGES = (
 )
 
 
-def _first(pair_fn):
-    """The operator alone from its ``value_and_`` form: the last result."""
-    return lambda *args: pair_fn(*args)[-1]
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 class TensorFlowAdapter(Adapter):
@@ -29,11 +32,25 @@ class TensorFlowAdapter(Adapter):
     traced_array_name = "TensorFlow tensor"
     # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
     writes_cache = False
+    # with has_aux, the traced functions return no aux: the core evaluates f once more, eagerly, per call
+    aux_evaluated_again = frozenset({"pushforward", "pullback", "derivative", "gradient", "jacobian",
+                                     "second_derivative", "hvp", "hessian"})
+    #: every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one traced function
+    bounds_sweeps = True
 
     def __init__(self, backend):
         super().__init__(backend)
         #: a prepared f is traced by tf.function without values (autograph turns tensor branches into tf.cond)
         self.traces_without_values = backend.jit
+
+    def choose_mode(self, operator, problem):
+        mode = super().choose_mode(operator, problem)
+        # a square Jacobian: TensorFlow's own tape.jacobian traces in about two thirds of the time of a
+        # vectorized ForwardAccumulator and runs as fast or faster (n = 10: 0.99x, n = 100: 0.68x)
+        if (operator == "jacobian" and mode == "forward" and self.backend.mode is None
+                and problem.x_size == problem.spec.size):
+            return "reverse"
+        return mode
 
     def is_traced_array_error(self, error):
         text = str(error)
@@ -124,11 +141,15 @@ class TensorFlowAdapter(Adapter):
 
     def prepare_pushforward(self, problem):
         b = Boundary(self, problem)
-        return self._seeded(b, "pushforward", recipes.pushforwards(b.bound(), len(problem.tangents), b.broken, b.vmap), 1)
+        k = len(problem.tangents)
+        s = Sweep(self, b, k, forward=True)
+        return s.record(self._seeded(b, "pushforward", recipes.pushforwards(b.bound(), k, b.broken, s.vmap, s.parallel), 1))
 
     def prepare_pullback(self, problem):
         b = Boundary(self, problem)
-        return self._seeded(b, "pullback", recipes.pullbacks(b.bound(), len(problem.tangents), b.broken), 1)
+        k = len(problem.tangents)
+        s = Sweep(self, b, k, forward=False)
+        return s.record(self._seeded(b, "pullback", recipes.pullbacks(b.bound(), k, b.broken, s.parallel), 1))
 
     # -- first order ---------------------------------------------------------------------------------
 
@@ -136,41 +157,48 @@ class TensorFlowAdapter(Adapter):
         require_scalar_output(problem, "gradient")
         b = Boundary(self, problem)
         if problem.mode("gradient") == "forward":
-            core = recipes.or_reverse(recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, b.vmap),
+            s = Sweep(self, b, _size(problem.x_shape), forward=True)
+            core = recipes.or_reverse(recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, s.vmap),
                                       recipes.gradient(b.bound(), b.broken))
-        else:
-            core = recipes.gradient(b.bound(), b.broken)
+            return s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core))
+        core = recipes.gradient(b.bound(), b.broken)
         return self._unseeded(b, ("gradient", "value_and_gradient"), core)
 
     def prepare_jacobian(self, problem):
         b = Boundary(self, problem)
         if problem.mode("jacobian") == "forward":
+            s = Sweep(self, b, _size(problem.x_shape), forward=True)
             core = recipes.or_reverse(
-                recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, b.vmap),
-                recipes.reverse_jacobian(b.bound(), b.broken))
+                recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, s.vmap),
+                recipes.reverse_jacobian(b.bound(), b.broken, s.parallel))
         else:
-            core = recipes.reverse_jacobian(b.bound(), b.broken)
-        return self._unseeded(b, ("jacobian", "value_and_jacobian"), core)
+            s = Sweep(self, b, _size(problem.spec.shape), forward=False)
+            core = recipes.reverse_jacobian(b.bound(), b.broken, s.parallel)
+        return s.record(self._unseeded(b, ("jacobian", "value_and_jacobian"), core))
 
     def prepare_derivative(self, problem):
         b = Boundary(self, problem)
         if problem.mode("derivative") == "forward":
             core = recipes.or_reverse(recipes.derivative_forward(b.bound(), b.broken),
                                       recipes.reverse_jacobian(b.bound(), b.broken))
-        else:
-            core = recipes.reverse_jacobian(b.bound(), b.broken)
-        return self._unseeded(b, ("derivative", "value_and_derivative"), core)
+            return self._unseeded(b, ("derivative", "value_and_derivative"), core)
+        s = Sweep(self, b, _size(problem.spec.shape), forward=False)
+        core = recipes.reverse_jacobian(b.bound(), b.broken, s.parallel)
+        return s.record(self._unseeded(b, ("derivative", "value_and_derivative"), core))
 
     # -- second order: forward over reverse in one traced function -----------------------------------
 
     def prepare_hvp(self, problem):
         b = Boundary(self, problem)
-        return self._seeded(b, "hvp", recipes.hvps(b.bound(), len(problem.tangents), b.broken, b.vmap), 2)
+        k = len(problem.tangents)
+        s = Sweep(self, b, k, forward=True)
+        return s.record(self._seeded(b, "hvp", recipes.hvps(b.bound(), k, b.broken, s.vmap), 2))
 
     def prepare_hessian(self, problem):
         b = Boundary(self, problem)
-        core = recipes.hessian(b.bound(), problem.x_shape, b.broken, b.vmap)
-        return self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core)
+        s = Sweep(self, b, _size(problem.x_shape), forward=True)
+        core = recipes.hessian(b.bound(), problem.x_shape, b.broken, s.vmap)
+        return s.record(self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core))
 
     def prepare_second_derivative(self, problem):
         b = Boundary(self, problem)

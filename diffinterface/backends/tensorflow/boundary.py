@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import contextlib
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.ops import PromoMode as _PromoMode
 from tensorflow.python.framework.ops import get_dtype_conversion_mode as _promotion_mode
@@ -50,6 +51,8 @@ def forward_mode():
         FORWARD_MODE.reset(token)
 
 _OFF = _PromoMode.OFF
+#: the arguments a traced function takes by shape and dtype alone (new values reuse the trace)
+_ARRAYS = (tf.Tensor, tf.Variable, np.ndarray)
 
 
 def as_output(y, like):
@@ -105,6 +108,21 @@ def promoting():
         _set_promotion_mode("off")
 
 
+@contextlib.contextmanager
+def not_promoting():
+    """TensorFlow's own dtype rules again inside :func:`promoting`, for code that relies on them: Keras layers
+    hand their variables to TensorFlow's operators, whose "all" promotion asks ``variable == bool``, which a
+    Keras variable answers with a tensor conversion that fails."""
+    if _promotion_mode() != _PromoMode.ALL:
+        yield
+        return
+    _set_promotion_mode("off")
+    try:
+        yield
+    finally:
+        _set_promotion_mode("all")
+
+
 class Boundary:
     """The conversions and the compilation of one preparation (see the module docstring)."""
 
@@ -156,12 +174,15 @@ class Boundary:
         fn = tf.function(fixed, autograph=False, reduce_retracing=False)
         try:
             with promoting():
-                fn.get_concrete_function(*example)
+                concrete = fn.get_concrete_function(*example)
         except TypeError as error:
             if "as a Python `bool`" not in str(error):
                 raise
             raise self.branch_error(error) from error
-        return fn
+        # the traced function itself where every argument is an array: calling it skips tf.function's
+        # look-up of the trace by its arguments (a third of a small call); an argument that is a Python
+        # object (a number context) is part of the trace, and a new value must trace again
+        return concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
 
     def branch_error(self, error):
         message = traced_array(self.f, self.backend, "TensorFlow tensor traced by tf.function", error)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from .batching import batched_map
 from .boundary import ForwardThroughBridgeError, connected, forward_mode
 
 
@@ -23,12 +24,33 @@ def _zeros(shape, dtype):
     return tf.zeros(shape, dtype=dtype)
 
 
-def _reverse(f, x, ctx):
+def _reverse(f, x, ctx, persistent=False):
     """``(tape, y)``: f recorded at x."""
-    with tf.GradientTape() as tape:
+    with tf.GradientTape(persistent=persistent) as tape:
         tape.watch(x)
         y = f(x, *ctx)
     return tape, y
+
+
+def _pullback_rows(tape, y, x, cotangents, parallel, broken):
+    """The pullbacks of ``cotangents`` (stacked along a first axis), ``parallel`` per vectorized pass, on a
+    persistent ``tape``. Not ``tape.jacobian(parallel_iterations=)``: its batches run in a while loop whose
+    body gathers y's rows anew, off the tape (its rows came back None); the cotangents enter as output
+    gradients instead, which need nothing new recorded."""
+    def pullback(u):
+        return connected(tape.gradient(y, x, output_gradients=u), x, broken)
+
+    return batched_map(parallel)(pullback, cotangents)
+
+
+def _jacobian(tape, y, x, parallel, broken):
+    """``tape.jacobian(y, x)``, all rows at once (``parallel`` None) or ``parallel`` rows per vectorized pass
+    (on a tape made persistent for it, see :func:`_pullback_rows`)."""
+    if parallel is None:
+        return tape.jacobian(y, x)
+    m = y.shape.num_elements()
+    basis = tf.reshape(tf.eye(m, dtype=y.dtype), (m, *y.shape))
+    return tf.reshape(_pullback_rows(tape, y, x, basis, parallel, broken), (*y.shape, *x.shape))
 
 
 def _jvp(f, x, t, ctx, broken):
@@ -53,18 +75,18 @@ def or_reverse(forward, reverse):
     return core
 
 
-def _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken):
+def _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken, parallel=None):
     """``(y, [J t for t in seeds])`` from the reverse Jacobian (one pullback per output), for f whose custom
     gradients forward mode cannot see; the pullbacks are not differentiated again, so a bridged first
     derivative (SecondOrder) needs no third derivatives."""
-    tape, y = _reverse(f, x, ctx)
-    jacobian = tape.jacobian(y, x)
+    tape, y = _reverse(f, x, ctx, persistent=parallel is not None)
+    jacobian = _jacobian(tape, y, x, parallel, broken)
     if jacobian is None:  # y does not depend on x
         return y, [connected(None, tf.zeros_like(y), broken) for _ in seeds]
     return y, [tf.tensordot(jacobian, tf.cast(t, x.dtype), axes=len(x.shape)) for t in seeds]
 
 
-def pushforwards(f, k, broken, vmap=tf.vectorized_map):
+def pushforwards(f, k, broken, vmap=tf.vectorized_map, parallel=None):
     """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
     one tangent and one jvp themselves, not in tuples)."""
     if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
@@ -83,13 +105,13 @@ def pushforwards(f, k, broken, vmap=tf.vectorized_map):
         return ys[0], tuple(tf.unstack(ds))
 
     def reverse_batch(x, seeds, *ctx):
-        y, products = _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken)
+        y, products = _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken, parallel)
         return y, tuple(products)
 
     return or_reverse(core, reverse_batch)
 
 
-def pullbacks(f, k, broken):
+def pullbacks(f, k, broken, parallel=None):
     """``core(x, cotangents) -> (y, vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
     if k == 1:
         def core(x, seed, *ctx):
@@ -98,6 +120,9 @@ def pullbacks(f, k, broken):
         return core
 
     def core(x, seeds, *ctx):
+        if parallel is not None:
+            tape, y = _reverse(f, x, ctx, persistent=True)
+            return y, tuple(tf.unstack(_pullback_rows(tape, y, x, _seeds(seeds, y), parallel, broken)))
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x, *ctx)
@@ -115,11 +140,11 @@ def gradient(f, broken):
     return core
 
 
-def reverse_jacobian(f, broken):
+def reverse_jacobian(f, broken, parallel=None):
     """``core(x) -> (y, J)`` with J of shape ``y.shape + x.shape`` (``tape.jacobian``; a scalar x: the derivative)."""
     def core(x, *ctx):
-        tape, y = _reverse(f, x, ctx)
-        return y, connected(tape.jacobian(y, x), _zeros((*y.shape, *x.shape), x.dtype), broken)
+        tape, y = _reverse(f, x, ctx, persistent=parallel is not None)
+        return y, connected(_jacobian(tape, y, x, parallel, broken), _zeros((*y.shape, *x.shape), x.dtype), broken)
     return core
 
 

@@ -66,6 +66,8 @@ class TorchAdapter(TorchSecondOrder, Adapter):
         self.reverse_only = backend.mode == "reverse"
         # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go flat).
         self.pytrees = frozenset() if self.forward_only or backend.compile else frozenset({"gradient"})
+        if self.forward_only:  # f under torch.func's forward-mode Jacobian shows no values: aux is taken apart
+            self.aux_evaluated_again = frozenset({"pullback", "gradient", "jacobian"})
 
     def is_traced_array_error(self, error):
         # numpy() / item() on a tensor that requires grad or inside torch.func's transforms

@@ -36,6 +36,8 @@ array([0.8485, 1.1314])
 
 from __future__ import annotations
 
+import sys
+
 import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
@@ -50,7 +52,6 @@ from .functions import (
     clip,
     concat,
     copysign,
-    cumulative_prod,
     cumulative_sum,
     diff,
     empty_like,
@@ -81,6 +82,7 @@ from .functions import (
     where,
     zeros_like,
 )
+from .. import exact_products
 from .linalg_extension import Linalg
 
 __array_api_version__ = "2023.12"
@@ -105,6 +107,17 @@ for _name in ("signbit", "nextafter", "bitwise_and", "bitwise_left_shift", "bitw
               "logical_and", "logical_or", "logical_xor", "logical_not", "argmax", "argmin"):
     globals()[_name] = _not_differentiable(_name)
 del _name
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The product over ``axis``, exact where factors are zero (autograd's own divides by them)."""
+    return exact_products.prod(sys.modules[__name__], x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along ``axis``, exact where factors are zero."""
+    return exact_products.cumulative_prod(sys.modules[__name__], x, axis=axis, dtype=dtype,
+                                          include_initial=include_initial)
+
 
 #: the linalg extension
 linalg = Linalg()

@@ -166,18 +166,6 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     return _with_initial(result, x, axis, 0, include_initial)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running products along ``axis`` (one product per step: exact where ``x`` has zeros)."""
-    axis = _cumulative_axis(x, axis, "cumulative_prod")
-    x = x if dtype is None else astype(x, dtype)
-    running, steps = None, []
-    for item in unstack(x, axis=axis):
-        running = item if running is None else running * item
-        steps.append(running)
-    result = anp.stack(steps, axis=axis) if steps else x * 1
-    return _with_initial(result, x, axis, 1, include_initial)
-
-
 # -- linear algebra -----------------------------------------------------------------------------
 
 

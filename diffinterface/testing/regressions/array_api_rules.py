@@ -21,7 +21,11 @@ a graph break. The probes state the contract on every backend:
   the same derivative (``<u, J t> = <J^T u, t>``): autograd's and torch's
   forward rules used the whole tangent where their reverse rules read the
   symmetric part, so a pushforward disagreed with the pullback of the same
-  function (their namespaces now read ``(x + x.T) / 2``, as JAX's does).
+  function (their namespaces now read ``(x + x.T) / 2``, as JAX's does);
+- ``array-api-prod-with-zeros``: the Jacobian and Hessian through ``prod``
+  and the gradient through ``cumulative_prod`` of rows holding one and two
+  zeros are right (autograd's ``prod`` and TensorFlow's ``cumprod`` divide
+  by each factor: NaN on autograd, silently wrong values on TensorFlow).
 
 The full sweep over every function and shape is :mod:`..array_api_cases`.
 
@@ -204,6 +208,41 @@ def _symmetric_matrix(backend, problems, zero):
                               np.sum(pulled * tangent), like=np.float64(0.0), rtol=1e-5, atol=1e-7)
 
 
+#: rows with no zero, one zero and two zeros
+_ROWS_WITH_ZEROS = np.array([[1.1, -0.7, 0.9], [0.0, 0.8, 1.3], [0.5, 0.0, 0.0]])
+
+
+def _products_of_the_others(row, skipped):
+    return np.prod([v for k, v in enumerate(row) if k not in skipped])
+
+
+def _prod_with_zeros(backend, problems, zero):
+    x = _ROWS_WITH_ZEROS
+    rows, n = x.shape
+    products = np.prod(x, axis=1)
+    jacobian_expected = np.zeros((rows, rows, n))
+    hessian_expected = np.zeros((rows, n, rows, n))
+    for r in range(rows):
+        first = np.array([_products_of_the_others(x[r], {j}) for j in range(n)])
+        jacobian_expected[r, r] = first
+        second = np.array([[0.0 if j == k else _products_of_the_others(x[r], {j, k}) for k in range(n)]
+                           for j in range(n)])
+        hessian_expected[r, :, r, :] = (-np.sin(products[r]) * np.outer(first, first)
+                                        + np.cos(products[r]) * second)
+    problems.expect_result("jacobian through prod of rows holding zeros",
+                           lambda: jacobian(lambda x: _xp(x).prod(x, axis=1), backend, x), jacobian_expected,
+                           like=x, zero=zero)
+    problems.expect_result("hessian through prod of rows holding zeros",
+                           lambda: hessian(lambda x: _xp(x).sum(_xp(x).sin(_xp(x).prod(x, axis=1))), backend, x),
+                           hessian_expected, like=x, zero=zero, rtol=1e-3, atol=1e-4)
+    # d/dx_j of sum_k prod_{i <= k} x_i is the sum over k >= j of the products of the others up to k
+    gradient_expected = np.array([[sum(_products_of_the_others(row[:k + 1], {j}) for k in range(j, n))
+                                   for j in range(n)] for row in x])
+    problems.expect_result("gradient through cumulative_prod of rows holding zeros",
+                           lambda: gradient(lambda x: _xp(x).sum(_xp(x).cumulative_prod(x, axis=1)), backend, x),
+                           gradient_expected, like=x, zero=zero)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -218,4 +257,6 @@ def probes():
                  _broadcast_argument),
         BadInput("array-api-symmetric-matrix", "cholesky and eigh of a symmetric matrix: pushforward along a "
                  "non-symmetric tangent agrees with the pullback", _symmetric_matrix),
+        BadInput("array-api-prod-with-zeros", "the Jacobian and Hessian through prod, the gradient through "
+                 "cumulative_prod, of rows holding zeros are right", _prod_with_zeros),
     ]

@@ -1,0 +1,52 @@
+"""Where evaluations and sweeps run: the checks of ``AutoFiniteDiff(workers=...)`` and ``AutoJAX(devices=...)``.
+
+Both run at selector construction and import nothing: an Executor, a Dask
+Client, a JAX device or mesh exists only once its module was imported, so
+each is recognized through ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def workers_kind(workers):
+    """What ``AutoFiniteDiff(workers=...)`` was given: None, "processes", "executor", "client" or "map".
+
+    Refuses anything else with an error naming ``workers``. Imports nothing: an
+    Executor or a Dask Client exists only once its module was imported.
+
+    >>> workers_kind(None), workers_kind(4), workers_kind(map)
+    (None, 'processes', 'map')
+    """
+    if workers is None:
+        return None
+    expected = ("AutoFiniteDiff(workers=...) expected None (one evaluation after the other), a positive int (a "
+                "process pool of that many workers), a concurrent.futures.Executor, a dask.distributed.Client, "
+                "or a map-like callable workers(func, iterable) such as multiprocessing.Pool(4).map")
+    if not isinstance(workers, bool) and hasattr(type(workers), "__index__"):
+        if workers < 1:
+            raise ValueError(f"{expected}; got {workers!r}")
+        return "processes"
+    futures, distributed = sys.modules.get("concurrent.futures"), sys.modules.get("distributed")
+    if futures is not None and isinstance(workers, futures.Executor):
+        return "executor"
+    if distributed is not None and isinstance(workers, distributed.Client):
+        return "client"
+    if callable(workers):
+        return "map"
+    raise TypeError(f"{expected}; got {workers!r}")
+
+
+def jax_devices(devices):
+    """``devices`` as ``AutoJAX`` keeps them: a ``jax.sharding.Mesh``, or a tuple of ``jax.Device``; else an error."""
+    jax = sys.modules.get("jax")  # a device or a mesh exists only once JAX was imported
+    if jax is not None and isinstance(devices, jax.sharding.Mesh):
+        return devices
+    if jax is not None and isinstance(devices, (list, tuple)) and devices \
+            and all(isinstance(d, jax.Device) for d in devices):
+        return tuple(devices)
+    raise TypeError(
+        "AutoJAX(devices=...) expected None (JAX's default device), a non-empty list of jax.Device (jax.devices()) "
+        f"or a jax.sharding.Mesh; got {devices!r}"
+    )

@@ -1,0 +1,334 @@
+"""``AutoFiniteDiff(workers=...)`` (issue #31): evaluations of f through threads, processes, a map-like callable and a
+Dask cluster; results equal the serial ones bit for bit; failures name the evaluation; nothing hangs."""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import diffinterface as di
+from diffinterface.core import workers as workers_module
+
+METHODS = ("central", "forward", "complex")
+
+
+def smooth(x):
+    return np.sin(x).sum() * np.cos(x[0]) + (x[1:] * x[:-1]).sum() ** 2
+
+
+def vector(x):
+    return np.sin(x) * x[0] + np.cumsum(x) ** 2
+
+
+def exits_past_five(x):
+    """A simulation whose process dies (no exception, no cleanup) at some inputs."""
+    if x[0] > 5:
+        os._exit(3)
+    return (x ** 2).sum()
+
+
+@pytest.fixture(scope="module")
+def threads():
+    with ThreadPoolExecutor(4) as pool:
+        yield pool
+
+
+X = np.linspace(0.2, 1.1, 5)
+TANGENTS = (np.ones(5), np.arange(5.0))
+
+
+def results(backend, method_tag):
+    """Every operator's results at X, prepared once each."""
+    out = {}
+    for name, f, extra in [
+        ("gradient", smooth, ()), ("value_and_gradient", smooth, ()), ("jacobian", vector, ()),
+        ("value_and_jacobian", vector, ()), ("hessian", smooth, ()), ("value_gradient_and_hessian", smooth, ()),
+        ("hvp", smooth, (TANGENTS,)), ("gradient_and_hvp", smooth, (TANGENTS,)), ("pushforward", vector, (TANGENTS,)),
+    ]:
+        operator = name.split("_and_")[-1]
+        prep = getattr(di, "prepare_" + operator)(f, backend, X, *extra)
+        out[name] = getattr(di, name)(f, backend, X, *extra, prep=prep)
+    out["derivative"] = di.derivative(np.sin, backend, 0.3)
+    out["second_derivative"] = di.second_derivative(np.sin, backend, 0.3)
+    return out
+
+
+def assert_identical(a, b, where=""):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), where
+        for u, v in zip(a, b):
+            assert_identical(u, v, where)
+        return
+    assert type(a) is type(b), where
+    assert np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b), where
+
+
+# -- the selector ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["4", 2.0, True, [1, 2], 0, -2])
+def test_workers_that_are_none_of_the_kinds_are_refused_naming_workers(value):
+    with pytest.raises((TypeError, ValueError), match=r"AutoFiniteDiff\(workers=...\) expected None.*a positive "
+                                                        r"int.*Executor.*dask.distributed.Client.*map-like.*got "):
+        di.AutoFiniteDiff(workers=value)
+
+
+def test_the_adaptive_method_takes_no_workers_and_says_why():
+    with pytest.raises(ValueError, match=r"workers=.*method='adaptive', which picks each point from f's values"):
+        di.AutoFiniteDiff(method="adaptive", workers=2)
+
+
+def test_workers_are_keyword_only_compared_by_identity_and_left_out_of_the_repr_when_none(threads):
+    assert repr(di.AutoFiniteDiff()) == "AutoFiniteDiff(method='central', rel_step=None, abs_step=None)"
+    assert repr(di.AutoFiniteDiff(workers=3)).endswith(", workers=3)")
+    assert di.AutoFiniteDiff(workers=threads) == di.AutoFiniteDiff(workers=threads)
+    with ThreadPoolExecutor(1) as other:
+        assert di.AutoFiniteDiff(workers=threads) != di.AutoFiniteDiff(workers=other)
+    assert len({di.AutoFiniteDiff(workers=threads), di.AutoFiniteDiff(workers=threads), di.AutoFiniteDiff()}) == 2
+    with pytest.raises(TypeError, match="too many positional"):
+        di.AutoFiniteDiff("central", None, None, 4)
+
+
+# -- results --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", ["threads", "map"])
+def test_every_operator_through_workers_equals_the_serial_result_bit_for_bit(method, kind, threads):
+    workers = threads if kind == "threads" else threads.map
+    serial = results(di.AutoFiniteDiff(method=method), method)
+    parallel = results(di.AutoFiniteDiff(method=method, workers=workers), method)
+    assert serial.keys() == parallel.keys()
+    for name in serial:
+        assert_identical(serial[name], parallel[name], f"{method} {kind} {name}")
+
+
+def test_a_process_pool_gives_the_serial_results_bit_for_bit_and_closes():
+    backend = di.AutoFiniteDiff(workers=2)
+    for name, f, prepare in [("hessian", smooth, di.prepare_hessian), ("jacobian", vector, di.prepare_jacobian)]:
+        prep = prepare(f, backend, X)
+        assert_identical(getattr(di, name)(f, backend, X, prep=prep), getattr(di, name)(f, di.AutoFiniteDiff(), X))
+    pools = [pool for pool in workers_module._POOLS if pool.executor is not None]
+    assert pools  # the last preparation is alive
+    assert di.close_workers(prep) == 1 and di.close_workers(prep) == 0
+    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X))
+    assert di.close_workers() >= 1
+    assert all(pool.executor is None for pool in pools)
+    # a closed pool is started again by the next call
+    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X))
+
+
+def test_a_preparation_shuts_its_process_pool_down_when_garbage_collected():
+    before = set(workers_module._POOLS)
+    prep = di.prepare_gradient(smooth, di.AutoFiniteDiff(workers=1), X)
+    pool, = set(workers_module._POOLS) - before
+    assert pool.executor is not None
+    del prep
+    gc.collect()
+    assert pool.executor is None
+
+
+def test_the_evaluations_run_at_once_and_f_at_x_once(threads):
+    running, most, lock, points, armed = [0], [0], threading.Lock(), [], []
+    together = threading.Barrier(4, timeout=10)  # four evaluations must be running at once to pass it
+
+    def f(x):
+        if armed:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                points.append(x.copy())
+            together.wait()
+            with lock:
+                running[0] -= 1
+        return (x ** 2).sum()
+
+    x = np.arange(1.0, 8.0)  # 8 evaluations: two rounds of four
+    backend = di.AutoFiniteDiff(method="forward", workers=threads)
+    prep = di.prepare_gradient(f, backend, x)
+    armed.append(True)
+    _, gradient = di.value_and_gradient(f, backend, x, prep=prep)
+    assert most[0] == 4
+    assert sum(np.array_equal(p, x) for p in points) == 1 and len(points) == 8
+    np.testing.assert_allclose(gradient, 2 * x, rtol=1e-6)
+
+
+def test_a_cache_gets_its_own_copy_per_evaluation(threads):
+    def f(x, scratch):
+        scratch[:] = x ** 2
+        threading.Event().wait(0.001)  # let another evaluation write meanwhile, were the buffer shared
+        return (scratch * x).sum()
+
+    buffer = np.zeros(5)
+    serial = di.hessian(f, di.AutoFiniteDiff(), X, di.Cache(buffer))
+    assert_identical(di.hessian(f, di.AutoFiniteDiff(workers=threads), X, di.Cache(buffer)), serial)
+
+
+# -- wrappers and scipy ---------------------------------------------------------------------------------------
+
+
+def test_autosparse_colors_and_second_order_outer_points_go_through_the_workers(threads):
+    calls = []
+
+    def banded(x):
+        calls.append(threading.get_ident())
+        return x[1:] ** 2 - x[:-1] + di.array_namespace(x).sin(x[1:])
+
+    x = np.linspace(0.1, 2, 12)
+    sparse, serial = di.AutoSparse(di.AutoFiniteDiff(workers=threads)), di.AutoSparse(di.AutoFiniteDiff())
+    assert np.array_equal(di.jacobian(banded, sparse, x).toarray(), di.jacobian(banded, serial, x).toarray())
+    assert len(set(calls)) > 1  # several threads evaluated f
+    scalar = lambda x: (banded(x) ** 2).sum()
+    assert np.array_equal(di.hessian(scalar, sparse, x).toarray(), di.hessian(scalar, serial, x).toarray())
+    pytest.importorskip("autograd")
+    pair = di.SecondOrder(di.AutoFiniteDiff(workers=threads), di.AutoAutograd())
+    same_serially = di.SecondOrder(di.AutoFiniteDiff(workers=map), di.AutoAutograd())
+    assert_identical(di.hvp(smooth, pair, X, TANGENTS), di.hvp(smooth, same_serially, X, TANGENTS))
+
+
+def test_scipy_minimize_runs_through_a_backend_with_workers(threads):
+    from scipy.optimize import minimize
+
+    from diffinterface.scipy import objective
+
+    rosenbrock = lambda x: ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
+    x0 = np.full(4, -0.5)
+    found = {}
+    for label, backend in [("serial", di.AutoFiniteDiff()), ("threads", di.AutoFiniteDiff(workers=threads))]:
+        problem = objective(rosenbrock, backend, x0)
+        found[label] = minimize(problem.fun, problem.x0, jac=problem.jac, method="BFGS").x
+    assert np.array_equal(found["serial"], found["threads"])
+    np.testing.assert_allclose(found["threads"], np.ones(4), atol=1e-4)
+
+
+# -- failures -------------------------------------------------------------------------------------------------
+
+
+def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_others_finish(threads):
+    release = threading.Event()
+    finished = []
+
+    def f(x):
+        if x[2] != 1.0:
+            raise ValueError("the solver diverged")
+        if np.all(x == 1.0):  # x itself, evaluated once at preparation too
+            return (x ** 2).sum()
+        release.wait(30)  # the other evaluations are still running when the error must surface
+        finished.append(1)
+        return (x ** 2).sum()
+
+    x = np.ones(4)
+    try:
+        with pytest.raises(di.WorkerError, match=r"f raised in a worker at evaluation 4 of 5 \(x moved at entry 2 by "
+                                                 r"\+[0-9.e-]+\): ValueError: the solver diverged") as caught:
+            di.gradient(f, di.AutoFiniteDiff(method="forward", workers=threads), x, prep=None)
+        assert not finished
+    finally:
+        release.set()
+    assert isinstance(caught.value.__cause__, ValueError)
+    assert any("raised in a worker" in note for note in caught.value.__cause__.__notes__)
+    assert isinstance(caught.value, di.DifferentiationError)
+
+
+def test_a_worker_process_that_dies_gives_an_error_and_the_next_call_a_fresh_pool():
+    backend = di.AutoFiniteDiff(workers=2)
+    prep = di.prepare_gradient(exits_past_five, backend, np.ones(3))
+    with pytest.raises(di.WorkerError, match=r"evaluation \d of 6 \(x .*\) did not come back: BrokenProcessPool.*"
+                                             r"A worker process that exits"):
+        di.gradient(exits_past_five, backend, np.full(3, 9.0), prep=prep)
+    np.testing.assert_allclose(di.gradient(exits_past_five, backend, np.ones(3), prep=prep), 2 * np.ones(3), rtol=1e-8)
+
+
+def test_an_f_that_cannot_reach_a_process_is_refused_at_preparation_naming_workers():
+    lock = threading.Lock()
+
+    def holds_a_lock(x):
+        with lock:
+            return (x ** 2).sum()
+
+    with pytest.raises(di.WorkerError, match=r"workers: f \(or a context\) cannot be sent to another process.*lock"):
+        di.prepare_gradient(holds_a_lock, di.AutoFiniteDiff(workers=1), X)
+
+
+def test_aux_outputs_are_refused_with_workers(threads):
+    with pytest.raises(di.UnsupportedError, match=r"has_aux=True with AutoFiniteDiff\(.*workers=.*Call without has_aux"):
+        di.gradient(lambda x: ((x ** 2).sum(), x[0]), di.AutoFiniteDiff(workers=threads), X, has_aux=True)
+
+
+def test_import_diffinterface_imports_no_pool_and_no_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, diffinterface; print(sorted(m for m in ('concurrent.futures', 'multiprocessing', 'dask', "
+            "'distributed', 'cloudpickle') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(di.__file__)))
+    assert out.stdout.strip() == "[]"
+
+
+def test_shipped_functions_travel_by_value_when_pickle_cannot():
+    shipped = workers_module.Shipped((lambda x, ctx: x + 1,), processes=True)
+    copy = pickle.loads(pickle.dumps(shipped))
+    assert copy((0, 0, 1.0, ())) == 2.0
+
+
+# -- a Dask cluster -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    # two worker processes of one thread each: this is a 2-core machine
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def loaded_functions():
+    """In a worker process: how many shipped sets of functions it loaded."""
+    from diffinterface.core import workers
+
+    return len(workers._LOADED)
+
+
+def test_gradient_and_jacobian_on_a_dask_cluster_equal_the_serial_ones_bit_for_bit(client):
+    backend, serial = di.AutoFiniteDiff(workers=client), di.AutoFiniteDiff()
+    prep = di.prepare_gradient(smooth, backend, X)
+    assert_identical(di.value_and_gradient(smooth, backend, X, prep=prep), di.value_and_gradient(smooth, serial, X))
+    prep = di.prepare_jacobian(vector, backend, X)
+    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, serial, X))
+    loaded = client.run(loaded_functions)
+    assert len(loaded) == 2 and all(count >= 1 for count in loaded.values())  # both workers evaluated f
+
+
+def test_an_exception_on_the_cluster_names_the_evaluation(client):
+    def fails_at_entry_three(x):
+        if x[3] != X[3]:
+            raise ArithmeticError("no convergence")
+        return (x ** 2).sum()
+
+    # +e_3 and -e_3 both fail: the first to come back is named
+    with pytest.raises(di.WorkerError, match=r"evaluation [78] of 10 \(x moved at entry 3 by .*ArithmeticError: no "
+                                             r"convergence") as caught:
+        di.gradient(fails_at_entry_three, di.AutoFiniteDiff(workers=client), X)
+    assert isinstance(caught.value.__cause__, ArithmeticError)
+
+
+def test_scipy_minimize_drives_a_simulator_on_the_cluster(client):
+    from scipy.optimize import minimize
+
+    from diffinterface.scipy import objective
+
+    x0 = np.full(3, 0.5)
+    problem = objective(smooth, di.AutoFiniteDiff(workers=client), x0)
+    serial = objective(smooth, di.AutoFiniteDiff(), x0)
+    bounds = [(0.0, 1.5)] * 3
+    found = minimize(problem.fun, problem.x0, jac=problem.jac, method="L-BFGS-B", bounds=bounds)
+    expected = minimize(serial.fun, serial.x0, jac=serial.jac, method="L-BFGS-B", bounds=bounds)
+    assert found.success and np.array_equal(found.x, expected.x) and found.nit == expected.nit
