@@ -42,3 +42,7 @@ def test_auxiliary_outputs(di_aux_case):
 
 def test_same_point_preparations(di_same_point_case):
     di_same_point_case.check()
+
+
+def test_complex_numbers(di_complex_case):
+    di_complex_case.check()

@@ -166,7 +166,7 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
 
 # --- pages written as interpreter sessions, the README's first screen, the examples' pages ---
 
-SESSION_PAGES = ["faq", "coming-from", "pytrees", "differentiate-with", "tensorflow-keras"]
+SESSION_PAGES = ["faq", "coming-from", "pytrees", "differentiate-with", "tensorflow-keras", "complex"]
 
 _RUN_SESSION = """
 import doctest, sys

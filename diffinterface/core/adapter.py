@@ -124,6 +124,9 @@ class Adapter:
     #: False when ``f`` cannot write what it computes into a ``di.Cache`` of x's dtype: the complex
     #: step evaluates f at complex points, whose imaginary parts a real Cache would drop.
     writes_cache = True
+    #: None when the adapter differentiates a complex x (through its real view, core/complex_convention.py);
+    #: else why not, for the error (the complex step evaluates f at complex points of its own).
+    complex_x_refusal: str | None = None
     #: True when every numpy result is an ``np.ndarray``, 0-d ones included; False (the safe
     #: default) lets the core turn NumPy scalars and floats into 0-d arrays where results can be 0-d.
     numpy_results_are_arrays = False

@@ -20,6 +20,7 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, is_array, shape_of
 from .aux import AuxCapture, aux_methods, capture_of, primal_of, require_has_aux
 from .boundary import explain
+from .complex_convention import has_complex_leaf, prepare_complex
 from .dtypes import derivatives_in_x_dtype, require_real_output
 from .empty import is_empty, prepare_empty
 from .foreign import converted_contexts, converting_contexts, foreign_constants, require_family
@@ -31,9 +32,8 @@ from .registry import get_adapter
 from .same_point import same_point_plan
 
 
-#: what to do with an x that is not real floating-point (a complex x loses its imaginary part in astype)
-_REAL_X_ADVICE = ("Convert an integer x yourself (x.astype(float)); for a complex x, pass its parts as a tuple "
-                  "x = (x.real, x.imag) and rebuild it inside f (re + 1j * im), which keeps both")
+#: what to do with an x that is neither real floating-point nor complex (core/complex_convention.py takes those)
+_REAL_X_ADVICE = "Convert an integer x yourself (x.astype(float))"
 
 
 def check_x(x, adapter, op):
@@ -122,6 +122,8 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
     if call.same_point and not point_checked:
         plan = prepare(call, strict, learn_output, one_off, point_checked=True).plan
         return Preparation(op, call.backend, strict, same_point_plan(call, plan, strict))
+    if has_complex_leaf(x):  # differentiated through its real view, one convention on every backend
+        return prepare_complex(call, adapter, strict, learn_output, one_off, prepare)
     tree = None if is_array(x) else _tree_plan(x, adapter, op)
     if tree is None:
         check_x(x, adapter, op)

@@ -217,7 +217,8 @@ def tree_key(tree):
 class TreePlan:
     """How one tree structure is raveled into a flat array and back (see the module docstring)."""
 
-    def __init__(self, tree, name="x"):
+    def __init__(self, tree, name="x", complex_leaves=False):
+        # complex_leaves: a plan that only checks trees (a complex x's, core/complex_convention.py), never ravels
         optree = _optree()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
@@ -228,7 +229,8 @@ class TreePlan:
             where = name + _path_name(path) if path else name
             if not is_array(leaf):
                 raise TypeError(f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}")
-            require_real_float(leaf, where, "Convert it yourself")
+            if not (complex_leaves and dtype_name(leaf).startswith("complex")):
+                require_real_float(leaf, where, "Convert it yourself")
             if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
                 families.add(family_of(leaf))
         if len(families) > 1:
@@ -247,7 +249,7 @@ class TreePlan:
         # The flat array's dtype: the widest leaf dtype, so that no leaf loses precision in it. Adapters
         # that evaluate f at perturbed points (finite differences) size each entry's step for its
         # leaf's dtype (``Problem.leaf_dtypes``), so a float32 leaf's step survives the cast back.
-        self.dtype = _promoted(self.dtypes)
+        self.dtype = None if complex_leaves else _promoted(self.dtypes)
         self.mixed = len(set(self.dtypes)) > 1
         self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves),
                            tuple(leaf_kind(leaf) for leaf in leaves))

@@ -148,6 +148,15 @@ class Family:
         """The ``arrays`` (of this family, one shape) joined along a new axis ``axis``."""
         return self.namespace().stack(list(arrays), axis=axis)
 
+    def real_view(self, a):
+        """The complex array ``a`` as real numbers: its real and imaginary parts stacked along a new last axis."""
+        xp = self.namespace()
+        return xp.stack((xp.real(a), xp.imag(a)), axis=-1)
+
+    def complex_from_parts(self, re, im):
+        """The complex array ``re + i im`` from two real arrays of this family, differentiably (traced values too)."""
+        return re + 1j * im
+
     def shares_memory(self, a, b) -> bool:
         """True when the arrays ``a`` and ``b`` of this family may share memory (a buffer must not share x's)."""
         return a is b

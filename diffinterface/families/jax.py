@@ -56,7 +56,7 @@ class JaxFamily(Family):
         import jax
 
         # JAX truncates float64 to float32 unless x64 is on: switch it on for this thread only.
-        with jax.enable_x64(a.dtype == np.float64):
+        with jax.enable_x64(a.dtype in (np.float64, np.complex128)):
             return jax.device_put(a, like.device if hasattr(like, "device") else None)
 
     def from_dlpack(self, a):
@@ -72,6 +72,19 @@ class JaxFamily(Family):
 
     def cast(self, a, dtype):
         return a.astype(dtype)
+
+    # complex128 and float64 survive only under x64 (thread-local, undone on exit), here as in from_numpy
+    def real_view(self, a):
+        import jax
+
+        with jax.enable_x64(a.dtype == np.complex128):
+            return jax.numpy.stack((a.real, a.imag), axis=-1)
+
+    def complex_from_parts(self, re, im):
+        import jax
+
+        with jax.enable_x64(re.dtype == np.float64):
+            return jax.lax.complex(re, im)
 
     def ravel(self, leaves, dtype):
         import jax
@@ -111,7 +124,7 @@ class JaxFamily(Family):
 
         # float64 values while x64 is off globally: the compiled function must run under x64 (this
         # thread only), or JAX would truncate them to float32.
-        return x64_call(jax.jit(fn), str(like.dtype) == "float64" and not jax.enable_x64.get_global())
+        return x64_call(jax.jit(fn), str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global())
 
     def sparse_builder(self, rows, cols, shape, like):
         from jax.experimental.sparse import BCOO

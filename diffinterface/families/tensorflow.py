@@ -91,6 +91,11 @@ class TensorFlowFamily(Family):
 
         return tf.stack(list(arrays), axis=axis)
 
+    def complex_from_parts(self, re, im):
+        import tensorflow as tf
+
+        return tf.complex(re, im)  # TensorFlow does not promote a real tensor times 1j
+
     def shares_memory(self, a, b):
         return a is b
 

@@ -62,6 +62,16 @@ class TorchFamily(Family):
 
         return a.to(getattr(torch, dtype))
 
+    def real_view(self, a):
+        import torch
+
+        return torch.view_as_real(a.resolve_conj())  # a view, no copy; differentiable
+
+    def complex_from_parts(self, re, im):
+        import torch
+
+        return torch.complex(re, im)
+
     def ravel(self, leaves, dtype):
         import torch
 

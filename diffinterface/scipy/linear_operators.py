@@ -69,11 +69,15 @@ class _Products:
         return np.stack(out, axis=1) if out else np.zeros((0, 0), dtype=self.dtype)
 
 
-def _check_x(x: Any) -> Any:
+def _check_x(x: Any, complex_x: str = "") -> Any:
+    """``x`` unless it is no array or not floating; a complex x only where ``complex_x`` says why it is refused."""
     if not is_array(x) or isinstance(x, (float, int)):
         raise TypeError(f"x: expected an array (numpy, JAX, torch...); got {type(x).__name__}")
+    if dtype_name(x) in ("complex64", "complex128") and not complex_x:
+        return x
     if dtype_name(x) not in ("float32", "float64"):
-        raise TypeError(f"x: expected a real floating-point array (float32 or float64); got {dtype_name(x)}")
+        raise TypeError(f"x: expected a real floating-point array (float32 or float64); got {dtype_name(x)}. "
+                        f"{complex_x}")
     return x
 
 
@@ -117,6 +121,10 @@ class JacobianOperator(LinearOperator):
         zero = np.zeros((int(np.prod(x_shape)), 1), dtype=dtype)
         value, _ = self._forward.run((self._forward._seed(zero[:, 0]),))
         value = as_numpy(value)
+        if dtype.kind == "c" and value.dtype != dtype:
+            raise TypeError(f"f: jacobian_operator at a complex x ({dtype}) is the complex-linear map of a holomorphic "
+                            f"f, which returns {dtype} values; f returned {value.dtype}. Use di.pushforward and "
+                            "di.pullback, which are real-linear for any f (docs/complex.md)")
         self.value = value.reshape(-1)
         self._reverse = _Products(di.prepare_pullback_same_point, di.value_and_pullback, f, backend, x, contexts,
                                   value.shape, dtype)
@@ -190,6 +198,11 @@ class HessianOperator(LinearOperator):
         return self
 
 
+#: why hessian_operator refuses a complex x
+_HESSIAN_COMPLEX_X = ("A Hessian of a real f of complex x is real-linear, not a complex matrix: use di.hvp at the "
+                      "complex x, or pass (x.real, x.imag) stacked as a real x (docs/complex.md)")
+
+
 def jacobian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: Any) -> JacobianOperator:
     """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``, never formed.
 
@@ -198,7 +211,9 @@ def jacobian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: An
     ``x``: ``f``'s pass at x runs once (JAX, torch; see
     ``prepare_pushforward_same_point``), each product the rest only. Fit for
     ``least_squares(..., jac=lambda x: jacobian_operator(f, backend, x), tr_solver="lsmr")``,
-    ``lsqr``, ``lsmr``, ``svds``.
+    ``lsqr``, ``lsmr``, ``svds``. At a complex x, for a holomorphic ``f``
+    returning x's dtype, it is the complex Jacobian and ``J.H @ u`` the
+    pullback, its adjoint (see the complex-numbers page).
 
     Parameters
     ----------
@@ -220,7 +235,8 @@ def jacobian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: An
     Raises
     ------
     TypeError
-        ``f`` not callable, ``backend`` not a selector, ``x`` not a real floating array.
+        ``f`` not callable, ``backend`` not a selector, ``x`` not a floating array; a complex x whose
+        ``f`` returns another dtype.
 
     Examples
     --------
@@ -278,4 +294,4 @@ def hessian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: Any
     """
     check_function(f)
     check_backend(backend)
-    return HessianOperator(f, backend, _check_x(x), contexts)
+    return HessianOperator(f, backend, _check_x(x, _HESSIAN_COMPLEX_X), contexts)

@@ -17,6 +17,7 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
   ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
+  ``di_complex_case`` (complex x: one convention on every backend, see :mod:`.complex_scenarios`),
   ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``),
   ``di_worker_case`` (over :func:`~.worker_scenarios.worker_cases`: evaluations through ``workers`` agree).
 
@@ -40,6 +41,7 @@ from .backends import BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
 from .bad_inputs import bad_input_cases
 from .batch_scenarios import batch_cases
+from .complex_scenarios import complex_cases
 from .worker_scenarios import worker_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
@@ -151,6 +153,10 @@ def pytest_generate_tests(metafunc):
         backends = selected_backends(config)
         cases = bad_input_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
         metafunc.parametrize("di_bad_input_case", [pytest.param(c, id=c.id) for c in cases])
+    if "di_complex_case" in metafunc.fixturenames:
+        backends = selected_backends(config)
+        cases = complex_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
+        metafunc.parametrize("di_complex_case", [pytest.param(c, id=c.id) for c in cases])
     if "di_batch_case" in metafunc.fixturenames:
         metafunc.parametrize("di_batch_case", [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))])
     if "di_worker_case" in metafunc.fixturenames:

@@ -8,7 +8,7 @@ import numpy as np
 from ...errors import MissingBackendError
 from ...core.batching import record
 from ...core import Adapter, Impl, Spec, require_scalar_output
-from .refusals import dropped_imaginary_part, refuse_caches, require_x_precision
+from .refusals import COMPLEX_STEP_REAL_X_ONLY, dropped_imaginary_part, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
 from .through_workers import evaluate_through_workers
@@ -35,6 +35,7 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
         super().__init__(backend)
         self.method = backend.method
         self.writes_cache = self.method != "complex"
+        self.complex_x_refusal = COMPLEX_STEP_REAL_X_ONLY if self.method == "complex" else None
         if self.method == "adaptive":
             try:
                 import scipy.differentiate  # noqa: F401

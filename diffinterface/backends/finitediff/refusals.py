@@ -4,6 +4,7 @@
   carries the derivative was dropped);
 - f wrote into a ``di.Cache`` at a complex-step point (a real buffer keeps
   only the real part);
+- a complex x with the complex step, which steps x along i·h itself (:data:`COMPLEX_STEP_REAL_X_ONLY`);
 - f computes in a narrower dtype than x (float32 values of a float64 x: the
   differences have float32's precision, as when f calls ``jax.numpy`` on x).
 """
@@ -14,6 +15,11 @@ import numpy as np
 
 from ...contexts import Cache
 from ...errors import FIX, DifferentiationError, GraphBreakError, UnsupportedError, function_name
+
+#: why method="complex" refuses a complex x: its real view's parts would be stepped along i·h and mixed up
+COMPLEX_STEP_REAL_X_ONLY = ("the complex step (method='complex') evaluates f at x + i·h·t, which needs a real x; "
+                            "use AutoFiniteDiff(method='central'), which steps a complex x's real and imaginary "
+                            "parts in turn")
 
 
 def dropped_imaginary_part(f, backend, value):

@@ -122,8 +122,10 @@ def _leaves(result):
 
 
 def _vector(leaves):
-    """The numbers of ``leaves`` as one float64 vector."""
-    parts = [np.asarray(as_numpy(leaf), dtype=np.float64).ravel() for leaf in leaves]
+    """The numbers of ``leaves`` as one float64 vector (a complex leaf's real and imaginary parts, both)."""
+    numbers = [as_numpy(leaf) for leaf in leaves]
+    parts = [np.asarray(np.stack((a.real, a.imag)) if np.iscomplexobj(a) else a, dtype=np.float64).ravel()
+             for a in numbers]
     return np.concatenate(parts) if parts else np.zeros(0)
 
 

@@ -57,7 +57,7 @@ from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
 from ...core import get_adapter
 from ...core.bridge import context_signature, converted_contexts, framework_bridge, inner_family, to_family
-from ._rules import OperatorRules
+from ._rules import OperatorRules, refuse_complex_x
 
 
 class Bridge:
@@ -78,11 +78,16 @@ class Bridge:
         self._rules = {}
         self._lock = threading.Lock()
 
-    def rules(self, x, contexts):
-        """The rules for ``x``'s signature, built on first use from ``x`` (concrete) or zeros (traced)."""
+    def rules(self, x, contexts, derivatives=True):
+        """The rules for ``x``'s signature, built on first use from ``x`` (concrete) or zeros (traced).
+
+        ``derivatives=False``: only the value will be asked for (which a complex x may have).
+        """
         key = (shape_of(x), dtype_name(x), context_signature(contexts))
         rules = self._rules.get(key)
         if rules is None:
+            if derivatives:
+                refuse_complex_x(key[1])
             with self._lock:
                 rules = self._rules.get(key)
                 if rules is None:
@@ -118,7 +123,7 @@ class Bridge:
             return outer.call(self, x, contexts)
         if family != "unknown":  # concrete arrays no framework traces: f's value, back in x's family
             x = np.float64(x) if x.__class__ is float else x
-            rules = self.rules(x, contexts)
+            rules = self.rules(x, contexts, derivatives=False)
             inner_contexts = converted_contexts(contexts, self.family)
             return to_family(rules.value(to_family(x, self.family), inner_contexts), family)
         raise TypeError(

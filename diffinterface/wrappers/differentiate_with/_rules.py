@@ -23,6 +23,7 @@ from ... import operators
 from ...families import array_namespace, dtype_name, shape_of
 from ...contexts import Constant
 from ...core import get_adapter
+from ...errors import UnsupportedError
 from ...core.bridge import framework_bridge, inner_family, third_order, to_family, wide
 from ...operators import (
     hvp,
@@ -36,6 +37,15 @@ from ...operators import (
 )
 
 # -- the inner backend's rules ----------------------------------------------------------------
+
+
+def refuse_complex_x(x_dtype):
+    """Raise for derivatives at a complex x: the outer framework would read them in its own convention."""
+    if x_dtype.startswith("complex"):
+        raise UnsupportedError(
+            f"x: a DifferentiateWith function does not differentiate a complex x ({x_dtype}) inside another "
+            "framework's differentiation yet: the frameworks disagree on the convention of complex derivatives. "
+            "Pass (x.real, x.imag) and rebuild x inside f; see docs/complex.md")
 
 
 def _wide(method):
@@ -92,6 +102,7 @@ class OperatorRules:
     def _prepared(self, key, make):
         prep = self._preps.get(key)
         if prep is None:
+            refuse_complex_x(self.x_dtype)  # the value alone is fine (an outer complex step asks for it)
             with self._lock:
                 prep = self._preps.get(key)
                 if prep is None:

@@ -73,6 +73,8 @@ class SparseAdapter(DelegatingAdapter):
 
     #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
     own_empty_results = frozenset({"jacobian", "hessian"})
+    complex_x_refusal = ("AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
+                         "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)")
 
     def __init__(self, backend):
         super().__init__(backend, get_adapter(backend.dense_backend))
