@@ -74,6 +74,8 @@ def connected(result, like, broken):
     ``broken`` (a callable making the GraphBreakError) is None where a
     constant output truly differentiates to zero (SecondOrder's outer, an empty output).
     """
+    if isinstance(result, tf.IndexedSlices):  # a gradient through tf.gather: x's shape, as a dense tensor
+        return tf.convert_to_tensor(result)
     if result is not None:
         return result
     if broken is None or like.shape.num_elements() == 0:

@@ -25,7 +25,10 @@ a graph break. The probes state the contract on every backend:
 - ``array-api-prod-with-zeros``: the Jacobian and Hessian through ``prod``
   and the gradient through ``cumulative_prod`` of rows holding one and two
   zeros are right (autograd's ``prod`` and TensorFlow's ``cumprod`` divide
-  by each factor: NaN on autograd, silently wrong values on TensorFlow).
+  by each factor: NaN on autograd, silently wrong values on TensorFlow);
+- ``array-api-take-gradient``: the gradient and Hessian through ``take``
+  with repeated indices are dense arrays of x's shape (TensorFlow's
+  gradient of a gather is an ``IndexedSlices``, which a result refused).
 
 The full sweep over every function and shape is :mod:`..array_api_cases`.
 
@@ -243,6 +246,21 @@ def _prod_with_zeros(backend, problems, zero):
                            gradient_expected, like=x, zero=zero)
 
 
+def _take_gradient(backend, problems, zero):
+    x = np.array([[0.74, 0.3], [0.1, -0.2]])
+    weights = np.array([[2.0], [1.0]])  # row 0 is taken twice, row 1 once
+
+    def g(x):
+        xp = _xp(x)
+        return xp.sum(xp.sin(xp.take(x, xp.asarray([0, 0, 1]), axis=0)))
+
+    problems.expect_result("gradient through take with repeated indices", lambda: gradient(g, backend, x),
+                           weights * np.cos(x), like=x, zero=zero)
+    problems.expect_result("hessian through take with repeated indices", lambda: hessian(g, backend, x),
+                           np.diag((-weights * np.sin(x)).reshape(-1)).reshape(2, 2, 2, 2), like=x, zero=zero,
+                           rtol=1e-3, atol=1e-4)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -259,4 +277,6 @@ def probes():
                  "non-symmetric tangent agrees with the pullback", _symmetric_matrix),
         BadInput("array-api-prod-with-zeros", "the Jacobian and Hessian through prod, the gradient through "
                  "cumulative_prod, of rows holding zeros are right", _prod_with_zeros),
+        BadInput("array-api-take-gradient", "the gradient and Hessian through take with repeated indices are dense "
+                 "arrays of x's shape", _take_gradient),
     ]
