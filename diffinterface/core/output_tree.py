@@ -1,10 +1,34 @@
 """Pytrees as ``y``: the output plan of an ``f`` returning a pytree of arrays.
 
-``jacobian``, ``pushforward`` and ``pullback`` (the operators whose row has
-``tree_output``) take an ``f`` returning a pytree; see
-:mod:`diffinterface.core.pytree` for the layouts. :class:`OutputPlan` is
-learned at preparation (:mod:`diffinterface.core.prepare`); the operator's
-module says how its methods take y-trees (``Rules.flat_y``).
+``jacobian``, ``pushforward`` and ``pullback`` (and their
+``value_and_`` forms: the operators whose row has ``tree_output``) also take an ``f`` returning a pytree of arrays. At
+preparation the output is learned by one evaluation of ``f`` through the
+adapter (:func:`diffinterface.core.prepare._output_tree`, only when the adapter
+refuses the output as not an array: an array ``y`` pays nothing), and
+:class:`OutputPlan` records it; the adapter then sees ``f`` returning the flat
+output (leaves raveled and concatenated in the promoted dtype), and the
+prepared methods unravel the results into y-trees and ravel the y-shaped
+cotangents, which are checked and belong to the preparation's key. Every
+backend goes through this flattened path today (JAX and torch could take
+trees natively later). Layouts, as ``jax.jacobian``: a pushforward result is
+a tree like y; a pullback result a tree like x; the Jacobian a tree like y
+whose leaf ``[k]`` has shape ``y[k].shape + x.shape`` (for an array x) or is a
+tree like x of ``y[k].shape + x[l].shape``. Each leaf keeps its dtype.
+
+    >>> import numpy as np
+    >>> import diffinterface as di
+    >>> def f(x):
+    ...     return {"double": 2 * x, "total": x.sum()}
+    >>> J = di.jacobian(f, di.AutoFiniteDiff(), np.array([1.0, 2.0]))
+    >>> J["double"].round(6), J["total"].round(6)
+    (array([[2., 0.],
+           [0., 2.]]), array([1., 1.]))
+    >>> (g,) = di.pullback(f, di.AutoFiniteDiff(), np.array([1.0, 2.0]),
+    ...                    ({"double": np.array([1.0, 0.0]), "total": np.array(1.0)},))
+    >>> g.round(6)
+    array([3., 1.])
+
+The operator's module says how its methods take y-trees (``Rules.flat_y``).
 """
 
 from __future__ import annotations

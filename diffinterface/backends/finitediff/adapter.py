@@ -8,10 +8,12 @@ import numpy as np
 from ...errors import MissingBackendError
 from ...core.batching import record
 from ...core import Adapter, Impl, Spec, require_scalar_output
-from .refusals import COMPLEX_STEP_REAL_X_ONLY, dropped_imaginary_part, refuse_caches, require_x_precision
+from .evaluation import FiniteDiffEvaluation
+from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
 from .through_workers import evaluate_through_workers
+
 
 def _aligned_empty(shape, dtype, alignment=64):
     """``np.empty(shape, dtype)`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
@@ -22,14 +24,12 @@ def _aligned_empty(shape, dtype, alignment=64):
     return raw[start : start + size].view(dtype).reshape(shape)
 
 
-class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
+class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
     mode = "forward"
     #: sweeps evaluate f for one seed after the other
     bounds_sweeps = True
     inplace = True
     families = ("numpy",)
-    #: the evaluations of f of a preparation through ``workers`` (see through_workers.py); None: serial
-    tape = None
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -59,46 +59,6 @@ class FiniteDiffAdapter(FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
         return spec
 
     # -- building blocks -------------------------------------------------------------------
-
-    def _evaluate(self, problem, dtype=None):
-        """``evaluate(x, ctx) -> f(x)`` as a fresh numpy array, for one- or two-argument f (through the
-        preparation's tape, with workers)."""
-        evaluate = self._evaluate_here(problem, dtype)
-        if self.tape is None:
-            return evaluate
-        shape = problem.spec.shape if problem.y is None else problem.y.shape
-        default_dtype = problem.spec.dtype if problem.y is None else problem.y.dtype
-        return self.tape.taped(evaluate, shape, dtype or default_dtype)
-
-    def _evaluate_here(self, problem, dtype=None):
-        f = problem.f
-        if problem.y is None:
-            if dtype is None:
-                return lambda x, ctx: f(x, *ctx)
-            backend = repr(self.backend)  # its text: a selector holding an Executor does not pickle
-
-            def evaluate_complex(x, ctx):
-                value = np.asarray(f(x, *ctx))
-                if value.dtype.kind != "c":
-                    raise dropped_imaginary_part(f, backend, value)
-                return value
-
-            return evaluate_complex
-        shape, y_dtype = problem.y.shape, dtype or problem.y.dtype
-
-        def evaluate(x, ctx):
-            buffer = np.zeros(shape, dtype=y_dtype)
-            f(buffer, x, *ctx)
-            return buffer
-
-        return evaluate
-
-    def _evaluator(self, problem, dtype=None):
-        """``evaluate(x, *ctx) -> f(x)``: f itself for a one-argument f, so no frame is added per evaluation."""
-        if problem.y is None and dtype is None and self.tape is None:
-            return problem.f
-        evaluate = self._evaluate(problem, dtype)
-        return lambda x, *ctx: evaluate(x, ctx)
 
     def _directional(self, problem):
         """``directional(x, t, ctx, fx) -> (value or None, J(x) @ t)``; fx is f(x) or None."""
