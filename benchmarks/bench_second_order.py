@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_second_order            # every framework
     python -m benchmarks.bench_second_order torch jax  # some of them
-    python -m benchmarks.bench_second_order finitediff-over-jax
+    python -m benchmarks.bench_second_order finitediff-over-jax   # also its first hvp of a fresh f
 
 For each (backend, operator, n) the native recipes of the framework are timed
 against the prepared interface call on the framework's own arrays (JAX arrays
@@ -147,6 +147,37 @@ def _finitediff_over_jax():
     return (lambda x, t: (x, t)), hessian, hvp, backends, lambda r: r
 
 
+def _fresh_rosenbrock():
+    """A new function object each time: nothing compiled for it before."""
+    return lambda x: rosenbrock(x)
+
+
+def first_hvp_against_first_gradient(n=100, rounds=7):
+    """SecondOrder(AutoFiniteDiff(), AutoJAX()): ``prepare_hvp`` plus the first hvp of a fresh f, against
+    ``prepare_gradient`` plus the first gradient of AutoJAX() (what a user compiles for the gradient
+    alone), in alternation, wall time; (median hvp s, median gradient s, median of the ratios)."""
+    second_order, gradient_backend = di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX()), di.AutoJAX()
+    x, t = np.linspace(-1.0, 1.5, n), np.cos(np.arange(n, dtype=float))
+
+    def first_hvp():
+        f, start = _fresh_rosenbrock(), time.perf_counter()
+        di.hvp(f, second_order, x, (t,), prep=di.prepare_hvp(f, second_order, x, (t,)))
+        return time.perf_counter() - start
+
+    def first_gradient():
+        f, start = _fresh_rosenbrock(), time.perf_counter()
+        di.gradient(f, gradient_backend, x, prep=di.prepare_gradient(f, gradient_backend, x))
+        return time.perf_counter() - start
+
+    first_hvp(), first_gradient()  # JAX's own start-up, paid once by either
+    hvps, gradients = [], []
+    for r in range(rounds):
+        for call, into in ((first_hvp, hvps), (first_gradient, gradients))[:: 1 if r % 2 else -1]:
+            into.append(call())
+    return statistics.median(hvps), statistics.median(gradients), statistics.median(
+        h / g for h, g in zip(hvps, gradients))
+
+
 FRAMEWORKS = {
     "jax": _jax, "torch": _torch, "autograd": _autograd, "finitediff": _finitediff,
     "finitediff-over-jax": _finitediff_over_jax,
@@ -203,6 +234,10 @@ def main(selected):
                     best, ratio, seconds = compare(
                         natives, lambda: di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], block)
                     print(f"{label:36} {'hvp':10} {n:>4}  {best:30} {seconds * 1e6:8.1f}us  {ratio:.3f}")
+        if name == "finitediff-over-jax":
+            hvp_s, gradient_s, ratio = first_hvp_against_first_gradient()
+            print(f"{'SecondOrder(FD, JAX), fresh f':36} {'1st hvp':10} {100:>4}  {'prepare_gradient + 1st call':30} "
+                  f"{gradient_s * 1e3:8.1f}ms  {ratio:.3f}  (prepare_hvp + 1st hvp {hvp_s * 1e3:.1f} ms)")
 
 
 if __name__ == "__main__":

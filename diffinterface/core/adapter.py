@@ -234,5 +234,10 @@ class Adapter:
     def differentiable_value_and_derivative(self, problem):
         return None
 
+    #: ``prepare_batched_gradient`` gives the gradients at a stack of points in one call
+    batches_gradients = False
+    #: an evaluating outer that asks for all its points' values in one call of ``problem.batched_f``
+    batches_points = False
+
     def prepare_batched_gradient(self, problem, batch):
         return None

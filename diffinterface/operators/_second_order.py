@@ -45,15 +45,19 @@ def _describe_pair(outer, inner):
     return f"SecondOrder(outer={outer.backend!r}, inner={inner.backend!r})"
 
 
-def _first_derivative(problem, outer, inner, operator):
+def _first_derivative(problem, outer, inner, operator, batched=False):
     """``(value_and_<operator>, <operator> or None)`` of the inner, as functions ``outer`` can differentiate.
 
     The plain one is given when the inner is prepared (an outer that only
     evaluates): the outer then needs no value, and the inner computes none.
+    With ``batched`` (the outer evaluates through ``batched_f``) both are
+    prepared at their first call, if any.
     """
     inner_problem = problem.replace(adapter=inner)
     if outer.framework is None:
         # The outer only evaluates at concrete arrays of the user's family: any prepared inner works.
+        if batched:
+            return _prepared_at_first_use(inner_problem, operator)
         impl = inner_problem.impl(operator)
         return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
@@ -81,6 +85,28 @@ def _first_derivative(problem, outer, inner, operator):
     return function, None
 
 
+def _prepared_at_first_use(problem, operator):
+    """``(value_and_<operator>, <operator>)`` of ``problem``, prepared when one of them is first called.
+
+    For an inner that ``batches_gradients``: an evaluating outer that asks for
+    all its points' gradients in one batched call (``batched_f``, below) never
+    calls these, and preparing them compiles (JAX), so the preparation compiles
+    the batched function only. The batched preparation traces the same
+    gradient, so an f the inner cannot differentiate is still refused at
+    preparation.
+    """
+    prepared = []
+
+    def impl():
+        if not prepared:
+            prepared.append(problem.impl(operator))
+        return prepared[0]
+
+    value_and_name = "value_and_" + operator
+    return (lambda x, *ctx: getattr(impl(), value_and_name)(x, *ctx),
+            lambda x, *ctx: getattr(impl(), operator)(x, *ctx))
+
+
 def _common_dtype(a, b):
     try:
         return np.result_type(a, b).name
@@ -105,7 +131,10 @@ def differentiated_problem(problem, operator, *, with_value=False):
     Raises UnsupportedError when the outer cannot differentiate the inner.
     """
     outer, inner = problem.adapter.outer, problem.adapter.inner
-    value_and_first, plain_first = _first_derivative(problem, outer, inner, operator)
+    # An evaluating outer may ask for the gradients at all its points in one call.
+    batched = (outer.batches_points and inner.batches_gradients and operator == "gradient"
+               and not with_value and problem.tree is None)
+    value_and_first, plain_first = _first_derivative(problem, outer, inner, operator, batched)
     if operator == "gradient":
         first_spec = Spec(problem.x_shape, problem.x_dtype)
     else:
@@ -136,8 +165,7 @@ def differentiated_problem(problem, operator, *, with_value=False):
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
     differentiated = Problem(outer, first, problem.x, None, problem.contexts, None, strict=problem.strict)
     differentiated._spec = spec
-    if outer.framework is None and operator == "gradient" and not with_value and problem.tree is None:
-        # An evaluating outer may ask for the gradients at all its points in one call.
+    if batched:
         inner_problem = problem.replace(adapter=inner)
         differentiated.batched_f = lambda batch: inner.prepare_batched_gradient(inner_problem, batch)
     differentiated.constant_output_is_zero = True

@@ -47,6 +47,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 ) from error
         if getattr(backend, "workers", None) is not None:
             evaluate_through_workers(self)
+        # with workers, the points go to them
+        self.batches_points = self.method in ("central", "forward") and self.tape is None
 
     def output_spec(self, problem):
         if not self.writes_cache:
@@ -140,14 +142,20 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         points stacked ``[x + h_i t_i..., x - h_i t_i...]`` (central) or
         ``[x, x + h_i t_i...]`` (forward), with ``x`` first for the value.
         """
-        if (problem.batched_f is None or problem.y is not None or self.method not in ("central", "forward")
-                or self.tape is not None):  # with workers, the points go to them
+        if problem.batched_f is None or problem.y is not None or not self.batches_points:
             return None
         k, central = len(problem.tangents), self.method == "central"
         plain = problem.batched_f(2 * k if central else k + 1)
-        valued = problem.batched_f(2 * k + 1) if central else plain
-        if plain is None or valued is None:
+        if plain is None:
             return None
+        # The valued points' function is compiled at the first value_and_ call: hvp never needs it.
+        valued_functions = [] if central else [plain]
+
+        def valued(points, *ctx):
+            if not valued_functions:
+                valued_functions.append(problem.batched_f(2 * k + 1))
+            return valued_functions[0](points, *ctx)
+
         x0 = np.asarray(problem.x)
         step, add, subtract = self._step_rule(x0.dtype, problem), np.add, np.subtract
         # The points are written into buffers made once: a fresh stacked array costs more than
