@@ -156,8 +156,8 @@ def interface_operator(operator):
     return prepare, run
 
 
-def native_candidates(workload, framework, mode):
-    found = native.recipes(framework, workload.operator, mode)
+def native_candidates(workload, framework, mode, compiled=True):
+    found = native.recipes(framework, workload.operator, mode, compiled)
     if workload.name == "nested":
         found = found + [native.Recipe(
             CUSTOM_RULE_RECIPE, "reverse", lambda f, x: nested.native_custom_rule_gradient(framework),
@@ -199,7 +199,7 @@ def measure_case(workload, size, backend_id, settings, variant=None):
 
     # native recipes: build, first call (compilation), then pick the fastest
     candidates = []
-    for recipe in native_candidates(workload, framework, mode):
+    for recipe in native_candidates(workload, framework, mode, compiled=getattr(selector, "jit", True)):
         try:
             start = now()
             derivative_at = recipe.build(f, x)

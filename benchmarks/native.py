@@ -25,29 +25,33 @@ class Recipe:
 # -- JAX --------------------------------------------------------------------------------------
 
 
-def _jax_recipes():
+def _jax_recipes(compiled=True):
+    """JAX's recipes, each under ``jax.jit`` (the fastest), or eager for ``AutoJAX(jit=False)``."""
     import jax
     import jax.numpy as jnp
 
+    def recipe(name, mode, transform):
+        if compiled:
+            return Recipe(f"jax.jit({name})", mode, lambda f, x: jax.jit(transform(f, x)))
+        return Recipe(name, mode, transform)
+
     def jvp_derivative(f, x):
         one = jnp.ones_like(x)
-        return jax.jit(lambda x: jax.jvp(f, (x,), (one,))[1])
+        return lambda x: jax.jvp(f, (x,), (one,))[1]
 
     return {
-        "gradient": [
-            Recipe("jax.jit(jax.grad(f))", "reverse", lambda f, x: jax.jit(jax.grad(f))),
-        ],
+        "gradient": [recipe("jax.grad(f)", "reverse", lambda f, x: jax.grad(f))],
         "derivative": [
-            Recipe("jax.jit(jvp(f, x, 1))", "forward", jvp_derivative),
-            Recipe("jax.jit(jax.grad(f))", "reverse", lambda f, x: jax.jit(jax.grad(f))),
+            recipe("jvp(f, x, 1)", "forward", jvp_derivative),
+            recipe("jax.grad(f)", "reverse", lambda f, x: jax.grad(f)),
         ],
         "jacobian": [
-            Recipe("jax.jit(jax.jacfwd(f))", "forward", lambda f, x: jax.jit(jax.jacfwd(f))),
-            Recipe("jax.jit(jax.jacrev(f))", "reverse", lambda f, x: jax.jit(jax.jacrev(f))),
+            recipe("jax.jacfwd(f)", "forward", lambda f, x: jax.jacfwd(f)),
+            recipe("jax.jacrev(f)", "reverse", lambda f, x: jax.jacrev(f)),
         ],
         "hessian": [
-            Recipe("jax.jit(jax.hessian(f))", None, lambda f, x: jax.jit(jax.hessian(f))),
-            Recipe("jax.jit(jax.jacrev(jax.grad(f)))", None, lambda f, x: jax.jit(jax.jacrev(jax.grad(f)))),
+            recipe("jax.hessian(f)", None, lambda f, x: jax.hessian(f)),
+            recipe("jax.jacrev(jax.grad(f))", None, lambda f, x: jax.jacrev(jax.grad(f))),
         ],
     }
 
@@ -266,10 +270,14 @@ def _finitediff_recipes(method):
     }
 
 
-def recipes(framework, operator, mode=None):
-    """The native recipes of ``framework`` for ``operator``, restricted to ``mode`` when given."""
+def recipes(framework, operator, mode=None, compiled=True):
+    """The native recipes of ``framework`` for ``operator``, restricted to ``mode`` when given.
+
+    ``compiled=False`` gives JAX's recipes without ``jax.jit``: the baseline of
+    ``AutoJAX(jit=False)``, which compiles nothing either.
+    """
     if framework == "jax":
-        table = _jax_recipes()
+        table = _jax_recipes(compiled)
     elif framework == "torch":
         table = _torch_recipes()
     elif framework == "autograd":
