@@ -6,7 +6,8 @@ JAX needs one construction that serves forward mode, reverse mode (it
 transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
 
 - the value (and, for a scalar ``f`` with a reverse-mode inner, value and
-  gradient together) is a ``jax.pure_callback`` with ``vmap_method="expand_dims"``,
+  gradient together, under ``jit`` too) is the primitive ``_host_p``: one host
+  callback, batched as ``pure_callback(vmap_method="expand_dims")`` is,
   inside ``jax.custom_jvp``;
 - the tangent is linear in the input tangent. For a scalar ``f`` on the
   gradient route it is ``vdot(gradient, t)``, plain JAX, so ``grad`` costs one
@@ -16,6 +17,9 @@ transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
   batch becomes one call of the inner's batched operator) and differentiate
   once more with respect to x (the inner's ``hvp``): ``jax.custom_derivatives.linear_call``
   does the first but has no batching rule.
+
+Both primitives emit their callback directly in a program on one device
+(:func:`_host_lowering`), without ``jax.pure_callback``'s conversions.
 
 The inner operators are prepared at a point the user passed, never at an
 invented one: the concrete value behind the tracer (``jax.grad``, ``jvp``,
