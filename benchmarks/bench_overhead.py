@@ -22,8 +22,10 @@ Groups and rows (float64 unless named, ``jax_enable_x64`` on as in ``python -m b
 - ``bridge``: ``jax.jit(jax.grad(x -> 2 g(x) + outer(x)))`` with ``g`` a torch
   chain energy through ``DifferentiateWith`` at N = 1e4, against the torch
   inner's prepared ``value_and_pullback`` plus the JAX outer's jitted gradient;
-  and ``jax.pure_callback`` alone (a host function returning a ready array), the
-  part of the bridge that belongs to JAX.
+  and, each beside the outer's gradient, a host callback that returns a ready
+  array, the part of the bridge that belongs to JAX: through ``jax.pure_callback``
+  and through the bridge's own callback primitive (``backends/jax/differentiate_with.py``
+  emits its callback directly, without ``pure_callback``'s conversions).
 
 Each round times one sample of every contender of a row (a sample loops a call
 for at least the sample time, 5 ms), in an order that alternates between rounds; the
@@ -215,6 +217,14 @@ def bridge(rounds, sample_s, results, n):
     ready = np.asarray(x_np)
     callback = jax.jit(lambda x: jax.pure_callback(lambda x: ready, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
                        + jax.grad(_outer_part)(x))
+    from diffinterface.backends.jax.differentiate_with import _host_p
+
+    def ready_host(x):
+        return (ready,)
+
+    emitted = jax.jit(lambda x: _host_p.bind(x, host=ready_host, outs=((x.shape, x.dtype),), nlevels=0)[0]
+                      + jax.grad(_outer_part)(x))
+    assert np.array_equal(np.asarray(emitted(x_jax)), np.asarray(callback(x_jax)))
     _, (want,) = di.value_and_pullback(chain_energy_vec, inner, x_torch, two, prep=prep)
     assert np.allclose(np.asarray(bridged(x_jax)) - np.asarray(outer(x_jax)), want.numpy(), rtol=1e-10, atol=1e-12)
 
@@ -227,6 +237,7 @@ def bridge(rounds, sample_s, results, n):
         "": lambda: bridged(x_jax).block_until_ready(),
         "outer alone": lambda: outer(x_jax).block_until_ready(),
         "pure_callback + outer": lambda: callback(x_jax).block_until_ready(),
+        "emitted callback + outer": lambda: emitted(x_jax).block_until_ready(),
     }
     print(f"-- jax.jit(jax.grad) around a torch function through DifferentiateWith, N={n}: against the torch "
           "inner's prepared value_and_pullback plus the outer's jitted gradient")

@@ -6,7 +6,8 @@ JAX needs one construction that serves forward mode, reverse mode (it
 transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
 
 - the value (and, for a scalar ``f`` with a reverse-mode inner, value and
-  gradient together) is a ``jax.pure_callback`` with ``vmap_method="expand_dims"``,
+  gradient together, under ``jit`` too) is the primitive ``_host_p``: one host
+  callback, batched as ``pure_callback(vmap_method="expand_dims")`` is,
   inside ``jax.custom_jvp``;
 - the tangent is linear in the input tangent. For a scalar ``f`` on the
   gradient route it is ``vdot(gradient, t)``, plain JAX, so ``grad`` costs one
@@ -16,6 +17,9 @@ transposes the linear part of a JVP), ``jit`` and ``vmap`` at once:
   batch becomes one call of the inner's batched operator) and differentiate
   once more with respect to x (the inner's ``hvp``): ``jax.custom_derivatives.linear_call``
   does the first but has no batching rule.
+
+Both primitives emit their callback directly in a program on one device
+(:func:`_host_lowering`), without ``jax.pure_callback``'s conversions.
 
 The inner operators are prepared at a point the user passed, never at an
 invented one: the concrete value behind the tracer (``jax.grad``, ``jvp``,
@@ -89,7 +93,7 @@ class _Call:
     def value(self, x, *dyn):
         def one(x, *dyn):
             xi, ci = self.inner(x, dyn)
-            return self.out(self.rules.value(xi, ci), self.y_dtype)
+            return (self.out(self.rules.value(xi, ci), self.y_dtype),)
 
         return _over_leading(one, (np.asarray(x), *map(np.asarray, dyn)), self.core)
 
@@ -180,16 +184,44 @@ def _impl(*args, rule, nlevels):
     )
 
 
+def _host_lowering(host_of, impl, multiple_results):
+    """The lowering of a primitive computed by ``host_of(**params)`` (numpy operands in, a tuple of numpy
+    results out) in one host callback.
+
+    On one device the callback is emitted directly: XLA hands it numpy views of the operands.
+    ``jax.pure_callback``'s own lowering (``impl``'s) first puts the operands on a device as JAX arrays
+    under a default-device context and converts every result, which costs more than a small inner
+    computation. Sharded programs keep ``pure_callback``'s lowering, which annotates the callback's sharding.
+    """
+    fallback = mlir.lower_fun(impl, multiple_results=multiple_results)
+
+    def lower(ctx, *args, **params):
+        if getattr(ctx.module_context.axis_context, "num_devices", None) != 1:
+            return fallback(ctx, *args, **params)
+        results, _, _ = mlir.emit_python_callback(
+            ctx, host_of(**params), None, list(args), ctx.avals_in, ctx.avals_out,
+            has_side_effect=False, returns_token=False)
+        return results
+
+    return lower
+
+
+def _linear_host(rule, nlevels):
+    return lambda *args: (rule.host(*args, nlevels=nlevels),)
+
+
 _linear_p.def_impl(_impl)
 _linear_p.def_abstract_eval(lambda *avals, rule, nlevels: _out_aval(avals, rule, nlevels))
-mlir.register_lowering(_linear_p, mlir.lower_fun(_impl, multiple_results=False))
+mlir.register_lowering(_linear_p, _host_lowering(_linear_host, _impl, multiple_results=False))
+
+
+def _leading(args, dims):
+    """The operands with their vmapped axis first; an operand vmap does not batch gets a leading axis of size 1."""
+    return [jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)]
 
 
 def _batch(args, dims, *, rule, nlevels):
-    moved = [
-        jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)
-    ]
-    return _linear_p.bind(*moved, rule=rule, nlevels=nlevels + 1), 0
+    return _linear_p.bind(*_leading(args, dims), rule=rule, nlevels=nlevels + 1), 0
 
 
 batching.primitive_batchers[_linear_p] = _batch
@@ -254,6 +286,35 @@ def _transpose(ct, *args, rule, nlevels):
 ad.primitive_transposes[_linear_p] = _transpose
 
 
+# -- the value (and gradient) callback --------------------------------------------------------
+# ``host(*operands)`` returns a tuple of numpy arrays shaped ``outs`` (core shapes and dtypes) behind the
+# operands' ``nlevels`` leading axes: the convention of ``pure_callback(vmap_method="expand_dims")``, which
+# :func:`_over_leading` serves on the host side.
+
+_host_p = Primitive("differentiate_with_host")
+_host_p.multiple_results = True
+
+
+def _host_avals(avals, outs, nlevels):
+    lead = np.broadcast_shapes(*(tuple(np.shape(a)[:nlevels]) for a in avals))
+    return [jax.core.ShapedArray(lead + shape, dtype) for shape, dtype in outs]
+
+
+def _host_impl(*args, host, outs, nlevels):
+    structs = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _host_avals(args, outs, nlevels))
+    return jax.pure_callback(host, structs, *args)
+
+
+def _host_batch(args, dims, *, host, outs, nlevels):
+    return _host_p.bind(*_leading(args, dims), host=host, outs=outs, nlevels=nlevels + 1), (0,) * len(outs)
+
+
+_host_p.def_impl(_host_impl)
+_host_p.def_abstract_eval(lambda *avals, host, outs, nlevels: _host_avals(avals, outs, nlevels))
+mlir.register_lowering(_host_p, _host_lowering(lambda host, outs, nlevels: host, _host_impl, multiple_results=True))
+batching.primitive_batchers[_host_p] = _host_batch
+
+
 # -- the traced function ----------------------------------------------------------------------
 
 
@@ -262,15 +323,17 @@ def _build(call):
     rules = call.rules
     x_struct_dtype = _expected_dtype(rules.x_dtype)
 
+    y_out = (tuple(call.y_struct.shape), call.y_struct.dtype)
+
     def value(x, *dyn):
-        return jax.pure_callback(call.value, call.y_struct, x, *dyn, vmap_method="expand_dims")
+        return _host_p.bind(x, *dyn, host=call.value, outs=(y_out,), nlevels=0)[0]
 
     fn = jax.custom_jvp(value)
 
     if rules.gradient_route:
-        value_and_gradient = jax.custom_jvp(lambda x, *dyn: jax.pure_callback(
-            call.value_and_gradient, (call.y_struct, jax.ShapeDtypeStruct(rules.x_shape, x_struct_dtype)),
-            x, *dyn, vmap_method="expand_dims"))
+        outs = (y_out, (tuple(rules.x_shape), x_struct_dtype))
+        value_and_gradient = jax.custom_jvp(
+            lambda x, *dyn: tuple(_host_p.bind(x, *dyn, host=call.value_and_gradient, outs=outs, nlevels=0)))
 
         @value_and_gradient.defjvp
         def _(primals, tangents):

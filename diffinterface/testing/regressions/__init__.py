@@ -24,6 +24,9 @@ The modules group the probes by the kind of defect:
   kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too;
 - :mod:`.evaluation_points`: f is evaluated only at points the user gave (and
   the points a derivative needs), at any shape x has, 0-d included;
+- :mod:`.differentiate_with_in_jax`: a ``DifferentiateWith`` inner inside
+  ``jax.jit`` of every JAX transform: right derivatives whichever route
+  (one gradient callback or pullbacks) it takes, and no wasted evaluation;
 - :mod:`.writable_results`: numpy results are writable arrays the user owns,
   and every result can be passed back as ``out=``;
 - :mod:`.array_api_rules`: each array-API function the namespace offers
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 from . import (
     array_api_rules,
+    differentiate_with_in_jax,
     evaluation_points,
     foreign_families,
     fresh_functions,
@@ -49,7 +53,7 @@ from . import (
 )
 
 _MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind,
-            evaluation_points, writable_results, array_api_rules)
+            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules)
 
 
 def regressions():

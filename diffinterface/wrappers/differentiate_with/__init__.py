@@ -57,7 +57,7 @@ from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
 from ...core import get_adapter
 from ...core.bridge import context_signature, converted_contexts, framework_bridge, inner_family, to_family
-from ._rules import OperatorRules, refuse_complex_x
+from ._rules import OperatorRules, gradient_route, refuse_complex_x
 
 
 class Bridge:
@@ -95,6 +95,11 @@ class Bridge:
                         type(c)(self._reference(c.value)) if framework_bridge(family_of(c.value)) is not None
                         else c for c in contexts))
         return rules
+
+    def gradient_route(self, y_shape):
+        """True when the rules of an output shaped ``y_shape`` take the gradient route (see ``_rules.py``);
+        known before they are built, for an outer that traces without values (``jax.jit``)."""
+        return False
 
     def has_rules(self, x, contexts):
         """True when the rules for ``x``'s signature are built already (nothing is prepared)."""
@@ -163,6 +168,9 @@ class DifferentiateWith(Bridge):
         framework = get_adapter(backend).framework  # raises the TypeError naming the selectors
         self.f, self.backend = f, backend
         super().__init__(lambda x, contexts: OperatorRules(f, backend, framework, x, contexts), framework, direct=f)
+
+    def gradient_route(self, y_shape):
+        return gradient_route(self.backend, y_shape)
 
     def __repr__(self):
         return f"DifferentiateWith({getattr(self.f, '__name__', self.f)!r}, {self.backend!r})"

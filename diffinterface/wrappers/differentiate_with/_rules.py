@@ -75,9 +75,7 @@ class OperatorRules:
         self._lock = threading.Lock()
         self.spec = self._output_spec()
         self.scalar = self.spec[0] == ()
-        # A reverse-mode inner gives a scalar f's gradient in one pass: the outer takes that
-        # (one callback per outer gradient) instead of a value pass plus a pullback pass.
-        self.gradient_route = self.scalar and _reverse_for_gradients(backend)
+        self.gradient_route = gradient_route(backend, self.spec[0])
 
     # evaluation
     def _call_f(self, x, contexts):
@@ -155,7 +153,12 @@ class OperatorRules:
         return weighted
 
 
-def _reverse_for_gradients(backend):
+def gradient_route(backend, y_shape):
+    """True for a scalar f (``y_shape == ()``) on a reverse-mode inner: it gives the gradient in one pass,
+    so the outer asks for value and gradient together (one inner call per outer gradient) instead of a
+    value pass plus a pullback pass."""
+    if y_shape != ():
+        return False
     adapter = get_adapter(backend)
     if adapter.mode == "both":
         return getattr(backend, "mode", None) != "forward"
