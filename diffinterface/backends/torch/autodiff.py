@@ -40,8 +40,9 @@ def _traced(fn, xr, ctx):
 # at once torch found no path, and never for an empty output, whose derivative is empty.
 
 
-def _vjp(y, xr, seed, broken, create_graph=False):
-    """``seed @ J`` by one backward pass (seed None: a scalar ``y``).
+def _vjp(y, xr, seed, broken, create_graph=False, keep_graph=False):
+    """``seed @ J`` by one backward pass (seed None: a scalar ``y``); the graph is kept for more passes when
+    ``create_graph`` or ``keep_graph``.
 
     Plain tensors with a scalar ``y`` (or a seed shaped like ``y``) go straight to torch's engine,
     with the arguments torch.autograd.grad would give it; anything else (tensor subclasses or an
@@ -49,14 +50,15 @@ def _vjp(y, xr, seed, broken, create_graph=False):
     seed, whose error it words) goes through torch.autograd.grad.
     """
     if y.requires_grad:
+        keep = create_graph or keep_graph
         if (
             _engine_run_backward is not None and not _has_torch_function((y, xr))
             and (not y.dim() if seed is None else seed.shape == y.shape)
         ):
             seeds = (_ones_like(y),) if seed is None else (seed,)
-            g = _engine_run_backward((y,), seeds, create_graph, create_graph, (xr,), True, accumulate_grad=False)[0]
+            g = _engine_run_backward((y,), seeds, keep, create_graph, (xr,), True, accumulate_grad=False)[0]
         else:
-            g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
+            g = _grad(y, xr, seed, retain_graph=keep, create_graph=create_graph, allow_unused=True)[0]
         if g is not None:
             return g
     if broken is not None and y.numel():

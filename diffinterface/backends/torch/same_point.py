@@ -2,8 +2,9 @@
 
 At preparation f runs once at x with autograd recording (for hvp, the
 gradient too, with its own graph); each call is one backward pass through
-that graph, kept with ``retain_graph=True``, batched over the seeds
-(``is_grads_batched``). A pushforward is the backward pass of the pullback
+that graph, kept with ``retain_graph=True``: a plain one for a single seed,
+one batched over the seeds (``is_grads_batched``, which vmaps the backward
+graph) for several. A pushforward is the backward pass of the pullback
 (``J t`` is the gradient of ``(u @ J) . t`` with respect to ``u``), through
 the same recorded graph.
 """
@@ -13,8 +14,8 @@ from __future__ import annotations
 import torch
 
 from ...core import OPERATORS, Impl
-from .autodiff import _traced
-from .boundary import _Boundary, _contexts
+from .autodiff import _traced, _vjp
+from .boundary import _Boundary, _contexts, _materialized
 
 
 def _backward(outputs, inputs, seeds):
@@ -23,7 +24,7 @@ def _backward(outputs, inputs, seeds):
         return torch.zeros((seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device)
     grads = torch.autograd.grad(outputs, inputs, seeds, retain_graph=True, is_grads_batched=True,
                                 allow_unused=True, materialize_grads=True)[0]
-    return grads
+    return _materialized(grads)
 
 
 def prepare_same_point(operator, problem):
@@ -45,9 +46,16 @@ def prepare_same_point(operator, problem):
     as_tensor, back = b.as_tensor, b.back
     first_value = b.back_value(first.detach())
 
-    def products(seeds):
-        stacked = torch.stack([as_tensor(s) for s in seeds])
-        return tuple(back(r) for r in _backward(through, wrt, stacked))
+    if len(problem.tangents) == 1:  # vmap's batched tensors cost more than they save for one seed
+
+        def products(seeds):
+            return (back(_materialized(_vjp(through, wrt, as_tensor(seeds[0]), None, keep_graph=True))),)
+
+    else:
+
+        def products(seeds):
+            stacked = torch.stack([as_tensor(s) for s in seeds])
+            return tuple(back(r) for r in _backward(through, wrt, stacked))
 
     plain, valued = OPERATORS[operator].methods
     copy = first_value.copy if hasattr(first_value, "copy") else first_value.clone
