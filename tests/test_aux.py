@@ -10,11 +10,15 @@ from diffinterface.testing.aux_scenarios import aux_cases
 WRAPPERS = {
     "second_order-fd-over-torch": di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()),
     "second_order-torch-over-torch": di.SecondOrder(di.AutoTorch(), di.AutoTorch()),
+    # torch.func's vmap(jvp) inside both: aux from jvp's own has_aux (backends/torch/aux.py)
+    "second_order-torch_forward-over-torch_forward": di.SecondOrder(di.AutoTorch(mode="forward"),
+                                                                    di.AutoTorch(mode="forward")),
     "second_order-jax-over-jax": di.SecondOrder(di.AutoJAX(), di.AutoJAX()),
     "second_order-fd-over-jax": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX()),
     "sparse-fd": di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())),
     "sparse-jax": di.AutoSparse(di.AutoJAX(), sparsity_detector=di.TracerSparsityDetector()),
     "sparse-torch": di.AutoSparse(di.AutoTorch(), sparsity_detector=di.TracerSparsityDetector()),
+    "sparse-torch_forward": di.AutoSparse(di.AutoTorch(mode="forward"), sparsity_detector=di.TracerSparsityDetector()),
 }
 
 
