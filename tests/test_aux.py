@@ -10,11 +10,15 @@ from diffinterface.testing.aux_scenarios import aux_cases
 WRAPPERS = {
     "second_order-fd-over-torch": di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()),
     "second_order-torch-over-torch": di.SecondOrder(di.AutoTorch(), di.AutoTorch()),
+    # torch.func's vmap(jvp) inside both: aux from jvp's own has_aux (backends/torch/aux.py)
+    "second_order-torch_forward-over-torch_forward": di.SecondOrder(di.AutoTorch(mode="forward"),
+                                                                    di.AutoTorch(mode="forward")),
     "second_order-jax-over-jax": di.SecondOrder(di.AutoJAX(), di.AutoJAX()),
     "second_order-fd-over-jax": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX()),
     "sparse-fd": di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())),
     "sparse-jax": di.AutoSparse(di.AutoJAX(), sparsity_detector=di.TracerSparsityDetector()),
     "sparse-torch": di.AutoSparse(di.AutoTorch(), sparsity_detector=di.TracerSparsityDetector()),
+    "sparse-torch_forward": di.AutoSparse(di.AutoTorch(mode="forward"), sparsity_detector=di.TracerSparsityDetector()),
 }
 
 
@@ -173,3 +177,54 @@ def test_kit_finds_an_extra_evaluation_for_aux(monkeypatch):
     monkeypatch.setattr(jax_aux, "_native", lambda problem: None)  # the core's capture alone: f again per call
     result = aux_cases({"jax": di.AutoJAX()}, ["gradient"])[0].run()
     assert result.status == "failed" and "evaluated f" in result.message()
+
+
+@pytest.mark.parametrize("backend", [di.AutoTorch(mode="forward"), di.AutoTorch(mode="forward", batch_size=2),
+                                     di.AutoTorch(batch_size=2)], ids=["forward", "forward-chunked", "both-chunked"])
+@pytest.mark.parametrize("name", ["pushforward", "pullback", "jacobian", "gradient"])
+def test_torch_vmap_recipes_take_aux_from_their_evaluation(backend, name):
+    """torch.func's vmap(jvp) (several tangents, forward-mode Jacobians, chunked or not) returns aux itself: f is
+    evaluated as often as without aux; aux tensors come back plain (readable, no recording), other leaves and
+    tensors f did not compute as the very objects."""
+    import torch
+
+    constant = torch.ones(3, dtype=torch.float64)
+    scalar = name == "gradient"
+
+    def f(x):
+        y = (x ** 3).sum() if scalar else torch.sin(x) * x
+        return y, {"constant": constant, "x": x, "sum": (x * x).sum(), "label": "at x", "scale": 0.5, "none": None}
+
+    x = torch.linspace(0.3, 1.2, 3, dtype=torch.float64)
+    seeds = (tuple(torch.eye(3, dtype=torch.float64)),) if name in ("pushforward", "pullback") else ()
+    counts, results = [], []
+    for has_aux in (False, True):
+        g = CountingFunction(f if has_aux else (lambda x: f(x)[0]))
+        prep = getattr(di, "prepare_" + name)(g, backend, x, *seeds, has_aux=has_aux)
+        g.take()
+        valued = getattr(di, di.core.OPERATORS[name].valued)
+        results.append((getattr(di, name)(g, backend, 2 * x, *seeds, prep=prep, has_aux=has_aux),
+                        valued(g, backend, 2 * x, *seeds, prep=prep, has_aux=has_aux)))
+        counts.append(g.take())
+    assert counts[1] == counts[0], counts
+    (plain, valued_plain), ((plain_aux, aux), ((value, valued_aux), *derivatives)) = results
+    for got, wanted in ((plain_aux, plain), (value, valued_plain[0]), (derivatives, valued_plain[1:])):
+        got, wanted = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(wanted)
+        assert len(got) == len(wanted) and all(torch.equal(a, b) for a, b in zip(got, wanted))
+    for aux in (aux, valued_aux):
+        assert aux["constant"] is constant and aux["label"] == "at x" and aux["scale"] == 0.5 and aux["none"] is None
+        for key, wanted in (("x", 2 * x), ("sum", (4 * x * x).sum())):
+            assert type(aux[key]) is torch.Tensor and not aux[key].requires_grad
+            assert np.allclose(aux[key].numpy(), wanted.numpy(), rtol=1e-15)
+
+
+def test_kit_holds_torch_forward_mode_to_its_count(monkeypatch):
+    """Without taking aux out of vmap(jvp), forward-mode torch evaluates f once more per call: the kit's case fails
+    (AutoTorch declares no operator in aux_evaluated_again)."""
+    from diffinterface.backends.torch import adapter, jacobians
+
+    for module in (adapter, jacobians):
+        monkeypatch.setattr(module, "native_aux", lambda problem: None)
+    assert not di.core.get_adapter(di.AutoTorch(mode="forward")).aux_evaluated_again
+    result = aux_cases({"torch-forward": di.AutoTorch(mode="forward")}, ["gradient"])[0].run()
+    assert result.status == "failed" and "evaluated f 2 times" in result.message()

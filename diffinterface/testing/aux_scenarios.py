@@ -1,8 +1,9 @@
 """The kit's cases for auxiliary outputs (``has_aux=True``), one per backend and operator.
 
 ``f`` returns ``(y, aux)`` with an aux mixing arrays computed from x, a
-string, an int and a nested tuple. Each case checks, for its backend and
-operator:
+string, an int, a float, None and a nested tuple. Each case checks, for its
+backend and operator (the operators taking seeds with one seed and with
+three: a batch takes other recipes, vectorized ones among them):
 
 - the results equal the same backend's results without aux (unprepared,
   prepared, value-and forms), in JAX's layout (``op`` -> ``(result, aux)``,
@@ -26,8 +27,8 @@ operator:
     >>> from diffinterface.testing.aux_scenarios import aux_cases
     >>> import diffinterface as di
     >>> [c.id for c in aux_cases({"fd": di.AutoFiniteDiff()})][:3]
-    ['fd-has_aux-pushforward', 'fd-has_aux-pullback', 'fd-has_aux-derivative']
-    >>> aux_cases({"fd": di.AutoFiniteDiff()})[2].check().status
+    ['fd-has_aux-pushforward', 'fd-has_aux-pushforward-3seeds', 'fd-has_aux-pullback']
+    >>> aux_cases({"fd": di.AutoFiniteDiff()})[4].check().status
     'passed'
 """
 
@@ -46,6 +47,9 @@ from .counting import CountingFunction
 #: the non-array leaves of aux: the very objects must come back
 _LABEL = "computed at x"
 _COUNT = 7
+_SCALE = 0.5
+#: seeds of the second case of an operator taking seeds
+BATCH_OF_SEEDS = 3
 
 
 def _vector_f(x):
@@ -74,7 +78,7 @@ _OPERATORS = {
 def _with_aux(f):
     def f_with_aux(x):
         xp = array_namespace(x)
-        return f(x), {"label": _LABEL, "stats": (xp.sum(x * x), _COUNT), "double": 2 * x}
+        return f(x), {"label": _LABEL, "stats": (xp.sum(x * x), _COUNT, _SCALE, None), "double": 2 * x}
 
     return f_with_aux
 
@@ -129,8 +133,10 @@ class _Check:
         if not isinstance(aux, dict) or set(aux) != {"label", "stats", "double"}:
             self.found.append(f"{what}: aux {aux!r} is not the dict f returned")
             return
-        if aux["label"] is not _LABEL or aux["stats"][1] is not _COUNT:
-            self.found.append(f"{what}: aux's string and int are not the objects f returned: {aux!r}")
+        others = aux["stats"][1:]
+        if aux["label"] is not _LABEL or len(others) != 3 or any(
+                got is not wanted for got, wanted in zip(others, (_COUNT, _SCALE, None))):
+            self.found.append(f"{what}: aux's string, int, float and None are not the objects f returned: {aux!r}")
         for name, leaf, wanted in (("stats[0]", aux["stats"][0], np.sum(x * x)), ("double", aux["double"], 2 * x)):
             if not is_array(leaf):
                 self.found.append(f"{what}: aux[{name}] is {type(leaf).__name__}, not an array")
@@ -184,10 +190,17 @@ class ProbeCase:
         raise NotImplementedError
 
 
+@dataclasses.dataclass
 class AuxCase(ProbeCase):
-    """One backend and one operator with ``has_aux=True``; ``check()`` raises on failure."""
+    """One backend and one operator with ``has_aux=True`` (and ``n_seeds`` seeds where it takes seeds);
+    ``check()`` raises on failure."""
 
+    n_seeds: int = 1
     kind = "has_aux"
+
+    @property
+    def id(self):
+        return super().id + (f"-{self.n_seeds}seeds" if self.n_seeds != 1 else "")
 
     def _run(self, found):
         self._check(_Check(found))
@@ -201,8 +214,9 @@ class AuxCase(ProbeCase):
         valued_op = getattr(di, di.core.OPERATORS[name].valued)
         n_values = di.core.OPERATORS[name].n_values
         x, x2 = _point(shape), _point(shape, 0.25)
-        seeds = () if seeds_like is None else ((np.linspace(-1.0, 1.0, int(np.prod(shape)) or 1).reshape(shape)
-                                                 if seeds_like == "x" else np.ones_like(np.asarray(f(x)))),)
+        seeds = () if seeds_like is None else tuple(
+            (np.linspace(-1.0, 1.0 + k, int(np.prod(shape)) or 1).reshape(shape) if seeds_like == "x"
+             else np.full_like(np.asarray(f(x)), 1.0 + k)) for k in range(self.n_seeds))
         seeded = (seeds,) if seeds else ()
         adapter = di.core.get_adapter(backend)
         primal = di.core.aux.primal_of(adapter)
@@ -260,8 +274,10 @@ class AuxCase(ProbeCase):
 
 
 def aux_cases(backends, operators=None):
-    """An :class:`AuxCase` per backend (a selector or a dict id -> selector) and operator."""
+    """An :class:`AuxCase` per backend (a selector or a dict id -> selector) and operator, and one more with
+    :data:`BATCH_OF_SEEDS` seeds per operator taking seeds."""
     if not isinstance(backends, dict):
         backends = {type(backends).__name__: backends}
     names = [op for op in _OPERATORS if operators is None or op in operators]
-    return [AuxCase(k, b, op) for k, b in backends.items() for op in names]
+    return [AuxCase(k, b, op, n) for k, b in backends.items() for op in names
+            for n in ((1,) if _OPERATORS[op][2] is None else (1, BATCH_OF_SEEDS))]

@@ -4,7 +4,10 @@ Each case prepares at one x with ``prepare_<op>_same_point`` and checks that:
 
 - calls with batches of seeds (one seed, then three, each prepared) give the
   ordinary operator's results and values, at the prepared x and at a copy of
-  it (equal values, another object);
+  it (equal values, another object); for hvp also of a function whose
+  Hessian is structurally zero (``sum(abs(x))``: torch returns such a
+  derivative as an immutable ZeroTensor), which must come back as arrays,
+  or be refused as the ordinary hvp refuses it (the complex step);
 - with ``batch_size=2`` (selectors that take one), three seeds give the same
   results, and ``di.batch_size(prep)`` is at most 2 where it is known;
 - a call at an x of other values raises ``PreparationMismatchError`` naming x;
@@ -38,8 +41,14 @@ def _scalar_f(x):
     return xp.sum(xp.exp(x[1:] * x[:-1])) + xp.sum(x ** 4)
 
 
-#: operator -> (f, whether seeds are shaped like f(x) rather than x)
-_OPERATORS = {"pushforward": (_vector_f, False), "pullback": (_vector_f, True), "hvp": (_scalar_f, False)}
+def _zero_hessian_f(x):
+    xp = array_namespace(x)
+    return xp.sum(xp.abs(x))
+
+
+#: operator -> (functions, whether seeds are shaped like f(x) rather than x)
+_OPERATORS = {"pushforward": ((_vector_f,), False), "pullback": ((_vector_f,), True),
+              "hvp": ((_scalar_f, _zero_hessian_f), False)}
 
 
 def _close(got, wanted):
@@ -55,24 +64,19 @@ class SamePointCase(ProbeCase):
         import diffinterface as di
 
         name, backend = self.operator, self.backend
-        f, like_output = _OPERATORS[name]
-        op = di.core.OPERATORS[name]
-        plain, valued = getattr(di, name), getattr(di, op.valued)
+        functions, like_output = _OPERATORS[name]
+        plain = getattr(di, name)
         x = np.linspace(0.2, 1.1, 5)
         rng = np.random.default_rng(3)
+        f = functions[0]
         shape = np.shape(f(x)) if like_output else x.shape
         batches = [(rng.uniform(-1, 1, shape),), tuple(rng.uniform(-1, 1, shape) for _ in range(3))]
         before = [x.copy()] + [s.copy() for b in batches for s in b]
-        for seeds in batches:
-            prep = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds)
-            ordinary = getattr(di, f"prepare_{name}")(f, backend, x, seeds)
-            for at, label in ((x, "the prepared x"), (x.copy(), "a copy of x")):
-                wanted = valued(f, backend, x, seeds, prep=ordinary)
-                got = valued(f, backend, at, seeds, prep=prep)
-                if not _close(got[1], wanted[1]) or not _close((got[0],), (wanted[0],)):
-                    found.append(f"{op.valued} at {label}, {len(seeds)} seeds: {got}, expected {wanted}")
-                if not _close(plain(f, backend, at, seeds, prep=prep), wanted[1]):
-                    found.append(f"{name} at {label}, {len(seeds)} seeds differs from the ordinary {name}")
+        for g in functions:
+            for seeds in batches:
+                self._same_results(di, g, x, seeds, found, may_refuse=g is not f)
+        seeds = batches[-1]
+        prep = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds)
         if takes_batch_size(backend):
             bounded = with_batch_size(backend, 2)
             prep_2 = getattr(di, f"prepare_{name}_same_point")(f, bounded, x, seeds)
@@ -89,6 +93,34 @@ class SamePointCase(ProbeCase):
         after = [x] + [s for b in batches for s in b]
         if not all(np.array_equal(a, b) for a, b in zip(after, before)):
             found.append("x or a seed was modified")
+
+    def _same_results(self, di, f, x, seeds, found, may_refuse=False):
+        """Note where a same-point preparation's results and value differ from the ordinary ones (``may_refuse``:
+        or where it does not refuse f as the ordinary preparation does)."""
+        name, backend = self.operator, self.backend
+        op = di.core.OPERATORS[name]
+        plain, valued = getattr(di, name), getattr(di, op.valued)
+        what = f"{name} of {f.__name__}, {len(seeds)} seeds"
+        try:
+            ordinary = getattr(di, f"prepare_{name}")(f, backend, x, seeds)
+            wanted = valued(f, backend, x, seeds, prep=ordinary)
+        except Exception as error:
+            if not may_refuse:
+                raise
+            try:
+                getattr(di, name)(f, backend, x, seeds, prep=getattr(di, f"prepare_{name}_same_point")(
+                    f, backend, x, seeds))
+            except type(error):
+                return
+            found.append(f"{what}: the ordinary {name} raised {type(error).__name__}, the same-point one did not")
+            return
+        prep = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds)
+        for at, label in ((x, "the prepared x"), (x.copy(), "a copy of x")):
+            got = valued(f, backend, at, seeds, prep=prep)
+            if not _close(got[1], wanted[1]) or not _close((got[0],), (wanted[0],)):
+                found.append(f"{op.valued} at {label}, {what}: {got}, expected {wanted}")
+            if not _close(plain(f, backend, at, seeds, prep=prep), wanted[1]):
+                found.append(f"{what} at {label} differs from the ordinary {name}")
 
 
 def same_point_cases(backends, operators=None):

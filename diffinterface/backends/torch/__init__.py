@@ -110,6 +110,13 @@ tensors would skip that evaluation, but torch's meta kernels import
 fresh zero buffer per call (torch records the writes); the user's ``y`` is
 written only by the core, with the value.
 
+``has_aux=True``: the aux of the one evaluation at x, from the recording or
+the dual number f ran on; under ``vmap(jvp)``, whose wrapped tensors show no
+values, from ``torch.func.jvp(..., has_aux=True)`` (:mod:`.aux`). Same-point
+preparations (:mod:`.same_point`) keep f's graph (for hvp the gradient's) and
+run one backward pass through it per call: plain for one seed, batched for
+several.
+
 The first forward-mode call in a process makes torch itself warn that
 ``torch.jit.script`` is deprecated (it loads its forward-AD decompositions);
 that warning is torch's, not this adapter's.

@@ -40,8 +40,9 @@ def _traced(fn, xr, ctx):
 # at once torch found no path, and never for an empty output, whose derivative is empty.
 
 
-def _vjp(y, xr, seed, broken, create_graph=False):
-    """``seed @ J`` by one backward pass (seed None: a scalar ``y``).
+def _vjp(y, xr, seed, broken, create_graph=False, keep_graph=False):
+    """``seed @ J`` by one backward pass (seed None: a scalar ``y``); the graph is kept for more passes when
+    ``create_graph`` or ``keep_graph``.
 
     Plain tensors with a scalar ``y`` (or a seed shaped like ``y``) go straight to torch's engine,
     with the arguments torch.autograd.grad would give it; anything else (tensor subclasses or an
@@ -49,14 +50,15 @@ def _vjp(y, xr, seed, broken, create_graph=False):
     seed, whose error it words) goes through torch.autograd.grad.
     """
     if y.requires_grad:
+        keep = create_graph or keep_graph
         if (
             _engine_run_backward is not None and not _has_torch_function((y, xr))
             and (not y.dim() if seed is None else seed.shape == y.shape)
         ):
             seeds = (_ones_like(y),) if seed is None else (seed,)
-            g = _engine_run_backward((y,), seeds, create_graph, create_graph, (xr,), True, accumulate_grad=False)[0]
+            g = _engine_run_backward((y,), seeds, keep, create_graph, (xr,), True, accumulate_grad=False)[0]
         else:
-            g = _grad(y, xr, seed, create_graph=create_graph, allow_unused=True)[0]
+            g = _grad(y, xr, seed, retain_graph=keep, create_graph=create_graph, allow_unused=True)[0]
         if g is not None:
             return g
     if broken is not None and y.numel():
@@ -120,51 +122,73 @@ def _dual_jvps(fn, x, seeds, ctx, broken):
     return value, torch.stack(tangents)
 
 
-def _dual_output(fn, ctx, broken):
+def _dual_output(fn, ctx, broken, has_aux=False):
     """``z -> fn(z, *ctx)`` for torch.func's forward transforms: a tensor, and (unless ``broken``
-    is None) one that carries a tangent, so that a broken graph raises instead of giving zeros."""
+    is None) one that carries a tangent, so that a broken graph raises instead of giving zeros.
+    ``has_aux``: ``fn`` returns ``(y, aux)``, and so does the bound function."""
     if broken is None:
         return (lambda z: fn(z, *ctx)) if ctx else fn
 
     def bound(z):
         y = fn(z, *ctx)
+        if has_aux:
+            y, aux = y
         if not isinstance(y, _Tensor):
             y = _as_output(y, z)
         if fwAD.unpack_dual(y).tangent is None and y.numel():
             raise broken(z)
-        return y
+        return (y, aux) if has_aux else y
 
     return bound
 
 
-def _vmapped_jvp(fn, n_ctx, broken, chunk=None):
-    """``run(x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
+def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
+    """``run(call_x, x, tangents, *ctx) -> (f(x), stacked J @ t)`` over a stacked batch of tangents.
 
     The batch stays the leading axis: vmap cannot place an unbatched result
     (f ignoring x) at another axis. ``chunk`` (None: all) bounds how many
     tangents one vectorized pass takes, as ``vmap(chunk_size=)`` would (which
-    cannot return the unbatched value: each chunk is one vmap here).
+    cannot return the unbatched value: each chunk is one vmap here). ``aux``
+    (a :class:`~.aux.NativeAux`, with has_aux) differentiates its pair instead
+    of ``fn``: the aux of the first pass is handed over for ``call_x``, the
+    call's x as the user gave it (unused otherwise).
     """
+    has_aux = aux is not None
+    if has_aux:
+        fn = aux.pair
 
     def one(x, t, *ctx):
-        return _jvp(_dual_output(fn, ctx, broken), (x,), (t,))
+        return _jvp(_dual_output(fn, ctx, broken, has_aux), (x,), (t,), has_aux=has_aux)
 
-    mapped = _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0))
+    mapped = _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0, None) if has_aux else (None, 0))
     if chunk is not None:
         whole = mapped
 
         def mapped(x, tangents, *ctx):
-            value, first = whole(x, tangents[:chunk], *ctx)
+            value, first, *rest_of_first = whole(x, tangents[:chunk], *ctx)
             rest = [whole(x, tangents[start:start + chunk], *ctx)[1] for start in range(chunk, len(tangents), chunk)]
-            return value, torch.cat([first, *rest])
+            return (value, torch.cat([first, *rest]), *rest_of_first)
 
-    def run(x, tangents, *ctx):
-        value, parts = mapped(x, tangents, *ctx)
+    def promoted(parts, tangents):
         if parts.dtype != tangents.dtype and parts.is_floating_point() and tangents.is_floating_point():
             # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose their
             # weak type once batched): the tangents' dtype is what the unbatched jvp gives
-            parts = parts.to(tangents.dtype)
-        return value, parts
+            return parts.to(tangents.dtype)
+        return parts
+
+    if has_aux:
+        hand_over = aux.hand_over
+
+        def run(call_x, x, tangents, *ctx):
+            value, parts, tensors = mapped(x, tangents, *ctx)
+            hand_over(call_x, tensors)
+            return value, promoted(parts, tangents)
+
+    else:
+
+        def run(call_x, x, tangents, *ctx):
+            value, parts = mapped(x, tangents, *ctx)
+            return value, promoted(parts, tangents)
 
     return run
 

@@ -39,7 +39,9 @@ def _primal_tensor(value):
             functorch = torch._C._functorch
             while functorch.is_functorch_wrapped_tensor(value):
                 value = functorch.get_unwrapped(value)
-            value = torch.autograd.forward_ad.unpack_dual(value).primal
+            dual = torch.autograd.forward_ad.unpack_dual(value)
+            if dual.tangent is not None:  # unpacking a plain tensor gives a new object: aux keeps f's own
+                value = dual.primal
             if value.requires_grad:
                 value = value.detach()
     return value

@@ -2,8 +2,10 @@
 
 At preparation f runs once at x with autograd recording (for hvp, the
 gradient too, with its own graph); each call is one backward pass through
-that graph, kept with ``retain_graph=True``, batched over the seeds
-(``is_grads_batched``). A pushforward is the backward pass of the pullback
+that graph, kept with ``retain_graph=True``: a plain one for a single seed,
+one batched over the seeds (``is_grads_batched``, which vmaps the backward
+graph) for several, in batches of the selector's ``batch_size`` or of the
+memory rule as every torch sweep (``batching.py``). A pushforward is the backward pass of the pullback
 (``J t`` is the gradient of ``(u @ J) . t`` with respect to ``u``), through
 the same recorded graph.
 """
@@ -13,17 +15,26 @@ from __future__ import annotations
 import torch
 
 from ...core import OPERATORS, Impl
-from .autodiff import _traced
-from .boundary import _Boundary, _contexts
+from ...core.batching import record
+from .autodiff import _traced, _vjp
+from .batching import sweep_batch
+from .boundary import _Boundary, _contexts, _materialized
 
 
-def _backward(outputs, inputs, seeds):
-    """``seeds[i] @ d outputs / d inputs`` for each seed, through the kept graph (zeros where none)."""
+def _backward(outputs, inputs, seeds, chunk):
+    """``seeds[i] @ d outputs / d inputs`` for each seed, through the kept graph (zeros where none), in batched
+    passes of ``chunk`` seeds (None: all at once)."""
     if not outputs.requires_grad:
         return torch.zeros((seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device)
-    grads = torch.autograd.grad(outputs, inputs, seeds, retain_graph=True, is_grads_batched=True,
-                                allow_unused=True, materialize_grads=True)[0]
-    return grads
+    if chunk is None:
+        return _materialized(_batched_backward(outputs, inputs, seeds))
+    return torch.cat([_materialized(_batched_backward(outputs, inputs, seeds[start:start + chunk]))
+                      for start in range(0, seeds.shape[0], chunk)])
+
+
+def _batched_backward(outputs, inputs, seeds):
+    return torch.autograd.grad(outputs, inputs, seeds, retain_graph=True, is_grads_batched=True,
+                               allow_unused=True, materialize_grads=True)[0]
 
 
 def prepare_same_point(operator, problem):
@@ -44,12 +55,20 @@ def prepare_same_point(operator, problem):
             wrt = u
     as_tensor, back = b.as_tensor, b.back
     first_value = b.back_value(first.detach())
+    chunk, chosen = sweep_batch(problem.adapter, b, problem, len(problem.tangents))
 
-    def products(seeds):
-        stacked = torch.stack([as_tensor(s) for s in seeds])
-        return tuple(back(r) for r in _backward(through, wrt, stacked))
+    if len(problem.tangents) == 1:  # vmap's batched tensors cost more than they save for one seed
+
+        def products(seeds):
+            return (back(_materialized(_vjp(through, wrt, as_tensor(seeds[0]), None, keep_graph=True))),)
+
+    else:
+
+        def products(seeds):
+            stacked = torch.stack([as_tensor(s) for s in seeds])
+            return tuple(back(r) for r in _backward(through, wrt, stacked, chunk))
 
     plain, valued = OPERATORS[operator].methods
     copy = first_value.copy if hasattr(first_value, "copy") else first_value.clone
-    return Impl(**{plain: lambda x, seeds, *ctx: products(seeds),
-                   valued: lambda x, seeds, *ctx: (copy(), products(seeds))})
+    return record(Impl(**{plain: lambda x, seeds, *ctx: products(seeds),
+                          valued: lambda x, seeds, *ctx: (copy(), products(seeds))}), chosen)
