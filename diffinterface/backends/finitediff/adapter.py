@@ -146,15 +146,9 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             return None
         k, central = len(problem.tangents), self.method == "central"
         plain = problem.batched_f(2 * k if central else k + 1)
-        if plain is None:
+        valued = problem.batched_f(2 * k + 1) if central else plain
+        if plain is None or valued is None:
             return None
-        # The valued points' function is compiled at the first value_and_ call: hvp never needs it.
-        valued_functions = [] if central else [plain]
-
-        def valued(points, *ctx):
-            if not valued_functions:
-                valued_functions.append(problem.batched_f(2 * k + 1))
-            return valued_functions[0](points, *ctx)
 
         x0 = np.asarray(problem.x)
         step, add, subtract = self._step_rule(x0.dtype, problem), np.add, np.subtract
