@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction
+from diffinterface.testing.aux_scenarios import aux_cases
 
 tf = pytest.importorskip("tensorflow")
 
@@ -340,3 +342,53 @@ def test_keras_function_refuses_what_is_not_a_built_keras_model_naming_the_argum
     f, params = di.keras_function(_keras_model(), keras.losses.MeanSquaredError())
     with pytest.raises(TypeError, match=r"loss: the Keras loss MeanSquaredError takes \(y_true, y_pred\)"):
         f(params, np.ones((2, 3), "float32"))
+
+
+_EAGER = {"eager": di.AutoTensorFlow(jit=False), "eager-forward": di.AutoTensorFlow(mode="forward", jit=False),
+          "eager-reverse": di.AutoTensorFlow(mode="reverse", jit=False)}
+
+
+@pytest.mark.parametrize("case", aux_cases(_EAGER), ids=lambda c: c.id)
+def test_eager_calls_take_aux_from_their_own_evaluation_at_x(case):
+    # the kit's aux case: results as without aux, aux at x, and f evaluated no more often than without aux
+    # (AutoTensorFlow declares no aux_evaluated_again; the traced backends run the same case in the kit)
+    case.check()
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 2], ids=["whole", "one-seed-loop", "batches"])
+@pytest.mark.parametrize("family", ["numpy", "tensorflow"])
+def test_traced_calls_return_aux_computed_by_the_traced_function(family, batch_size):
+    # aux's tensors are outputs of the one traced function, batched sweeps (loops over seeds) included: a prepared
+    # call evaluates f zero times and returns the aux at its own x; non-tensor leaves are the objects f returned
+    label = "at x"
+
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.sin(x) * x), {"label": label, "norm": (xp.sum(x * x), 7), "twice": 2 * x}
+
+    counted = CountingFunction(f)
+    backend = di.AutoTensorFlow(batch_size=batch_size)
+    x, x2 = _in(family, X, "float64"), _in(family, 2 * X, "float64")
+    di.prepare_hessian(lambda x: counted(x)[0], backend, x)
+    without_aux = counted.take()
+    prep = di.prepare_hessian(counted, backend, x, has_aux=True)
+    assert counted.take() == without_aux <= 2  # the trace (a loop over seeds traces f twice), no eager evaluation
+    (_value, aux), _gradient, hessian = di.value_gradient_and_hessian(counted, backend, x2, prep=prep, has_aux=True)
+    assert counted.take() == 0
+    np.testing.assert_allclose(np.asarray(hessian), _hessian(2 * X), rtol=1e-12)
+    assert aux["label"] is label and aux["norm"][1] == 7
+    np.testing.assert_allclose(np.asarray(aux["norm"][0]), np.sum((2 * X) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(aux["twice"]), 4 * X, rtol=1e-12)
+
+
+@pytest.mark.parametrize("operator", ["gradient", "hvp", "hessian"])
+def test_a_scalar_operator_refuses_an_array_output_learned_by_its_trace(operator):
+    # the preparation learns f's output from its trace (no eager evaluation): an array output is still refused,
+    # for hvp and hessian too (TensorFlow would differentiate the sum of the entries)
+    counted = CountingFunction(lambda x: x ** 2)
+    seeds = ((X,),) if operator == "hvp" else ()
+    with pytest.raises(ValueError, match=f"{operator} needs f to return a scalar; it returns shape \\(3,\\)"):
+        getattr(di, "prepare_" + operator)(counted, di.AutoTensorFlow(), X, *seeds)
+    scalar = CountingFunction(_scalar)
+    getattr(di, "prepare_" + operator)(scalar, di.AutoTensorFlow(), X, *seeds)
+    assert scalar.take() == 1  # the trace alone
