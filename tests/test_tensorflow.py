@@ -392,3 +392,21 @@ def test_a_scalar_operator_refuses_an_array_output_learned_by_its_trace(operator
     scalar = CountingFunction(_scalar)
     getattr(di, "prepare_" + operator)(scalar, di.AutoTensorFlow(), X, *seeds)
     assert scalar.take() == 1  # the trace alone
+
+
+@pytest.mark.parametrize("name", ["numpy-float32-scalar", "float32-inside", "float32-tensor", "float64-only"])
+def test_a_float64_trace_under_tensorflows_own_rules_computes_what_all_promotion_does(name):
+    # a float64 x is traced under TensorFlow's own dtype rules only where they give what "all" promotion gives
+    # (eager calls always promote): a float32 tensor anywhere in the graph, or a refused mix, traces again
+    f = {
+        "numpy-float32-scalar": lambda x: tf.reduce_sum(x * np.float32(0.1) * x),
+        "float32-inside": lambda x: tf.reduce_sum(tf.cast(x, tf.float32) * np.float64(0.1) * tf.cast(x, tf.float32)),
+        "float32-tensor": lambda x: tf.reduce_sum(x * tf.constant(0.1, tf.float32) * x),
+        "float64-only": lambda x: tf.reduce_sum(x * 0.1 * x),
+    }[name]
+    x = tf.constant(X)
+    traced = di.value_and_gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    eager = di.value_and_gradient(f, di.AutoTensorFlow(jit=False), x)
+    for got, wanted in zip(traced, eager):
+        assert got.dtype == wanted.dtype, (got.dtype, wanted.dtype)
+        np.testing.assert_array_equal(got.numpy(), wanted.numpy())

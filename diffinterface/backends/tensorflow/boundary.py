@@ -129,6 +129,28 @@ def not_promoting():
         _set_promotion_mode("all")
 
 
+#: operations running graphs of their own (loops, branches, calls), whose tensors ``graph.get_operations()`` omits
+_NESTED_GRAPHS = frozenset({"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
+                            "PartitionedCall", "StatefulPartitionedCall"})
+
+
+def _all_float64(graph):
+    """True when every floating or complex tensor of ``graph`` and of the graphs it runs (a batched sweep's loop) is
+    float64; False too where a nested graph cannot be read (TensorFlow keeps them in ``FuncGraph._functions``)."""
+    nested = False
+    for operation in graph.get_operations():
+        nested = nested or operation.type in _NESTED_GRAPHS
+        for tensor in operation.outputs:
+            dtype = tensor.dtype
+            if (dtype.is_floating or dtype.is_complex) and dtype != tf.float64:
+                return False
+    if not nested:
+        return True
+    functions = getattr(graph, "_functions", None)
+    return functions is not None and all(
+        hasattr(function, "graph") and _all_float64(function.graph) for function in functions.values())
+
+
 def _unchanged(y):
     return y
 
@@ -188,9 +210,13 @@ class Boundary:
             core = self.aux.returning(core)
         fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
         fn = tf.function(fixed, autograph=False, reduce_retracing=False)
+        concrete = self._traced_without_promotion(fn, example)
+        if concrete is None:
+            fn = tf.function(fixed, autograph=False, reduce_retracing=False)  # the first keeps its trace
         try:
-            with promoting():
-                concrete = fn.get_concrete_function(*example)
+            if concrete is None:
+                with promoting():
+                    concrete = fn.get_concrete_function(*example)
         except TypeError as error:
             if "as a Python `bool`" not in str(error):
                 raise
@@ -200,6 +226,29 @@ class Boundary:
         # object (a number context) is part of the trace, and a new value must trace again
         traced = concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
         return traced if self.aux is None else self.aux.unpacking(traced)
+
+    def _traced_without_promotion(self, fn, example):
+        """``fn``'s trace under TensorFlow's own dtype rules where they give what :func:`promoting` gives, else None.
+
+        Tracing under "all" promotion costs a few percent more. TensorFlow's own
+        rules differ from it where a value is converted to a narrower dtype than
+        its own (``x32 * np.float64(2)`` runs in float32 there), and they refuse
+        mixed tensors. Neither can happen unseen in a graph whose floating tensors
+        are all float64: a conversion to float64 narrows no float, and a mixed
+        operation raises (the trace is then made again under "all", as it is for
+        any other x, or under a user's own promotion mode).
+        """
+        if self.dtype != tf.float64 or _promotion_mode() != _OFF:
+            return None
+        spec = self.problem._spec
+        try:
+            concrete = fn.get_concrete_function(*example)
+        except Exception:  # noqa: BLE001 - traced again under "all", which raises f's own errors
+            concrete = None
+        if concrete is not None and _all_float64(concrete.graph):
+            return concrete
+        self.problem._spec = spec  # learned under the other rules
+        return None
 
     def handing_over(self, impl):
         """``impl``, whose methods hand each call's aux to the core where the traced function returns it."""
