@@ -410,3 +410,15 @@ def test_a_float64_trace_under_tensorflows_own_rules_computes_what_all_promotion
     for got, wanted in zip(traced, eager):
         assert got.dtype == wanted.dtype, (got.dtype, wanted.dtype)
         np.testing.assert_array_equal(got.numpy(), wanted.numpy())
+
+
+def test_a_float64_trace_keeps_a_namespace_constant_in_float64():
+    # under "all" promotion tf.experimental.numpy makes xp.asarray(0.1) float32 (0.10000000149...); a float64 x
+    # traced under TensorFlow's own rules keeps it float64, as numpy does
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(x * xp.asarray(0.1))
+
+    x = tf.constant(X)
+    gradient = di.gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    np.testing.assert_array_equal(gradient.numpy(), np.full(3, 0.1))
