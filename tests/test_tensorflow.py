@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing import CountingFunction
+from diffinterface.testing.aux_scenarios import aux_cases
 
 tf = pytest.importorskip("tensorflow")
 
@@ -340,3 +342,83 @@ def test_keras_function_refuses_what_is_not_a_built_keras_model_naming_the_argum
     f, params = di.keras_function(_keras_model(), keras.losses.MeanSquaredError())
     with pytest.raises(TypeError, match=r"loss: the Keras loss MeanSquaredError takes \(y_true, y_pred\)"):
         f(params, np.ones((2, 3), "float32"))
+
+
+_EAGER = {"eager": di.AutoTensorFlow(jit=False), "eager-forward": di.AutoTensorFlow(mode="forward", jit=False),
+          "eager-reverse": di.AutoTensorFlow(mode="reverse", jit=False)}
+
+
+@pytest.mark.parametrize("case", aux_cases(_EAGER), ids=lambda c: c.id)
+def test_eager_calls_take_aux_from_their_own_evaluation_at_x(case):
+    # the kit's aux case: results as without aux, aux at x, and f evaluated no more often than without aux
+    # (AutoTensorFlow declares no aux_evaluated_again; the traced backends run the same case in the kit)
+    case.check()
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 2], ids=["whole", "one-seed-loop", "batches"])
+@pytest.mark.parametrize("family", ["numpy", "tensorflow"])
+def test_traced_calls_return_aux_computed_by_the_traced_function(family, batch_size):
+    # aux's tensors are outputs of the one traced function, batched sweeps (loops over seeds) included: a prepared
+    # call evaluates f zero times and returns the aux at its own x; non-tensor leaves are the objects f returned
+    label = "at x"
+
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.sin(x) * x), {"label": label, "norm": (xp.sum(x * x), 7), "twice": 2 * x}
+
+    counted = CountingFunction(f)
+    backend = di.AutoTensorFlow(batch_size=batch_size)
+    x, x2 = _in(family, X, "float64"), _in(family, 2 * X, "float64")
+    di.prepare_hessian(lambda x: counted(x)[0], backend, x)
+    without_aux = counted.take()
+    prep = di.prepare_hessian(counted, backend, x, has_aux=True)
+    assert counted.take() == without_aux <= 2  # the trace (a loop over seeds traces f twice), no eager evaluation
+    (_value, aux), _gradient, hessian = di.value_gradient_and_hessian(counted, backend, x2, prep=prep, has_aux=True)
+    assert counted.take() == 0
+    np.testing.assert_allclose(np.asarray(hessian), _hessian(2 * X), rtol=1e-12)
+    assert aux["label"] is label and aux["norm"][1] == 7
+    np.testing.assert_allclose(np.asarray(aux["norm"][0]), np.sum((2 * X) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(aux["twice"]), 4 * X, rtol=1e-12)
+
+
+@pytest.mark.parametrize("operator", ["gradient", "hvp", "hessian"])
+def test_a_scalar_operator_refuses_an_array_output_learned_by_its_trace(operator):
+    # the preparation learns f's output from its trace (no eager evaluation): an array output is still refused,
+    # for hvp and hessian too (TensorFlow would differentiate the sum of the entries)
+    counted = CountingFunction(lambda x: x ** 2)
+    seeds = ((X,),) if operator == "hvp" else ()
+    with pytest.raises(ValueError, match=f"{operator} needs f to return a scalar; it returns shape \\(3,\\)"):
+        getattr(di, "prepare_" + operator)(counted, di.AutoTensorFlow(), X, *seeds)
+    scalar = CountingFunction(_scalar)
+    getattr(di, "prepare_" + operator)(scalar, di.AutoTensorFlow(), X, *seeds)
+    assert scalar.take() == 1  # the trace alone
+
+
+@pytest.mark.parametrize("name", ["numpy-float32-scalar", "float32-inside", "float32-tensor", "float64-only"])
+def test_a_float64_trace_under_tensorflows_own_rules_computes_what_all_promotion_does(name):
+    # a float64 x is traced under TensorFlow's own dtype rules only where they give what "all" promotion gives
+    # (eager calls always promote): a float32 tensor anywhere in the graph, or a refused mix, traces again
+    f = {
+        "numpy-float32-scalar": lambda x: tf.reduce_sum(x * np.float32(0.1) * x),
+        "float32-inside": lambda x: tf.reduce_sum(tf.cast(x, tf.float32) * np.float64(0.1) * tf.cast(x, tf.float32)),
+        "float32-tensor": lambda x: tf.reduce_sum(x * tf.constant(0.1, tf.float32) * x),
+        "float64-only": lambda x: tf.reduce_sum(x * 0.1 * x),
+    }[name]
+    x = tf.constant(X)
+    traced = di.value_and_gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    eager = di.value_and_gradient(f, di.AutoTensorFlow(jit=False), x)
+    for got, wanted in zip(traced, eager):
+        assert got.dtype == wanted.dtype, (got.dtype, wanted.dtype)
+        np.testing.assert_array_equal(got.numpy(), wanted.numpy())
+
+
+def test_a_float64_trace_keeps_a_namespace_constant_in_float64():
+    # under "all" promotion tf.experimental.numpy makes xp.asarray(0.1) float32 (0.10000000149...); a float64 x
+    # traced under TensorFlow's own rules keeps it float64, as numpy does
+    def f(x):
+        xp = di.array_namespace(x)
+        return xp.sum(x * xp.asarray(0.1))
+
+    x = tf.constant(X)
+    gradient = di.gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    np.testing.assert_array_equal(gradient.numpy(), np.full(3, 0.1))

@@ -32,9 +32,8 @@ class TensorFlowAdapter(Adapter):
     traced_array_name = "TensorFlow tensor"
     # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
     writes_cache = False
-    # with has_aux, the traced functions return no aux: the core evaluates f once more, eagerly, per call
-    aux_evaluated_again = frozenset({"pushforward", "pullback", "derivative", "gradient", "jacobian",
-                                     "second_derivative", "hvp", "hessian"})
+    # with has_aux, a traced function returns aux's tensors too (aux.py) and an eager call takes aux from its
+    # evaluation at x: no operator evaluates f again for aux (aux_evaluated_again stays empty)
     #: every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one traced function
     bounds_sweeps = True
 
@@ -119,14 +118,14 @@ class TensorFlowAdapter(Adapter):
             def alone(x, seeds, *ctx):
                 return tuple(out(r) for r in compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)[-1])
 
-        return Impl(**{operator: alone, combined: valued})
+        return b.handing_over(Impl(**{operator: alone, combined: valued}))
 
     @staticmethod
     def _unseeded(b, names, core):
         """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
         compiled = b.compiled(core, *b.example())
         if b.passes_through:
-            return Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
+            return b.handing_over(Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled}))
         x_in, out = b.x_in, b.out
 
         def combined(x, *ctx):
@@ -135,7 +134,15 @@ class TensorFlowAdapter(Adapter):
         def alone(x, *ctx):
             return out(compiled(x_in(x), *ctx)[-1])
 
-        return Impl(**{names[0]: alone, names[1]: combined})
+        return b.handing_over(Impl(**{names[0]: alone, names[1]: combined}))
+
+    @staticmethod
+    def _scalar(b, impl):
+        """``impl`` of an operator that needs a scalar f, once that is checked: the trace learned f's output
+        (:meth:`.boundary.Boundary.learned_output`, which raised there for another shape) or, where it could not
+        (an eager preparation, a shape known only at run time), one evaluation learns it now."""
+        require_scalar_output(b.problem, b.scalar)
+        return impl
 
     # -- primitives ----------------------------------------------------------------------------------
 
@@ -143,66 +150,65 @@ class TensorFlowAdapter(Adapter):
         b = Boundary(self, problem)
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=True)
-        return s.record(self._seeded(b, "pushforward", recipes.pushforwards(b.bound(), k, b.broken, s.vmap, s.parallel), 1))
+        return s.record(self._seeded(b, "pushforward", recipes.pushforwards(b.recorded(), k, b.broken, s.vmap, s.parallel), 1))
 
     def prepare_pullback(self, problem):
         b = Boundary(self, problem)
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=False)
-        return s.record(self._seeded(b, "pullback", recipes.pullbacks(b.bound(), k, b.broken, s.parallel), 1))
+        return s.record(self._seeded(b, "pullback", recipes.pullbacks(b.recorded(), k, b.broken, s.parallel), 1))
 
     # -- first order ---------------------------------------------------------------------------------
 
     def prepare_gradient(self, problem):
-        require_scalar_output(problem, "gradient")
-        b = Boundary(self, problem)
+        b = Boundary(self, problem, scalar="gradient")
         if problem.mode("gradient") == "forward":
             s = Sweep(self, b, _size(problem.x_shape), forward=True)
-            core = recipes.or_reverse(recipes.forward_jacobian(b.bound(), problem.x_shape, (), b.broken, s.vmap),
-                                      recipes.gradient(b.bound(), b.broken))
-            return s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core))
-        core = recipes.gradient(b.bound(), b.broken)
-        return self._unseeded(b, ("gradient", "value_and_gradient"), core)
+            core = recipes.or_reverse(recipes.forward_jacobian(b.recorded(), problem.x_shape, (), b.broken, s.vmap),
+                                      recipes.gradient(b.recorded(), b.broken))
+            return self._scalar(b, s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core)))
+        core = recipes.gradient(b.recorded(), b.broken)
+        return self._scalar(b, self._unseeded(b, ("gradient", "value_and_gradient"), core))
 
     def prepare_jacobian(self, problem):
         b = Boundary(self, problem)
         if problem.mode("jacobian") == "forward":
             s = Sweep(self, b, _size(problem.x_shape), forward=True)
             core = recipes.or_reverse(
-                recipes.forward_jacobian(b.bound(), problem.x_shape, problem.spec.shape, b.broken, s.vmap),
-                recipes.reverse_jacobian(b.bound(), b.broken, s.parallel))
+                recipes.forward_jacobian(b.recorded(), problem.x_shape, problem.spec.shape, b.broken, s.vmap),
+                recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel))
         else:
             s = Sweep(self, b, _size(problem.spec.shape), forward=False)
-            core = recipes.reverse_jacobian(b.bound(), b.broken, s.parallel)
+            core = recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel)
         return s.record(self._unseeded(b, ("jacobian", "value_and_jacobian"), core))
 
     def prepare_derivative(self, problem):
         b = Boundary(self, problem)
         if problem.mode("derivative") == "forward":
-            core = recipes.or_reverse(recipes.derivative_forward(b.bound(), b.broken),
-                                      recipes.reverse_jacobian(b.bound(), b.broken))
+            core = recipes.or_reverse(recipes.derivative_forward(b.recorded(), b.broken),
+                                      recipes.reverse_jacobian(b.recorded(), b.broken))
             return self._unseeded(b, ("derivative", "value_and_derivative"), core)
         s = Sweep(self, b, _size(problem.spec.shape), forward=False)
-        core = recipes.reverse_jacobian(b.bound(), b.broken, s.parallel)
+        core = recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel)
         return s.record(self._unseeded(b, ("derivative", "value_and_derivative"), core))
 
     # -- second order: forward over reverse in one traced function -----------------------------------
 
     def prepare_hvp(self, problem):
-        b = Boundary(self, problem)
+        b = Boundary(self, problem, scalar="hvp")
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=True)
-        return s.record(self._seeded(b, "hvp", recipes.hvps(b.bound(), k, b.broken, s.vmap), 2))
+        return self._scalar(b, s.record(self._seeded(b, "hvp", recipes.hvps(b.recorded(), k, b.broken, s.vmap), 2)))
 
     def prepare_hessian(self, problem):
-        b = Boundary(self, problem)
+        b = Boundary(self, problem, scalar="hessian")
         s = Sweep(self, b, _size(problem.x_shape), forward=True)
-        core = recipes.hessian(b.bound(), problem.x_shape, b.broken, s.vmap)
-        return s.record(self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core))
+        core = recipes.hessian(b.recorded(), problem.x_shape, b.broken, s.vmap)
+        return self._scalar(b, s.record(self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core)))
 
     def prepare_second_derivative(self, problem):
         b = Boundary(self, problem)
-        core = recipes.second_derivative(b.bound(), b.broken)
+        core = recipes.second_derivative(b.recorded(), b.broken)
         return self._unseeded(b, ("second_derivative", "value_derivative_and_second_derivative"), core)
 
     # -- first derivatives TensorFlow can differentiate again (SecondOrder pairs) --------------------

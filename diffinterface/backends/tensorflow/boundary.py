@@ -8,8 +8,8 @@ shapes and dtypes (``jit=True``), or eager TensorFlow.
 
 from __future__ import annotations
 
-import contextvars
 import contextlib
+import contextvars
 
 import numpy as np
 import tensorflow as tf
@@ -20,9 +20,13 @@ from tensorflow.python.framework.ops import (
 )
 
 from ...contexts import Cache
+from ...core import Spec, require_scalar_output
 from ...core.boundary import framework_limit
+from ...core.dtypes import require_real_output
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
+from .aux import traced_aux
+
 
 class ForwardThroughBridgeError(UnsupportedError):
     """A DifferentiateWith function met inside a forward-mode recipe (see :data:`FORWARD_MODE`)."""
@@ -125,11 +129,39 @@ def not_promoting():
         _set_promotion_mode("all")
 
 
+#: operations running graphs of their own (loops, branches, calls), whose tensors ``graph.get_operations()`` omits
+_NESTED_GRAPHS = frozenset({"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
+                            "PartitionedCall", "StatefulPartitionedCall"})
+
+
+def _all_float64(graph):
+    """True when every floating or complex tensor of ``graph`` and of the graphs it runs (a batched sweep's loop) is
+    float64; False too where a nested graph cannot be read (TensorFlow keeps them in ``FuncGraph._functions``)."""
+    nested = False
+    for operation in graph.get_operations():
+        nested = nested or operation.type in _NESTED_GRAPHS
+        for tensor in operation.outputs:
+            dtype = tensor.dtype
+            if (dtype.is_floating or dtype.is_complex) and dtype != tf.float64:
+                return False
+    if not nested:
+        return True
+    functions = getattr(graph, "_functions", None)
+    return functions is not None and all(
+        hasattr(function, "graph") and _all_float64(function.graph) for function in functions.values())
+
+
+def _unchanged(y):
+    return y
+
+
 class Boundary:
     """The conversions and the compilation of one preparation (see the module docstring)."""
 
-    def __init__(self, adapter, problem):
+    def __init__(self, adapter, problem, scalar=None):
         self.problem = problem
+        #: the operator that needs a scalar f (gradient, hvp, hessian), for the check of the output learned by tracing
+        self.scalar = scalar
         self.f = problem.f
         self.backend = adapter.backend
         self.dtype = tf.as_dtype(problem.x_dtype)
@@ -142,6 +174,8 @@ class Boundary:
         self.passes_through = not self.numpy and not isinstance(problem.x, tf.Variable)
         #: maps a function over a batch of seeds: vectorized when traced, one eager call per seed otherwise
         self.vmap = tf.vectorized_map if self.jit else eager_map
+        #: with has_aux, a traced function returns aux's tensors too (aux.py); eager calls leave aux to the core
+        self.aux = traced_aux(problem) if self.jit else None
         if not self.jit:
             self.check_no_value_taken_out(adapter)
 
@@ -172,11 +206,17 @@ class Boundary:
         # autograph off: f is traced as written (a Python branch on x's values is refused, below), and
         # tracing stays as cheap as TensorFlow allows
         # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more slowly
+        if self.aux is not None:
+            core = self.aux.returning(core)
         fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
         fn = tf.function(fixed, autograph=False, reduce_retracing=False)
+        concrete = self._traced_without_promotion(fn, example)
+        if concrete is None:
+            fn = tf.function(fixed, autograph=False, reduce_retracing=False)  # the first keeps its trace
         try:
-            with promoting():
-                concrete = fn.get_concrete_function(*example)
+            if concrete is None:
+                with promoting():
+                    concrete = fn.get_concrete_function(*example)
         except TypeError as error:
             if "as a Python `bool`" not in str(error):
                 raise
@@ -184,7 +224,35 @@ class Boundary:
         # the traced function itself where every argument is an array: calling it skips tf.function's
         # look-up of the trace by its arguments (a third of a small call); an argument that is a Python
         # object (a number context) is part of the trace, and a new value must trace again
-        return concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
+        traced = concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
+        return traced if self.aux is None else self.aux.unpacking(traced)
+
+    def _traced_without_promotion(self, fn, example):
+        """``fn``'s trace under TensorFlow's own dtype rules where they give what :func:`promoting` gives, else None.
+
+        Tracing under "all" promotion costs a few percent more. TensorFlow's own
+        rules differ from it where a value is converted to a narrower dtype than
+        its own (``x32 * np.float64(2)`` runs in float32 there), and they refuse
+        mixed tensors. Neither can happen unseen in a graph whose floating tensors
+        are all float64: a conversion to float64 narrows no float, and a mixed
+        operation raises (the trace is then made again under "all", as it is for
+        any other x, or under a user's own promotion mode).
+        """
+        if self.dtype != tf.float64 or _promotion_mode() != _OFF:
+            return None
+        spec = self.problem._spec
+        try:
+            concrete = fn.get_concrete_function(*example)
+        except Exception:  # noqa: BLE001 - traced again under "all", which raises f's own errors
+            concrete = None
+        if concrete is not None and _all_float64(concrete.graph):
+            return concrete
+        self.problem._spec = spec  # learned under the other rules
+        return None
+
+    def handing_over(self, impl):
+        """``impl``, whose methods hand each call's aux to the core where the traced function returns it."""
+        return impl if self.aux is None else self.aux.handing_over(impl)
 
     def branch_error(self, error):
         message = traced_array(self.f, self.backend, "TensorFlow tensor traced by tf.function", error)
@@ -202,7 +270,7 @@ class Boundary:
         branch on x's values is allowed eagerly (that trace cannot take it), as
         are f's own errors (the eager evaluation raises them).
         """
-        f = self.bound()
+        f = self.bound(learning=True)
         spec = tf.TensorSpec(self.problem.x_shape, self.dtype)
         ctx = self.problem.ctx
         token = CHECKING_WITHOUT_VALUES.set(True)
@@ -234,21 +302,48 @@ class Boundary:
         # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses the trace)
         return (*args, *problem.ctx)
 
-    def bound(self):
+    def recorded(self):
+        """f as the recipes of this preparation call it: :meth:`bound`; in a traced preparation it also learns the
+        output (:meth:`learned_output`) and, with has_aux, keeps the aux (aux.py). Traced, f runs only while
+        tracing, so this costs the prepared calls nothing."""
+        if not self.jit:
+            return self.bound()
+        return self.bound(learning=True, f=None if self.aux is None else self.aux.evaluating())
+
+    def learned_output(self, y):
+        """``y``, f's output met while tracing; its shape and dtype become the problem's output spec where
+        none is known yet, checked as the core checks a spec it learns (real) and, for ``scalar``, a scalar."""
+        problem = self.problem
+        if problem._spec is not None or not y.shape.is_fully_defined():
+            return y
+        spec = Spec(tuple(y.shape), y.dtype.name)
+        require_real_output(spec, problem.x_dtype, self.f)
+        problem._spec = spec
+        if self.scalar is not None:
+            require_scalar_output(problem, self.scalar)
+        return y
+
+    def bound(self, learning=False, f=None):
         """``f(x, *ctx)`` returning a tensor (numbers turned into x's dtype); with a ``di.Cache``, f's failure
-        to write into it is raised as the UnsupportedError naming the Cache."""
-        f = self.f
+        to write into it is raised as the UnsupportedError naming the Cache. With ``learning``, the output
+        goes through :meth:`learned_output` (for evaluations while tracing only)."""
+        f = f or self.f
+        learned = self.learned_output if learning and self.problem._spec is None else _unchanged
         caches = [i for i, c in enumerate(self.problem.contexts) if isinstance(c, Cache)]
         if not caches:
-            def evaluated(x, *ctx):
-                return as_output(f(x, *ctx), x)
+            if learned is _unchanged:
+                def evaluated(x, *ctx):
+                    return as_output(f(x, *ctx), x)
+            else:
+                def evaluated(x, *ctx):
+                    return learned(as_output(f(x, *ctx), x))
 
             return evaluated
         backend = self.backend
 
         def writing_into_cache(x, *ctx):
             try:
-                return as_output(f(x, *ctx), x)
+                y = as_output(f(x, *ctx), x)
             except (TypeError, ValueError, NotImplementedError, AttributeError) as error:
                 raise UnsupportedError(
                     f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it "
@@ -257,5 +352,6 @@ class Boundary:
                     "reads as di.Constant, or use a backend that writes into buffers "
                     f"(di.check_inplace(backend) is True). ({error})"
                 ) from error
+            return learned(y)
 
         return writing_into_cache
