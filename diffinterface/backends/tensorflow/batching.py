@@ -22,6 +22,7 @@ from tensorflow.python.ops.parallel_for.control_flow_ops import for_loop, pfor
 
 from ...core.batching import choose_batch_size, record
 from .boundary import eager_map, promoting
+from .onednn import vectorized
 
 #: one seed's working memory, in units of the bytes of the tensors f's graph produces (tangent and temporaries)
 _SEED_TO_EVALUATION = 2
@@ -55,8 +56,15 @@ def _dtypes(structure):
     return tf.nest.map_structure(lambda t: t.dtype, structure)
 
 
+def _looped(one, n, parallel):
+    """``one`` over ``range(n)`` by a ``while_loop``, ``parallel`` iterations at a time, never vectorized."""
+    # the dtypes the loop stacks, from a trace of one seed (its operations are never run: pruned)
+    return for_loop(one, _dtypes(one(0)), n, parallel_iterations=parallel)
+
+
 def batched_map(parallel):
-    """``vmap(fn, seeds)``: ``tf.vectorized_map``'s result, ``parallel`` seeds per vectorized pass."""
+    """``vmap(fn, seeds)``: ``tf.vectorized_map``'s result, ``parallel`` seeds per vectorized pass (``None``: all
+    at once); a loop of single seeds where vectorizing would run a faulty oneDNN matmul (:mod:`.onednn`)."""
     def mapped(fn, seeds):
         # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that has it on,
         # and autograph's rewrite of f is not f (f is traced as written, see Boundary.compiled)
@@ -65,12 +73,15 @@ def batched_map(parallel):
             return fn(tf.gather(seeds, i))
 
         n = seeds.shape[0]
-        if parallel > 1:
-            return pfor(one, n, parallel_iterations=parallel)
-        # the dtypes the loop stacks, from a trace of one seed (its operations are never run: pruned)
-        return for_loop(one, _dtypes(one(0)), n, parallel_iterations=1)
+        if parallel is not None and parallel <= 1:
+            return _looped(one, n, 1)
+        return vectorized(lambda: pfor(one, n, parallel_iterations=parallel), lambda: _looped(one, n, parallel))
 
     return mapped
+
+
+#: ``tf.vectorized_map(fn, seeds)``'s result, all seeds in one vectorized pass (see :func:`batched_map`)
+vectorized_map = batched_map(None)
 
 
 class Sweep:
@@ -78,8 +89,9 @@ class Sweep:
     ``vmap`` that maps a function over seeds, and the batch size to :meth:`record` on the Impl."""
 
     def __init__(self, adapter, boundary, n, forward):
+        whole = vectorized_map if boundary.jit else eager_map
         if n <= 1:  # one seed: no sweep, no batch size to report
-            self.chosen, self.parallel, self.vmap = None, None, boundary.vmap
+            self.chosen, self.parallel, self.vmap = None, None, whole
             return
         if not boundary.jit and forward:  # eager forward sweeps take one seed at a time (eager_map)
             self.chosen, self.parallel, self.vmap = 1, None, eager_map
@@ -87,7 +99,7 @@ class Sweep:
         one_off = boundary.problem.one_off
         self.chosen = choose_batch_size(adapter.backend, n, _one_seed_bytes(boundary), one_off)
         self.parallel = self.chosen if self.chosen < n else None
-        self.vmap = boundary.vmap if self.parallel is None else batched_map(self.parallel)
+        self.vmap = whole if self.parallel is None else batched_map(self.parallel)
 
     def record(self, impl):
         return record(impl, self.chosen)

@@ -10,18 +10,29 @@ tensor (see ``boundary.Boundary.bound``); ``broken`` makes the
 GraphBreakError raised where f's output does not depend on x (None: such an
 output is a true zero). ``vmap`` maps a function over a batch of seeds:
 ``tf.vectorized_map`` in traced functions, :func:`.boundary.eager_map` for eager ones.
+
+Every vectorized sweep (``pfor``) goes through :func:`.onednn.vectorized`,
+which runs it as a loop of single seeds where vectorizing would make a
+batched matmul that TensorFlow's oneDNN kernel computes wrongly; the tapes
+that sweep are persistent so that the loop can differentiate them again.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from .batching import batched_map
+from .batching import batched_map, vectorized_map
 from .boundary import ForwardThroughBridgeError, connected, forward_mode
+from .onednn import vectorized
 
 
 def _zeros(shape, dtype):
     return tf.zeros(shape, dtype=dtype)
+
+
+def _whole_jacobian(tape, y, x):
+    """``tape.jacobian(y, x)`` (a persistent ``tape``): vectorized, or a loop of rows (see :mod:`.onednn`)."""
+    return vectorized(lambda: tape.jacobian(y, x), lambda: tape.jacobian(y, x, experimental_use_pfor=False))
 
 
 def _reverse(f, x, ctx, persistent=False):
@@ -47,7 +58,7 @@ def _jacobian(tape, y, x, parallel, broken):
     """``tape.jacobian(y, x)``, all rows at once (``parallel`` None) or ``parallel`` rows per vectorized pass
     (on a tape made persistent for it, see :func:`_pullback_rows`)."""
     if parallel is None:
-        return tape.jacobian(y, x)
+        return _whole_jacobian(tape, y, x)
     m = y.shape.num_elements()
     basis = tf.reshape(tf.eye(m, dtype=y.dtype), (m, *y.shape))
     return tf.reshape(_pullback_rows(tape, y, x, basis, parallel, broken), (*y.shape, *x.shape))
@@ -79,14 +90,14 @@ def _jvps_by_reverse_jacobian(f, x, seeds, ctx, broken, parallel=None):
     """``(y, [J t for t in seeds])`` from the reverse Jacobian (one pullback per output), for f whose custom
     gradients forward mode cannot see; the pullbacks are not differentiated again, so a bridged first
     derivative (SecondOrder) needs no third derivatives."""
-    tape, y = _reverse(f, x, ctx, persistent=parallel is not None)
+    tape, y = _reverse(f, x, ctx, persistent=True)
     jacobian = _jacobian(tape, y, x, parallel, broken)
     if jacobian is None:  # y does not depend on x
         return y, [connected(None, tf.zeros_like(y), broken) for _ in seeds]
     return y, [tf.tensordot(jacobian, tf.cast(t, x.dtype), axes=len(x.shape)) for t in seeds]
 
 
-def pushforwards(f, k, broken, vmap=tf.vectorized_map, parallel=None):
+def pushforwards(f, k, broken, vmap=vectorized_map, parallel=None):
     """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
     one tangent and one jvp themselves, not in tuples)."""
     if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
@@ -123,11 +134,11 @@ def pullbacks(f, k, broken, parallel=None):
         if parallel is not None:
             tape, y = _reverse(f, x, ctx, persistent=True)
             return y, tuple(tf.unstack(_pullback_rows(tape, y, x, _seeds(seeds, y), parallel, broken)))
-        with tf.GradientTape() as tape:
+        with tf.GradientTape(persistent=True) as tape:
             tape.watch(x)
             y = f(x, *ctx)
             seeded = tf.linalg.matvec(tf.reshape(_seeds(seeds, y), (k, -1)), tf.reshape(y, (-1,)))
-        rows = tape.jacobian(seeded, x)
+        rows = _whole_jacobian(tape, seeded, x)
         return y, tuple(tf.unstack(connected(rows, _zeros((k, *x.shape), x.dtype), broken)))
 
     return core
@@ -143,12 +154,12 @@ def gradient(f, broken):
 def reverse_jacobian(f, broken, parallel=None):
     """``core(x) -> (y, J)`` with J of shape ``y.shape + x.shape`` (``tape.jacobian``; a scalar x: the derivative)."""
     def core(x, *ctx):
-        tape, y = _reverse(f, x, ctx, persistent=parallel is not None)
+        tape, y = _reverse(f, x, ctx, persistent=True)
         return y, connected(_jacobian(tape, y, x, parallel, broken), _zeros((*y.shape, *x.shape), x.dtype), broken)
     return core
 
 
-def forward_jacobian(f, x_shape, y_shape, broken, vmap=tf.vectorized_map):
+def forward_jacobian(f, x_shape, y_shape, broken, vmap=vectorized_map):
     """``core(x) -> (y, J)``: one vectorized accumulator over x's basis, J of shape ``y.shape + x.shape``."""
     n = 1
     for d in x_shape:
@@ -195,7 +206,7 @@ def _reverse_over_reverse(f, x, seeds, ctx, broken):
     return y, g, [connected(outer.gradient(g, x, output_gradients=tf.cast(t, x.dtype)), g, None) for t in seeds]
 
 
-def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
+def hvps(f, k, broken, vmap=vectorized_map, stacked=False):
     """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
     if k == 1 and not stacked:
         def core(x, seed, *ctx):
@@ -219,7 +230,7 @@ def hvps(f, k, broken, vmap=tf.vectorized_map, stacked=False):
     return or_reverse(core, reverse_batch)
 
 
-def hessian(f, x_shape, broken, vmap=tf.vectorized_map):
+def hessian(f, x_shape, broken, vmap=vectorized_map):
     """``core(x) -> (y, gradient, H)``: forward-over-reverse over x's basis, H of shape ``x.shape + x.shape``."""
     n = 1
     for d in x_shape:

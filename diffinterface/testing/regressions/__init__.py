@@ -30,7 +30,9 @@ The modules group the probes by the kind of defect:
 - :mod:`.writable_results`: numpy results are writable arrays the user owns,
   and every result can be passed back as ``out=``;
 - :mod:`.array_api_rules`: each array-API function the namespace offers
-  differentiates in both modes, keeps x's dtype, or raises naming itself.
+  differentiates in both modes, keeps x's dtype, or raises naming itself;
+- :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
+  where a vectorized sweep would hit a framework kernel's defect.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 from . import (
     array_api_rules,
+    batched_matmul,
     differentiate_with_in_jax,
     evaluation_points,
     foreign_families,
@@ -53,7 +56,7 @@ from . import (
 )
 
 _MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind,
-            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules)
+            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules, batched_matmul)
 
 
 def regressions():

@@ -1,0 +1,109 @@
+"""Regression probes: see :mod:`diffinterface.testing.regressions`.
+
+A matmul of batch 1 in f, ``(1, 4, n) @ (1, n, 4)`` in float32, has the
+right Jacobian, pullbacks, pushforwards and Hessian. Vectorizing a sweep over
+it (TensorFlow's ``pfor``, behind ``tape.jacobian`` and
+``tf.vectorized_map``) makes the batched matmul ``(seeds, 1, 4, 4) @ (1, 4, n)``,
+which TensorFlow 2.21's oneDNN kernel computes wrongly: entries of 1e35, or a
+heap corruption that aborts the process. A fuzz campaign found it; the
+TensorFlow backend now runs such a sweep as a loop of single seeds.
+
+Without that route the probe could abort the test process, not merely fail:
+it only ever runs the fixed route, and the TensorFlow backend's own tests
+check, in the traced graphs and without running them, that no such matmul is
+left (``tests/test_regressions_batched_matmul.py``).
+
+    >>> import diffinterface as di
+    >>> from diffinterface.testing.probes import Problems
+    >>> problems = Problems()
+    >>> for probe in probes():
+    ...     probe.run(di.AutoAutograd(), problems, False)
+    >>> problems.found
+    []
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...families import array_namespace
+from ...operators import hessian, jacobian, pullback, pushforward
+from ..probes import BadInput
+from ..tolerances import default_tolerances
+
+#: one row of 8 entries: x's four copies make v of shape (1, 4, 8), and y = v @ v^T of shape (1, 4, 4)
+X = np.array([[-0.9, 0.34, 1.43, 0.2, -0.61, 0.77, -0.05, 0.48]], dtype=np.float32)
+#: three seeds: a sweep of several (a single seed is not vectorized)
+SEEDS = 3
+
+
+def stacked_product(x):
+    """``v @ v^T`` with ``v`` four copies of x's row, of shape (1, 4, n): every entry is ``sum(x**2)``."""
+    xp = array_namespace(x)
+    rows = xp.stack([x, x], axis=1)
+    v = xp.concat([rows, rows], axis=1)
+    return xp.matmul(v, xp.matrix_transpose(v))
+
+
+def sine_of_stacked_product(x):
+    xp = array_namespace(x)
+    return xp.sum(xp.sin(stacked_product(x)))
+
+
+def _expected(x):
+    x = x.astype(np.float64)[0]
+    squares = float(np.sum(x ** 2))
+    jacobian_expected = np.broadcast_to(2 * x, (1, 4, 4, 1, x.size))
+    # sum over the 16 equal entries of sin(sum(x**2))
+    hessian_expected = 16 * (-np.sin(squares) * 4 * np.outer(x, x) + np.cos(squares) * 2 * np.eye(x.size))
+    return jacobian_expected, hessian_expected.reshape(1, x.size, 1, x.size)
+
+
+def _tolerances(backend, order, expected):
+    """``(rtol, atol)``: the kit's float32 tolerances, with ``atol`` relative to the largest expected entry
+    (finite differences err by a fraction of the result's scale, not of each entry's); 1e35 fails either way."""
+    rtol, atol = default_tolerances(backend, "float32", order)
+    rtol = max(rtol, 1e-4)  # float32 sums of squares and their sine: a few units of float32 rounding
+    return {"rtol": rtol, "atol": max(atol, rtol * float(np.abs(expected).max()))}
+
+
+def _called(problems, what, call):
+    try:
+        return call()
+    except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
+        problems.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+        return ()
+
+
+def _batched_matmul(backend, problems, zero):
+    jacobian_expected, hessian_expected = _expected(X)
+    flat_jacobian = jacobian_expected.reshape(16, X.size)
+    problems.expect_result("jacobian through a batched matmul of batch 1 (float32)",
+                           lambda: jacobian(stacked_product, backend, X), jacobian_expected, like=X, zero=zero,
+                           **_tolerances(backend, 1, jacobian_expected))
+    cotangents = tuple(np.full((1, 4, 4), k, dtype=np.float32) for k in range(1, SEEDS + 1))
+    pulled = _called(problems, f"pullback of {SEEDS} cotangents", lambda: pullback(stacked_product, backend, X,
+                                                                                    cotangents))
+    for k, (u, got) in enumerate(zip(cotangents, pulled)):
+        expected = (u.reshape(-1) @ flat_jacobian).reshape(X.shape)
+        problems.check_result(f"pullback {k} of {SEEDS} through a batched matmul of batch 1", got, expected,
+                              like=X, zero=zero, **_tolerances(backend, 1, expected))
+    tangents = tuple(np.eye(X.size, dtype=np.float32)[k].reshape(X.shape) for k in range(SEEDS))
+    pushed = _called(problems, f"pushforward of {SEEDS} tangents", lambda: pushforward(stacked_product, backend, X,
+                                                                                        tangents))
+    for k, (t, got) in enumerate(zip(tangents, pushed)):
+        expected = (flat_jacobian @ t.reshape(-1)).reshape(1, 4, 4)
+        problems.check_result(f"pushforward {k} of {SEEDS} through a batched matmul of batch 1", got, expected,
+                              like=X, zero=zero, **_tolerances(backend, 1, expected))
+    problems.expect_result("hessian through a batched matmul of batch 1 (float32)",
+                           lambda: hessian(sine_of_stacked_product, backend, X), hessian_expected, like=X,
+                           zero=zero, **_tolerances(backend, 2, hessian_expected))
+
+
+def probes():
+    """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
+    return [
+        BadInput("batched-matmul-batch-one", "the Jacobian, pullbacks, pushforwards and Hessian through a float32 "
+                 "matmul of batch 1 are right (vectorized, TensorFlow's oneDNN kernel gave 1e35 or aborted)",
+                 _batched_matmul),
+    ]
