@@ -32,6 +32,7 @@ import numpy as np
 import diffinterface as di
 
 from ...errors import DifferentiationError, UnsupportedError
+from ...families import dtype_name
 from ..array_api_cases import ArrayAPICase, applies as array_api_applies
 from ..families import convert, to_numpy
 from ..probes import Problems
@@ -113,7 +114,9 @@ class Checker:
     def __init__(self, backend_id, backend, family, like, source, zero, outcome, precision=None):
         self.backend_id, self.backend, self.family, self.like = backend_id, backend, family, like
         self.source, self.zero, self.outcome = source, zero, outcome
-        self.dtype = str(np.asarray(like).dtype) if family == "numpy" else str(like.dtype).replace("torch.", "")
+        # the family-independent name: a TensorFlow dtype prints as "<dtype: 'float32'>", which no tolerance
+        # table knew, so float32 tensors were checked with the kit's tolerances for one function, not a chain
+        self.dtype = str(np.asarray(like).dtype) if family == "numpy" else dtype_name(like)
         #: the dtype whose tolerances apply: x's, or float32 where f itself mixes x with float32 values
         self.precision = precision or self.dtype
         #: finite differences err in proportion to the curvature (set by check_program from the reference)
