@@ -12,7 +12,9 @@ A sweep in batches is TensorFlow's own ``pfor`` with ``parallel_iterations``
 (what ``tape.jacobian(parallel_iterations=)`` does): a ``while_loop`` over full
 batches, each vectorized, and one vectorized pass for the remainder, all in the
 one traced function, so the last partial batch costs no trace per call. A
-batch of one seed is ``pfor``'s ``for_loop`` (a ``while_loop`` of single seeds).
+batch of one seed is ``pfor``'s ``for_loop`` (a ``while_loop`` of single seeds),
+and so is a sweep whose vectorized graph would run TensorFlow's faulty oneDNN
+batched matmul (:mod:`.onednn`).
 """
 
 from __future__ import annotations
