@@ -110,3 +110,22 @@ def test_a_faulty_matmul_of_f_itself_is_refused_by_name(monkeypatch):
     core = recipes.forward_jacobian(f, (1, 8), (8, 1, 4, 3), None)  # f traced again inside the sweep
     with pytest.raises(onednn.FaultyBatchMatMulError, match="TF_ENABLE_ONEDNN_OPTS=0"):
         _traced(core, tf.TensorSpec((1, 8), tf.float32))
+
+
+def test_a_roll_along_a_negative_axis_is_not_vectorized():
+    """pfor adds 1 to a roll's axis: axis=-1 would roll the seeds (the rows came back permuted)."""
+    from diffinterface.testing.regressions.rolled_axes import rolled
+
+    def native(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = rolled(x)
+        return tape.jacobian(y, x)
+
+    spec = tf.TensorSpec((2, 3), tf.float64)
+    # the native graph: a roll along -1 in the rows' loop (the gradient's), then pfor's roll along 0
+    assert onednn.faulty_operations(_traced(native, spec), faulty=onednn.rolls_along_a_negative_axis)
+    core = recipes.reverse_jacobian(rolled, None)
+    graph = _traced(core, spec)
+    loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    assert loops, "the sweep runs as a loop of single rows"

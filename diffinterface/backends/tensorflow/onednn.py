@@ -17,11 +17,18 @@ matmuls keep f's own shapes. The choice is made when the sweep is traced (at
 preparation for a traced function), so a prepared call runs the graph chosen
 and pays nothing. A loop that still holds such a matmul (f's own) is refused
 by name. Nothing is decided where oneDNN is off (``TF_ENABLE_ONEDNN_OPTS=0``).
+
+The same check takes a second ``pfor`` defect, in ``pfor`` itself: its rule
+for ``Roll`` adds 1 to the axis for the batch dimension, so a negative axis
+(``roll(x, 1, axis=-1)``) rolls the seeds instead, and Jacobian rows come back
+permuted without an error. A vectorized sweep whose traced graph rolls along a
+negative axis runs as a loop too, on every machine.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+from tensorflow.python.framework.tensor_util import constant_value
 from tensorflow.python.util import _pywrap_util_port
 
 from ...errors import UnsupportedError
@@ -59,6 +66,14 @@ def is_faulty(operation):
     return len(lhs) == 4 and lhs[0] != 1 and lhs[1] in (1, None) and all(d in (1, None) for d in rhs[:-2])
 
 
+def rolls_along_a_negative_axis(operation):
+    """Whether ``operation`` is a ``Roll`` along a constant negative axis, which ``pfor`` would get wrong."""
+    if operation.type != "Roll" or len(operation.inputs) < 3:
+        return False
+    axis = constant_value(operation.inputs[2])
+    return axis is not None and bool((axis < 0).any())
+
+
 def _nested(graph, operation):
     """The graphs of the functions ``operation`` calls (while bodies, cond branches, function calls)."""
     for value in operation.node_def.attr.values():
@@ -69,15 +84,15 @@ def _nested(graph, operation):
                 yield function.graph
 
 
-def faulty_operations(graph, operations=None):
-    """The faulty matmuls (see :func:`is_faulty`) among ``operations`` of ``graph`` (all of them by default)
-    and in the functions they call."""
+def faulty_operations(graph, operations=None, faulty=is_faulty):
+    """The operations ``faulty`` says yes to (by default the faulty matmuls, see :func:`is_faulty`) among
+    ``operations`` of ``graph`` (all of them by default) and in the functions they call."""
     found, seen = [], set()
     pending = [(graph, graph.get_operations() if operations is None else operations)]
     while pending:
         where, ops = pending.pop()
         for operation in ops:
-            if is_faulty(operation):
+            if faulty(operation):
                 found.append(operation)
             for inner in _nested(where, operation):
                 if id(inner) not in seen:
@@ -98,12 +113,18 @@ def _refusal(operation):
     )
 
 
+def _vectorized_wrongly(operation):
+    """A faulty matmul where oneDNN is on, or a roll along a negative axis (``pfor``'s own defect)."""
+    return (ONEDNN_ON and is_faulty(operation)) or rolls_along_a_negative_axis(operation)
+
+
 def _graph():
     return tf.compat.v1.get_default_graph()
 
 
 def vectorized(pfor_route, loop_route):
-    """``pfor_route()``, or ``loop_route()`` where the graph ``pfor_route`` builds holds a faulty matmul.
+    """``pfor_route()``, or ``loop_route()`` where the graph ``pfor_route`` builds holds a faulty matmul or a
+    roll along a negative axis.
 
     Both are functions of no arguments returning the sweep's tensors;
     ``loop_route`` must not vectorize (a ``while_loop`` of single seeds). Called
@@ -112,16 +133,16 @@ def vectorized(pfor_route, loop_route):
     ``pfor`` route is traced as a ``tf.function`` first (what ``pfor`` does
     eagerly anyway) and run only if it holds no faulty matmul.
     """
-    if not ONEDNN_ON:
-        return pfor_route()
     if tf.executing_eagerly():
         traced = tf.function(pfor_route, autograph=False).get_concrete_function()
-        return loop_route() if faulty_operations(traced.graph) else traced()
+        return loop_route() if faulty_operations(traced.graph, faulty=_vectorized_wrongly) else traced()
     graph = _graph()
     before = len(graph.get_operations())
     result = pfor_route()
-    if not faulty_operations(graph, graph.get_operations()[before:]):
+    if not faulty_operations(graph, graph.get_operations()[before:], faulty=_vectorized_wrongly):
         return result
+    if not ONEDNN_ON:
+        return loop_route()
     before = len(graph.get_operations())
     result = loop_route()
     still = faulty_operations(graph, graph.get_operations()[before:])

@@ -32,7 +32,9 @@ The modules group the probes by the kind of defect:
 - :mod:`.array_api_rules`: each array-API function the namespace offers
   differentiates in both modes, keeps x's dtype, or raises naming itself;
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
-  where a vectorized sweep would hit a framework kernel's defect.
+  where a vectorized sweep would hit a framework kernel's defect;
+- :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
+  where a vectorized sweep would roll the seeds.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -51,12 +53,14 @@ from . import (
     graph_breaks,
     one_kind,
     result_dtypes,
+    rolled_axes,
     unusual_arrays,
     writable_results,
 )
 
 _MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind,
-            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules, batched_matmul)
+            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules, batched_matmul,
+            rolled_axes)
 
 
 def regressions():
