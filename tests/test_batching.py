@@ -217,3 +217,30 @@ def test_an_unprepared_call_spends_no_evaluation_on_an_estimate():
     prepared = f.take()
     di.prepare_jacobian(f, di.AutoTorch(mode="forward", batch_size=100), x)
     assert prepared == f.take() + 1
+
+
+
+def _gram_misfit(target):
+    """``sum((Y @ Y.T - target) ** 2)``: XLA fuses one seed's forward product into a reduction that
+    keeps no intermediate, where a batch of seeds materializes a Gram matrix per seed."""
+
+    def f(y):
+        xp = di.array_namespace(y)
+        gram = xp.matmul(y, xp.permute_dims(y, (1, 0)))
+        return xp.sum((gram - xp.asarray(target, dtype=y.dtype)) ** 2)
+
+    return f
+
+
+@pytest.mark.parametrize("selector", [di.AutoJAX, di.AutoTorch, di.AutoTensorFlow], ids=lambda s: s.__name__)
+def test_a_forward_mode_gradient_sweeps_x_within_the_memory_budget(selector):
+    # the gradient in forward mode is a sweep over x's entries: unbounded, pymanopt's low-rank example
+    # (Y of 1000 x 5) asked XLA for 120 GB at once
+    rng = np.random.default_rng(0)
+    y, target = rng.normal(size=(100, 5)), rng.normal(size=(100, 100))
+    backend, f = selector(mode="forward", memory_budget=2**22), _gram_misfit(target)  # a few Gram matrices
+    prep = di.prepare_gradient(f, backend, y)
+    assert 1 <= di.batch_size(prep) < y.size
+    residual = y @ y.T - target
+    np.testing.assert_allclose(di.gradient(f, backend, y, prep=prep),
+                               2 * (residual + residual.T) @ y, rtol=1e-10)

@@ -3,7 +3,8 @@
 For each backend whose selector has a ``batch_size`` field (a
 :class:`~diffinterface.frozen.Frozen` value or a dataclass, third-party ones
 included), each operator that sweeps seeds (jacobian, hessian, a batched
-pushforward, pullback and hvp, AutoSparse's jacobian) is run with
+pushforward, pullback and hvp, AutoSparse's jacobian, and the gradient,
+a sweep over x's entries in forward mode) is run with
 ``batch_size`` 1, a middle value and the number of seeds: the results must
 agree with each other (to rounding: XLA and torch pick their kernels by
 the batch's width, so a sum may be added in another order) and with the
@@ -26,7 +27,7 @@ its case checks that asking for one raises a TypeError naming ``batch_size``.
 
     >>> import diffinterface as di
     >>> [case.id for case in batch_cases({"jax": di.AutoJAX()})][:2]
-    ['jax-batch-jacobian', 'jax-batch-hessian']
+    ['jax-batch-gradient', 'jax-batch-jacobian']
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ SIZES = (1, 3, N)
 #: times the magnitudes of each entry's terms: two orders of adding N terms differ by at most (N - 1) of them
 #: (to first order), and one more for a term rounded by another kernel (a vectorized tanh against a scalar one)
 TERMS_ULPS = N
-OPERATORS = ("jacobian", "hessian", "pushforward", "pullback", "hvp", "sparse_jacobian")
+OPERATORS = ("gradient", "jacobian", "hessian", "pushforward", "pullback", "hvp", "sparse_jacobian")
 
 _M = (np.arange(5 * N).reshape(5, N) % 4 - 1.5) / 3.0
 
@@ -69,6 +70,13 @@ def _scalar(x):
     """f(x) = sum(tanh(x) ** 2) + sum(x[1:] * x[:-1]): a tridiagonal Hessian."""
     xp = array_namespace(x)
     return xp.sum(xp.tanh(x) ** 2) + xp.sum(x[1:] * x[:-1])
+
+
+def _scalar_gradient_terms(x):
+    """The terms each entry of ``_scalar``'s gradient adds: ``2 t (1 - t**2)``, ``x[i-1]`` and ``x[i+1]``."""
+    t = np.tanh(x)
+    left, right = np.concatenate([[0.0], x[:-1]]), np.concatenate([x[1:], [0.0]])
+    return np.stack([2 * t * (1 - t**2), left, right])
 
 
 def _scalar_hessian(x):
@@ -122,6 +130,9 @@ def _family(selector):
 def _run(operator, backend, x, seeds):
     import diffinterface as di  # the public API: the kit sits above it
 
+    if operator == "gradient":
+        prep = di.prepare_gradient(_scalar, backend, x)
+        return di.gradient(_scalar, backend, x, prep=prep), prep
     if operator == "jacobian":
         prep = di.prepare_jacobian(_vector, backend, x)
         return di.jacobian(_vector, backend, x, prep=prep), prep
@@ -149,10 +160,14 @@ def _magnitudes(operator, x, seeds):
         return np.stack([matrix @ np.abs(t) for t in seeds])
     if operator == "pullback":
         return np.stack([np.abs(c) @ np.abs(_vector_jacobian(x)) for c in seeds])
+    if operator == "gradient":
+        return np.abs(_scalar_gradient_terms(x)).sum(axis=0)
     return np.abs(_expected(operator, x, seeds))
 
 
 def _expected(operator, x, seeds):
+    if operator == "gradient":
+        return _scalar_gradient_terms(x).sum(axis=0)
     if operator == "jacobian":
         return _vector_jacobian(x)
     if operator == "hessian":

@@ -330,15 +330,19 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")
         mode = problem.mode("gradient")
+        bound = chosen = None
+        if mode == "forward" and problem.tree is None:  # one tangent per entry of x: a bounded sweep
+            bound, chosen = sweep_batch(self, problem, problem.x_size, mode)
         f, aux = traced_function(problem)
-        pair = lambda: _gradient_pair(f, mode, aux)  # noqa: E731
-        return self._impl(
+        pair = lambda: _gradient_pair(f, mode, aux, bound)  # noqa: E731
+        impl = self._impl(
             problem,
-            ("gradient", mode),
+            ("gradient", mode, bound),
             {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
             {"gradient": _owned, "value_and_gradient": _pair_to_numpy} if problem.tree is None
             else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
+        return impl if chosen is None else record(impl, chosen)
 
     def prepare_jacobian(self, problem):
         mode = problem.mode("jacobian")

@@ -53,10 +53,12 @@ def _jacobian_transform(mode, batch=None):
     return jax.jacfwd if mode == "forward" else jax.jacrev
 
 
-def _gradient_pair(f, mode, has_aux=False):
-    """(gradient, value_and_gradient) of a scalar f in ``mode`` (with ``has_aux``, each returns ``(..., aux)``)."""
+def _gradient_pair(f, mode, has_aux=False, batch=None):
+    """(gradient, value_and_gradient) of a scalar f in ``mode`` (with ``has_aux``, each returns ``(..., aux)``);
+    in forward mode, ``batch`` bounds the seeds of one pass as for a Jacobian."""
     if mode == "forward":
-        return jax.jacfwd(f, has_aux=has_aux), _value_and(jax.jacfwd, f, has_aux)
+        transform = _jacobian_transform(mode, batch)
+        return transform(f, has_aux=has_aux), _value_and(transform, f, has_aux)
     return jax.grad(f, has_aux=has_aux), _value_and_grad(f, has_aux)
 
 
