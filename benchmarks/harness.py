@@ -189,8 +189,10 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     x = to_family(numpy_input(workload, size, dtype), family)
     block = blocker(framework)
     if family == "numpy" and framework == "jax":
-        # numpy in: the native recipe's result converted to numpy, as the interface returns it
-        block = np.asarray
+        # numpy in: the native recipe's result as a numpy array of its own, as the interface returns it
+        # (np.asarray would give a read-only view of JAX's buffer and never read the result, which the
+        # first read of it then pays: see the README)
+        block = np.array
     f = counted(workload.function)
     row = {"backend": backend_id, "framework": framework, "operator": workload.operator,
            "workload": workload.name, "size": size, "status": "ok"}
