@@ -244,3 +244,20 @@ def test_a_forward_mode_gradient_sweeps_x_within_the_memory_budget(selector):
     residual = y @ y.T - target
     np.testing.assert_allclose(di.gradient(f, backend, y, prep=prep),
                                2 * (residual + residual.T) @ y, rtol=1e-10)
+
+
+def test_a_forward_over_forward_hvp_bounds_its_inner_gradient_sweep():
+    # AutoJAX(mode="forward")'s hvp differentiates a forward-mode gradient: a sweep over x's entries
+    # per tangent (pymanopt's low-rank example asked XLA for 240 GB); with a small budget the inner
+    # sweep runs in batches, and the products stay exact
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    y, target, tangent = rng.normal(size=(100, 5)), rng.normal(size=(100, 100)), rng.normal(size=(100, 5))
+    f = _gram_misfit(target)
+    backend = di.AutoJAX(mode="forward", memory_budget=2**20)
+    (product,) = di.hvp(f, backend, y, (tangent,), prep=di.prepare_hvp(f, backend, y, (tangent,)))
+    with jax.enable_x64(True):
+        expected = jax.jvp(jax.grad(lambda z: jnp.sum((z @ z.T - target) ** 2)), (jnp.asarray(y),), (jnp.asarray(tangent),))[1]
+    np.testing.assert_allclose(product, np.asarray(expected), rtol=1e-10)

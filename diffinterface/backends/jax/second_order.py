@@ -45,21 +45,29 @@ class JAXSecondOrder:
             {"second_derivative": _owned, "value_derivative_and_second_derivative": _to_numpy},
         )
 
+    def _inner_bound(self, problem, inner):
+        """The batch bound of a forward-mode inner gradient, a sweep over x's entries (None: whole)."""
+        if inner != "forward" or problem.tree is not None:
+            return None
+        return sweep_batch(self, problem, problem.x_size, inner)[0]
+
     def prepare_hessian(self, problem):
         require_scalar_output(problem, "hessian")
         inner, outer, f = self._inner_mode(), self._outer_mode(), problem.f
-        bound, chosen = sweep_batch(self, problem, problem.x_size, outer, _gradient_pair(f, inner)[0])
+        inner_bound = self._inner_bound(problem, inner)
+        bound, chosen = sweep_batch(self, problem, problem.x_size, outer, _gradient_pair(f, inner, False, inner_bound)[0])
         f, aux = traced_function(problem)
 
         def hessian():
-            return _jacobian_transform(outer, bound)(_gradient_pair(f, inner, aux)[0], has_aux=aux)
+            return _jacobian_transform(outer, bound)(_gradient_pair(f, inner, aux, inner_bound)[0], has_aux=aux)
 
         return record(self._impl(
             problem,
-            ("hessian", inner, outer),
+            ("hessian", inner, outer, inner_bound),
             {
                 "hessian": hessian,
-                "value_gradient_and_hessian": lambda: _second_order(_gradient_pair(f, inner, aux)[1], outer, bound, aux),
+                "value_gradient_and_hessian": lambda: _second_order(
+                    _gradient_pair(f, inner, aux, inner_bound)[1], outer, bound, aux),
             },
             {"hessian": _owned, "value_gradient_and_hessian": _to_numpy},
         ), chosen)
@@ -69,12 +77,13 @@ class JAXSecondOrder:
         inner, outer, f, k = self._inner_mode(), self._outer_mode(), problem.f, len(problem.tangents)
         # H @ t: forward over the gradient, or its VJP (H is symmetric: t @ H = H @ t).
         products = _reverse_products if outer == "reverse" else _forward_products
-        bound, chosen = sweep_batch(self, problem, k, outer, _gradient_pair(f, inner)[0])
+        inner_bound = self._inner_bound(problem, inner)
+        bound, chosen = sweep_batch(self, problem, k, outer, _gradient_pair(f, inner, False, inner_bound)[0])
         f, aux = traced_function(problem)
-        gradient = lambda: _gradient_pair(f, inner, aux)[0]  # noqa: E731
+        gradient = lambda: _gradient_pair(f, inner, aux, inner_bound)[0]  # noqa: E731
         return record(self._impl(
             problem,
-            ("hvp", inner, outer, k),
+            ("hvp", inner, outer, k, inner_bound),
             {
                 "hvp": lambda flat: _batched(gradient(), products, k, False, flat, bound, aux),
                 "gradient_and_hvp": lambda flat: _batched(gradient(), products, k, True, flat, bound, aux),
