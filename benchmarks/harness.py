@@ -158,7 +158,7 @@ def interface_operator(operator):
 
 def native_candidates(workload, framework, mode, compiled=True):
     found = native.recipes(framework, workload.operator, mode, compiled)
-    if workload.name == "nested":
+    if workload.name == "nested" and compiled:  # the custom rule's recipe is compiled
         found = found + [native.Recipe(
             CUSTOM_RULE_RECIPE, "reverse", lambda f, x: nested.native_custom_rule_gradient(framework),
         )]
