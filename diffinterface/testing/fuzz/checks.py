@@ -6,8 +6,8 @@ the array-valued ``f``) and, at a 0-d x, ``derivative`` and
 ``second_derivative``. Each result must have the reference's values (within
 :func:`~diffinterface.testing.default_tolerances` for x's dtype, the absolute
 tolerance scaled by the reference's largest entry and, for finite differences,
-by the largest entry of the reference Hessian: their error grows with the curvature), its shape, and x's dtype
-and array family. A raised error is a failure unless it is a *refusal*: a
+by the largest entry of the reference Hessian: their error grows with the curvature, plus their rounding
+error, which grows with the size of what they difference), its shape, and x's dtype and array family. A raised error is a failure unless it is a *refusal*: a
 ``di.UnsupportedError``, or an error that says the backend does not support or
 cannot differentiate (has no derivative for...) a function the program
 calls, naming it.
@@ -34,7 +34,7 @@ import diffinterface as di
 from ...errors import DifferentiationError, UnsupportedError
 from ...families import dtype_name
 from ..array_api_cases import ArrayAPICase, applies as array_api_applies
-from ..families import convert, to_numpy
+from ..families import convert, to_numpy, tree_leaves
 from ..probes import Problems
 from ..tolerances import _uses_finite_differences, default_tolerances
 from .operations import NOT_HOLOMORPHIC
@@ -107,6 +107,14 @@ def refused_function(error, source):
 #: of a program); wrong derivatives (a dropped term, a wrong rule) are off by far more
 FLOAT32_CHAIN_TOLERANCE = 5e-4
 
+#: A difference quotient divides the rounding error of its evaluations (a few ulps of |f| each) by its step h.
+#: The smallest step a finite-difference rule takes is about sqrt(eps) (forward differences; central and second
+#: differences take larger ones, eps**(1/3) and eps**(1/4), and their rounding error is then no larger), so a
+#: result may be off by ``FINITE_DIFFERENCE_ROUNDING * sqrt(eps) * |f|`` with no rule wrong: an f of size 10 whose
+#: derivatives are 0.01 loses a tenth of a percent of them to rounding. Wrong rules are off by the derivatives'
+#: own size, which this term is far below.
+FINITE_DIFFERENCE_ROUNDING = 4.0
+
 
 class Checker:
     """Calls on one backend at one point, each compared with its expected value."""
@@ -121,6 +129,8 @@ class Checker:
         self.precision = precision or self.dtype
         #: finite differences err in proportion to the curvature (set by check_program from the reference)
         self.curvature = 1.0
+        #: and by rounding, in proportion to the largest value they difference (f's, or the gradient's)
+        self.differenced = 0.0
 
     def finding(self, operator, message):
         self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source,
@@ -149,11 +159,20 @@ class Checker:
             rtol, atol = max(rtol, FLOAT32_CHAIN_TOLERANCE), max(atol, FLOAT32_CHAIN_TOLERANCE)
         atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
         if _uses_finite_differences(self.backend):
-            atol *= self.curvature
+            eps = np.finfo(np.float64 if self.precision == "float64" else np.float32).eps
+            rounding = FINITE_DIFFERENCE_ROUNDING * float(np.sqrt(eps)) * self.differenced
+            atol = atol * self.curvature + rounding
         problems = Problems()
         problems.check_result(operator, got, expected, like=self.like, zero=self.zero, rtol=rtol, atol=atol)
         for message in problems.found:
             self.finding(operator, message.split(": ", 1)[1])
+
+
+def differenced_size(reference):
+    """The largest entry of the values a finite-difference rule differences: f's, g's and the gradient's."""
+    return max((float(np.max(np.abs(np.asarray(leaf)), initial=0.0))
+                for name in ("value", "scalar", "gradient") if name in reference
+                for leaf in tree_leaves(reference[name])), default=0.0)
 
 
 def applies(backend, source):
@@ -174,6 +193,7 @@ def check_program(program, point, backend_id, backend, family, reference, rng, o
     source = program.source(point)
     checker = Checker(backend_id, backend, family, x, source, zero, outcome)
     checker.curvature = max(1.0, float(np.max(np.abs(reference["hessian"]), initial=0.0)))
+    checker.differenced = differenced_size(reference)
     jacobian = reference["jacobian"]
     out_shape = reference["value"].shape
 

@@ -23,7 +23,7 @@ import numpy as np
 import diffinterface as di
 
 from ..families import is_container, to_numpy, tree_leaves, tree_map
-from .checks import Checker, Outcome, applies
+from .checks import Checker, Outcome, applies, differenced_size
 from .programs import Program, Step, point_source
 from .reference import tree_reference
 
@@ -81,6 +81,8 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     coupled = _lowest(given[:2])
     checkers = [Checker(backend_id, backend, "numpy", leaf, source, zero, outcome, coupled if i < 2 else None)
                 for i, leaf in enumerate(given)]
+    for checker in checkers:
+        checker.differenced = differenced_size(reference)
     first = checkers[0]
 
     def compare_leaves(operator, got, expected):
@@ -106,8 +108,9 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     if got is not None:
         expected = sum(float(np.sum(np.asarray(want) * to_numpy(t))) for want, t in zip(gradient, tree_leaves(tangent)))
         # shaped like y, in y's dtype: the promotion of the leaves' dtypes that g itself computes
-        Checker(backend_id, backend, "numpy", value, source, zero, outcome, _lowest(given)).compare(
-            "pushforward", got[0], np.float64(expected), order=1)
+        checker = Checker(backend_id, backend, "numpy", value, source, zero, outcome, _lowest(given))
+        checker.differenced = differenced_size(reference)
+        checker.compare("pushforward", got[0], np.float64(expected), order=1)
     return outcome
 
 
@@ -160,6 +163,7 @@ def check_sparse(program, point, backend_id, backend, reference, zero=False):
         return outcome
     checker = Checker(backend_id + " (AutoSparse)", di.AutoSparse(backend), "numpy", point, program.source(point),
                       zero, outcome)
+    checker.differenced = differenced_size(reference)
     n = point.size
     for operator, function, expected in (("jacobian", f, reference["jacobian"].reshape(-1, n)),
                                          ("hessian", g, reference["hessian"].reshape(n, n))):
