@@ -165,6 +165,15 @@ class Family:
         """The device ``a`` lives on, in its framework's terms ("cpu" for host-only families)."""
         return getattr(a, "device", "cpu")
 
+    def to_device(self, a, device: str):
+        """A copy of ``a`` (an array of this family) on the device named ``device`` ("cpu", "cuda:0", "gpu").
+
+        This default is for host-only families: their one device is "cpu".
+        """
+        if device != "cpu":
+            raise ValueError(f"device: {self.name} arrays live on the CPU only (device 'cpu'); got {device!r}")
+        return a
+
     # -- sparse matrices -------------------------------------------------------------------------
 
     def sparse_format(self, a) -> Optional[str]:

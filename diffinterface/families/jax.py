@@ -101,6 +101,18 @@ class JaxFamily(Family):
     def device(self, a):
         return _device_of(a)
 
+    def to_device(self, a, device):
+        import jax
+
+        platform, _, index = device.partition(":")
+        try:
+            target = jax.devices(platform)[int(index or 0)]
+        except (RuntimeError, IndexError, ValueError) as error:
+            raise ValueError(f"device: expected a JAX platform and an index JAX has, such as 'gpu', 'gpu:0' or "
+                             f"'cpu:1'; got {device!r} ({error})") from None
+        with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
+            return jax.device_put(a, target)
+
     # -- BCOO -----------------------------------------------------------------------------------------
 
     def sparse_format(self, a):

@@ -92,6 +92,9 @@ class TorchFamily(Family):
     def device(self, a):
         return a.device
 
+    def to_device(self, a, device):
+        return a.to(device)
+
     # -- sparse CSR tensors -------------------------------------------------------------------------
 
     def sparse_format(self, a):

@@ -120,6 +120,10 @@ class Case:
     refused : str, optional
         Why the backend declares it cannot run this scenario; the case then
         checks that it refuses clearly instead of running it.
+    device : str, optional
+        The device to place x, seeds, contexts and ``out=`` buffers on, in
+        the framework's terms (``"cuda"``, ``"gpu:0"``, ``"cpu:1"``); every
+        result must then be on x's device.
 
     Examples
     --------
@@ -146,6 +150,9 @@ class Case:
     #: Why the backend declares it cannot run this scenario; the case then checks
     #: that it refuses clearly (UnsupportedError, buffers untouched) instead of running it.
     refused: Optional[str] = None
+    #: The device x, seeds, contexts and buffers are placed on, in the framework's terms ("cuda", "gpu:0");
+    #: every result must then come back on it. None: the family's default device, not checked.
+    device: Optional[str] = None
 
     @property
     def id(self):

@@ -52,57 +52,60 @@ def to_numpy(a):
     return np.array(as_numpy(a), copy=True)
 
 
-def convert(a, family):
-    """``a`` (numpy array, Python number or tuple of them) in ``family``; Python numbers stay numbers."""
+def convert(a, family, device=None):
+    """``a`` (numpy array, Python number or tuple of them) in ``family``, on ``device`` when one is named
+    (in the framework's terms: "cuda", "gpu:0"); Python numbers stay numbers."""
     if a is None or a.__class__ in (int, float):
         return a
     if is_container(a):
-        return tree_map(lambda leaf: convert(leaf, family), a)
-    if family == "numpy":
-        return a
+        return tree_map(lambda leaf: convert(leaf, family, device), a)
     if family not in CONVERTIBLE_FAMILIES:
         raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
+    if family == "numpy":
+        return a if device is None else FAMILIES[family].to_device(a, device)
     # a copy: the scenario's own arrays are never shared with the family's
-    return FAMILIES[family].from_dlpack(np.array(a, copy=True))
+    converted = FAMILIES[family].from_dlpack(np.array(a, copy=True))
+    return converted if device is None else FAMILIES[family].to_device(converted, device)
 
 
-def _convert_context(context, family):
-    return type(context)(convert(context.value, family))
+def _convert_context(context, family, device):
+    return type(context)(convert(context.value, family, device))
 
 
-def to_family(scenario, family):
-    """The scenario with x, y, tangents, contexts and expected results in ``family``.
+def to_family(scenario, family, device=None):
+    """The scenario with x, y, tangents, contexts and expected results in ``family`` (on ``device`` if named).
 
     The function is unchanged: scenario functions are written against the array
     API, so they run on every family.
     """
-    if family == "numpy":
+    if family == "numpy" and device is None:
         return scenario
     if family not in CONVERTIBLE_FAMILIES:
         raise ValueError(f"family: expected one of {CONVERTIBLE_FAMILIES}; got {family!r}")
     return dataclasses.replace(
         scenario,
-        x=convert(scenario.x, family),
-        y=convert(scenario.y, family),
-        tangents=convert(scenario.tangents, family),
-        contexts=tuple(_convert_context(c, family) for c in scenario.contexts if isinstance(c, Context)),
-        value=convert(scenario.value, family),
-        first=convert(scenario.first, family),
-        second=convert(scenario.second, family),
+        x=convert(scenario.x, family, device),
+        y=convert(scenario.y, family, device),
+        tangents=convert(scenario.tangents, family, device),
+        contexts=tuple(_convert_context(c, family, device) for c in scenario.contexts if isinstance(c, Context)),
+        value=convert(scenario.value, family, device),
+        first=convert(scenario.first, family, device),
+        second=convert(scenario.second, family, device),
     )
 
 
-def zeros_like(a, family):
+def zeros_like(a, family, device=None):
     """A fresh zero buffer shaped like the numpy array ``a`` in ``family`` (None for immutable JAX; a tf.Variable for TensorFlow)."""
     if is_container(a):
-        return tree_map(lambda leaf: zeros_like(leaf, family), a)
+        return tree_map(lambda leaf: zeros_like(leaf, family, device), a)
     a = np.asarray(a)
     entry = FAMILIES[family]
     if entry.write is None:
         return None
     # a family whose arrays are immutable but has a writable buffer type (TensorFlow's tf.Variable) builds that
     build = getattr(entry, "buffer", entry.from_dlpack)
-    return build(np.zeros(a.shape, dtype=a.dtype))
+    buffer = build(np.zeros(a.shape, dtype=a.dtype))
+    return buffer if device is None else entry.to_device(buffer, device)
 
 
 def map_first_leaf(fn, a):
@@ -120,13 +123,13 @@ def map_first_leaf(fn, a):
     return tree_map(first_only, a)
 
 
-def reshaped_other(x, family):
+def reshaped_other(x, family, device=None):
     """An input like ``x`` but with one more element (shape differs), for the mismatch check.
 
     For a tree, the same tree with one more element in its first leaf.
     """
     def grown(leaf):
         flat = np.reshape(to_numpy(leaf), (-1,))
-        return convert(np.concatenate([flat, np.zeros(1, dtype=flat.dtype)]), family)
+        return convert(np.concatenate([flat, np.zeros(1, dtype=flat.dtype)]), family, device)
 
     return map_first_leaf(grown, x)

@@ -13,12 +13,12 @@ class _OtherArray(np.ndarray):
     """An ndarray subclass: same shape and dtype as x, another array type."""
 
 
-def _other_dtype(x, family):
+def _other_dtype(x, family, device=None):
     base = to_numpy(x)
     other = np.float32 if base.dtype == np.float64 else np.float64
     if x.__class__ is float:
         return np.float32(x)
-    return convert(base.astype(other), family)
+    return convert(base.astype(other), family, device)
 
 
 def _other_type(x, family):
@@ -46,14 +46,14 @@ def mismatched_calls(case, scenario, args, op):
     def call(f=f, backend=backend, x=x, seeds=seeds, contexts=contexts):
         return (f, backend, x, *((seeds,) if op.seeds else ()), *contexts)
 
-    yield "x shape", call(x=reshaped_other(x, family))
-    yield "x dtype", call(x=_in_first_leaf(_other_dtype, x, family))
+    yield "x shape", call(x=reshaped_other(x, family, case.device))
+    yield "x dtype", call(x=_in_first_leaf(lambda leaf, family: _other_dtype(leaf, family, case.device), x, family))
     yield "x array type", call(x=_in_first_leaf(_other_type, x, family))
     if is_container(x):
         yield "x tree structure", call(x=_other_structure(x))
     if op.seeds:
         yield f"{op.seeds} count", call(seeds=seeds + (seeds[0],))
-        yield f"{op.seeds} shape", call(seeds=tuple(reshaped_other(t, family) for t in seeds))
+        yield f"{op.seeds} shape", call(seeds=tuple(reshaped_other(t, family, case.device) for t in seeds))
     yield "function object", call(f=lambda *a: f(*a))
     yield "backend", call(backend=AutoZeroReverse() if backend == AutoZeroForward() else AutoZeroForward())
     if contexts:

@@ -9,6 +9,9 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   or ``ZERO_BACKENDS``, a prefix of such keys (``finitediff`` selects
   ``finitediff-central``, ``finitediff-forward``...), or ``module:attribute``
   naming a selector or a dict id -> selector in your own code. Default: all.
+- ``--di-devices=FAMILY=DEVICE,...`` (or ``DI_DEVICES``), e.g. ``torch=cuda,jax=gpu``: run
+  ``di_case``, ``di_second_order_case``, ``di_pytree_case`` and ``di_edge_case`` with x in those
+  families only, placed on those devices; every result must come back on x's device.
 - fixtures parametrized over the selection: ``di_backend`` (a selector),
   ``di_case`` (first-order cases over :func:`default_scenarios`) and
   ``di_second_order_case`` (over :func:`second_order_scenarios`),
@@ -50,6 +53,7 @@ from .edge_scenarios import edge_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
 ENVIRONMENT_VARIABLE = "DI_BACKENDS"
+DEVICES_VARIABLE = "DI_DEVICES"
 
 
 def pytest_addoption(parser):
@@ -64,6 +68,32 @@ def pytest_addoption(parser):
             f"prefixes of them, or module:attribute; default: ${ENVIRONMENT_VARIABLE}, else all"
         ),
     )
+    group.addoption(
+        "--di-devices",
+        action="store",
+        default=None,
+        metavar="FAMILY=DEVICE,...",
+        help=(
+            "place x on these devices, one per array family (e.g. torch=cuda,jax=gpu), and check that results "
+            f"stay there; only those families are tried; default: ${DEVICES_VARIABLE}, else each family's default"
+        ),
+    )
+
+
+def selected_devices(config):
+    """The family -> device mapping of ``--di-devices`` or ``$DI_DEVICES`` (None: default devices)."""
+    text = config.getoption("--di-devices", default=None)
+    if text is None:
+        text = os.environ.get(DEVICES_VARIABLE)
+    if not text:
+        return None
+    devices = {}
+    for item in text.split(","):
+        family, equals, device = item.strip().partition("=")
+        if not equals or not family or not device:
+            raise pytest.UsageError(f"--di-devices: expected FAMILY=DEVICE items such as torch=cuda,jax=gpu; got {text!r}")
+        devices[family] = device
+    return devices
 
 
 def known_backends():
@@ -124,7 +154,8 @@ def selected_backends(config):
 
 def _case_params(config, scenarios):
     backends = selected_backends(config)
-    cases = build_cases(backends, scenarios, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
+    cases = build_cases(backends, scenarios, zero=tuple(k for k in backends if k in ZERO_BACKENDS),
+                        device=selected_devices(config))
     return [
         pytest.param(case, id=case.id, marks=[pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else [])
         for case in cases

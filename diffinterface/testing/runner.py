@@ -66,7 +66,8 @@ def _writes_cache(backend):
         return True
 
 
-def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None):
+def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None,
+                device=None):
     """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
 
     A scenario a backend declares it cannot run (a two-argument ``f`` without
@@ -95,6 +96,13 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
     families : sequence of str, optional
         The array families to try (default: every family the backend accepts
         among numpy, torch and jax).
+    device : str or dict, optional
+        Place the inputs on this device, in the framework's terms (``"cuda"``
+        for torch, ``"gpu"`` or ``"gpu:0"`` for JAX), and check that every
+        result comes back on it; a dict family -> device (``{"torch":
+        "cuda", "jax": "gpu"}``) tries those families only, each on its
+        device. With one device for all, pass ``families`` too: numpy arrays
+        have no device but ``"cpu"``.
 
     Returns
     -------
@@ -123,7 +131,8 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
     cases = []
     for backend_id, backend in backends.items():
         accepted, inplace = _capabilities(backend)
-        wanted = [f for f in CONVERTIBLE_FAMILIES if f in accepted and (families is None or f in families)]
+        wanted = [f for f in CONVERTIBLE_FAMILIES if f in accepted and (families is None or f in families)
+                  and (not isinstance(device, dict) or f in device)]
         for s in scenarios:
             reason = "excluded by the caller" if s.operator in excluded or s.name in excluded else None
             refused = None
@@ -139,7 +148,7 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
                 if s.python_number and family != "numpy":
                     continue  # a Python float stays a Python float: there is no torch or JAX variant
                 cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason,
-                                  refused))
+                                  refused, device.get(family) if isinstance(device, dict) else device))
     return cases
 
 
@@ -181,7 +190,7 @@ def pytest_cases(backends, scenarios, **options):
 
 
 def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(),
-                         families=None, raise_on_failure=None):
+                         families=None, device=None, raise_on_failure=None):
     """Check backends against the contract on scenarios; return a :class:`Report`.
 
     For one pytest test id per case, use :func:`pytest_cases` or the
@@ -193,10 +202,11 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
         A selector, a list of selectors or a dict test id -> selector.
     scenarios : iterable of Scenario
         The scenarios to check.
-    excluded, rtol, atol, counts, zero, families
+    excluded, rtol, atol, counts, zero, families, device
         As for :func:`build_cases`: names to leave out, tolerance overrides
         (a number or a dict dtype -> number), whether to count evaluations of
-        ``f``, the ids of zero backends, the array families to try.
+        ``f``, the ids of zero backends, the array families to try, the device
+        to place inputs on (results must come back on it).
     raise_on_failure : bool, optional
         Raise AssertionError listing every failed case. Default: only when
         running inside a pytest test.
@@ -217,7 +227,7 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
     1 passed, 0 failed, 0 excluded
     """
     cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,
-                        families=families)
+                        families=families, device=device)
     report = Report(case.run() for case in cases)
     if raise_on_failure is None:
         raise_on_failure = "PYTEST_CURRENT_TEST" in os.environ

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import operators
-from ..families import describe, dtype_name, family_of, shape_of
+from ..families import FAMILIES, describe, dtype_name, family_of, shape_of
 from ..core import OPERATORS
 from ..errors import MissingBackendError, PreparationMismatchError, UnsupportedError
 from .counting import CountingFunction
@@ -32,7 +32,9 @@ class CaseRun:
         self.case = case
         self.result = result
         self.op = OPERATORS[case.scenario.operator]
-        self.s = to_family(case.scenario, case.family)
+        self.s = to_family(case.scenario, case.family, case.device)
+        #: the device x was placed on, as the family names it (None: the default device, not checked)
+        self.placed_on = None if case.device is None else _device_name(self.s.x, case.family)
         self.rtol, self.atol = case.tolerances()
         self.f = CountingFunction(self.s.f) if case.counts else self.s.f
 
@@ -69,7 +71,7 @@ class CaseRun:
             if a.__class__ in (int, float):
                 return 0.5 * a + 0.25
             base = np.asarray(a)
-            return convert(np.asarray(0.5 * base + 0.25, dtype=base.dtype), family)
+            return convert(np.asarray(0.5 * base + 0.25, dtype=base.dtype), family, self.case.device)
 
         args = (self.f, self.case.backend, moved(numpy_scenario.x))
         if self.op.seeds:
@@ -77,7 +79,7 @@ class CaseRun:
         return args + tuple(type(c)(moved(c.value)) for c in numpy_scenario.contexts)
 
     def y_buffer(self):
-        return None if self.s.y is None else zeros_like(self.case.scenario.y, self.case.family)
+        return None if self.s.y is None else zeros_like(self.case.scenario.y, self.case.family, self.case.device)
 
     def y_kwargs(self):
         y = self.y_buffer()
@@ -111,6 +113,9 @@ class CaseRun:
         family = family_of(got)
         if family != self.case.family:
             self.problem(f"{label}: expected a {self.case.family} result; got {_describe_any(got)}")
+            return
+        if self.placed_on is not None and _device_name(got, family) != self.placed_on:
+            self.problem(f"{label}: expected a result on x's device {self.placed_on}; got one on {_device_name(got, family)}")
             return
         if family == "numpy" and not isinstance(got, np.ndarray):
             # the contract: numpy results are arrays, a 0-d one for a scalar (not a NumPy scalar or float)
@@ -158,7 +163,7 @@ class CaseRun:
         buffers = []
         for field in fields:
             expected = self.expected(field)
-            buffers.append(zeros_like(expected, self.case.family))
+            buffers.append(zeros_like(expected, self.case.family, self.case.device))
         return buffers[0] if len(buffers) == 1 else tuple(buffers)
 
     # -- stages ------------------------------------------------------------------------------------------
@@ -168,7 +173,7 @@ class CaseRun:
         op = self.op
         for label, call in (("prepare", _api("prepare_" + op.name)), ("call", _api(op.name))):
             # Not y_kwargs(): the family conversion drops y for families that cannot be written.
-            y = convert(np.zeros_like(np.asarray(self.case.scenario.y)), self.case.family)
+            y = convert(np.zeros_like(np.asarray(self.case.scenario.y)), self.case.family, self.case.device)
             kwargs = {"y": y}
             before = np.array(to_numpy(y), copy=True)
             try:
@@ -342,3 +347,8 @@ def _changed_inputs(snapshot, s):
         if any(not np.array_equal(b, a) for b, a in pairs):
             changed.append(name)
     return changed
+
+
+def _device_name(a, family):
+    """The device of ``a`` (of ``family``; its first leaf for a tree), as text."""
+    return str(FAMILIES[family].device(tree_leaves(a)[0]))
