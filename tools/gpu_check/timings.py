@@ -53,7 +53,7 @@ def jax_rows():
     import jax.numpy as jnp
 
     def energy(x):
-        return jnp.sum(jnp.sin(x) ** 2 + x[:-1] * x[1:])
+        return jnp.sum(jnp.sin(x) ** 2) + jnp.sum(x[:-1] * x[1:])
 
     for n, dtype in ((10, jnp.float32), (10_000, jnp.float32), (1_000_000, jnp.float32)):
         x = jax.device_put(jnp.linspace(0.1, 1.0, n, dtype=dtype), jax.devices("gpu")[0])
@@ -79,7 +79,7 @@ def torch_rows():
     import torch
 
     def energy(x):
-        return torch.sum(torch.sin(x) ** 2 + x[:-1] * x[1:])
+        return torch.sum(torch.sin(x) ** 2) + torch.sum(x[:-1] * x[1:])
 
     for n in (10, 10_000, 1_000_000):
         x = torch.linspace(0.1, 1.0, n, device="cuda")
