@@ -7,8 +7,8 @@ from torch.autograd import forward_ad as fwAD
 
 from ...core import Impl, require_scalar_output
 from ...core.batching import record
-from .aux import native_aux
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
+from .aux import native_aux
 from .batching import sweep_batch
 from .boundary import _basis, _Boundary, _contexts, _materialized
 from .graph_watch import refuse_a_constant_output
