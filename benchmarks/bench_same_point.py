@@ -3,6 +3,7 @@
     python -m benchmarks.bench_same_point            # JAX and torch, batches of 1 and 10 tangents
     python -m benchmarks.bench_same_point torch 1    # one framework, one batch size
     python -m benchmarks.bench_same_point torch --clock cpu   # process time instead of wall time
+    python -m benchmarks.bench_same_point jax --pin  # the process (and the threads it starts) on one core
 
 A Krylov solver or Newton-CG applies the Hessian at one x to many vectors.
 ``prepare_hvp`` prepares for calls at any x of that shape, so each call runs
@@ -18,12 +19,19 @@ other work, wall time also counts the time the process waits for a core,
 which CPU time leaves out. The last column gives the median number of minor
 page faults per call (ordinary / same point; Unix): freed memory the C
 allocator gave back to the system and touches again (see
-``results/same_point.md``). The target of issue #32 is a ratio of at most 0.75 on JAX and torch.
+``results/same_point.md``). ``--pin`` keeps the process, and every thread the
+frameworks start, on one core (Linux): XLA's CPU runtime hands each compiled
+call, and the kernels inside it, to worker threads, and on a loaded machine a
+hand-over to a thread on another core costs a wait of its own each time,
+which swings JAX's ratio from run to run (``results/same_point.md``); pinned,
+the ratio measures the computation. The header gives the load average. The
+target of issue #32 is a ratio of at most 0.75 on JAX and torch.
 Recorded runs: ``results/same_point.md``.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -97,12 +105,21 @@ def measure(framework, batch, n=N, rounds=ROUNDS, clock=time.perf_counter):
             (quartiles[0], quartiles[2]), (statistics.median(faults["ordinary"]), statistics.median(faults["same point"])))
 
 
+def _pin_to_one_core():
+    """Keep this process, and the threads it starts from now on, on one core (Linux); the core's number."""
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})
+    return core
+
+
 def main(argv):
     frameworks = [a for a in argv if a in FRAMEWORKS] or list(FRAMEWORKS)
     batches = [int(a) for a in argv if a.isdigit()] or [1, 10]
     clock = argv[argv.index("--clock") + 1] if "--clock" in argv else "wall"
+    pinned = f", pinned to core {_pin_to_one_core()}" if "--pin" in argv else ""  # before any framework starts threads
+    load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
     print(f"hvp of the chain energy, n = {N}: prepare_hvp vs prepare_hvp_same_point (median of {ROUNDS} rounds, "
-          f"{clock} time)")
+          f"{clock} time{pinned}{load})")
     print("| framework | tangents per call | ordinary (ms) | same point (ms) | same point / ordinary [IQR] "
           "| page faults per call |")
     print("|---|---|---|---|---|---|")

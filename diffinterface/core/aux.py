@@ -97,6 +97,8 @@ class AuxCapture:
         self.want = False
         self.raw = None
         self._x = self._x_leaves = None
+        #: the object standing for the call's x in the adapter's problem (a pytree x's flat copy), or None
+        self._stand_in = None
         self._found = False
         self._aux = None
         self._primed = None
@@ -122,14 +124,16 @@ class AuxCapture:
         return out
 
     def _at_x(self, arg):
-        if arg is self._x:
+        if arg is self._x or arg is self._stand_in:
             return True
         try:
             given = _leaves(arg)
-            if len(given) != len(self._x_leaves):
+            wanted = self._x_leaves
+            if len(given) != len(wanted) and self._stand_in is not None:  # the flat problem's x, by value
+                wanted = [as_numpy(self._stand_in)]
+            if len(given) != len(wanted):
                 return False
-            return all(g is w or np.array_equal(as_numpy(self.primal(g)), w)
-                       for g, w in zip(given, self._x_leaves))
+            return all(g is w or np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted))
         except Exception:  # noqa: BLE001 - a value with no concrete form (a tracer) is not the call's x
             return False
 
@@ -144,14 +148,30 @@ class AuxCapture:
             primed, self._primed = self._primed, None
             if primed is x:
                 return
-        self._found, self._aux = False, None
+        self._found, self._aux, self._stand_in = False, None, None
         self._x = x
         if not self.native:
             self._x_leaves = [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
 
+    def stand_in(self, x):
+        """Note ``x`` as the call's x in the adapter's problem (the core flattens a pytree x: the adapter sees
+        the flat copy): :meth:`put` and the first evaluation at x accept it as the call's own x."""
+        self._stand_in = x
+
+    def noting_stand_in(self, method):
+        """``method`` (a prepared method of the adapter's problem, x first) noting its x as the call's."""
+        def noting(x, *rest):
+            self._stand_in = x
+            return method(x, *rest)
+
+        return noting
+
     def put(self, x, aux):
-        """The aux computed by a native adapter at ``x``: this call's when ``x`` is the call's x itself."""
-        if x is self._x:
+        """The aux computed by a native adapter at ``x``: this call's when ``x`` is the call's x itself (or what
+        stands for it, :meth:`stand_in`), or, where the capture compares values (an adapter that is not
+        ``native``: an outer backend's recording of x reached an inner's transform), x's values unwrapped."""
+        if x is self._x or (x is self._stand_in and x is not None) or (
+                not self._found and self._x_leaves is not None and self._at_x(x)):
             self._aux, self._found = aux, True
 
     def take(self, x, ctx):
@@ -159,7 +179,7 @@ class AuxCapture:
         if not self._found:
             self._aux = self._split(self.f(x, *ctx))[1]
         aux, self._aux, self._found = self._aux, None, False
-        self._x = self._x_leaves = None
+        self._x = self._x_leaves = self._stand_in = None
         return aux
 
     def with_aux(self, entry, x, ctx):

@@ -224,6 +224,8 @@ def _output_tree(op, problem, learn_output=False):
         raise refusal
     plan = plans[-1]
     problem = problem.replace(f=plan.flat_output(f), _spec=spec)
+    if problem.aux_entry is f:  # the flat output's f still reaches the aux capture once per evaluation
+        problem.aux_entry = problem.f
     if op.seeds == "cotangents":
         cotangents = problem.tangents
         _check_tree_seeds(cotangents, plan, "cotangents", "the output y = f(x)")
@@ -325,6 +327,8 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
     problem.aux, problem.aux_entry, problem.same_point = capture_of(f), problem.f, call.same_point
+    if problem.aux is not None and not native:  # the flat x an evaluation sees while preparing is the call's
+        problem.aux.stand_in(problem.x)
     ytree = None
     if op.tree_output and y is None and not native:
         # a flat tree problem's jacobian needs f's output shape anyway (tree.wrap below): learn it now
@@ -335,6 +339,8 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
     methods = None
     if not native:
         own = (getattr(impl, op.plain), getattr(impl, op.valued))
+        if problem.aux is not None:  # each call's flat copy of x stands for the call's x (core/aux.py)
+            own = tuple(map(problem.aux.noting_stand_in, own))
         methods = tree.wrap(op, (derivatives_in_x_dtype(op, problem, own) if ytree is None else None) or own,
                             problem)
         if ytree is not None:

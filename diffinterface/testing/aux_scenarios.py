@@ -3,7 +3,10 @@
 ``f`` returns ``(y, aux)`` with an aux mixing arrays computed from x, a
 string, an int, a float, None and a nested tuple. Each case checks, for its
 backend and operator (the operators taking seeds with one seed and with
-three: a batch takes other recipes, vectorized ones among them):
+three: a batch takes other recipes, vectorized ones among them; x an array,
+x a dict of two arrays (``-tree``: the core hands the adapter a flat copy of
+x), or an output that is a dict (``-ytree``: the adapter differentiates a
+flattened f)):
 
 - the results equal the same backend's results without aux (unprepared,
   prepared, value-and forms), in JAX's layout (``op`` -> ``(result, aux)``,
@@ -26,9 +29,10 @@ three: a batch takes other recipes, vectorized ones among them):
 
     >>> from diffinterface.testing.aux_scenarios import aux_cases
     >>> import diffinterface as di
-    >>> [c.id for c in aux_cases({"fd": di.AutoFiniteDiff()})][:3]
-    ['fd-has_aux-pushforward', 'fd-has_aux-pushforward-3seeds', 'fd-has_aux-pullback']
-    >>> aux_cases({"fd": di.AutoFiniteDiff()})[4].check().status
+    >>> [c.id for c in aux_cases({"fd": di.AutoFiniteDiff()}, operators=("pushforward",))]  # doctest: +NORMALIZE_WHITESPACE
+    ['fd-has_aux-pushforward', 'fd-has_aux-pushforward-3seeds', 'fd-has_aux-pushforward-tree',
+     'fd-has_aux-pushforward-tree-3seeds', 'fd-has_aux-pushforward-ytree', 'fd-has_aux-pushforward-ytree-3seeds']
+    >>> aux_cases({"fd": di.AutoFiniteDiff()}, operators=("gradient",))[1].check().status
     'passed'
 """
 
@@ -75,10 +79,49 @@ _OPERATORS = {
 }
 
 
+def _tree_vector_f(x):
+    xp = array_namespace(x["a"])
+    return xp.sin(x["a"]) * x["a"] * xp.sum(x["b"] * x["b"])
+
+
+def _tree_scalar_f(x):
+    xp = array_namespace(x["a"])
+    return xp.sum(xp.sin(x["a"]) * x["a"] * x["a"]) + xp.sum(x["b"] * x["b"] * x["b"]) * xp.sum(x["a"])
+
+
+#: operator -> (f, seeds) at a dict x of two leaves (``_TREE_SHAPES``); operators of a scalar or array x only
+#: (derivative, second derivative) have no tree case
+_TREE_OPERATORS = {
+    "pushforward": (_tree_vector_f, "x"),
+    "pullback": (_tree_vector_f, "y"),
+    "gradient": (_tree_scalar_f, None),
+    "jacobian": (_tree_vector_f, None),
+    "hvp": (_tree_scalar_f, "x"),
+    "hessian": (_tree_scalar_f, None),
+}
+_TREE_SHAPES = {"a": (2,), "b": (3,)}
+
+
+def _dict_output_f(x):
+    xp = array_namespace(x)
+    return {"sine": xp.sin(x) * x, "square": x * x}
+
+
+#: operators whose output may be a pytree, with their seeds, for the cases of a dict output (``-ytree``)
+_TREE_OUTPUT_OPERATORS = {"pushforward": "x", "pullback": "y", "jacobian": None}
+
+
+def _aux_arrays(x):
+    """``(sum of the squares of x's leaves, twice x's first leaf)``: the arrays of aux, in x's family."""
+    leaves = _leaves(x)
+    xp = array_namespace(leaves[0])
+    return sum(xp.sum(leaf * leaf) for leaf in leaves), 2 * leaves[0]
+
+
 def _with_aux(f):
     def f_with_aux(x):
-        xp = array_namespace(x)
-        return f(x), {"label": _LABEL, "stats": (xp.sum(x * x), _COUNT, _SCALE, None), "double": 2 * x}
+        squares, double = _aux_arrays(x)
+        return f(x), {"label": _LABEL, "stats": (squares, _COUNT, _SCALE, None), "double": double}
 
     return f_with_aux
 
@@ -93,7 +136,9 @@ class _CountingAtX(CountingFunction):
     def __call__(self, *args):
         if self.x is not None and not self.at_x:
             try:
-                self.at_x = bool(np.array_equal(as_numpy(self.primal(args[0])), self.x))
+                given, wanted = _leaves(args[0]), _leaves(self.x)
+                self.at_x = len(given) == len(wanted) and all(
+                    np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted))
             except Exception:  # noqa: BLE001 - a traced value: no values to compare
                 self.traced = True
         return super().__call__(*args)
@@ -103,13 +148,30 @@ class _CountingAtX(CountingFunction):
 
 
 def _point(shape, shift=0.0):
+    if isinstance(shape, dict):
+        return {key: _point(leaf_shape, shift + 0.1 * i) for i, (key, leaf_shape) in enumerate(shape.items())}
     n = int(np.prod(shape))
     return (np.linspace(0.3, 1.2, n).reshape(shape) + shift) if shape else np.asarray(0.7 + shift)
 
 
+def _tangent(shape, k):
+    if isinstance(shape, dict):
+        return {key: _tangent(leaf_shape, k + i) for i, (key, leaf_shape) in enumerate(shape.items())}
+    return np.linspace(-1.0, 1.0 + k, int(np.prod(shape)) or 1).reshape(shape)
+
+
+def _filled_like(tree, value):
+    if isinstance(tree, dict):
+        return {key: _filled_like(leaf, value) for key, leaf in tree.items()}
+    return np.full_like(np.asarray(tree), value)
+
+
 def _leaves(tree):
+    """The leaves of nested tuples, lists and dicts (dicts in key order, as every pytree library)."""
     if isinstance(tree, (tuple, list)):
         return [leaf for item in tree for leaf in _leaves(item)]
+    if isinstance(tree, dict):
+        return [leaf for key in sorted(tree) for leaf in _leaves(tree[key])]
     return [tree]
 
 
@@ -137,7 +199,8 @@ class _Check:
         if aux["label"] is not _LABEL or len(others) != 3 or any(
                 got is not wanted for got, wanted in zip(others, (_COUNT, _SCALE, None))):
             self.found.append(f"{what}: aux's string, int, float and None are not the objects f returned: {aux!r}")
-        for name, leaf, wanted in (("stats[0]", aux["stats"][0], np.sum(x * x)), ("double", aux["double"], 2 * x)):
+        squares, double = _aux_arrays(x)
+        for name, leaf, wanted in (("stats[0]", aux["stats"][0], squares), ("double", aux["double"], double)):
             if not is_array(leaf):
                 self.found.append(f"{what}: aux[{name}] is {type(leaf).__name__}, not an array")
             elif getattr(leaf, "requires_grad", False):
@@ -196,11 +259,16 @@ class AuxCase(ProbeCase):
     ``check()`` raises on failure."""
 
     n_seeds: int = 1
+    #: x a dict of two arrays (``_TREE_SHAPES``) instead of an array
+    tree: bool = False
+    #: f's output a dict of two arrays
+    output_tree: bool = False
     kind = "has_aux"
 
     @property
     def id(self):
-        return super().id + (f"-{self.n_seeds}seeds" if self.n_seeds != 1 else "")
+        return (super().id + ("-tree" if self.tree else "") + ("-ytree" if self.output_tree else "")
+                + (f"-{self.n_seeds}seeds" if self.n_seeds != 1 else ""))
 
     def _run(self, found):
         self._check(_Check(found))
@@ -208,15 +276,20 @@ class AuxCase(ProbeCase):
     def _check(self, check):
         import diffinterface as di
 
-        f, shape, seeds_like = _OPERATORS[self.operator]
+        if self.tree:
+            (f, seeds_like), shape = _TREE_OPERATORS[self.operator], _TREE_SHAPES
+        elif self.output_tree:
+            f, shape, seeds_like = _dict_output_f, (3,), _TREE_OUTPUT_OPERATORS[self.operator]
+        else:
+            f, shape, seeds_like = _OPERATORS[self.operator]
         name, backend = self.operator, self.backend
         plain_op, prepare = getattr(di, name), getattr(di, "prepare_" + name)
         valued_op = getattr(di, di.core.OPERATORS[name].valued)
         n_values = di.core.OPERATORS[name].n_values
         x, x2 = _point(shape), _point(shape, 0.25)
         seeds = () if seeds_like is None else tuple(
-            (np.linspace(-1.0, 1.0 + k, int(np.prod(shape)) or 1).reshape(shape) if seeds_like == "x"
-             else np.full_like(np.asarray(f(x)), 1.0 + k)) for k in range(self.n_seeds))
+            (_tangent(shape, k) if seeds_like == "x" else _filled_like(f(x), 1.0 + k))
+            for k in range(self.n_seeds))
         seeded = (seeds,) if seeds else ()
         adapter = di.core.get_adapter(backend)
         primal = di.core.aux.primal_of(adapter)
@@ -274,10 +347,20 @@ class AuxCase(ProbeCase):
 
 
 def aux_cases(backends, operators=None):
-    """An :class:`AuxCase` per backend (a selector or a dict id -> selector) and operator, and one more with
-    :data:`BATCH_OF_SEEDS` seeds per operator taking seeds."""
+    """An :class:`AuxCase` per backend (a selector or a dict id -> selector) and operator, one more with
+    :data:`BATCH_OF_SEEDS` seeds per operator taking seeds, and the same at a dict x (``-tree``) and with a
+    dict output (``-ytree``) for the operators that take them."""
     if not isinstance(backends, dict):
         backends = {type(backends).__name__: backends}
-    names = [op for op in _OPERATORS if operators is None or op in operators]
-    return [AuxCase(k, b, op, n) for k, b in backends.items() for op in names
-            for n in ((1,) if _OPERATORS[op][2] is None else (1, BATCH_OF_SEEDS))]
+    cases = []
+    for k, b in backends.items():
+        for op, (_f, _shape, seeds_like) in _OPERATORS.items():
+            if operators is not None and op not in operators:
+                continue
+            batches = (1,) if seeds_like is None else (1, BATCH_OF_SEEDS)
+            cases += [AuxCase(k, b, op, n) for n in batches]
+            if op in _TREE_OPERATORS:
+                cases += [AuxCase(k, b, op, n, tree=True) for n in batches]
+            if op in _TREE_OUTPUT_OPERATORS:
+                cases += [AuxCase(k, b, op, n, output_tree=True) for n in batches]
+    return cases

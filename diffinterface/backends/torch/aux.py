@@ -48,8 +48,18 @@ class NativeAux:
                        positions)
         return y, [leaves[i] for i in positions]
 
+    def with_value(self, *ctx):
+        """``z -> (y, (y, aux's tensors))``: the value and the aux ride along as a transform's aux output
+        (``jacfwd``/``grad_and_value`` with ``has_aux=True``) from one evaluation."""
+        def both(z):
+            y, tensors = self.pair(z, *ctx)
+            return y, (y, tensors)
+
+        return both
+
     def hand_over(self, call_x, tensors):
-        """Give the core the aux whose tensors a transform returned, for the call at ``call_x`` (the user's x)."""
+        """Give the core the aux whose tensors a transform returned, for the call at ``call_x`` (the user's x, or
+        an outer backend's recording of it: the core compares its values)."""
         treedef, static, positions = self.static
         leaves = [static.get(i) for i in range(treedef.num_leaves)]
         for i, tensor in zip(positions, tensors):

@@ -8,6 +8,7 @@ from torch.autograd import forward_ad as fwAD
 from ...core import Impl, require_scalar_output
 from ...core.batching import record
 from .autodiff import _enable_grad, _grad_enabled, _jvp, _traced, _vjp, _vjps, _with_value
+from .aux import native_aux
 from .batching import sweep_batch
 from .boundary import _basis, _Boundary, _contexts, _materialized
 from .graph_watch import refuse_a_constant_output
@@ -121,12 +122,17 @@ class TorchSecondOrder:
         if b.writes:
             return _recorded_value_and_gradient(fn)
         forward = self.forward_only
+        aux = native_aux(problem)
 
         def value_and_gradient(x, *ctx):
             def bound(z):
                 return fn(z, *ctx)
 
-            if forward and fwAD.unpack_dual(x).tangent is None:
+            if aux is not None:  # f's aux leaves the transform as its own output (backends/torch/aux.py)
+                transform = torch.func.jacfwd if forward and fwAD.unpack_dual(x).tangent is None else torch.func.grad
+                gradient, (value, tensors) = transform(aux.with_value(*ctx), has_aux=True)(x)
+                aux.hand_over(x, tensors)
+            elif forward and fwAD.unpack_dual(x).tangent is None:
                 gradient, value = torch.func.jacfwd(_with_value(bound), has_aux=True)(x)
             else:
                 gradient, value = torch.func.grad_and_value(bound)(x)
@@ -141,11 +147,20 @@ class TorchSecondOrder:
         if b.writes:
             return _recorded_value_and_derivative(fn, problem.spec.shape)
         forward = self.forward_only
+        aux = native_aux(problem)
 
         def value_and_derivative(x, *ctx):
             def bound(z):
                 return fn(z, *ctx)
 
+            if aux is not None:  # f's aux leaves the transform as its own output (backends/torch/aux.py)
+                if forward and fwAD.unpack_dual(x).tangent is None:
+                    value, derivative, tensors = _jvp(aux.with_value(*ctx), (x,), (torch.ones_like(x),), has_aux=True)
+                    tensors = tensors[1]
+                else:
+                    derivative, (value, tensors) = torch.func.jacrev(aux.with_value(*ctx), has_aux=True)(x)
+                aux.hand_over(x, tensors)
+                return value, derivative
             if forward and fwAD.unpack_dual(x).tangent is None:
                 return _jvp(bound, (x,), (torch.ones_like(x),))
             derivative, value = torch.func.jacrev(_with_value(bound), has_aux=True)(x)
