@@ -24,148 +24,10 @@ import dataclasses
 
 import numpy as np
 
-from ..families import array_namespace
+from .analytic_functions import (array_to_scalar, gradient_with_context, jacobian_with_context, matrix_to_matrix,
+                                 matrix_to_vector, scalar_to_array, scalar_to_scalar, scalar_with_context, vector_to_matrix,
+                                 vector_to_vector)
 from .scenario import FIRST_ORDER, OPERATORS, SECOND_ORDER, TWO_ARGUMENT_OPERATORS, Scenario, _contract_x, _contract_y, _tangent, _x  # noqa: F401 (re-exported)
-
-
-def _const(values, dtype):
-    return np.asarray(values, dtype=dtype)
-
-
-def _scalar_to_scalar(x):
-    """f(x) = sin(x) * x."""
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.sin(x) * x
-
-    value = np.sin(x) * x
-    d = np.cos(x) * x + np.sin(x)
-    d2 = 2 * np.cos(x) - x * np.sin(x)
-    return f, value, d, d2
-
-
-def _scalar_to_array(x, shape):
-    """f(x) = sin(a * x) with a closed-over constant a of the output's shape."""
-    a = _const(np.arange(1, 1 + int(np.prod(shape))).reshape(shape) / 2.0, x.dtype)
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.sin(xp.asarray(a) * x)
-
-    value = np.sin(a * x)
-    d = a * np.cos(a * x)
-    d2 = -(a**2) * np.sin(a * x)
-    return f, value, d, d2
-
-
-def _array_to_scalar(x):
-    """f(x) = log(sum(exp(x))) + sum(sin(x)): a Hessian with off-diagonal terms."""
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.log(xp.sum(xp.exp(x))) + xp.sum(xp.sin(x))
-
-    value = np.log(np.sum(np.exp(x))) + np.sum(np.sin(x))
-    p = np.exp(x) / np.sum(np.exp(x))
-    grad = p + np.cos(x)
-    pf, n = p.reshape(-1), x.size
-    hess = (np.diag(pf) - np.outer(pf, pf) - np.diag(np.sin(x).reshape(-1))).reshape(x.shape + x.shape)
-    return f, value, grad, hess
-
-
-def _vector_to_vector(x, m):
-    """f(x) = M @ sin(x) with a closed-over (m, n) matrix M."""
-    n = x.shape[0]
-    M = _const((np.arange(m * n).reshape(m, n) % 5 - 1.5) / 2.0, x.dtype)
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.matmul(xp.asarray(M), xp.sin(x))
-
-    return f, M @ np.sin(x), M * np.cos(x)[None, :]
-
-
-def _vector_to_matrix(x):
-    """f(x)[i, j] = x[i] * sin(x[j])."""
-    n = x.shape[0]
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.reshape(x, (n, 1)) * xp.reshape(xp.sin(x), (1, n))
-
-    value = np.outer(x, np.sin(x))
-    eye = np.eye(n, dtype=x.dtype)
-    jac = np.einsum("ik,j->ijk", eye, np.sin(x)) + np.einsum("i,jk,j->ijk", x, eye, np.cos(x))
-    return f, value, jac
-
-
-def _matrix_to_vector(x):
-    """f(X)[i] = sum_j w[j] * sin(X[i, j]) with closed-over weights w."""
-    rows, cols = x.shape
-    w = _const(np.linspace(0.5, 2.0, cols), x.dtype)
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.sum(xp.sin(x) * xp.asarray(w), axis=1)
-
-    value = np.sum(np.sin(x) * w, axis=1)
-    jac = np.einsum("ik,kl->ikl", np.eye(rows, dtype=x.dtype), w[None, :] * np.cos(x))
-    return f, value, jac
-
-
-def _matrix_to_matrix(x):
-    """f(X) = B @ sin(X) with a closed-over (3, rows) matrix B."""
-    rows, cols = x.shape
-    B = _const((np.arange(3 * rows).reshape(3, rows) - 2.0) / 3.0, x.dtype)
-
-    def f(x):
-        xp = array_namespace(x)
-        return xp.matmul(xp.asarray(B), xp.sin(x))
-
-    value = B @ np.sin(x)
-    jac = np.einsum("ik,jl,kl->ijkl", B, np.eye(cols, dtype=x.dtype), np.cos(x))
-    return f, value, jac
-
-
-# functions with a Constant context: f(x, c)
-
-
-def _scalar_with_context(x):
-    """f(x, c) = sin(c * x) with a Python float Constant c."""
-
-    def f(x, c):
-        xp = array_namespace(x)
-        return xp.sin(c * x)
-
-    c = 1.5
-    return f, (c,), np.sin(c * x), c * np.cos(c * x), -(c**2) * np.sin(c * x)
-
-
-def _gradient_with_context(x):
-    """f(x, w) = sum(w * x**3) / 3 with an array Constant w."""
-    w = _const(np.linspace(-1.0, 2.0, x.size).reshape(x.shape), x.dtype)
-
-    def f(x, w):
-        xp = array_namespace(x)
-        return xp.sum(xp.asarray(w) * x**3) / 3
-
-    value = np.sum(w * x**3) / 3
-    grad = w * x**2
-    hess = np.diag((2 * w * x).reshape(-1)).reshape(x.shape + x.shape)
-    return f, (w,), value, grad, hess
-
-
-def _jacobian_with_context(x, m):
-    """f(x, M) = M @ sin(x) with the matrix M passed as a Constant."""
-    n = x.shape[0]
-    M = _const((np.arange(m * n).reshape(m, n) % 3 - 0.5), x.dtype)
-
-    def f(x, M):
-        xp = array_namespace(x)
-        return xp.matmul(xp.asarray(M), xp.sin(x))
-
-    return f, (M,), M @ np.sin(x), M * np.cos(x)[None, :]
 
 
 # -- turning a function into scenarios -------------------------------------------------------------------
@@ -221,80 +83,80 @@ def _first_order_set():
     # derivative: scalar x -> scalar, vector, matrix; two-argument; Constant context
     for dtype in ("float64", "float32"):
         x = _x((), dtype)
-        f, value, d, _ = _scalar_to_scalar(x)
+        f, value, d, _ = scalar_to_scalar(x)
         add(_scenario("derivative", f, x, value, d, name=f"derivative-scalar_to_scalar-{dtype}"))
     x = _x((), "float64")
-    f, value, d, _ = _scalar_to_array(x, (3,))
+    f, value, d, _ = scalar_to_array(x, (3,))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_vector-float64"))
     add(_scenario("derivative", f, x, value, d, two_argument=True, name="derivative-scalar_to_vector-two_argument-float64"))
     # a Python float x (the contract accepts numbers; results are numpy float64)
-    f, value, d, _ = _scalar_to_array(x, (2,))
+    f, value, d, _ = scalar_to_array(x, (2,))
     python_float = _scenario("derivative", f, x, value, d, name="derivative-python_float_to_vector-float64")
     add(dataclasses.replace(python_float, x=float(x)))
     x = _x((), "float32")
-    f, value, d, _ = _scalar_to_array(x, (2, 3))
+    f, value, d, _ = scalar_to_array(x, (2, 3))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_matrix-float32"))
     x = _x((), "float64")
-    f, ctx, value, d, _ = _scalar_with_context(x)
+    f, ctx, value, d, _ = scalar_with_context(x)
     add(_scenario("derivative", f, x, value, d, contexts=ctx, name="derivative-constant_context-float64"))
 
     # gradient: vector and matrix x; float32; Constant context
     for shape, kind, dtype in (((4,), "vector", "float64"), ((4,), "vector", "float32"), ((2, 3), "matrix", "float64")):
         x = _x(shape, dtype)
-        f, value, grad, _ = _array_to_scalar(x)
+        f, value, grad, _ = array_to_scalar(x)
         add(_scenario("gradient", f, x, value, grad, name=f"gradient-{kind}_to_scalar-{dtype}"))
     x = _x((2, 2), "float64")
-    f, ctx, value, grad, _ = _gradient_with_context(x)
+    f, ctx, value, grad, _ = gradient_with_context(x)
     add(_scenario("gradient", f, x, value, grad, contexts=ctx, name="gradient-constant_context-float64"))
 
     # jacobian: vector/matrix in and out; two-argument; Constant context
     x = _x((3,), "float64")
-    f, value, jac = _vector_to_vector(x, 4)
+    f, value, jac = vector_to_vector(x, 4)
     add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_vector-float64"))
     add(_scenario("jacobian", f, x, value, jac, two_argument=True, name="jacobian-vector_to_vector-two_argument-float64"))
     x32 = _x((3,), "float32")
-    f, value, jac = _vector_to_vector(x32, 2)
+    f, value, jac = vector_to_vector(x32, 2)
     add(_scenario("jacobian", f, x32, value, jac, name="jacobian-vector_to_vector-float32"))
-    f, value, jac = _vector_to_matrix(x)
+    f, value, jac = vector_to_matrix(x)
     add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_matrix-float64"))
     xm = _x((2, 3), "float64")
-    f, value, jac = _matrix_to_vector(xm)
+    f, value, jac = matrix_to_vector(xm)
     add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_vector-float64"))
-    f, value, jac = _matrix_to_matrix(xm)
+    f, value, jac = matrix_to_matrix(xm)
     add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_matrix-float64"))
     xm32 = _x((2, 3), "float32")
-    f, value, jac = _matrix_to_matrix(xm32)
+    f, value, jac = matrix_to_matrix(xm32)
     add(_scenario("jacobian", f, xm32, value, jac, two_argument=True, name="jacobian-matrix_to_matrix-two_argument-float32"))
-    f, ctx, value, jac = _jacobian_with_context(x, 2)
+    f, ctx, value, jac = jacobian_with_context(x, 2)
     add(_scenario("jacobian", f, x, value, jac, contexts=ctx, name="jacobian-constant_context-float64"))
 
     # pushforward: batched tangents (t, -t); scalar and matrix outputs; two-argument; context
-    f, value, jac = _vector_to_vector(x, 4)
+    f, value, jac = vector_to_vector(x, 4)
     add(_scenario("pushforward", f, x, value, jac, batched=True, seed=1, name="pushforward-vector_to_vector-batched-float64"))
-    f, value, jac = _matrix_to_matrix(xm32)
+    f, value, jac = matrix_to_matrix(xm32)
     add(_scenario("pushforward", f, xm32, value, jac, seed=2, name="pushforward-matrix_to_matrix-float32"))
     xv = _x((4,), "float64")
-    f, value, grad, _ = _array_to_scalar(xv)
+    f, value, grad, _ = array_to_scalar(xv)
     add(_scenario("pushforward", f, xv, value, grad, seed=3, name="pushforward-vector_to_scalar-float64"))
-    f, value, jac = _vector_to_matrix(x)
+    f, value, jac = vector_to_matrix(x)
     add(_scenario("pushforward", f, x, value, jac, batched=True, two_argument=True, seed=4,
                   name="pushforward-vector_to_matrix-two_argument-batched-float64"))
-    f, ctx, value, jac = _jacobian_with_context(x, 2)
+    f, ctx, value, jac = jacobian_with_context(x, 2)
     add(_scenario("pushforward", f, x, value, jac, contexts=ctx, seed=5, name="pushforward-constant_context-float64"))
 
     # pullback: batched cotangents; scalar x; scalar output; two-argument; context
-    f, value, jac = _vector_to_vector(x, 4)
+    f, value, jac = vector_to_vector(x, 4)
     add(_scenario("pullback", f, x, value, jac, batched=True, seed=6, name="pullback-vector_to_vector-batched-float64"))
-    f, value, jac = _matrix_to_vector(xm32)
+    f, value, jac = matrix_to_vector(xm32)
     add(_scenario("pullback", f, xm32, value, jac, seed=7, name="pullback-matrix_to_vector-float32"))
-    f, value, grad, _ = _array_to_scalar(xm)
+    f, value, grad, _ = array_to_scalar(xm)
     add(_scenario("pullback", f, xm, value, grad, seed=8, name="pullback-matrix_to_scalar-float64"))
     xs = _x((), "float64")
-    f, value, d, _ = _scalar_to_array(xs, (3,))
+    f, value, d, _ = scalar_to_array(xs, (3,))
     add(_scenario("pullback", f, xs, value, d, batched=True, seed=9, name="pullback-scalar_to_vector-batched-float64"))
-    f, value, jac = _vector_to_vector(x, 2)
+    f, value, jac = vector_to_vector(x, 2)
     add(_scenario("pullback", f, x, value, jac, two_argument=True, seed=10, name="pullback-vector_to_vector-two_argument-float64"))
-    f, ctx, value, grad, _ = _gradient_with_context(xv)
+    f, ctx, value, grad, _ = gradient_with_context(xv)
     add(_scenario("pullback", f, xv, value, grad, contexts=ctx, seed=11, name="pullback-constant_context-float64"))
     return scenarios
 
@@ -317,17 +179,17 @@ def _second_order_set():
 
     for dtype in ("float64", "float32"):
         x = _x((), dtype)
-        f, value, d, d2 = _scalar_to_scalar(x)
+        f, value, d, d2 = scalar_to_scalar(x)
         second("second_derivative", f, x, value, d, d2, f"second_derivative-scalar_to_scalar-{dtype}")
     x = _x((), "float64")
-    f, value, d, d2 = _scalar_to_array(x, (3,))
+    f, value, d, d2 = scalar_to_array(x, (3,))
     second("second_derivative", f, x, value, d, d2, "second_derivative-scalar_to_vector-float64")
-    f, ctx, value, d, d2 = _scalar_with_context(x)
+    f, ctx, value, d, d2 = scalar_with_context(x)
     second("second_derivative", f, x, value, d, d2, "second_derivative-constant_context-float64", contexts=ctx)
 
     for shape, kind, dtype in (((4,), "vector", "float64"), ((2, 3), "matrix", "float32")):
         x = _x(shape, dtype)
-        f, value, grad, hess = _array_to_scalar(x)
+        f, value, grad, hess = array_to_scalar(x)
         t = _tangent(shape, dtype, 12)
         tangents = (t, -t) if kind == "vector" else (t,)
         hvps = tuple(_contract_x(hess, t, x.ndim).reshape(shape) for t in tangents)
@@ -335,7 +197,7 @@ def _second_order_set():
         second("hvp", f, x, value, grad, hvps, f"hvp-{kind}_to_scalar{label}-{dtype}", tangents=tangents)
         second("hessian", f, x, value, grad, hess, f"hessian-{kind}_to_scalar-{dtype}")
     x = _x((3,), "float64")
-    f, ctx, value, grad, hess = _gradient_with_context(x)
+    f, ctx, value, grad, hess = gradient_with_context(x)
     t = _tangent((3,), "float64", 13)
     second("hvp", f, x, value, grad, (_contract_x(hess, t, 1),), "hvp-constant_context-float64", contexts=ctx,
            tangents=(t,))
