@@ -317,7 +317,8 @@ def _cold_start(results):
         "",
         "A fresh Python process that imports the framework (and diffinterface), builds a numpy or torch x of "
         "10 float64 and computes one gradient of `sum(x*x)`: the native recipe's script against the "
-        "interface's (`di.gradient` without preparation), whole-process wall time, the two alternating, "
+        "interface's (`di.gradient` without preparation, or prepared where the row says so), whole-process "
+        "wall time, the two alternating, "
         f"medians over {cold[0].get('rounds', '?')} rounds. Scripts: `benchmarks/harness.py::COLD_SCRIPTS`.",
         "",
         "| framework | native process | interface process | ratio |",

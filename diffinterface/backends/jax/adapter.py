@@ -244,12 +244,16 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         methods = {}
         aux = native_aux(problem, builders)  # has_aux: the builders' functions return (results, aux)
         with _x64_scope(wide):
-            for name, build in builders.items():
+            for position, (name, build) in enumerate(builders.items()):
                 built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
+                    # The operator's own method (the first) is compiled now. The others (value_and_...) are
+                    # traced and lowered now, so f's errors surface at preparation, and JAX compiles them at
+                    # their first call from that lowering: a preparation compiles only what a caller uses.
+                    lowered = (lambda fn=fn: fn.lower(*args).compile()) if position == 0 else (lambda fn=fn: fn.lower(*args))
                     with _traced(problem, self.backend):
-                        _traced_at_values(problem, lambda fn=fn: fn.lower(*args).compile())
+                        _traced_at_values(problem, lowered)
                 else:
                     fn = _cache_checked(built, problem, self.backend)
                 if aux is not None:
