@@ -63,13 +63,18 @@ through; a pair that needs it raises UnsupportedError at preparation.
 
 An outer that only evaluates (finite differences) evaluates the inner's
 gradient at several points per product; a third optional hook lets the inner
-compute them in one call:
+compute the outer's whole formula around them in one call:
 
-- ``prepare_batched_gradient(problem, batch)`` -> ``gradients(points, *ctx)``: the
-  gradients at ``batch`` points stacked along a first axis (shape ``(batch, *x.shape)``,
-  in the user's family), stacked the same way. ``None`` (the default): the
-  outer calls the prepared gradient once per point. The differentiated problem
-  offers it to the outer as ``problem.batched_f``.
+- ``prepare_batched_gradient(problem, formulas)`` -> an Impl with one method per
+  name of ``formulas`` (``pushforward``, ``value_and_pushforward``), each
+  ``(x, tangents, *ctx)`` -> the pushforward's results. ``formulas`` maps each
+  name to ``(points, build)``: ``build(xp, gradients)`` returns ``fn(x, tangents)
+  -> (gradient at x or None, products stacked along a first axis)``, written with
+  the array namespace ``xp``, which calls ``gradients(stacked points)`` (the
+  gradients at ``points`` points, stacked the same way) once. The inner runs it
+  with its own namespace, compiled with the gradients where it compiles.
+  ``None`` (the default): the outer calls the prepared gradient once per point.
+  The differentiated problem offers it to the outer as ``problem.batched_f``.
 
 Pytrees: when ``x`` is a pytree, the core hands the adapter a flat problem
 (``f`` of one flat array, see :mod:`diffinterface.core.pytree`) unless the
@@ -234,10 +239,10 @@ class Adapter:
     def differentiable_value_and_derivative(self, problem):
         return None
 
-    #: ``prepare_batched_gradient`` gives the gradients at a stack of points in one call
+    #: ``prepare_batched_gradient`` computes an evaluating outer's formula around its gradients in one call
     batches_gradients = False
-    #: an evaluating outer that asks for all its points' values in one call of ``problem.batched_f``
+    #: an evaluating outer that hands its formula over all its points to ``problem.batched_f``
     batches_points = False
 
-    def prepare_batched_gradient(self, problem, batch):
+    def prepare_batched_gradient(self, problem, formulas):
         return None

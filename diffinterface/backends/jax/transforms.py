@@ -157,6 +157,22 @@ def _bounded_jacobian(mode, batch):
     return transform
 
 
+def _around_gradients(build):
+    """``products`` for :func:`_batched` from an evaluating outer's formula around the gradient ``g``.
+
+    ``build(xp, gradients)`` gives ``fn(x, tangents) -> (first or None, products stacked)``
+    calling ``gradients(points)`` once (``prepare_batched_gradient`` in core/adapter.py);
+    here ``gradients`` is ``g`` mapped over the points (in batches of ``batch``), so the
+    formula and the gradients trace into one function.
+    """
+
+    def products(g, x, tangents, batch=None, has_aux=False):
+        first, stacked = build(jnp, lambda points: _mapped(g, points, batch))(x, tangents)
+        return first, (stacked[0] if len(tangents) == 1 else stacked)
+
+    return products
+
+
 def _batched(f, products, batch, with_first, flat, sweep_batch=None, has_aux=False):
     """A batched operator: ``products`` (forward or reverse) of ``f(x, *ctx)`` over the tangents.
 
