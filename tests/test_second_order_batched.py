@@ -41,22 +41,24 @@ def test_the_traceable_step_rule_is_the_host_rule_to_the_last_bit(method):
     sparse[2] = -3.0
     cases += [(rng.normal(size=7), sparse), (np.zeros(7), rng.normal(size=7)), (rng.normal(size=7), np.zeros(7)),
               (np.array(2.5), np.array(-0.5))]
-    compiled = jax.jit(lambda x, t: traceable(jnp, x, t))
+    compiled = jax.jit(lambda x, tangents: traceable(jnp, x, tangents))
     with jax.enable_x64(True):
         for x, t in cases:
             expected = host(x, t)
-            assert float(traceable(np, x, t)) == expected
-            assert float(compiled(x, t)) == expected
+            assert float(traceable(np, x, t[None])[0]) == expected
+            assert float(compiled(x, t[None])[0]) == expected
+        # several tangents at once: each its own step
+        x, tangents = cases[0][0], np.stack([t for _, t in cases[:5]])
+        assert np.asarray(compiled(x, tangents)).tolist() == [host(x, t) for t in tangents]
 
 
 def test_the_traceable_step_rule_takes_per_entry_steps_of_a_mixed_dtype_tree():
     rel = np.array([1e-3, 1e-3, 5e-6, 5e-6])
     absolute = np.array([1e-3, 1e-3, 5e-6, 5e-6])
-    step = traceable_step_rule(rel, absolute, np.dtype("float64"))
+    steps = traceable_step_rule(rel, absolute, np.dtype("float64"))
     x, t = np.array([0.5, -2.0, 300.0, 1.0]), np.array([0.0, 1.0, 2.0, 0.0])
-    # the largest of rel_i |x_i| and abs_i over t's support, over max |t_i|
-    assert float(step(np, x, t)) == max(1e-3 * 2.0, 5e-6 * 300.0, 1e-3) / 2.0
-    assert float(step(np, x, np.zeros(4))) == 1e-3
+    # the largest of rel_i |x_i| and abs_i over t's support, over max |t_i|; the largest abs_i at t = 0
+    assert steps(np, x, np.stack([t, np.zeros(4)])).tolist() == [max(1e-3 * 2.0, 5e-6 * 300.0, 1e-3) / 2.0, 1e-3]
 
 
 def _per_point(method, x, t, steps_backend):

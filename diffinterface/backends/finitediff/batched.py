@@ -31,31 +31,32 @@ def batched_pushforward(adapter, problem):
     if problem.batched_f is None or problem.y is not None or not adapter.batches_points:
         return None
     k = len(problem.tangents)
-    step = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
+    steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
     if adapter.method == "central":
-        formulas = {"pushforward": (2 * k, _central(step, False)),
-                    "value_and_pushforward": (2 * k + 1, _central(step, True))}
+        formulas = {"pushforward": (2 * k, _central(steps, False)),
+                    "value_and_pushforward": (2 * k + 1, _central(steps, True))}
     else:
-        forward = (k + 1, _forward(step))
+        forward = (k + 1, _forward(steps))
         formulas = {"pushforward": forward, "value_and_pushforward": forward}
     return problem.batched_f(problem.tangents, formulas)
 
 
 def traceable_step_rule(rel, absolute, dtype):
-    """``step(xp, x, t)``: the step of :meth:`FiniteDiffSteps._step_rule` along ``t`` at ``x``, in ``xp``'s arrays.
+    """``steps(xp, x, tangents)``: the step of :meth:`FiniteDiffSteps._step_rule` along each tangent, in ``xp``.
 
-    ``max(rel * max|x_i|, abs) / max|t_i|`` over the support of ``t`` (``abs``
-    when ``t`` is zero), with ``rel`` and ``abs`` scalars, or arrays of one
-    value per entry (a tree's leaves of several dtypes). Written with
-    array-namespace functions only, without host conversions, so that a
-    framework can trace it; the result is a 0-d array of x's dtype.
-    ``max_i(rel * |x_i|)`` is ``rel * max_i |x_i|`` exactly (rounding is
+    ``tangents`` is stacked along a first axis; the result holds one step per
+    tangent, ``max(rel * max|x_i|, abs) / max|t_i|`` over the support of ``t``
+    (``abs`` when ``t`` is zero), with ``rel`` and ``abs`` scalars, or arrays of
+    one value per entry (a tree's leaves of several dtypes). Written with
+    array-namespace functions only, without host conversions and whatever the
+    number of tangents, so that a framework traces it once; the steps have x's
+    dtype. ``max_i(rel * |x_i|)`` is ``rel * max_i |x_i|`` exactly (rounding is
     monotonic), so scalar steps equal the host rule's to the last bit.
 
     >>> import numpy as np
-    >>> step = traceable_step_rule(1e-5, 1e-5, np.dtype("float64"))
-    >>> float(step(np, np.array([2.0, -4.0]), np.array([0.0, 2.0])))  # max(1e-5 * 4, 1e-5) / 2
-    2e-05
+    >>> steps = traceable_step_rule(1e-5, 1e-5, np.dtype("float64"))
+    >>> steps(np, np.array([2.0, -4.0]), np.array([[0.0, 2.0], [0.0, 0.0]])).tolist()  # max(1e-5 * 4, 1e-5) / 2
+    [2e-05, 1e-05]
     """
     per_entry = not np.isscalar(rel)
     if per_entry:
@@ -64,19 +65,25 @@ def traceable_step_rule(rel, absolute, dtype):
     else:
         resting = absolute
 
-    def step(xp, x, t):
-        t_abs = xp.abs(t)
+    def steps(xp, x, tangents):
+        entries = tuple(range(1, tangents.ndim))  # every axis of x
+        t_abs = xp.abs(tangents)
         support = t_abs != 0
-        t_max = xp.max(t_abs)
-        scale = xp.max(xp.where(support, rel * xp.abs(x), 0))
-        floor = xp.max(xp.where(support, absolute, 0)) if per_entry else absolute
+        t_max = xp.max(t_abs, axis=entries)
+        scale = xp.max(xp.where(support, rel * xp.abs(x), 0), axis=entries)
+        floor = xp.max(xp.where(support, absolute, 0), axis=entries) if per_entry else absolute
         moving = xp.maximum(scale, floor) / xp.where(t_max != 0, t_max, 1)
         return xp.where(t_max != 0, moving, resting)
 
-    return step
+    return steps
 
 
-def _central(step, valued):
+def _per_tangent(xp, steps, tangents):
+    """``steps`` (one per tangent) shaped to multiply ``tangents``, stacked along a first axis."""
+    return xp.reshape(steps, (steps.shape[0],) + (1,) * (tangents.ndim - 1))
+
+
+def _central(steps_along, valued):
     """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x or None, products stacked)``.
 
     The points are ``[x + h_i t_i..., x - h_i t_i...]``, after ``x`` when ``valued``.
@@ -85,26 +92,28 @@ def _central(step, valued):
     def build(xp, gradients):
         def central_differences(x, tangents):
             k, first = len(tangents), 1 if valued else 0
-            steps = [step(xp, x, t) for t in tangents]
-            moves = [h * t for h, t in zip(steps, tangents)]
-            points = [x + move for move in moves] + [x - move for move in moves]
-            values = gradients(xp.stack([x, *points] if valued else points))
-            products = [(values[first + i] - values[first + k + i]) / (2 * h) for i, h in enumerate(steps)]
-            return (values[0] if valued else None), xp.stack(products)
+            x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
+            h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
+            moves = h * stacked
+            points = [x + moves, x - moves]
+            values = gradients(xp.concat([x[None, ...], *points] if valued else points))
+            products = (values[first : first + k] - values[first + k :]) / (2 * h)
+            return (values[0] if valued else None), products
 
         return central_differences
 
     return build
 
 
-def _forward(step):
+def _forward(steps_along):
     """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x, products stacked)``: points ``[x, x + h_i t_i...]``."""
 
     def build(xp, gradients):
         def forward_differences(x, tangents):
-            steps = [step(xp, x, t) for t in tangents]
-            values = gradients(xp.stack([x, *(x + h * t for h, t in zip(steps, tangents))]))
-            return values[0], xp.stack([(values[1 + i] - values[0]) / h for i, h in enumerate(steps)])
+            x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
+            h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
+            values = gradients(xp.concat([x[None, ...], x + h * stacked]))
+            return values[0], (values[1:] - values[0]) / h
 
         return forward_differences
 
