@@ -75,9 +75,10 @@ def _per_point(method, x, t, steps_backend):
 
 @pytest.mark.parametrize("method", ["central", "forward"])
 @pytest.mark.parametrize("ntangents", [1, 3])
-def test_hvps_are_the_per_point_differences_of_prepared_gradients(method, ntangents):
+@pytest.mark.parametrize("jit", [True, False], ids=["compiled", "eager"])
+def test_hvps_are_the_per_point_differences_of_prepared_gradients(method, ntangents, jit):
     outer = di.AutoFiniteDiff(method=method)
-    backend = di.SecondOrder(outer, di.AutoJAX())
+    backend = di.SecondOrder(outer, di.AutoJAX(jit=jit))
     x = np.linspace(-1.0, 1.5, 12)
     tangents = tuple(np.cos(np.arange(12.0) * (i + 1)) for i in range(ntangents))
     prep = di.prepare_hvp(rosenbrock, backend, x, tangents)

@@ -101,7 +101,7 @@ class JAXSecondOrder:
     def prepare_batched_gradient(self, problem, formulas):
         # Each formula (an evaluating outer's: finite differences) compiled whole, one function of
         # (x, tangents, *ctx): its points' gradients in one vmap, no host work between them.
-        mode, k = problem.mode("gradient"), len(problem.tangents)
+        mode, k, compiles = problem.mode("gradient"), len(problem.tangents), self._compiles(problem)
         gradient = _gradient_pair(problem.f, mode)[0]
         builders = {}
         for name, (points, build) in formulas.items():
@@ -111,7 +111,7 @@ class JAXSecondOrder:
             # not an operator's method name: f's aux, if any, is captured as for f itself
             builders[name + "_around_gradients"] = (
                 lambda flat, build=build, bound=bound, with_first=with_first:
-                _batched(gradient, _around_gradients(build), k, with_first, flat, bound))
+                _batched(gradient, _around_gradients(build, compiles), k, with_first, flat, bound))
         impl = self._impl(problem, ("batched_gradient", mode, k), builders, batched=True)
         return Impl(**{name: getattr(impl, name + "_around_gradients") for name in formulas})
 

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 
@@ -157,17 +158,21 @@ def _bounded_jacobian(mode, batch):
     return transform
 
 
-def _around_gradients(build):
+def _around_gradients(build, compiled=True):
     """``products`` for :func:`_batched` from an evaluating outer's formula around the gradient ``g``.
 
     ``build(xp, gradients)`` gives ``fn(x, tangents) -> (first or None, products stacked)``
     calling ``gradients(points)`` once (``prepare_batched_gradient`` in core/adapter.py);
-    here ``gradients`` is ``g`` mapped over the points (in batches of ``batch``), so the
-    formula and the gradients trace into one function.
+    here ``gradients`` is ``g`` mapped over the points (in batches of ``batch``). ``compiled``:
+    the formula and the gradients trace into one function; otherwise (eager) the formula runs
+    on numpy, where each of its small operations costs less than an eager JAX one.
     """
 
     def products(g, x, tangents, batch=None, has_aux=False):
-        first, stacked = build(jnp, lambda points: _mapped(g, points, batch))(x, tangents)
+        if compiled:
+            first, stacked = build(jnp, lambda points: _mapped(g, points, batch))(x, tangents)
+        else:
+            first, stacked = build(np, lambda points: np.asarray(_mapped(g, points, batch)))(x, tangents)
         return first, (stacked[0] if len(tangents) == 1 else stacked)
 
     return products
