@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core import Impl
+
 
 def batched_pushforward(adapter, problem):
     """The pushforward of ``problem.f`` (an inner's gradient) compiled whole by the inner, or None.
@@ -32,13 +34,21 @@ def batched_pushforward(adapter, problem):
         return None
     k = len(problem.tangents)
     steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
+    # One formula serves both methods: compiling a second costs more than a first gradient of f (its
+    # reductions and differences are kernels of their own), where the gradient at x costs one point more.
     if adapter.method == "central":
-        formulas = {"pushforward": (2 * k, _central(steps, False)),
-                    "value_and_pushforward": (2 * k + 1, _central(steps, True))}
+        formula = (2 * k + 1, _central(steps))
     else:
-        forward = (k + 1, _forward(steps))
-        formulas = {"pushforward": forward, "value_and_pushforward": forward}
-    return problem.batched_f(problem.tangents, formulas)
+        formula = (k + 1, _forward(steps))
+    impl = problem.batched_f(problem.tangents, {"value_and_pushforward": formula})
+    if impl is None:
+        return None
+    value_and_pushforward = impl.value_and_pushforward
+
+    def pushforward(x, tangents, *ctx):
+        return value_and_pushforward(x, tangents, *ctx)[1]
+
+    return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
 
 
 def traceable_step_rule(rel, absolute, dtype):
@@ -66,12 +76,16 @@ def traceable_step_rule(rel, absolute, dtype):
         resting = absolute
 
     def steps(xp, x, tangents):
-        entries = tuple(range(1, tangents.ndim))  # every axis of x
         t_abs = xp.abs(tangents)
         support = t_abs != 0
-        t_max = xp.max(t_abs, axis=entries)
-        scale = xp.max(xp.where(support, rel * xp.abs(x), 0), axis=entries)
-        floor = xp.max(xp.where(support, absolute, 0), axis=entries) if per_entry else absolute
+        # the maxima in one reduction (each costs a compiled kernel): |t|, rel |x| and abs over t's support
+        candidates = [t_abs, xp.where(support, rel * xp.abs(x), 0)]
+        if per_entry:
+            candidates.append(xp.where(support, absolute, 0))
+        stacked = xp.stack([xp.reshape(c, (c.shape[0], -1)) for c in candidates])
+        maxima = xp.max(stacked, axis=2)
+        t_max, scale = maxima[0], maxima[1]
+        floor = maxima[2] if per_entry else absolute
         moving = xp.maximum(scale, floor) / xp.where(t_max != 0, t_max, 1)
         return xp.where(t_max != 0, moving, resting)
 
@@ -83,22 +97,20 @@ def _per_tangent(xp, steps, tangents):
     return xp.reshape(steps, (steps.shape[0],) + (1,) * (tangents.ndim - 1))
 
 
-def _central(steps_along, valued):
-    """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x or None, products stacked)``.
+def _central(steps_along):
+    """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x, products stacked)``.
 
-    The points are ``[x + h_i t_i..., x - h_i t_i...]``, after ``x`` when ``valued``.
+    The points are ``[x, x + h_i t_i..., x - h_i t_i...]``.
     """
 
     def build(xp, gradients):
         def central_differences(x, tangents):
-            k, first = len(tangents), 1 if valued else 0
+            k = len(tangents)
             x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
             h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
             moves = h * stacked
-            points = [x + moves, x - moves]
-            values = gradients(xp.concat([x[None, ...], *points] if valued else points))
-            products = (values[first : first + k] - values[first + k :]) / (2 * h)
-            return (values[0] if valued else None), products
+            values = gradients(xp.concat([x[None, ...], x + moves, x - moves]))
+            return values[0], (values[1 : 1 + k] - values[1 + k :]) / (2 * h)
 
         return central_differences
 
