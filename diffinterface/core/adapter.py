@@ -66,15 +66,17 @@ gradient at several points per product; a third optional hook lets the inner
 compute the outer's whole formula around them in one call:
 
 - ``prepare_batched_gradient(problem, formulas)`` -> an Impl with one method per
-  name of ``formulas`` (``pushforward``, ``value_and_pushforward``), each
+  name of ``formulas`` (finite differences give ``value_and_pushforward``), each
   ``(x, tangents, *ctx)`` -> the pushforward's results. ``formulas`` maps each
-  name to ``(points, build)``: ``build(xp, gradients)`` returns ``fn(x, tangents)
-  -> (gradient at x or None, products stacked along a first axis)``, written with
-  the array namespace ``xp``, which calls ``gradients(stacked points)`` (the
-  gradients at ``points`` points, stacked the same way) once. The inner runs it
-  with its own namespace, compiled with the gradients where it compiles.
-  ``None`` (the default): the outer calls the prepared gradient once per point.
-  The differentiated problem offers it to the outer as ``problem.batched_f``.
+  name to ``(gradients per tangent, build)``: ``build(xp, gradient, mapped)``
+  returns ``fn(x, tangents) -> (gradient at x, products stacked along a first
+  axis)``, written with the array namespace ``xp``, where ``gradient(point)`` is
+  one gradient and ``mapped(fn, stacked)`` maps a function of one tangent's array
+  (to an array or a tuple of arrays) over a stack of them. The inner runs it with
+  its own namespace and map, compiled with the gradients where it compiles.
+  ``None`` (the default): the
+  outer calls the prepared gradient once per point. The differentiated problem
+  offers it to the outer as ``problem.batched_f``.
 
 Pytrees: when ``x`` is a pytree, the core hands the adapter a flat problem
 (``f`` of one flat array, see :mod:`diffinterface.core.pytree`) unless the

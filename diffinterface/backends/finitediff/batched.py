@@ -5,7 +5,8 @@ As ``SecondOrder``'s outer, finite differences evaluate the inner's gradient at
 evaluates its gradient at a stack of points in one call (``batches_gradients``,
 ``prepare_batched_gradient`` in core/adapter.py) is handed the whole formula
 (steps, points, gradients, differences), written here once against an array
-namespace ``xp``, and compiles it as one function of ``(x, tangents, *ctx)``.
+namespace ``xp`` with the gradients mapped over the tangents, and compiles it
+as one function of ``(x, tangents, *ctx)``.
 A prepared call then makes one call into the inner's framework, with no host
 arithmetic between the gradient evaluations: the steps are computed inside,
 from the same rule as :meth:`FiniteDiffSteps._step_rule`. Results equal the
@@ -32,14 +33,11 @@ def batched_pushforward(adapter, problem):
     """
     if problem.batched_f is None or problem.y is not None or not adapter.batches_points:
         return None
-    k = len(problem.tangents)
     steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
     # One formula serves both methods: compiling a second costs more than a first gradient of f (its
     # reductions and differences are kernels of their own), where the gradient at x costs one point more.
-    if adapter.method == "central":
-        formula = (2 * k + 1, _central(steps))
-    else:
-        formula = (k + 1, _forward(steps))
+    # (gradients per tangent, formula)
+    formula = (2, _central(steps)) if adapter.method == "central" else (1, _forward(steps))
     impl = problem.batched_f(problem.tangents, {"value_and_pushforward": formula})
     if impl is None:
         return None
@@ -98,19 +96,19 @@ def _per_tangent(xp, steps, tangents):
 
 
 def _central(steps_along):
-    """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x, products stacked)``.
+    """``build(xp, gradient, mapped) -> fn(x, tangents) -> (gradient at x, products stacked)``.
 
-    The points are ``[x, x + h_i t_i..., x - h_i t_i...]``.
+    Each product is ``(g(x + h_i t_i) - g(x - h_i t_i)) / (2 h_i)``, the differences mapped over
+    the tangents (``mapped(fn, moves)``, fn of one tangent's move).
     """
 
-    def build(xp, gradients):
+    def build(xp, gradient, mapped):
         def central_differences(x, tangents):
-            k = len(tangents)
             x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
             h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
-            moves = h * stacked
-            values = gradients(xp.concat([x[None, ...], x + moves, x - moves]))
-            return values[0], (values[1 : 1 + k] - values[1 + k :]) / (2 * h)
+            # the gradients mapped, their differences outside: the same arithmetic whatever the map's batches
+            plus, minus = mapped(lambda move: (gradient(x + move), gradient(x - move)), h * stacked)
+            return gradient(x), (plus - minus) / (2 * h)
 
         return central_differences
 
@@ -118,14 +116,14 @@ def _central(steps_along):
 
 
 def _forward(steps_along):
-    """``build(xp, gradients) -> fn(x, tangents) -> (gradient at x, products stacked)``: points ``[x, x + h_i t_i...]``."""
+    """``build(xp, gradient, mapped) -> fn(x, tangents) -> (gradient at x, products stacked)``."""
 
-    def build(xp, gradients):
+    def build(xp, gradient, mapped):
         def forward_differences(x, tangents):
             x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
             h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
-            values = gradients(xp.concat([x[None, ...], x + h * stacked]))
-            return values[0], (values[1:] - values[0]) / h
+            at_x = gradient(x)
+            return at_x, (mapped(lambda move: gradient(x + move), h * stacked) - at_x) / h
 
         return forward_differences
 

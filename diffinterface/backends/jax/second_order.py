@@ -100,13 +100,14 @@ class JAXSecondOrder:
 
     def prepare_batched_gradient(self, problem, formulas):
         # Each formula (an evaluating outer's: finite differences) compiled whole, one function of
-        # (x, tangents, *ctx): its points' gradients in one vmap, no host work between them.
+        # (x, tangents, *ctx): its gradients mapped over the tangents, no host work between them.
         mode, k, compiles = problem.mode("gradient"), len(problem.tangents), self._compiles(problem)
         gradient = _gradient_pair(problem.f, mode)[0]
         builders = {}
-        for name, (points, build) in formulas.items():
+        for name, (per_tangent, build) in formulas.items():
             # one point's gradient costs about what one seed's reverse product does
-            bound = sweep_batch(self, problem, points, "reverse")[0]
+            bound = sweep_batch(self, problem, per_tangent * k, "reverse")[0]
+            bound = bound if bound is None or hasattr(bound, "map") else max(1, bound // per_tangent)
             with_first = name.startswith("value_and_")
             # not an operator's method name: f's aux, if any, is captured as for f itself
             builders[name + "_around_gradients"] = (

@@ -161,18 +161,18 @@ def _bounded_jacobian(mode, batch):
 def _around_gradients(build, compiled=True):
     """``products`` for :func:`_batched` from an evaluating outer's formula around the gradient ``g``.
 
-    ``build(xp, gradients)`` gives ``fn(x, tangents) -> (first or None, products stacked)``
-    calling ``gradients(points)`` once (``prepare_batched_gradient`` in core/adapter.py);
-    here ``gradients`` is ``g`` mapped over the points (in batches of ``batch``). ``compiled``:
-    the formula and the gradients trace into one function; otherwise (eager) the formula runs
-    on numpy, where each of its small operations costs less than an eager JAX one.
+    ``build(xp, gradient, mapped)`` gives ``fn(x, tangents) -> (gradient at x, products stacked)``
+    (``prepare_batched_gradient`` in core/adapter.py); ``mapped(fn, stacked)`` is ``fn`` mapped
+    over the tangents (in batches of ``batch``). ``compiled``: the formula and the gradients
+    trace into one function; otherwise (eager) the formula's own steps run on numpy, where
+    each small operation costs less than an eager JAX one.
     """
 
     def products(g, x, tangents, batch=None, has_aux=False):
         if compiled:
-            first, stacked = build(jnp, lambda points: _mapped(g, points, batch))(x, tangents)
+            first, stacked = build(jnp, g, lambda fn, stacked: _mapped(fn, stacked, batch))(x, tangents)
         else:
-            first, stacked = build(np, lambda points: np.asarray(_mapped(g, points, batch)))(x, tangents)
+            first, stacked = build(np, g, lambda fn, stacked: np.asarray(_mapped(fn, stacked, batch)))(x, tangents)
         return first, (stacked[0] if len(tangents) == 1 else stacked)
 
     return products
