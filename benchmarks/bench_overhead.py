@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_overhead                 # every row (a few minutes)
     python -m benchmarks.bench_overhead --quick         # fewer rounds, smaller sizes (a smoke run)
-    python -m benchmarks.bench_overhead gradient sparse # some groups: gradient jacobian sparse bridge
+    python -m benchmarks.bench_overhead gradient sparse # some groups: gradient jacobian hvp sparse bridge
     python -m benchmarks.bench_overhead --clock cpu     # process CPU time instead of wall time
 
 Groups and rows (float64 unless named, ``jax_enable_x64`` on as in ``python -m benchmarks``):
@@ -15,6 +15,10 @@ Groups and rows (float64 unless named, ``jax_enable_x64`` on as in ``python -m b
 - ``jacobian``: ``x**2`` at n = 100, ``AutoJAX(mode="forward")`` and
   ``mode="reverse"`` against the faster of ``jax.jit(jax.jacfwd(f))`` and
   ``jax.jit(jax.jacrev(f))`` (chosen by a few interleaved rounds first, then timed alone);
+- ``hvp``: ``SecondOrder(AutoFiniteDiff(), AutoJAX())``'s hvp of the Rosenbrock
+  function at n = 100 on numpy arrays against what a user writes, the same central
+  difference of two calls of ``jax.jit(jax.grad(f))`` with numpy around them (and the
+  same with two prepared ``di.gradient`` calls);
 - ``sparse``: the chain-energy Hessian at N = 1e4, ``AutoSparse(AutoJAX())``
   against ``jax.jit`` of asdex's; and, to show what reading the entries with a
   two-dimensional (color, position) gather buys (``backends/jax/sparse.py``),
@@ -54,6 +58,7 @@ from .workloads import chain_energy_vec
 BOUNDS = {
     "gradient stored": 1.10, "gradient inline": 1.15, "gradient inline keyword": 1.15,
     "jacobian forward": 1.05, "jacobian reverse": 1.05, "sparse hessian vs asdex": 1.10, "bridge": 1.2,
+    "hvp SecondOrder(FD, JAX)": 1.2,
 }
 
 
@@ -139,6 +144,29 @@ def jacobians(rounds, sample_s, results):
         calls[mode] = lambda backend=backend, prep=prep: di.jacobian(f, backend, x, prep=prep).block_until_ready()
     print(f"-- jacobian of x**2, n=100, against the faster of jit(jacfwd) and jit(jacrev): {name}")
     _row("jacobian", calls, rounds, sample_s, name, results)
+
+
+def hvps(rounds, sample_s, results):
+    """SecondOrder(AutoFiniteDiff(), AutoJAX()) hvp of the Rosenbrock function at n = 100, numpy arrays, against
+    what a user writes: the same central difference of two calls of ``jax.jit(jax.grad(f))``, numpy around them."""
+    _jax()
+    from .bench_second_order import _finitediff_over_jax, rosenbrock
+
+    n = 100
+    x, t = np.linspace(-1.0, 1.5, n), np.cos(np.arange(n, dtype=float))
+    _, _, natives, backends, _ = _finitediff_over_jax()
+    backend = backends["SecondOrder(FD, JAX)"]
+    prep = di.prepare_hvp(rosenbrock, backend, x, (t,))
+    native, prepared_gradients = natives["two jit(grad) calls"], natives["two prepared JAX gradients"]
+    # the same differences: equal up to the gradients' rounding, amplified by 1 / (2 h)
+    assert np.allclose(di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], native(x, t), rtol=1e-9, atol=1e-6)
+    calls = {
+        "native": lambda: native(x, t),
+        "SecondOrder(FD, JAX)": lambda: di.hvp(rosenbrock, backend, x, (t,), prep=prep),
+        "two prepared gradients": lambda: prepared_gradients(x, t),
+    }
+    print(f"-- hvp, n={n}, numpy: against the central difference of two calls of jax.jit(jax.grad(f))")
+    _row("hvp", calls, rounds, sample_s, "native", results)
 
 
 def _flat_gather_hessian(f, x, prep):
@@ -244,7 +272,7 @@ def bridge(rounds, sample_s, results, n):
     _row("bridge", calls, rounds, sample_s, "reference", results)
 
 
-GROUPS = {"gradient": gradients, "jacobian": jacobians, "sparse": sparse, "bridge": bridge}
+GROUPS = {"gradient": gradients, "jacobian": jacobians, "hvp": hvps, "sparse": sparse, "bridge": bridge}
 
 
 def main(argv=None):

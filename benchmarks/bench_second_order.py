@@ -123,7 +123,8 @@ def _finitediff():
 
 def _finitediff_over_jax():
     """SecondOrder(AutoFiniteDiff(), AutoJAX()) on numpy arrays: the outer's central differences of
-    JAX's gradient, against the same differences of two calls of a prepared gradient."""
+    JAX's gradient (compiled whole with it, ``backends/finitediff/batched.py``), against the same
+    differences of two calls of a prepared gradient, or of ``jax.jit(jax.grad(f))``."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -140,9 +141,15 @@ def _finitediff_over_jax():
         minus = di.gradient(rosenbrock, gradient_backend, x - h * t, prep=prep)
         return (plus - minus) / (2 * h)
 
+    jitted_gradient = jax.jit(jax.grad(rosenbrock))
+
+    def two_jitted_gradients(x, t):  # what a user writes: two calls of jax.jit(jax.grad(f)), numpy around them
+        h = max(rel * float(np.max(np.abs(x))), rel) / float(np.max(np.abs(t)))
+        return (np.asarray(jitted_gradient(x + h * t)) - np.asarray(jitted_gradient(x - h * t))) / (2 * h)
+
     jitted_hessian = jax.jit(jax.hessian(rosenbrock))
     hessian = {"jax.jit(jax.hessian(f))": lambda x: np.asarray(jitted_hessian(x))}
-    hvp = {"two prepared JAX gradients": two_prepared_gradients}
+    hvp = {"two prepared JAX gradients": two_prepared_gradients, "two jit(grad) calls": two_jitted_gradients}
     backends = {"SecondOrder(FD, JAX)": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())}
     return (lambda x, t: (x, t)), hessian, hvp, backends, lambda r: r
 

@@ -63,11 +63,18 @@ through; a pair that needs it raises UnsupportedError at preparation.
 
 An outer that only evaluates (finite differences) evaluates the inner's
 gradient at several points per product; a third optional hook lets the inner
-compute them in one call:
+compute the outer's whole formula around them in one call:
 
-- ``prepare_batched_gradient(problem, batch)`` -> ``gradients(points, *ctx)``: the
-  gradients at ``batch`` points stacked along a first axis (shape ``(batch, *x.shape)``,
-  in the user's family), stacked the same way. ``None`` (the default): the
+- ``prepare_batched_gradient(problem, formulas)`` -> an Impl with one method per
+  name of ``formulas`` (finite differences give ``value_and_pushforward``), each
+  ``(x, tangents, *ctx)`` -> the pushforward's results. ``formulas`` maps each
+  name to ``(gradients per tangent, build)``: ``build(xp, gradient, mapped)``
+  returns ``fn(x, tangents) -> (gradient at x, products stacked along a first
+  axis)``, written with the array namespace ``xp``, where ``gradient(point)`` is
+  one gradient and ``mapped(fn, stacked)`` maps a function of one tangent's array
+  (to an array or a tuple of arrays) over a stack of them. The inner runs it with
+  its own namespace and map, compiled with the gradients where it compiles.
+  ``None`` (the default): the
   outer calls the prepared gradient once per point. The differentiated problem
   offers it to the outer as ``problem.batched_f``.
 
@@ -234,10 +241,10 @@ class Adapter:
     def differentiable_value_and_derivative(self, problem):
         return None
 
-    #: ``prepare_batched_gradient`` gives the gradients at a stack of points in one call
+    #: ``prepare_batched_gradient`` computes an evaluating outer's formula around its gradients in one call
     batches_gradients = False
-    #: an evaluating outer that asks for all its points' values in one call of ``problem.batched_f``
+    #: an evaluating outer that hands its formula over all its points to ``problem.batched_f``
     batches_points = False
 
-    def prepare_batched_gradient(self, problem, batch):
+    def prepare_batched_gradient(self, problem, formulas):
         return None

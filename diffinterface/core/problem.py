@@ -71,8 +71,9 @@ class Problem:
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
         self.constant_output_is_zero = False
-        #: ``batched_f(k) -> fs(points, *ctx)``, f at ``k`` points stacked along a first axis in one
-        #: call, or None: set when f is an inner's gradient with ``prepare_batched_gradient``
+        #: ``batched_f(tangents, formulas)``: an evaluating outer's formulas around f at a stack of points,
+        #: prepared whole by the inner (an Impl, or None), or None: set when f is an inner's gradient with
+        #: ``prepare_batched_gradient``
         self.batched_f = None
         #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates through, and
         #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing aux natively)

@@ -89,8 +89,8 @@ def _prepared_at_first_use(problem, operator):
     """``(value_and_<operator>, <operator>)`` of ``problem``, prepared when one of them is first called.
 
     For an inner that ``batches_gradients``: an evaluating outer that asks for
-    all its points' gradients in one batched call (``batched_f``, below) never
-    calls these, and preparing them compiles (JAX), so the preparation compiles
+    its formula and all its points' gradients compiled into one call
+    (``batched_f``, below) never calls these, and preparing them compiles (JAX), so the preparation compiles
     the batched function only. The batched preparation traces the same
     gradient, so an f the inner cannot differentiate is still refused at
     preparation.
@@ -167,6 +167,7 @@ def differentiated_problem(problem, operator, *, with_value=False):
     differentiated._spec = spec
     if batched:
         inner_problem = problem.replace(adapter=inner)
-        differentiated.batched_f = lambda batch: inner.prepare_batched_gradient(inner_problem, batch)
+        differentiated.batched_f = lambda tangents, formulas: inner.prepare_batched_gradient(
+            inner_problem.replace(tangents=tangents), formulas)
     differentiated.constant_output_is_zero = True
     return differentiated

@@ -42,7 +42,9 @@ first-order method, sharing f(x) with the second differences.
 As the outer backend of ``SecondOrder`` over an inner whose adapter computes
 gradients at a batch of points in one call (``prepare_batched_gradient``: JAX,
 with ``vmap``), a pushforward of the inner gradient (hvp, hessian) evaluates
-all its perturbed points, ``x +- h t`` for every tangent, in that one call.
+all its perturbed points, ``x +- h t`` for every tangent, in that one call:
+the inner compiles the whole difference (steps, points, gradients, quotients)
+as one function (``batched.py``).
 """
 
 from .adapter import FiniteDiffAdapter

@@ -8,20 +8,12 @@ import numpy as np
 from ...errors import MissingBackendError
 from ...core.batching import record
 from ...core import Adapter, Impl, Spec, require_scalar_output
+from .batched import batched_pushforward
 from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
 from .through_workers import evaluate_through_workers
-
-
-def _aligned_empty(shape, dtype, alignment=64):
-    """``np.empty(shape, dtype)`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
-    dtype = np.dtype(dtype)
-    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.empty(size + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
-    return raw[start : start + size].view(dtype).reshape(shape)
 
 
 class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
@@ -112,7 +104,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
     # -- primitive ----------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
-        batched = self._batched_pushforward(problem)
+        batched = batched_pushforward(self, problem)
         if batched is not None:
             return batched
         directional, evaluate, needs_value = self._directional(problem)
@@ -132,66 +124,6 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
 
         # one evaluation of f per tangent (two, central): a batch is one seed
         return record(Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward), 1)
-
-    def _batched_pushforward(self, problem):
-        """The pushforward from one call of ``problem.batched_f`` over every point it needs, or None.
-
-        For an f that evaluates a batch of points at once (an inner backend's
-        gradient, see ``prepare_batched_gradient`` in core/adapter.py): the same
-        steps and differences as :meth:`_directional`, central or forward, the
-        points stacked ``[x + h_i t_i..., x - h_i t_i...]`` (central) or
-        ``[x, x + h_i t_i...]`` (forward), with ``x`` first for the value.
-        """
-        if problem.batched_f is None or problem.y is not None or not self.batches_points:
-            return None
-        k, central = len(problem.tangents), self.method == "central"
-        plain = problem.batched_f(2 * k if central else k + 1)
-        valued = problem.batched_f(2 * k + 1) if central else plain
-        if plain is None or valued is None:
-            return None
-
-        x0 = np.asarray(problem.x)
-        step, add, subtract = self._step_rule(x0.dtype, problem), np.add, np.subtract
-        # The points are written into buffers made once: a fresh stacked array costs more than
-        # its allocation when the batched f (JAX) must copy a misaligned input.
-        plain_points = _aligned_empty((2 * k if central else k + 1, *x0.shape), x0.dtype)
-        valued_points = _aligned_empty((2 * k + 1, *x0.shape), x0.dtype) if central else plain_points
-
-        if central:
-
-            def differences(x, tangents, ctx, fn, points, first):
-                steps = [step(x, t) for t in tangents]
-                for i, (h, t) in enumerate(zip(steps, tangents)):
-                    move = h * t
-                    # [j, ...]: a view even at a 0-d x, where [j] would be a NumPy scalar, no buffer
-                    add(x, move, out=points[first + i, ...])
-                    subtract(x, move, out=points[first + k + i, ...])
-                values = fn(points, *ctx)
-                return values, [(values[first + i] - values[first + k + i]) / (2 * h) for i, h in enumerate(steps)]
-
-            def pushforward(x, tangents, *ctx):
-                return tuple(differences(x, tangents, ctx, plain, plain_points, 0)[1])
-
-            def value_and_pushforward(x, tangents, *ctx):
-                valued_points[0] = x
-                values, products = differences(x, tangents, ctx, valued, valued_points, 1)
-                return values[0], tuple(products)
-
-        else:
-
-            def value_and_pushforward(x, tangents, *ctx):
-                steps = [step(x, t) for t in tangents]
-                plain_points[0] = x
-                for i, (h, t) in enumerate(zip(steps, tangents)):
-                    add(x, h * t, out=plain_points[1 + i, ...])
-                values = plain(plain_points, *ctx)
-                fx = values[0]
-                return fx, tuple((values[1 + i] - fx) / h for i, h in enumerate(steps))
-
-            def pushforward(x, tangents, *ctx):
-                return value_and_pushforward(x, tangents, *ctx)[1]
-
-        return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
 
     # -- overrides with exact evaluation counts -------------------------------------------------
 

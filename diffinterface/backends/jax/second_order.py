@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ...core import require_scalar_output
+from ...core import Impl, require_scalar_output
 from ...core.batching import record
 from .batching import sweep_batch
 from .aux import traced_function
 from .calls import _owned, _to_numpy
 from .transforms import _batched, _derivative_pair, _forward_products, _gradient_pair, _jacobian_transform
-from .transforms import _mapped, _reverse_products, _second_order
+from .transforms import _around_gradients, _reverse_products, _second_order
 
 
 class JAXSecondOrder:
@@ -98,23 +98,23 @@ class JAXSecondOrder:
     def differentiable_value_and_gradient(self, problem):
         return _gradient_pair(problem.f, problem.mode("gradient"))[1]
 
-    def prepare_batched_gradient(self, problem, batch):
-        # The gradients at all the outer's points in one compiled call: vmap over the stacked points.
-        gradient, xp = _gradient_pair(problem.f, problem.mode("gradient"))[0], problem.xp
-        # one point's gradient costs about what one seed's reverse product does
-        bound = sweep_batch(self, problem, batch, "reverse")[0]
-
-        def build():
-            def gradients(points, *ctx):
-                return _mapped(lambda point: gradient(point, *ctx), points, bound)
-
-            return gradients
-
-        stacked = problem.replace(x=xp.stack([problem.x] * batch))
-        return self._impl(
-            stacked, ("batched_gradient", problem.mode("gradient"), batch), {"gradients": build},
-            {"gradients": _owned},
-        ).gradients
+    def prepare_batched_gradient(self, problem, formulas):
+        # Each formula (an evaluating outer's: finite differences) compiled whole, one function of
+        # (x, tangents, *ctx): its gradients mapped over the tangents, no host work between them.
+        mode, k, compiles = problem.mode("gradient"), len(problem.tangents), self._compiles(problem)
+        gradient = _gradient_pair(problem.f, mode)[0]
+        builders = {}
+        for name, (per_tangent, build) in formulas.items():
+            # one point's gradient costs about what one seed's reverse product does
+            bound = sweep_batch(self, problem, per_tangent * k, "reverse")[0]
+            bound = bound if bound is None or hasattr(bound, "map") else max(1, bound // per_tangent)
+            with_first = name.startswith("value_and_")
+            # not an operator's method name: f's aux, if any, is captured as for f itself
+            builders[name + "_around_gradients"] = (
+                lambda flat, build=build, bound=bound, with_first=with_first:
+                _batched(gradient, _around_gradients(build, compiles), k, with_first, flat, bound))
+        impl = self._impl(problem, ("batched_gradient", mode, k), builders, batched=True)
+        return Impl(**{name: getattr(impl, name + "_around_gradients") for name in formulas})
 
     def differentiable_value_and_derivative(self, problem):
         mode = problem.mode("derivative")

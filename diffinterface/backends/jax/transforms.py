@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 
@@ -155,6 +156,26 @@ def _bounded_jacobian(mode, batch):
         return jacobian
 
     return transform
+
+
+def _around_gradients(build, compiled=True):
+    """``products`` for :func:`_batched` from an evaluating outer's formula around the gradient ``g``.
+
+    ``build(xp, gradient, mapped)`` gives ``fn(x, tangents) -> (gradient at x, products stacked)``
+    (``prepare_batched_gradient`` in core/adapter.py); ``mapped(fn, stacked)`` is ``fn`` mapped
+    over the tangents (in batches of ``batch``). ``compiled``: the formula and the gradients
+    trace into one function; otherwise (eager) the formula's own steps run on numpy, where
+    each small operation costs less than an eager JAX one.
+    """
+
+    def products(g, x, tangents, batch=None, has_aux=False):
+        if compiled:
+            first, stacked = build(jnp, g, lambda fn, stacked: _mapped(fn, stacked, batch))(x, tangents)
+        else:
+            first, stacked = build(np, g, lambda fn, stacked: np.asarray(_mapped(fn, stacked, batch)))(x, tangents)
+        return first, (stacked[0] if len(tangents) == 1 else stacked)
+
+    return products
 
 
 def _batched(f, products, batch, with_first, flat, sweep_batch=None, has_aux=False):
