@@ -156,6 +156,6 @@ def test_the_rows_of_issue_38_run_and_check_their_results():
     assert run.returncode == 0, run.stderr[-3000:]
     rows = dict(re.findall(r"^(\S.*?)\s+[\d.]+ us  vs .* ratio ([\d.]+) ", run.stdout, flags=re.MULTILINE))
     bounded = ("gradient stored", "gradient inline", "gradient inline keyword", "jacobian forward",
-               "jacobian reverse", "sparse hessian vs asdex", "bridge")
+               "jacobian reverse", "sparse hessian vs asdex", "bridge", "hvp SecondOrder(FD, JAX)")
     assert set(bounded) <= set(rows), run.stdout
     assert all(float(ratio) > 0 for ratio in rows.values()), run.stdout
