@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import diffinterface as di
+from host_devices import run_on_host_devices
 
 jax = pytest.importorskip("jax")
 
@@ -60,13 +56,7 @@ print(json.dumps(report))
 
 @pytest.fixture(scope="module")
 def report():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(di.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, cwd=root, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_on_host_devices(CHECK, 8)
 
 
 def test_the_subprocess_has_eight_host_devices(report):

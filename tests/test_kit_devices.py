@@ -8,15 +8,11 @@ so those checks run in a subprocess): x on ``cpu:3`` must give results on
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import diffinterface as di
+from host_devices import run_on_host_devices
 from diffinterface.testing import Case, default_scenarios, test_differentiation
 from diffinterface.testing.families import convert
 
@@ -49,13 +45,7 @@ print(json.dumps({"devices": len(jax.devices()), "ran": len(ran), "families": so
 
 @pytest.fixture(scope="module")
 def report():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(di.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, cwd=root, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_on_host_devices(CHECK, 4)
 
 
 def test_every_case_on_the_fourth_device_passes_with_its_results_there(report):
