@@ -251,7 +251,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     # The operator's own method (the first) is compiled now. The others (value_and_...) are
                     # traced and lowered now, so f's errors surface at preparation, and JAX compiles them at
                     # their first call from that lowering: a preparation compiles only what a caller uses.
-                    lowered = (lambda fn=fn: fn.lower(*args).compile()) if position == 0 else (lambda fn=fn: fn.lower(*args))
+                    def lowered(fn=fn, compile_now=position == 0):
+                        lowering = fn.lower(*args)
+                        return lowering.compile() if compile_now else lowering
+
                     with _traced(problem, self.backend):
                         _traced_at_values(problem, lowered)
                 else:
