@@ -278,6 +278,22 @@ def test_shipped_functions_travel_by_value_when_pickle_cannot():
     assert copy((0, 0, 1.0, ())) == 2.0
 
 
+def test_every_shipped_batch_has_its_own_token_even_where_python_reuses_an_address():
+    # a worker keeps loaded functions by token; a token taken from id() came back for the next batch once the
+    # previous one died, and the worker evaluated the dead batch's f
+    tokens = {workers_module.Shipped((lambda x, ctx, k=k: x + k,), processes=True).payload()[0] for k in range(50)}
+    assert len(tokens) == 50
+
+
+def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
+    backend = di.AutoFiniteDiff(workers=2)
+    prep = di.prepare_gradient(smooth, backend, X)  # keeps the pool (and its loaded functions) alive
+    for k in range(1, 13):
+        np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
+                                   rtol=1e-6, err_msg=f"f number {k}")
+    di.close_workers(prep)
+
+
 # -- a Dask cluster -------------------------------------------------------------------------------------------
 
 
@@ -318,6 +334,13 @@ def test_an_exception_on_the_cluster_names_the_evaluation(client):
                                              r"convergence") as caught:
         di.gradient(fails_at_entry_three, di.AutoFiniteDiff(workers=client), X)
     assert isinstance(caught.value.__cause__, ArithmeticError)
+
+
+def test_the_cluster_evaluates_each_new_f_not_one_it_loaded_before(client):
+    backend = di.AutoFiniteDiff(workers=client)
+    for k in range(1, 13):
+        np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
+                                   rtol=1e-6, err_msg=f"f number {k}")
 
 
 def test_scipy_minimize_drives_a_simulator_on_the_cluster(client):

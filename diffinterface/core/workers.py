@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import uuid
 import weakref
 
 from ..errors import DifferentiationError
@@ -134,7 +135,9 @@ class Shipped:
             except ImportError:  # plain pickle sends functions importable by name only
                 cloudpickle = pickle
             try:
-                self._payload = (f"{os.getpid()}-{id(self)}", cloudpickle.dumps(self.functions))
+                # a fresh token per Shipped: id(self) is reused once an object dies, and a worker holding the
+                # token would then evaluate the dead batch's functions
+                self._payload = (uuid.uuid4().hex, cloudpickle.dumps(self.functions))
             except Exception as error:
                 hint = ("define f at module level, or install cloudpickle (pip install cloudpickle)"
                         if cloudpickle is pickle else "use threads (a concurrent.futures.ThreadPoolExecutor)")
