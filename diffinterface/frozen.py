@@ -105,6 +105,8 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
 _KEPT_PER_CLASS = 256
 #: the first item of the key of a call with one keyword argument (no positional argument starts with it)
 _ONE_KEYWORD = object()
+#: between the positional arguments and the keyword items of any other key
+_KEYWORDS = object()
 
 
 class _FrozenType(type):
@@ -124,13 +126,14 @@ class _FrozenType(type):
         kept = cls._frozen_kept
         if kept is None:
             return super().__call__(*args, **kwargs)
-        # keyword items are pairs and positional arguments are not, so the two never share a key
+        # a marker before the keyword items: a positional argument that is a (name, value) pair never
+        # makes the key of a keyword
         if kwargs:
             if not args and len(kwargs) == 1:  # the common inline form, AutoJAX(mode="forward"): no iterators
                 (item,) = kwargs.items()
                 key = (_ONE_KEYWORD, item, item[1].__class__)
             else:
-                key = (*args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
+                key = (*args, _KEYWORDS, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         elif args:
             key = (*args, *map(type, args))
         else:

@@ -132,6 +132,42 @@ def test_jax_value_keeps_float64_without_global_x64(inner):
     assert_close(y, _u(X)[0], "jax", rtol=1e-12, atol=1e-12)
 
 
+def promoting(x):
+    """f computing in float64 whatever x's dtype (JAX without x64 truncates it to float32)."""
+    xp = di.array_namespace(x)
+    return xp.sum(xp.astype(x, xp.float64) ** 2)
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype float64")
+def test_jax_grad_at_a_float32_x_of_an_f_computing_in_float64(inner):
+    import jax
+    import jax.numpy as jnp
+
+    # JAX (x64 off) sends a float32 cotangent for f's float64 output: the inner was prepared for float64
+    g = di.DifferentiateWith(promoting, inner)
+    x = jnp.asarray(X, dtype=jnp.float32)
+    gradient = jax.grad(g)(x)
+    assert gradient.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(gradient), 2 * X, rtol=1e-3, atol=1e-3)
+    (tangent,) = jax.jvp(g, (x,), (jnp.ones_like(x),))[1:]
+    np.testing.assert_allclose(float(tangent), 2 * X.sum(), rtol=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype float64")
+def test_the_jax_output_dtype_follows_x64_as_it_is_at_each_call(inner):
+    import jax
+    import jax.numpy as jnp
+
+    g = di.DifferentiateWith(promoting, inner)
+    x = jnp.asarray(X, dtype=jnp.float32)
+    assert g(x).dtype == jnp.float32  # x64 off: JAX has no float64
+    with jax.enable_x64(True):
+        y = g(x)  # the same bridge, now under x64: float64, as a fresh bridge gives
+        assert y.dtype == jnp.float64
+        assert y.dtype == di.DifferentiateWith(promoting, inner)(x).dtype
+    np.testing.assert_allclose(float(y), float((X.astype(np.float32).astype(np.float64) ** 2).sum()), rtol=1e-12)
+
+
 # -- torch autograd and torch.func ------------------------------------------------------------
 
 TORCH_CASES = ["backward", "autograd.grad(create_graph)", "forward_ad", "func.grad", "func.jvp", "func.jacrev",

@@ -111,6 +111,21 @@ def test_selectors_behave_as_frozen_dataclasses():
         di.AutoTorch(jit=True)
 
 
+def test_a_positional_pair_and_a_keyword_never_share_a_cached_value():
+    from diffinterface.frozen import Frozen
+
+    class Pair(Frozen):
+        a: object
+        b: object = None
+        c: object = None
+
+    # positional (1, ("c", (2,))) and (1, c=(2,)) once made the same constructor-cache key
+    first = Pair(1, ("c", (2,)))
+    second = Pair(1, c=(2,))
+    assert first.b == ("c", (2,)) and first.c is None
+    assert second.b is None and second.c == (2,)
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 

@@ -257,6 +257,12 @@ def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
     class AutoNowhere(AbstractBackend):
         pass
 
+    # registered for this test only: AutoSelect's default candidates (every registered backend) would
+    # otherwise depend on whether this test ran earlier in the same process
+    from diffinterface.core import registry
+
+    monkeypatch.setattr(registry, "_REGISTRATIONS", dict(registry._REGISTRATIONS))
+    monkeypatch.setattr(registry, "_ADAPTERS", dict(registry._ADAPTERS))
     di.register_backend(AutoNowhere, "no_such_framework_module:Adapter", extra="nowhere")
     cases = build_cases({"nowhere": AutoNowhere()}, default_scenarios())
     assert cases and not any(case.excluded for case in cases)

@@ -43,7 +43,8 @@ def test_flatten_round_trip_keeps_dtypes():
 def test_torch_module_gradient_leaves_grad_untouched():
     import torch
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
-    inputs, targets = torch.randn(6, 3), torch.randn(6, 1)
+    generator = torch.Generator().manual_seed(0)
+    inputs, targets = torch.randn(6, 3, generator=generator), torch.randn(6, 1, generator=generator)
 
     def mse(model, inputs, targets):
         return ((model(inputs) - targets) ** 2).mean()
@@ -76,7 +77,7 @@ def test_constant_holding_a_dict_with_strings(di_backend):
 def test_torch_module_function_at_other_tensors_swaps_them_in():
     import torch
     model = torch.nn.Linear(3, 1)
-    inputs = torch.randn(5, 3)
+    inputs = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     f, params = di.module_function(model, lambda model, x: (model(x) ** 2).mean())
     doubled = {name: 2 * p.detach() for name, p in params.items()}
     g = di.gradient(f, di.AutoTorch(), doubled, di.Constant(inputs))

@@ -559,8 +559,9 @@ def test_inference_mode_and_expanded_tensors_as_x(backend):
 
 
 def test_forward_jacobian_of_a_matrix_chain_at_a_vector():
-    a, b = torch.randn(3, 4, dtype=F64), torch.randn(4, 2, dtype=F64)
-    x = torch.randn(3, dtype=F64)
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.randn(3, 4, dtype=F64, generator=generator), torch.randn(4, 2, dtype=F64, generator=generator)
+    x = torch.randn(3, dtype=F64, generator=generator)
     jac = di.jacobian(lambda x, a, b: (x @ a) @ b, di.AutoTorch(mode="forward"), x, di.Constant(a), di.Constant(b))
     torch.testing.assert_close(jac, (a @ b).T)
 

@@ -286,12 +286,15 @@ def test_every_shipped_batch_has_its_own_token_even_where_python_reuses_an_addre
 
 
 def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
-    backend = di.AutoFiniteDiff(workers=2)
-    prep = di.prepare_gradient(smooth, backend, X)  # keeps the pool (and its loaded functions) alive
-    for k in range(1, 13):
-        np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
-                                   rtol=1e-6, err_msg=f"f number {k}")
-    di.close_workers(prep)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # one pool for every call (workers=2 would start a pool per preparation): its processes meet each batch
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        backend = di.AutoFiniteDiff(workers=pool)
+        for k in range(1, 13):
+            np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
+                                       rtol=1e-6, err_msg=f"f number {k}")
 
 
 # -- a Dask cluster -------------------------------------------------------------------------------------------
@@ -320,7 +323,8 @@ def test_gradient_and_jacobian_on_a_dask_cluster_equal_the_serial_ones_bit_for_b
     prep = di.prepare_jacobian(vector, backend, X)
     assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, serial, X))
     loaded = client.run(loaded_functions)
-    assert len(loaded) == 2 and all(count >= 1 for count in loaded.values())  # both workers evaluated f
+    # the workers evaluated f (which of the two took tasks is the scheduler's choice)
+    assert len(loaded) == 2 and sum(loaded.values()) >= 1
 
 
 def test_an_exception_on_the_cluster_names_the_evaluation(client):

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import uuid
 import weakref
 
@@ -103,13 +104,18 @@ _LOADED: dict = {}
 _KEPT_LOADED = 8
 
 
+#: a Dask worker with several threads unpickles tasks concurrently
+_LOADED_LOCK = threading.Lock()
+
+
 def _loaded(token, payload):
-    functions = _LOADED.get(token)
-    if functions is None:
-        functions = pickle.loads(payload)  # cloudpickle's output loads with plain pickle
-        if len(_LOADED) >= _KEPT_LOADED:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[token] = functions
+    with _LOADED_LOCK:
+        functions = _LOADED.get(token)
+        if functions is None:
+            functions = pickle.loads(payload)  # cloudpickle's output loads with plain pickle
+            if len(_LOADED) >= _KEPT_LOADED:
+                _LOADED.pop(next(iter(_LOADED)))
+            _LOADED[token] = functions
     return functions
 
 

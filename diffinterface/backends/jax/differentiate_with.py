@@ -148,14 +148,17 @@ class _Linear:
     def apply(self, res, vs):
         call = self.call
         x, ctx = call.inner(res[0], res[1 : 1 + self.n_dyn])
-        family = call.family
-        vs = tuple(to_family(v, family) for v in vs)
+        family, y_dtype = call.family, call.rules.spec[1]
+        # JAX without x64 hands float32 seeds for a float64 side of f: widened (exactly) to the dtype the
+        # inner was prepared with
+        seed_dtype = y_dtype if self.kind == "pullback" else call.rules.x_dtype
+        vs = tuple(to_family(np.asarray(v, dtype=seed_dtype), family) for v in vs)
         if self.kind == "pushforward":
             outs = call.rules.pushforward(x, vs, ctx)
         elif self.kind == "pullback":
             outs = call.rules.pullback(x, vs, ctx)
         else:
-            outs = call.rules.hvp(x, to_family(res[-1], family), vs, ctx)
+            outs = call.rules.hvp(x, to_family(np.asarray(res[-1], dtype=y_dtype), family), vs, ctx)
         return [call.out(o, self.out_dtype) for o in outs]
 
 
@@ -362,7 +365,8 @@ def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a JAX array or tracer ``x``."""
     dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "jax")
     rules = _rules(bridge, x, contexts)
-    key = (id(rules), dynamic)
+    # the output dtype JAX is told depends on x64, which may differ between calls (jax.enable_x64)
+    key = (id(rules), dynamic, _expected_dtype(np.float64))
     cached = bridge.__dict__.setdefault("_jax_functions", {})
     entry = cached.get(key) if not contexts else None
     if entry is None:
