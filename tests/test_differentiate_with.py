@@ -223,6 +223,23 @@ def test_inside_torch(inner, transform):
     assert_close(got, _expected(kind, order), "torch", **tolerance(inner, order=1 if order == "jvp" else order))
 
 
+
+def test_torch_older_batching_keeps_no_call_once_its_graph_is_gone(inner):
+    import gc
+
+    import torch
+
+    from diffinterface.backends.torch import differentiate_with as torch_bridge
+
+    g = di.DifferentiateWith(inner_vector, inner)
+    before = len(torch_bridge._calls)
+    for _ in range(3):  # vectorize=True: batched backward passes, which reach the bridge through its torch op
+        jac = torch.autograd.functional.jacobian(g, torch.tensor(X), vectorize=True)
+        np.testing.assert_allclose(np.diag(jac.numpy()), _u(X)[1], **tolerance(inner))
+    del jac
+    gc.collect()
+    assert len(torch_bridge._calls) == before
+
 # -- HIPS autograd ----------------------------------------------------------------------------
 
 AUTOGRAD_CASES = ["grad", "make_jvp", "jacobian(loss)", "hessian", "hessian(loss)"]

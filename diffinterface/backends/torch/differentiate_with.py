@@ -82,7 +82,8 @@ def _direct(call, kind, x, a=None, b=None):
     return call.back(out, x)
 
 
-_calls: dict = {}
+#: key -> a call under torch's older batching, for as long as its graph (which holds the call) lives
+_calls: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _keys = itertools.count()
 
 
@@ -101,7 +102,6 @@ def _compute(call, kind, *tensors):
     if key is None:
         key = call.key = next(_keys)
         _calls[key] = call
-        weakref.finalize(call, _calls.pop, key, None)
     if kind == "value_and_gradient":
         return _bridged(key, "value", *tensors), _bridged(key, "gradient", *tensors)
     return _bridged(key, kind, *tensors)
