@@ -224,6 +224,26 @@ def test_inside_torch(inner, transform):
 
 
 
+def test_torch_backward_through_a_sum_a_slice_and_a_strided_constant(inner):
+    import torch
+
+    # y.sum() sends back an expanded (stride 0) cotangent; x[::2] and a Constant slice are strided too
+    g = di.DifferentiateWith(inner_vector, inner)
+    base = torch.tensor(np.repeat(X, 2), requires_grad=True)
+    g(base[::2]).sum().backward()
+    expected = np.zeros(2 * X.size)
+    expected[::2] = _u(X)[1]
+    np.testing.assert_allclose(base.grad.numpy(), expected, **tolerance(inner))
+
+    def weighted(x, w):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.sin(x) * x**2 * w)
+
+    w = torch.tensor(np.repeat([1.0, 2.0, 3.0, 4.0], 2))[::2]
+    x = torch.tensor(X, requires_grad=True)
+    di.DifferentiateWith(weighted, inner)(x, di.Constant(w)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), _u(X)[1] * np.array([1.0, 2.0, 3.0, 4.0]), **tolerance(inner))
+
 def test_torch_older_batching_keeps_no_call_once_its_graph_is_gone(inner):
     import gc
 

@@ -30,8 +30,9 @@ def test_jacobian_operator_products(di_backend):
     m, w = rng.standard_normal((5, 3)), rng.standard_normal((9, 2))
     assert J.shape == (9, 5) and J.dtype == np.float64
     assert np.allclose(J.value, _residual(X))
-    for got, wanted in ((J @ v, dense @ v), (J.T @ u, dense.T @ u), (J @ m, dense @ m), (J.T @ w, dense.T @ w)):
-        assert isinstance(got, np.ndarray)
+    for got, wanted in ((J @ v, dense @ v), (J.T @ u, dense.T @ u), (J @ m, dense @ m), (J.T @ w, dense.T @ w),
+                        (J @ m[:, :0], dense @ m[:, :0]), (J.T @ w[:, :0], dense.T @ w[:, :0])):
+        assert isinstance(got, np.ndarray) and got.shape == wanted.shape
         np.testing.assert_allclose(got, wanted, rtol=1e-6, atol=1e-6)
 
 
@@ -42,7 +43,9 @@ def test_hessian_operator_products(di_backend):
     v, m = rng.standard_normal(5), rng.standard_normal((5, 4))
     assert H.shape == (5, 5) and H.H is H
     np.testing.assert_allclose(H.gradient, np.asarray(di.gradient(_energy, di_backend, X)), rtol=1e-6, atol=1e-6)
-    for got, wanted in ((H @ v, dense @ v), (H @ m, dense @ m), (H.T @ v, dense.T @ v)):
+    for got, wanted in ((H @ v, dense @ v), (H @ m, dense @ m), (H.T @ v, dense.T @ v),
+                        (H @ m[:, :0], dense @ m[:, :0])):
+        assert got.shape == wanted.shape
         np.testing.assert_allclose(got, wanted, rtol=1e-5, atol=1e-5)
 
 

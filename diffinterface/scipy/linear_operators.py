@@ -48,6 +48,8 @@ class _Products:
         # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of columns
         self.batch = requested(backend)[0] or WHOLE_SWEEP_SEEDS
         self.preparations: dict = {}
+        #: the size of one product (its operator's number of rows), for a product with no columns
+        self.out_size = 0
 
     def _seed(self, column: np.ndarray) -> Any:
         return from_numpy(np.ascontiguousarray(column, dtype=self.dtype).reshape(self.seed_shape), self.family, self.x)
@@ -66,7 +68,7 @@ class _Products:
         for start in range(0, columns.shape[1], self.batch):
             seeds = tuple(self._seed(columns[:, j]) for j in range(start, min(start + self.batch, columns.shape[1])))
             out.extend(as_numpy(r).reshape(-1) for r in self.run(seeds)[1])
-        return np.stack(out, axis=1) if out else np.zeros((0, 0), dtype=self.dtype)
+        return np.stack(out, axis=1) if out else np.zeros((self.out_size, 0), dtype=self.dtype)
 
 
 def _check_x(x: Any, complex_x: str = "") -> Any:
@@ -128,6 +130,7 @@ class JacobianOperator(LinearOperator):
         self.value = value.reshape(-1)
         self._reverse = _Products(di.prepare_pullback_same_point, di.value_and_pullback, f, backend, x, contexts,
                                   value.shape, dtype)
+        self._forward.out_size, self._reverse.out_size = value.size, zero.shape[0]
         super().__init__(dtype, (value.size, zero.shape[0]))
 
     def _matvec(self, v):
@@ -181,6 +184,7 @@ class HessianOperator(LinearOperator):
         self._products = _Products(di.prepare_hvp_same_point, di.gradient_and_hvp, f, backend, x, contexts,
                                    shape_of(x), dtype)
         gradient, _ = self._products.run((self._products._seed(np.zeros(n, dtype=dtype)),))
+        self._products.out_size = n
         self.gradient = as_numpy(gradient).reshape(-1)
         super().__init__(dtype, (n, n))
 

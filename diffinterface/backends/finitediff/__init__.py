@@ -22,11 +22,11 @@ float64 accuracy; a direction spanning leaves takes the largest step over its
 support.
 
 Derivatives, gradients and Jacobians step along each coordinate by
-``h_i = max(rel_step * |x_i|, abs_step)``, decided once at preparation from
-the prepared ``x`` (as a hand-written loop would bake its steps in), with the
-moves ``h_i * e_i`` and the divisors: a prepared call only adds, evaluates and
-divides. The steps stay those of the prepared ``x``: at an ``x`` whose entries
-are orders of magnitude larger than the prepared ones, prepare again. At a
+``h_i = max(rel_step * |x_i|, abs_step)``, taken at each call's ``x`` (a
+preparation made at a large ``x`` and called at a small one differences it at
+the small one's scale): one scalar step when every ``rel_step * |x_i|`` is
+under ``abs_step``, else one per entry; each point is a fresh copy of ``x``
+with one entry moved (no ``n x n`` array of moves is kept). At a
 scalar ``x`` the step is a Python float, so ``f`` sees points of x's own kind
 (a float stays a float); the derivative is still a 0-d array.
 

@@ -131,11 +131,11 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         """``jacobian(x, ctx, want_value) -> (value or None, J reshaped to shape)``.
 
         Derivative, gradient and Jacobian are all the columns ``J @ e_i`` stacked
-        on the last axis. Everything but the evaluations is decided here, once:
-        the per-entry steps ``h_i = max(rel_step * |x_i|, abs_step)`` at the
-        prepared x, the moves ``h_i * e_i`` along each basis vector and the
-        divisor of the differences. A call adds each move to x (a fresh array:
-        f may keep or return its input), evaluates f, and divides once.
+        on the last axis. Each call takes its steps ``h_i = max(rel_step * |x_i|,
+        abs_step)`` from its own x (a preparation made at a large x would
+        otherwise difference a small one with steps of the wrong scale), moves
+        entry i of a fresh copy of x (f may keep or return its input; no n x n
+        array of moves), evaluates f, and divides once.
         """
         if self.method == "adaptive":
             return self._jacobian_along_tangents(problem, shape)
@@ -147,34 +147,37 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 return valued(x, *ctx) if want_value else (None, plain(x, *ctx))
 
             return jacobian_at_scalar
-        method, n, x_shape = self.method, problem.x_size, problem.x_shape
+        method, x_shape = self.method, problem.x_shape
         evaluate = self._evaluator(problem)
         dtype = np.asarray(problem.x).dtype
-        rel, absolute = self._entry_rel_abs(problem)
-        if x_shape:
-            steps = np.maximum(rel * np.abs(np.reshape(problem.x, -1)), absolute).astype(dtype)
-            steps = self._representable(problem, steps)
-            moves = tuple(np.diag(steps).reshape((n, *x_shape)))
-        else:  # a scalar x, complex step
-            steps = dtype.type(max(rel * abs(float(problem.x)), absolute))
-            moves = (steps,)
+        steps_at = self._coordinate_steps(problem, dtype)
+
+        def flat_points(flat, moved):
+            """x with entry i replaced by ``moved[i]``, for each i (the same arithmetic as ``x + h_i e_i``)."""
+            copy = flat.copy
+            for i, value in enumerate(moved.tolist()):
+                point = copy()
+                point[i] = value
+                yield point
+
+        def shaped_points(flat, moved):
+            for point in flat_points(flat, moved):
+                yield point.reshape(x_shape)
+
+        points = flat_points if len(x_shape) == 1 else shaped_points
 
         if method in ("forward", "central"):
-            inverse = 1 / steps if method == "forward" else 1 / (2 * steps)
-            # A product streams faster than a quotient over n x m entries, and a scalar factor
-            # faster than a row of them: equal steps (every |x_i| under 1) make one.
-            if inverse.size and np.all(inverse == inverse[0]):
-                inverse = inverse[0]
             out_dtype = problem.spec.dtype
             # Scaling the stacked columns in place spares a second n x m array (and its page
             # faults), where the product keeps the columns' dtype.
-            in_place = np.result_type(out_dtype, inverse) == out_dtype
+            in_place = np.result_type(out_dtype, dtype) == out_dtype
 
             # The columns of a scalar f are NumPy scalars: one array of them is several times cheaper
             # to build than np.stack's (which expands each to 1-d first), and holds the same values.
             stack = np.array if problem.spec.shape == () else (lambda columns: np.stack(columns, axis=-1))
 
-            def scaled(columns):
+            def scaled(columns, inverse):
+                # a product streams faster than a quotient over n x m entries; a scalar (equal steps) faster still
                 stacked = stack(columns)
                 if in_place and stacked.dtype == out_dtype:
                     stacked *= inverse
@@ -185,37 +188,43 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         if method == "forward":
 
             def jacobian(x, ctx, want_value):
+                flat = np.reshape(x, -1)
+                h = steps_at(flat)
                 # f(x) rather than f(x, *()): a call with no star-arguments is the faster one
                 if ctx:
                     fx = evaluate(x, *ctx)
-                    columns = [evaluate(x + move, *ctx) - fx for move in moves]
+                    columns = [evaluate(p, *ctx) - fx for p in points(flat, flat + h)]
                 else:
                     fx = evaluate(x)
-                    columns = [evaluate(x + move) - fx for move in moves]
-                return fx, scaled(columns)
+                    columns = [evaluate(p) - fx for p in points(flat, flat + h)]
+                return fx, scaled(columns, 1 / h)
 
         elif method == "central":
 
             def jacobian(x, ctx, want_value):
+                flat = np.reshape(x, -1)
+                h = steps_at(flat)
+                plus, minus = points(flat, flat + h), points(flat, flat - h)
                 # f(x) rather than f(x, *()): a call with no star-arguments is the faster one
                 if ctx:
-                    columns = [evaluate(x + move, *ctx) - evaluate(x - move, *ctx) for move in moves]
+                    columns = [evaluate(p, *ctx) - evaluate(m, *ctx) for p, m in zip(plus, minus)]
                 else:
-                    columns = [evaluate(x + move) - evaluate(x - move) for move in moves]
+                    columns = [evaluate(p) - evaluate(m) for p, m in zip(plus, minus)]
                 value = evaluate(x, *ctx) if want_value else None
-                return value, scaled(columns)
+                return value, scaled(columns, 1 / (2 * h))
 
         else:  # complex step: the value is the real part of any evaluation
             complex_type = np.result_type(problem.x_dtype, np.complex64)
             evaluate_complex = self._evaluator(problem, dtype=complex_type)
             out_dtype = problem.spec.dtype
-            imaginary_moves = tuple(1j * np.asarray(move, dtype=complex_type) for move in moves)
 
             def jacobian(x, ctx, want_value):
-                x_complex = np.asarray(x, dtype=complex_type)
-                values = [evaluate_complex(x_complex + move, *ctx) for move in imaginary_moves]
+                flat = np.reshape(x, -1)
+                h = steps_at(flat)
+                flat_complex = np.asarray(flat, dtype=complex_type)
+                values = [evaluate_complex(p, *ctx) for p in points(flat_complex, flat_complex + 1j * h)]
                 columns = np.stack(values, axis=-1)
-                derivative = (np.imag(columns) / steps).astype(out_dtype)
+                derivative = (np.imag(columns) / h).astype(out_dtype)
                 return np.real(values[-1]).astype(out_dtype), np.reshape(derivative, shape)
 
         return jacobian
@@ -223,28 +232,41 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
     def _scalar_difference(self, problem, shape):
         """``(derivative(x, *ctx), value_and_derivative(x, *ctx))`` at a scalar x, or None.
 
-        Forward and central differences only. The step is a Python float, exactly
-        the dtype-rounded one: ``x + h`` keeps x's kind (a float stays a float, on
-        which f runs about twice as fast as on a numpy scalar) and, a weak scalar,
-        x's dtype. No frame between the core and f beyond these functions.
+        Forward and central differences only. The step, taken at each call's x,
+        is a Python float, exactly the dtype-rounded one: ``x + h`` keeps x's kind
+        (a float stays a float, on which f runs about twice as fast as on a numpy
+        scalar) and, a weak scalar, x's dtype. No frame between the core and f
+        beyond these functions.
         """
         if problem.x_shape or self.method not in ("forward", "central"):
             return None
         evaluate = self._evaluator(problem)
         dtype = np.asarray(problem.x).dtype
         rel, absolute = self._rel_abs(dtype)
-        step = dtype.type(max(rel * abs(float(problem.x)), absolute))
-        h = float(step)
+        in_dtype = dtype.type
         as_array = np.asarray
+
+        if dtype == np.float64:  # Python floats are float64: their arithmetic is the dtype's
+
+            def step_at(x, divisor):
+                """(h, 1 / (divisor h)) at this call's x (x.real: a complex step's outer point)."""
+                h = float(max(rel * abs(x.real), absolute))
+                return h, 1 / (divisor * h)
+
+        else:
+
+            def step_at(x, divisor):
+                step = in_dtype(max(rel * abs(x.real), absolute))
+                return float(step), float(1 / (divisor * step))
 
         def shaped(d):  # the derivative as an array of the output's shape (0-d for a scalar f)
             d = as_array(d)
             return d if d.shape == shape else np.reshape(d, shape)
 
         if self.method == "forward":
-            inverse = float(1 / step)
 
             def value_and_derivative(x, *ctx):
+                h, inverse = step_at(x, 1)
                 if ctx:
                     fx = evaluate(x, *ctx)
                     return fx, shaped((evaluate(x + h, *ctx) - fx) * inverse)
@@ -255,9 +277,9 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 return value_and_derivative(x, *ctx)[1]
 
         else:
-            inverse = float(1 / (2 * step))
 
             def derivative(x, *ctx):
+                h, inverse = step_at(x, 2)
                 if ctx:
                     return shaped((evaluate(x + h, *ctx) - evaluate(x - h, *ctx)) * inverse)
                 return shaped((evaluate(x + h) - evaluate(x - h)) * inverse)

@@ -55,16 +55,34 @@ class FiniteDiffSteps:
             rel[entries], absolute[entries] = self._rel_abs(np.dtype(leaf_dtype))
         return rel, absolute
 
-    @staticmethod
-    def _representable(problem, steps):
-        """``steps`` made exact in each leaf's dtype: ``x + h`` cast back to a narrower leaf moves it by ``h``."""
-        if problem.leaf_dtypes is None:
+    def _coordinate_steps(self, problem, dtype):
+        """``steps_at(flat) -> h``: the steps ``h_i = max(rel * |x_i|, abs)`` along each coordinate of a call's
+        flat x, in ``dtype``: one scalar when every entry takes the same step (every ``rel * |x_i|`` under
+        ``abs``, the common case: one scalar move and divisor), else one per entry, made exact in each
+        leaf's dtype for a tree whose leaves have several."""
+        rel, absolute = self._entry_rel_abs(problem)
+        leaf_dtypes = problem.leaf_dtypes
+        if np.isscalar(rel):
+            floor = dtype.type(absolute)
+
+            def steps_at(flat):
+                # in x's dtype, as the per-entry steps are: max(rel |x_i|) is rel max|x_i| exactly
+                if flat.size == 0 or rel * np.max(np.abs(flat)) <= absolute:
+                    return floor
+                return np.maximum(rel * np.abs(flat), absolute).astype(dtype)
+
+            return steps_at
+
+        def steps_per_entry(flat):
+            steps = np.maximum(rel * np.abs(flat), absolute).astype(dtype)
+            # exact in each leaf's dtype: x + h cast back to a narrower leaf moves it by h
+            for entries, leaf_dtype in leaf_dtypes:
+                if leaf_dtype != steps.dtype.name:
+                    moved = (flat[entries] + steps[entries]).astype(leaf_dtype).astype(steps.dtype)
+                    steps[entries] = moved - flat[entries]
             return steps
-        flat = np.reshape(problem.x, -1)
-        for entries, leaf_dtype in problem.leaf_dtypes:
-            if leaf_dtype != steps.dtype.name:
-                steps[entries] = (flat[entries] + steps[entries]).astype(leaf_dtype).astype(steps.dtype) - flat[entries]
-        return steps
+
+        return steps_per_entry
 
     def _rel_abs(self, dtype):
         """The relative and absolute step for this method and dtype (defaults scale with eps)."""

@@ -389,7 +389,9 @@ class JAXBridge(FrameworkBridge):
         # float64 survives only under x64; the switch is thread-local and undone on exit.
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if source == "torch":
-                return jax.dlpack.from_dlpack(a)
+                # JAX takes compact strides only: an expanded cotangent (from y.sum()), a slice or a view
+                # is copied first
+                return jax.dlpack.from_dlpack(a if a.is_contiguous() else a.contiguous())
             return jnp.asarray(a)
 
     def wide(self, dtype):

@@ -5,10 +5,13 @@ operators at the input it really gets, never at an invented point (zeros,
 where a function defined for positive inputs only raises): the probe's f
 records every point it sees and refuses any non-positive one. Second order
 at a 0-d x works through every pair with finite differences and through the
-backend paired with itself.
+backend paired with itself. A preparation made at a point a thousand times
+larger differentiates each call's x at that x's own scale (a finite-difference
+step taken from the prepared x once overshot a small x: 16 % off, or NaN where
+``x - h`` left f's domain).
 
     >>> [probe.name for probe in probes()]
-    ['differentiate_with_at_given_points', 'second_order_at_a_zero_d_x']
+    ['differentiate_with_at_given_points', 'second_order_at_a_zero_d_x', 'prepared_at_another_scale']
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import gradient, hessian, hvp, prepare_gradient, prepare_hvp, second_derivative
+from ...operators import (derivative, gradient, hessian, hvp, jacobian, prepare_derivative, prepare_gradient,
+                          prepare_hvp, prepare_jacobian, second_derivative)
 from ...selectors import AutoFiniteDiff
 from ...wrappers import DifferentiateWith, SecondOrder
 from ..probes import BadInput
@@ -83,6 +87,30 @@ def _second_order_at_a_zero_d_x(backend, problems, zero):
                                    rtol=1e-3, atol=1e-5)
 
 
+SMALL = np.array([0.01, 0.02, 0.5])
+
+
+def _prepared_at_another_scale(backend, problems, zero):
+    def log_sum(x):
+        return array_namespace(x).sum(array_namespace(x).log(x))
+
+    def log(x):
+        return array_namespace(x).log(x)
+
+    large = 1000.0 * np.array([1.0, 3.0, 0.1])
+    prep = prepare_gradient(log_sum, backend, large)
+    problems.expect_result("gradient of sum(log(x)) prepared at x * 1000, called at x",
+                           lambda: gradient(log_sum, backend, SMALL, prep=prep), 1 / SMALL, like=SMALL, zero=zero)
+    prep = prepare_jacobian(log, backend, large)
+    problems.expect_result("jacobian of log(x) prepared at x * 1000, called at x",
+                           lambda: jacobian(log, backend, SMALL, prep=prep), np.diag(1 / SMALL), like=SMALL, zero=zero)
+    point = np.asarray(0.01)
+    prep = prepare_derivative(log, backend, np.asarray(1000.0))
+    problems.expect_result("derivative of log(s) prepared at 1000, called at 0.01",
+                           lambda: derivative(log, backend, point, prep=prep), np.asarray(100.0), like=point,
+                           zero=zero)
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -91,4 +119,6 @@ def probes():
                  _differentiate_with_at_given_points),
         BadInput("second_order_at_a_zero_d_x", "hessian, hvp and second_derivative at a 0-d x through SecondOrder pairs",
                  _second_order_at_a_zero_d_x),
+        BadInput("prepared_at_another_scale", "gradient, jacobian and derivative prepared at a point 1000 times "
+                 "larger: each call differentiated at its own x's scale", _prepared_at_another_scale),
     ]
