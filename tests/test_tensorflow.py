@@ -210,6 +210,30 @@ def test_second_order_with_tensorflow_as_outer_and_as_inner(pair):
     np.testing.assert_allclose(di.hessian(_sum_sin_times, backend, X), HESSIAN, rtol=tolerance, atol=tolerance)
 
 
+def _weighted_sin(z, w):
+    xp = di.array_namespace(z)
+    return xp.sum(xp.sin(z) * w)
+
+
+@pytest.mark.parametrize("inner", ["jax", "torch", "autograd", "finitediff"])
+def test_a_constant_reaches_the_inner_from_inside_tf_function(inner):
+    # inside tf.function a Constant is a symbolic tensor: it reaches the inner through tf.py_function
+    make = {"jax": di.AutoJAX, "torch": di.AutoTorch, "autograd": di.AutoAutograd, "finitediff": di.AutoFiniteDiff}
+    w = np.array([1.0, 2.0, 3.0])
+    tolerance = 1e-5 if inner == "finitediff" else 1e-10
+    hessian = di.hessian(_weighted_sin, di.SecondOrder(di.AutoTensorFlow(), make[inner]()), X, di.Constant(w))
+    np.testing.assert_allclose(hessian, np.diag(-np.sin(X) * w), rtol=tolerance, atol=tolerance)
+    g = di.DifferentiateWith(_weighted_sin, make[inner]())
+
+    @tf.function
+    def gradient(z, w):
+        with tf.GradientTape() as tape:
+            tape.watch(z)
+            y = g(z, di.Constant(w))
+        return tape.gradient(y, z)
+
+    np.testing.assert_allclose(gradient(tf.constant(X), tf.constant(w)).numpy(), np.cos(X) * w, rtol=tolerance)
+
 def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function():
     torch = pytest.importorskip("torch")
     g = di.DifferentiateWith(lambda z: torch.sum(torch.sin(z) * z), di.AutoTorch())

@@ -30,16 +30,28 @@ import numpy as np
 import tensorflow as tf
 
 from ...core.bridge import FrameworkBridge, converted_contexts, to_family
+from ...families import family_of
 from ...errors import UnsupportedError
 from .boundary import CHECKING_WITHOUT_VALUES, FORWARD_MODE, ForwardThroughBridgeError, ValuesNeededError
 
 
 class _Call:
-    """One call of the bridged function: its rules, contexts in the inner family, and its shapes."""
+    """One call of the bridged function: its rules, contexts in the inner family, and its shapes.
+
+    Contexts holding TensorFlow tensors enter ``tf.py_function`` as inputs and
+    reach the inner family there: inside ``tf.function`` they are symbolic,
+    with values only inside the function's body. The others are converted once.
+    """
 
     def __init__(self, bridge, rules, contexts):
         self.rules, self.family = rules, bridge.family
-        self.contexts = converted_contexts(contexts, bridge.family)
+        self.dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "tensorflow")
+        self.tensors = [contexts[i].value for i in self.dynamic]
+        self.kinds = tuple(type(c) for c in contexts)
+        self.contexts = list(converted_contexts(
+            tuple(c for i, c in enumerate(contexts) if i not in self.dynamic), bridge.family))
+        for i in self.dynamic:
+            self.contexts.insert(i, None)
         self.x_shape, self.x_dtype = tuple(rules.x_shape), tf.as_dtype(str(rules.x_dtype))
         self.y_shape, self.y_dtype = tuple(rules.spec[0]), tf.as_dtype(str(rules.spec[1]))
 
@@ -47,16 +59,20 @@ class _Call:
         return to_family(a, self.family)
 
     def run(self, compute, args, like_x):
-        """``compute(*inner arrays)`` on concrete values (``tf.py_function``), shaped like x or like y."""
+        """``compute(*inner arrays, contexts)`` on concrete values (``tf.py_function``), shaped like x or like y."""
         shape, dtype = (self.x_shape, self.x_dtype) if like_x else (self.y_shape, self.y_dtype)
+        n = len(args)
 
         def body(*tensors):
-            result = compute(*[self.inner(t) for t in tensors])
+            contexts = list(self.contexts)
+            for i, value in zip(self.dynamic, tensors[n:]):
+                contexts[i] = self.kinds[i](self.inner(value))
+            result = compute(*[self.inner(t) for t in tensors[:n]], tuple(contexts))
             return np.asarray(to_family(result, "numpy"), dtype=dtype.as_numpy_dtype)
 
         # stop_gradient: the function's derivatives are the custom gradients only; without it a forward
         # accumulator would take py_function's own (zero) derivative and ignore them
-        out = tf.stop_gradient(tf.py_function(body, list(args), Tout=dtype))
+        out = tf.stop_gradient(tf.py_function(body, [*args, *self.tensors], Tout=dtype))
         out.set_shape(shape)
         return out
 
@@ -64,7 +80,7 @@ class _Call:
 def _value(x, call):
     @tf.custom_gradient
     def value(x):
-        y = call.run(lambda a: call.rules.value(a, call.contexts), [x], like_x=False)
+        y = call.run(lambda a, ctx: call.rules.value(a, ctx), [x], like_x=False)
         return y, lambda c: _pullback(x, c, call)
 
     return value(x)
@@ -73,7 +89,7 @@ def _value(x, call):
 def _pullback(x, c, call):
     @tf.custom_gradient
     def pullback(x, c):
-        out = call.run(lambda a, s: call.rules.pullback(a, (s,), call.contexts)[0], [x, c], like_x=True)
+        out = call.run(lambda a, s, ctx: call.rules.pullback(a, (s,), ctx)[0], [x, c], like_x=True)
         return out, lambda g: (_hvp(x, c, g, call), _pushforward(x, g, call))
 
     return pullback(x, c)
@@ -82,7 +98,7 @@ def _pullback(x, c, call):
 def _pushforward(x, t, call):
     @tf.custom_gradient
     def pushforward(x, t):
-        out = call.run(lambda a, s: call.rules.pushforward(a, (s,), call.contexts)[0], [x, t], like_x=False)
+        out = call.run(lambda a, s, ctx: call.rules.pushforward(a, (s,), ctx)[0], [x, t], like_x=False)
 
         def gradient(g):
             if not call.rules.scalar:
@@ -99,7 +115,7 @@ def _pushforward(x, t, call):
 def _hvp(x, c, v, call):
     @tf.custom_gradient
     def hvp(x, c, v):
-        out = call.run(lambda a, s, w: call.rules.hvp(a, s, (w,), call.contexts)[0], [x, c, v], like_x=True)
+        out = call.run(lambda a, s, w, ctx: call.rules.hvp(a, s, (w,), ctx)[0], [x, c, v], like_x=True)
         # linear and symmetric in v; along x and c it would need third derivatives, which the bridge does
         # not provide: TensorFlow sees no gradient there (None: unconnected, never a zero)
         return out, lambda g: (None, None, _hvp(x, c, g, call))
