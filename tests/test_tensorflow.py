@@ -234,6 +234,15 @@ def test_a_constant_reaches_the_inner_from_inside_tf_function(inner):
 
     np.testing.assert_allclose(gradient(tf.constant(X), tf.constant(w)).numpy(), np.cos(X) * w, rtol=tolerance)
 
+@pytest.mark.parametrize("outer", ["jax", "torch", "autograd", "finitediff"])
+def test_a_constant_reaches_a_tensorflow_inner_from_every_outer(outer):
+    # torch's outer runs torch.func transforms: a Constant's values are reachable only with them disabled
+    make = {"jax": di.AutoJAX, "torch": di.AutoTorch, "autograd": di.AutoAutograd, "finitediff": di.AutoFiniteDiff}
+    w = np.array([1.0, 2.0, 3.0])
+    tolerance = 1e-5 if outer == "finitediff" else 1e-10
+    hessian = di.hessian(_weighted_sin, di.SecondOrder(make[outer](), di.AutoTensorFlow()), X, di.Constant(w))
+    np.testing.assert_allclose(hessian, np.diag(-np.sin(X) * w), rtol=tolerance, atol=tolerance)
+
 def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function():
     torch = pytest.importorskip("torch")
     g = di.DifferentiateWith(lambda z: torch.sum(torch.sin(z) * z), di.AutoTorch())

@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from ...core.bridge import FrameworkBridge, converted_contexts, to_family
+from ...core.registry import framework_bridge
 from ...families import family_of
 from ...errors import UnsupportedError
 from .boundary import CHECKING_WITHOUT_VALUES, FORWARD_MODE, ForwardThroughBridgeError, ValuesNeededError
@@ -155,7 +156,10 @@ class TensorFlowBridge(FrameworkBridge):
         return a.numpy()  # a symbolic tensor has none: the caller prepares at zeros of its shape
 
     def receive(self, a, source):
-        return tf.convert_to_tensor(np.asarray(a))
+        # through the source framework's own conversion: a torch tensor under an active torch.func
+        # transform gives its values only there
+        leaving = framework_bridge(source)
+        return tf.convert_to_tensor(leaving.to_numpy(a) if leaving is not None else np.asarray(a))
 
     def output_spec(self, evaluate, x, contexts):
         """f's output learned by tracing it (``tf.function``), without values: tensors only carry shapes there."""
