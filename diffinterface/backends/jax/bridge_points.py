@@ -105,6 +105,7 @@ def _values_needed(bridge, x, error):
         f"x: {bridge!r} was called under jax.jit at a {dtype_name(x)} {shape_of(x)} input it had not seen, "
         "and learns its output's shape by evaluating f at a point you pass (jit traces without values, and "
         f"neither JAX nor the inner framework can learn it without values: {type(error).__name__}: {error}). "
-        "Call it once outside jax.jit at an input of this shape and dtype (or differentiate with jax.grad, "
-        "without jit): later jit traces use what it learned"
+        "Call it once outside jax.jit with a JAX array of this shape and dtype (a numpy array goes to f "
+        "directly and teaches the bridge nothing), or differentiate with jax.grad without jit: later jit "
+        "traces use what it learned"
     ) from error

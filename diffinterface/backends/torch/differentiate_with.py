@@ -326,7 +326,10 @@ def _plain_tensor(t):
     functorch = torch._C._functorch
     while functorch.is_functorch_wrapped_tensor(t):
         if functorch.is_batchedtensor(t):  # its values are a whole batch, not this tensor's
-            raise ValueError("a tensor batched by torch.func.vmap has no values of its own shape here")
+            raise ValueError(
+                "DifferentiateWith: a context batched by torch.func.vmap cannot reach the inner backend (its "
+                "values are the whole batch, not one element's): vmap over x only (in_dims=None for the "
+                "contexts), or loop over the batch")
         t = functorch.get_unwrapped(t)
     with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
         return t.detach().cpu()
