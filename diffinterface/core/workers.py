@@ -46,9 +46,8 @@ which imports no pool: ``concurrent.futures``, ``multiprocessing`` and
 from __future__ import annotations
 
 import os
+import _thread
 import pickle
-import threading
-import uuid
 import weakref
 
 from ..errors import DifferentiationError
@@ -104,8 +103,9 @@ _LOADED: dict = {}
 _KEPT_LOADED = 8
 
 
-#: a Dask worker with several threads unpickles tasks concurrently
-_LOADED_LOCK = threading.Lock()
+#: a Dask worker with several threads unpickles tasks concurrently (``_thread``: importing threading here would
+#: add to every ``import diffinterface``)
+_LOADED_LOCK = _thread.allocate_lock()
 
 
 def _loaded(token, payload):
@@ -140,6 +140,8 @@ class Shipped:
                 import cloudpickle
             except ImportError:  # plain pickle sends functions importable by name only
                 cloudpickle = pickle
+            import uuid
+
             try:
                 # a fresh token per Shipped: id(self) is reused once an object dies, and a worker holding the
                 # token would then evaluate the dead batch's functions
