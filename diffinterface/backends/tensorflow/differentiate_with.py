@@ -49,10 +49,10 @@ class _Call:
         self.dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "tensorflow")
         self.tensors = [contexts[i].value for i in self.dynamic]
         self.kinds = tuple(type(c) for c in contexts)
-        self.contexts = list(converted_contexts(
+        converted = iter(converted_contexts(
             tuple(c for i, c in enumerate(contexts) if i not in self.dynamic), bridge.family))
-        for i in self.dynamic:
-            self.contexts.insert(i, None)
+        # None where a tensor's value comes in through tf.py_function (see run)
+        self.contexts = [None if i in self.dynamic else next(converted) for i in range(len(contexts))]
         self.x_shape, self.x_dtype = tuple(rules.x_shape), tf.as_dtype(str(rules.x_dtype))
         self.y_shape, self.y_dtype = tuple(rules.spec[0]), tf.as_dtype(str(rules.spec[1]))
 
