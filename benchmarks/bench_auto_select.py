@@ -35,20 +35,30 @@ def cases():
 
     def sumsq(x):
         xp = di.array_namespace(x)
-        return xp.sum(x ** 2)
+        return xp.sum(x**2)
 
     def tall(x):
         return torch.sin(tall_matrix @ x)
 
     def wide(x):
-        return torch.stack([x.sum(), (x ** 2).sum(), torch.sin(x).sum(), (x * torch.cos(x)).sum()])
+        return torch.stack([x.sum(), (x**2).sum(), torch.sin(x).sum(), (x * torch.cos(x)).sum()])
 
     torch_modes = [di.AutoTorch(mode="forward"), di.AutoTorch(mode="reverse")]
     return {
         "gradient sumsq n=10 (numpy, every backend)": ("gradient", sumsq, np.ones(10), None),
         "gradient sumsq n=1000 (numpy, every backend)": ("gradient", sumsq, np.ones(1000), None),
-        "jacobian R^4 -> R^3000 (torch modes)": ("jacobian", tall, torch.ones(4, dtype=torch.float64), torch_modes),
-        "jacobian R^3000 -> R^4 (torch modes)": ("jacobian", wide, torch.ones(3000, dtype=torch.float64), torch_modes),
+        "jacobian R^4 -> R^3000 (torch modes)": (
+            "jacobian",
+            tall,
+            torch.ones(4, dtype=torch.float64),
+            torch_modes,
+        ),
+        "jacobian R^3000 -> R^4 (torch modes)": (
+            "jacobian",
+            wide,
+            torch.ones(3000, dtype=torch.float64),
+            torch_modes,
+        ),
     }
 
 
@@ -93,14 +103,19 @@ def measure(operator, f, x, candidates, rounds):
 def main(argv=None):
     import torch
 
-    torch.set_num_threads(1)  # both sides alike; threads contending with other processes only add noise
+    torch.set_num_threads(
+        1
+    )  # both sides alike; threads contending with other processes only add noise
     argv = sys.argv[1:] if argv is None else argv
     rounds = 7 if "--quick" in argv else 31
     print(f"{'case':<46} {'chosen':<20} {'ratio':>6} {'A/A':>6} {'AutoSelect':>11} {'chosen':>11}")
     for name, (operator, f, x, candidates) in cases().items():
         chosen, ratio, noise, a, b = measure(operator, f, x, candidates, rounds)
         label = f"{type(chosen).__name__}({getattr(chosen, 'mode', '') or ''})"
-        print(f"{name:<46} {label:<20} {ratio:>6.3f} {noise:>6.3f} {a * 1e6:>9.2f}us {b * 1e6:>9.2f}us", flush=True)
+        print(
+            f"{name:<46} {label:<20} {ratio:>6.3f} {noise:>6.3f} {a * 1e6:>9.2f}us {b * 1e6:>9.2f}us",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -67,9 +67,16 @@ def measure(framework, n, rounds=ROUNDS):
     z = rng.standard_normal(n) + 1j * rng.standard_normal(n)
     backend, x, native, block = FRAMEWORKS[framework](z)
     prep = di.prepare_gradient(loss, backend, x)
-    if not np.allclose(np.asarray(native(x)), np.asarray(di.gradient(loss, backend, x, prep=prep)), rtol=1e-12):
-        raise AssertionError(f"{framework}: diffinterface's gradient differs from the native recipe's")
-    calls = {"native": lambda: block(native(x)), "diffinterface": lambda: block(di.gradient(loss, backend, x, prep=prep))}
+    if not np.allclose(
+        np.asarray(native(x)), np.asarray(di.gradient(loss, backend, x, prep=prep)), rtol=1e-12
+    ):
+        raise AssertionError(
+            f"{framework}: diffinterface's gradient differs from the native recipe's"
+        )
+    calls = {
+        "native": lambda: block(native(x)),
+        "diffinterface": lambda: block(di.gradient(loss, backend, x, prep=prep)),
+    }
     times: dict = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
@@ -85,11 +92,17 @@ def main(argv):
     frameworks = [a for a in argv if a in FRAMEWORKS] or list(FRAMEWORKS)
     sizes = [int(a) for a in argv if a.isdigit()] or [10, 1000]
     rows = [(framework, n, *measure(framework, n)) for framework in frameworks for n in sizes]
-    print(f"gradient of sum(Re(z^2) + |sin z|^2) at complex128 z: native recipe vs prepared di.gradient "
-          f"(median of {ROUNDS} rounds)\n| framework | n | native | diffinterface | diffinterface / native |\n"
-          "|---|---|---|---|---|")
-    print("\n".join(f"| {framework} | {n} | {fmt_time(native)} | {fmt_time(ours)} | {ratio:.2f} |"
-                    for framework, n, native, ours, ratio in rows))
+    print(
+        f"gradient of sum(Re(z^2) + |sin z|^2) at complex128 z: native recipe vs prepared di.gradient "
+        f"(median of {ROUNDS} rounds)\n| framework | n | native | diffinterface | diffinterface / native |\n"
+        "|---|---|---|---|---|"
+    )
+    print(
+        "\n".join(
+            f"| {framework} | {n} | {fmt_time(native)} | {fmt_time(ours)} | {ratio:.2f} |"
+            for framework, n, native, ours, ratio in rows
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -97,28 +97,61 @@ def child(framework, n, m, batch_size, budget):
     prep = di.prepare_jacobian(f, backend, x)
     prepared_s = time.perf_counter() - start
     if framework == "jax":
-        wait(di.jacobian(f, backend, x, prep=prep))  # compiled at preparation; the first call warms up
+        wait(
+            di.jacobian(f, backend, x, prep=prep)
+        )  # compiled at preparation; the first call warms up
     start = time.perf_counter()
     wait(di.jacobian(f, backend, x, prep=prep))
     call_s = time.perf_counter() - start
-    print(json.dumps({
-        "framework": framework, "n": n, "m": m, "batch_size": batch_size, "memory_budget": budget,
-        "chosen": di.batch_size(prep), "baseline_mib": baseline / MIB, "peak_mib": _peak_bytes() / MIB,
-        "preparation_s": prepared_s, "call_s": call_s, "mmap_threshold": os.environ.get("MALLOC_MMAP_THRESHOLD_"),
-    }))
+    print(
+        json.dumps(
+            {
+                "framework": framework,
+                "n": n,
+                "m": m,
+                "batch_size": batch_size,
+                "memory_budget": budget,
+                "chosen": di.batch_size(prep),
+                "baseline_mib": baseline / MIB,
+                "peak_mib": _peak_bytes() / MIB,
+                "preparation_s": prepared_s,
+                "call_s": call_s,
+                "mmap_threshold": os.environ.get("MALLOC_MMAP_THRESHOLD_"),
+            }
+        )
+    )
 
 
 def run_fresh(framework, n, m, batch_size=None, budget=None):
     """:func:`child` in a fresh interpreter; its JSON row (or the error it died of)."""
-    command = [sys.executable, "-m", "benchmarks.bench_memory", "--child", framework, str(n), str(m),
-               str(batch_size), str(budget)]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_memory",
+        "--child",
+        framework,
+        str(n),
+        str(m),
+        str(batch_size),
+        str(budget),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if framework == "torch":
         env["MALLOC_MMAP_THRESHOLD_"] = str(TORCH_MMAP_THRESHOLD)
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False, env=env)
+    done = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False, env=env
+    )
     if done.returncode != 0:
-        return {"framework": framework, "n": n, "m": m, "batch_size": batch_size, "memory_budget": budget,
-                "error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+        return {
+            "framework": framework,
+            "n": n,
+            "m": m,
+            "batch_size": batch_size,
+            "memory_budget": budget,
+            "error": done.stderr.strip().splitlines()[-1]
+            if done.stderr.strip()
+            else f"exit {done.returncode}",
+        }
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -131,11 +164,11 @@ def torch_batches_cost(n=512, m=256, rounds=15):
     for label, size in (("batches of 64", 64), (f"one batch of {n}", n)):
         backend = di.AutoTorch(mode="forward", batch_size=size)
         prep = di.prepare_jacobian(f, backend, x)
-        calls[label] = (lambda backend=backend, prep=prep: di.jacobian(f, backend, x, prep=prep))
+        calls[label] = lambda backend=backend, prep=prep: di.jacobian(f, backend, x, prep=prep)
         calls[label]()
     times = {label: [] for label in calls}
     for r in range(rounds):
-        for label in (list(calls) if r % 2 == 0 else list(reversed(calls))):
+        for label in list(calls) if r % 2 == 0 else list(reversed(calls)):
             start = time.perf_counter()
             calls[label]()
             times[label].append(time.perf_counter() - start)
@@ -145,19 +178,28 @@ def torch_batches_cost(n=512, m=256, rounds=15):
 
 
 def _table(rows, timing):
-    lines = ["| framework | n | m | batch_size | memory_budget | chosen | peak RSS (MiB) | baseline (MiB) | call (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| framework | n | m | batch_size | memory_budget | chosen | peak RSS (MiB) | baseline (MiB) | call (s) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['framework']} | {r['n']} | {r['m']} | {r['batch_size']} | {r['memory_budget']} | "
-                         f"failed: {r['error']} | | | |")
+            lines.append(
+                f"| {r['framework']} | {r['n']} | {r['m']} | {r['batch_size']} | {r['memory_budget']} | "
+                f"failed: {r['error']} | | | |"
+            )
             continue
         budget = "" if r["memory_budget"] is None else f"{r['memory_budget'] // MIB} MiB"
-        lines.append(f"| {r['framework']} | {r['n']} | {r['m']} | {r['batch_size']} | {budget} | {r['chosen']} | "
-                     f"{r['peak_mib']:.0f} | {r['baseline_mib']:.0f} | {r['call_s']:.3f} |")
+        lines.append(
+            f"| {r['framework']} | {r['n']} | {r['m']} | {r['batch_size']} | {budget} | {r['chosen']} | "
+            f"{r['peak_mib']:.0f} | {r['baseline_mib']:.0f} | {r['call_s']:.3f} |"
+        )
     if timing:
         medians = ", ".join(f"{k}: {v * 1e3:.1f} ms" for k, v in timing["medians_s"].items())
-        lines += ["", f"torch, n = {timing['n']}, m = {timing['m']}: {medians}; ratio {timing['ratio']:.2f}"]
+        lines += [
+            "",
+            f"torch, n = {timing['n']}, m = {timing['m']}: {medians}; ratio {timing['ratio']:.2f}",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -186,7 +228,9 @@ def _plot(rows, path):
         axis.set_ylabel(label)
         axis.grid(alpha=0.3)
         axis.legend()
-    fig.suptitle(f"forward-mode Jacobian of sum(tanh(x[:, None] * w) ** 2, axis=1), n = {n}, w of size {m}")
+    fig.suptitle(
+        f"forward-mode Jacobian of sum(tanh(x[:, None] * w) ** 2, axis=1), n = {n}, w of size {m}"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
@@ -196,17 +240,28 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", nargs=5, metavar=("FRAMEWORK", "N", "M", "BATCH", "BUDGET"))
-    parser.add_argument("--reuse", metavar="LOG", help="an earlier run's printed output: its rows are kept")
+    parser.add_argument(
+        "--reuse", metavar="LOG", help="an earlier run's printed output: its rows are kept"
+    )
     args = parser.parse_args(argv)
     if args.child:
         framework, n, m, batch, budget = args.child
-        child(framework, int(n), int(m), None if batch == "None" else int(batch),
-              None if budget == "None" else int(budget))
+        child(
+            framework,
+            int(n),
+            int(m),
+            None if batch == "None" else int(batch),
+            None if budget == "None" else int(budget),
+        )
         return
     n, m = (128, 256) if args.quick else (1024, 2048)
     # torch holds every intermediate's tangent for each seed of a batch (about 48 MiB a seed here):
     # its sweep stops at 32 seeds (1.6 GiB), JAX's fused sweep needs little memory whatever the batch
-    sweeps = {"jax": (4, 16, 64), "torch": (4, 16)} if args.quick else {"jax": (4, 8, 16, 32, 64), "torch": (16, 32)}
+    sweeps = (
+        {"jax": (4, 16, 64), "torch": (4, 16)}
+        if args.quick
+        else {"jax": (4, 8, 16, 32, 64), "torch": (16, 32)}
+    )
     measured = {}
     if args.reuse:  # rows of an earlier run's printed output, not measured again
         for line in Path(args.reuse).read_text().splitlines():
@@ -239,9 +294,13 @@ def main(argv=None):
     if args.quick:
         return
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "memory.json").write_text(json.dumps({"rows": rows, "torch_batches": timing}, indent=1) + "\n")
-    (RESULTS / "memory.md").write_text("# Peak memory of a Jacobian swept in batches\n\n"
-                                       "`python -m benchmarks.bench_memory`; see its docstring.\n\n" + table)
+    (RESULTS / "memory.json").write_text(
+        json.dumps({"rows": rows, "torch_batches": timing}, indent=1) + "\n"
+    )
+    (RESULTS / "memory.md").write_text(
+        "# Peak memory of a Jacobian swept in batches\n\n"
+        "`python -m benchmarks.bench_memory`; see its docstring.\n\n" + table
+    )
     _plot(rows, ROOT / "docs" / "scale_memory.png")
 
 

@@ -99,8 +99,12 @@ def torch_recipes():
     for g, n in zip((grads[k] for k, _ in model.named_parameters()), native_grads):
         torch.testing.assert_close(g, n)
     model.zero_grad(set_to_none=True)
-    return {"diffinterface": diffinterface_step, "loss.backward()": backward_step,
-            "torch.autograd.grad": autograd_grad_step, "torch.func.grad_and_value": func_step}
+    return {
+        "diffinterface": diffinterface_step,
+        "loss.backward()": backward_step,
+        "torch.autograd.grad": autograd_grad_step,
+        "torch.func.grad_and_value": func_step,
+    }
 
 
 def jax_recipes():
@@ -150,8 +154,10 @@ def main(argv=None):
     parser.add_argument("--only", choices=("torch", "jax"))
     args = parser.parse_args(argv)
     use_clock(args.clock)
-    print(f"MLP {SIZES}, batch {BATCH}, float32; {args.rounds} interleaved rounds, {args.clock} clock; "
-          "ratio = diffinterface / native, median of the rounds' ratios [interquartile range]")
+    print(
+        f"MLP {SIZES}, batch {BATCH}, float32; {args.rounds} interleaved rounds, {args.clock} clock; "
+        "ratio = diffinterface / native, median of the rounds' ratios [interquartile range]"
+    )
     for framework, build in (("torch", torch_recipes), ("jax", jax_recipes)):
         if args.only not in (None, framework):
             continue

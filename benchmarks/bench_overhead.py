@@ -56,8 +56,13 @@ from .workloads import chain_energy_vec
 
 #: (bound, sizes) per row name; a row reads "within" when its median ratio is at most its bound
 BOUNDS = {
-    "gradient stored": 1.10, "gradient inline": 1.15, "gradient inline keyword": 1.15,
-    "jacobian forward": 1.05, "jacobian reverse": 1.05, "sparse hessian vs asdex": 1.10, "bridge": 1.2,
+    "gradient stored": 1.10,
+    "gradient inline": 1.15,
+    "gradient inline keyword": 1.15,
+    "jacobian forward": 1.05,
+    "jacobian reverse": 1.05,
+    "sparse hessian vs asdex": 1.10,
+    "bridge": 1.2,
     "hvp SecondOrder(FD, JAX)": 1.2,
 }
 
@@ -65,7 +70,12 @@ BOUNDS = {
 def _row(name, calls, rounds, sample_s, reference, results):
     """Time ``calls`` (name -> call) interleaved; print and record each one's ratio to ``reference`` (a name)."""
     loops = {label: timing.loops_for(call, _Settings(sample_s))[0] for label, call in calls.items()}
-    times = dict(zip(calls, timing.interleaved([(call, loops[label]) for label, call in calls.items()], rounds)))
+    times = dict(
+        zip(
+            calls,
+            timing.interleaved([(call, loops[label]) for label, call in calls.items()], rounds),
+        )
+    )
     base = times[reference]
     for label, samples in times.items():
         if label == reference:
@@ -75,11 +85,22 @@ def _row(name, calls, rounds, sample_s, reference, results):
         ratio = statistics.median(ratios)
         key = f"{name} {label}".strip()
         bound = BOUNDS.get(key)
-        verdict = "" if bound is None else ("within" if ratio <= bound else "ABOVE") + f" {bound:.2f}"
-        print(f"{key:42} {statistics.median(samples) * 1e6:10.2f} us  vs {statistics.median(base) * 1e6:10.2f} us"
-              f"  ratio {ratio:5.3f} [{q1:.3f}-{q3:.3f}]  {verdict}", flush=True)
-        results[key] = {"ratio": ratio, "q1": q1, "q3": q3, "us": statistics.median(samples) * 1e6,
-                        "reference_us": statistics.median(base) * 1e6, "bound": bound}
+        verdict = (
+            "" if bound is None else ("within" if ratio <= bound else "ABOVE") + f" {bound:.2f}"
+        )
+        print(
+            f"{key:42} {statistics.median(samples) * 1e6:10.2f} us  vs {statistics.median(base) * 1e6:10.2f} us"
+            f"  ratio {ratio:5.3f} [{q1:.3f}-{q3:.3f}]  {verdict}",
+            flush=True,
+        )
+        results[key] = {
+            "ratio": ratio,
+            "q1": q1,
+            "q3": q3,
+            "us": statistics.median(samples) * 1e6,
+            "reference_us": statistics.median(base) * 1e6,
+            "bound": bound,
+        }
 
 
 class _Settings:
@@ -99,7 +120,7 @@ def gradients(rounds, sample_s, results):
     import jax.numpy as jnp
 
     def f(x):
-        return di.array_namespace(x).sum(x ** 2)
+        return di.array_namespace(x).sum(x**2)
 
     native = jax.jit(jax.grad(f))
     for label, x, convert in (
@@ -111,14 +132,24 @@ def gradients(rounds, sample_s, results):
         prep = di.prepare_gradient(f, backend, x)
         keyword_prep = di.prepare_gradient(f, di.AutoJAX(mode="reverse"), x)
         calls = {
-            "native": (lambda x=x: native(x)) if convert is None else (lambda x=x: np.asarray(native(x))),
+            "native": (lambda x=x: native(x))
+            if convert is None
+            else (lambda x=x: np.asarray(native(x))),
             "stored": lambda x=x, prep=prep, backend=backend: di.gradient(f, backend, x, prep=prep),
             "inline": lambda x=x, prep=prep: di.gradient(f, di.AutoJAX(), x, prep=prep),
-            "inline keyword": lambda x=x, p=keyword_prep: di.gradient(f, di.AutoJAX(mode="reverse"), x, prep=p),
+            "inline keyword": lambda x=x, p=keyword_prep: di.gradient(
+                f, di.AutoJAX(mode="reverse"), x, prep=p
+            ),
         }
         print(f"-- gradient n=10, {label}")
-        _row("gradient" if label == "JAX float64" else f"gradient ({label})", calls, rounds, sample_s, "native",
-             results)
+        _row(
+            "gradient" if label == "JAX float64" else f"gradient ({label})",
+            calls,
+            rounds,
+            sample_s,
+            "native",
+            results,
+        )
 
 
 def jacobians(rounds, sample_s, results):
@@ -126,12 +157,14 @@ def jacobians(rounds, sample_s, results):
     import jax.numpy as jnp
 
     def f(x):
-        return x ** 2
+        return x**2
 
     x = jnp.arange(100, dtype=jnp.float64) / 100
     jacfwd, jacrev = jax.jit(jax.jacfwd(f)), jax.jit(jax.jacrev(f))
-    natives = {"jit(jacfwd)": lambda: jacfwd(x).block_until_ready(),
-               "jit(jacrev)": lambda: jacrev(x).block_until_ready()}
+    natives = {
+        "jit(jacfwd)": lambda: jacfwd(x).block_until_ready(),
+        "jit(jacrev)": lambda: jacrev(x).block_until_ready(),
+    }
     # the faster recipe is chosen first, then timed alone: the faster of two samples in every round would
     # be a biased reference (on a noisy machine, the least of two draws is low more often than one draw)
     loops = [timing.loops_for(call, _Settings(sample_s))[0] for call in natives.values()]
@@ -141,7 +174,9 @@ def jacobians(rounds, sample_s, results):
     for mode in ("forward", "reverse"):
         backend = di.AutoJAX(mode=mode)
         prep = di.prepare_jacobian(f, backend, x)
-        calls[mode] = lambda backend=backend, prep=prep: di.jacobian(f, backend, x, prep=prep).block_until_ready()
+        calls[mode] = lambda backend=backend, prep=prep: di.jacobian(
+            f, backend, x, prep=prep
+        ).block_until_ready()
     print(f"-- jacobian of x**2, n=100, against the faster of jit(jacfwd) and jit(jacrev): {name}")
     _row("jacobian", calls, rounds, sample_s, name, results)
 
@@ -157,15 +192,22 @@ def hvps(rounds, sample_s, results):
     _, _, natives, backends, _ = _finitediff_over_jax()
     backend = backends["SecondOrder(FD, JAX)"]
     prep = di.prepare_hvp(rosenbrock, backend, x, (t,))
-    native, prepared_gradients = natives["two jit(grad) calls"], natives["two prepared JAX gradients"]
+    native, prepared_gradients = (
+        natives["two jit(grad) calls"],
+        natives["two prepared JAX gradients"],
+    )
     # the same differences: equal up to the gradients' rounding, amplified by 1 / (2 h)
-    assert np.allclose(di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], native(x, t), rtol=1e-9, atol=1e-6)
+    assert np.allclose(
+        di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], native(x, t), rtol=1e-9, atol=1e-6
+    )
     calls = {
         "native": lambda: native(x, t),
         "SecondOrder(FD, JAX)": lambda: di.hvp(rosenbrock, backend, x, (t,), prep=prep),
         "two prepared gradients": lambda: prepared_gradients(x, t),
     }
-    print(f"-- hvp, n={n}, numpy: against the central difference of two calls of jax.jit(jax.grad(f))")
+    print(
+        f"-- hvp, n={n}, numpy: against the central difference of two calls of jax.jit(jax.grad(f))"
+    )
     _row("hvp", calls, rounds, sample_s, "native", results)
 
 
@@ -184,8 +226,12 @@ def _flat_gather_hessian(f, x, prep):
 
     def hessian(x):
         products = jax.vmap(lambda s: jax.jvp(gradient, (x,), (s,))[1])(seeds)
-        return BCOO((products.reshape(-1)[gather], indices), shape=structure.shape, indices_sorted=True,
-                    unique_indices=True)
+        return BCOO(
+            (products.reshape(-1)[gather], indices),
+            shape=structure.shape,
+            indices_sorted=True,
+            unique_indices=True,
+        )
 
     return jax.jit(hessian)
 
@@ -195,7 +241,9 @@ def _csr(matrix):
     import scipy.sparse
 
     rows, cols = np.asarray(matrix.indices).T
-    return scipy.sparse.coo_matrix((np.asarray(matrix.data), (rows, cols)), shape=matrix.shape).tocsr()
+    return scipy.sparse.coo_matrix(
+        (np.asarray(matrix.data), (rows, cols)), shape=matrix.shape
+    ).tocsr()
 
 
 def sparse(rounds, sample_s, results, n):
@@ -223,8 +271,10 @@ def sparse(rounds, sample_s, results, n):
         "vs asdex": lambda: di.hessian(ours, backend, x, prep=prep).data.block_until_ready(),
         "flat gather (before)": lambda: flat(x).data.block_until_ready(),
     }
-    print(f"-- AutoSparse(AutoJAX()) chain-energy Hessian, N={n}, {di.ncolors(prep)} colors (asdex "
-          f"{coloring.num_colors}), against jax.jit of asdex's")
+    print(
+        f"-- AutoSparse(AutoJAX()) chain-energy Hessian, N={n}, {di.ncolors(prep)} colors (asdex "
+        f"{coloring.num_colors}), against jax.jit of asdex's"
+    )
     _row("sparse hessian", calls, rounds, sample_s, "asdex", results)
 
 
@@ -239,22 +289,34 @@ def bridge(rounds, sample_s, results, n):
     inner = di.AutoTorch()
     g = di.DifferentiateWith(chain_energy_vec, inner)
     bridged = jax.jit(jax.grad(lambda x: 2.0 * g(x) + _outer_part(x)))
-    prep = di.prepare_pullback(chain_energy_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),))
+    prep = di.prepare_pullback(
+        chain_energy_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),)
+    )
     two = (torch.tensor(2.0, dtype=torch.float64),)
     outer = jax.jit(jax.grad(_outer_part))
     ready = np.asarray(x_np)
-    callback = jax.jit(lambda x: jax.pure_callback(lambda x: ready, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
-                       + jax.grad(_outer_part)(x))
+    callback = jax.jit(
+        lambda x: (
+            jax.pure_callback(lambda x: ready, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            + jax.grad(_outer_part)(x)
+        )
+    )
     from diffinterface.backends.jax.differentiate_with import _host_p
 
     def ready_host(x):
         return (ready,)
 
-    emitted = jax.jit(lambda x: _host_p.bind(x, host=ready_host, outs=((x.shape, x.dtype),), nlevels=0)[0]
-                      + jax.grad(_outer_part)(x))
+    emitted = jax.jit(
+        lambda x: (
+            _host_p.bind(x, host=ready_host, outs=((x.shape, x.dtype),), nlevels=0)[0]
+            + jax.grad(_outer_part)(x)
+        )
+    )
     assert np.array_equal(np.asarray(emitted(x_jax)), np.asarray(callback(x_jax)))
     _, (want,) = di.value_and_pullback(chain_energy_vec, inner, x_torch, two, prep=prep)
-    assert np.allclose(np.asarray(bridged(x_jax)) - np.asarray(outer(x_jax)), want.numpy(), rtol=1e-10, atol=1e-12)
+    assert np.allclose(
+        np.asarray(bridged(x_jax)) - np.asarray(outer(x_jax)), want.numpy(), rtol=1e-10, atol=1e-12
+    )
 
     def reference():
         di.value_and_pullback(chain_energy_vec, inner, x_torch, two, prep=prep)
@@ -267,17 +329,27 @@ def bridge(rounds, sample_s, results, n):
         "pure_callback + outer": lambda: callback(x_jax).block_until_ready(),
         "emitted callback + outer": lambda: emitted(x_jax).block_until_ready(),
     }
-    print(f"-- jax.jit(jax.grad) around a torch function through DifferentiateWith, N={n}: against the torch "
-          "inner's prepared value_and_pullback plus the outer's jitted gradient")
+    print(
+        f"-- jax.jit(jax.grad) around a torch function through DifferentiateWith, N={n}: against the torch "
+        "inner's prepared value_and_pullback plus the outer's jitted gradient"
+    )
     _row("bridge", calls, rounds, sample_s, "reference", results)
 
 
-GROUPS = {"gradient": gradients, "jacobian": jacobians, "hvp": hvps, "sparse": sparse, "bridge": bridge}
+GROUPS = {
+    "gradient": gradients,
+    "jacobian": jacobians,
+    "hvp": hvps,
+    "sparse": sparse,
+    "bridge": bridge,
+}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("groups", nargs="*", help=f"groups to run, of {', '.join(GROUPS)} (default: all)")
+    parser.add_argument(
+        "groups", nargs="*", help=f"groups to run, of {', '.join(GROUPS)} (default: all)"
+    )
     parser.add_argument("--quick", action="store_true", help="few rounds, N = 1e3 (a smoke run)")
     parser.add_argument("--clock", choices=sorted(timing.CLOCKS), default="wall")
     args = parser.parse_args(argv)
@@ -287,8 +359,15 @@ def main(argv=None):
     timing.use_clock(args.clock)
     rounds, sample_s, n = (5, 0.001, 1000) if args.quick else (61, 0.005, 10_000)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"# issue #38 rows: clock {args.clock}, {rounds} rounds, load average {load:.1f} on {os.cpu_count()} "
-          "cores" + (" (loaded: ratios of microsecond calls are noise)" if load > (os.cpu_count() or 1) else ""))
+    print(
+        f"# issue #38 rows: clock {args.clock}, {rounds} rounds, load average {load:.1f} on {os.cpu_count()} "
+        "cores"
+        + (
+            " (loaded: ratios of microsecond calls are noise)"
+            if load > (os.cpu_count() or 1)
+            else ""
+        )
+    )
     results: dict = {}
     for name in args.groups or GROUPS:
         group = GROUPS[name]
@@ -300,5 +379,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    timing.with_fixed_malloc("benchmarks.bench_overhead")  # as python -m benchmarks: no page faults timed
+    timing.with_fixed_malloc(
+        "benchmarks.bench_overhead"
+    )  # as python -m benchmarks: no page faults timed
     main()

@@ -101,8 +101,13 @@ def measure(framework, batch, n=N, rounds=ROUNDS, clock=time.perf_counter):
             faults[name].append(_minor_faults() - faulted)
     ratios = [s / o for o, s in zip(times["ordinary"], times["same point"])]
     quartiles = statistics.quantiles(ratios, n=4)
-    return (statistics.median(times["ordinary"]), statistics.median(times["same point"]), statistics.median(ratios),
-            (quartiles[0], quartiles[2]), (statistics.median(faults["ordinary"]), statistics.median(faults["same point"])))
+    return (
+        statistics.median(times["ordinary"]),
+        statistics.median(times["same point"]),
+        statistics.median(ratios),
+        (quartiles[0], quartiles[2]),
+        (statistics.median(faults["ordinary"]), statistics.median(faults["same point"])),
+    )
 
 
 def _pin_to_one_core():
@@ -116,19 +121,32 @@ def main(argv):
     frameworks = [a for a in argv if a in FRAMEWORKS] or list(FRAMEWORKS)
     batches = [int(a) for a in argv if a.isdigit()] or [1, 10]
     clock = argv[argv.index("--clock") + 1] if "--clock" in argv else "wall"
-    pinned = f", pinned to core {_pin_to_one_core()}" if "--pin" in argv else ""  # before any framework starts threads
-    load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
-    print(f"hvp of the chain energy, n = {N}: prepare_hvp vs prepare_hvp_same_point (median of {ROUNDS} rounds, "
-          f"{clock} time{pinned}{load})")
-    print("| framework | tangents per call | ordinary (ms) | same point (ms) | same point / ordinary [IQR] "
-          "| page faults per call |")
+    pinned = (
+        f", pinned to core {_pin_to_one_core()}" if "--pin" in argv else ""
+    )  # before any framework starts threads
+    load = (
+        ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+        if hasattr(os, "getloadavg")
+        else ""
+    )
+    print(
+        f"hvp of the chain energy, n = {N}: prepare_hvp vs prepare_hvp_same_point (median of {ROUNDS} rounds, "
+        f"{clock} time{pinned}{load})"
+    )
+    print(
+        "| framework | tangents per call | ordinary (ms) | same point (ms) | same point / ordinary [IQR] "
+        "| page faults per call |"
+    )
     print("|---|---|---|---|---|---|")
     for framework in frameworks:
         for batch in batches:
             ordinary, same_point, ratio, (low, high), (faults, faults_same) = measure(
-                framework, batch, clock=CLOCKS[clock])
-            print(f"| {framework} | {batch} | {1e3 * ordinary:.3f} | {1e3 * same_point:.3f} "
-                  f"| {ratio:.2f} [{low:.2f}-{high:.2f}] | {faults:.0f} / {faults_same:.0f} |")
+                framework, batch, clock=CLOCKS[clock]
+            )
+            print(
+                f"| {framework} | {batch} | {1e3 * ordinary:.3f} | {1e3 * same_point:.3f} "
+                f"| {ratio:.2f} [{low:.2f}-{high:.2f}] | {faults:.0f} / {faults_same:.0f} |"
+            )
 
 
 if __name__ == "__main__":

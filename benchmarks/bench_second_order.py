@@ -52,7 +52,9 @@ def _jax():
     }
     backends = {
         "AutoJAX()": di.AutoJAX(),
-        "SecondOrder(JAX fwd, JAX rev)": di.SecondOrder(di.AutoJAX(mode="forward"), di.AutoJAX(mode="reverse")),
+        "SecondOrder(JAX fwd, JAX rev)": di.SecondOrder(
+            di.AutoJAX(mode="forward"), di.AutoJAX(mode="reverse")
+        ),
     }
     return arrays, hessian, hvp, backends, jax.block_until_ready
 
@@ -78,14 +80,19 @@ def _torch():
 
     func_hessian = torch.func.hessian(rosenbrock)
     func_grad = torch.func.grad(rosenbrock)
-    hessian = {"double backward, batched": double_backward_hessian, "torch.func.hessian": func_hessian}
+    hessian = {
+        "double backward, batched": double_backward_hessian,
+        "torch.func.hessian": func_hessian,
+    }
     hvp = {
         "double backward": double_backward_hvp,
         "torch.func.jvp(grad)": lambda x, t: torch.func.jvp(func_grad, (x,), (t,))[1],
     }
     backends = {
         "AutoTorch()": di.AutoTorch(),
-        "SecondOrder(torch fwd, torch rev)": di.SecondOrder(di.AutoTorch(mode="forward"), di.AutoTorch(mode="reverse")),
+        "SecondOrder(torch fwd, torch rev)": di.SecondOrder(
+            di.AutoTorch(mode="forward"), di.AutoTorch(mode="reverse")
+        ),
     }
     return arrays, hessian, hvp, backends, lambda r: r
 
@@ -113,12 +120,22 @@ def _finitediff():
             for j in range(i + 1, n):
                 d = np.zeros(n)
                 d[j] = h[j]
-                mixed = rosenbrock(x + e + d) - rosenbrock(x + e - d) - rosenbrock(x - e + d) + rosenbrock(x - e - d)
+                mixed = (
+                    rosenbrock(x + e + d)
+                    - rosenbrock(x + e - d)
+                    - rosenbrock(x - e + d)
+                    + rosenbrock(x - e - d)
+                )
                 out[i, j] = out[j, i] = mixed / (4 * h[i] * h[j])
         return out
 
-    return (lambda x, t: (x, t)), {"numpy second differences": second_differences}, {}, {
-        "AutoFiniteDiff()": di.AutoFiniteDiff()}, lambda r: r
+    return (
+        (lambda x, t: (x, t)),
+        {"numpy second differences": second_differences},
+        {},
+        {"AutoFiniteDiff()": di.AutoFiniteDiff()},
+        lambda r: r,
+    )
 
 
 def _finitediff_over_jax():
@@ -129,7 +146,9 @@ def _finitediff_over_jax():
 
     jax.config.update("jax_enable_x64", True)
     gradient_backend = di.AutoJAX()
-    rel = np.finfo(np.float64).eps ** (1 / 3)  # the adapter's central step, max(rel * max|x|, rel) / max|t|
+    rel = np.finfo(np.float64).eps ** (
+        1 / 3
+    )  # the adapter's central step, max(rel * max|x|, rel) / max|t|
     preps = {}
 
     def two_prepared_gradients(x, t):
@@ -143,13 +162,20 @@ def _finitediff_over_jax():
 
     jitted_gradient = jax.jit(jax.grad(rosenbrock))
 
-    def two_jitted_gradients(x, t):  # what a user writes: two calls of jax.jit(jax.grad(f)), numpy around them
+    def two_jitted_gradients(
+        x, t
+    ):  # what a user writes: two calls of jax.jit(jax.grad(f)), numpy around them
         h = max(rel * float(np.max(np.abs(x))), rel) / float(np.max(np.abs(t)))
-        return (np.asarray(jitted_gradient(x + h * t)) - np.asarray(jitted_gradient(x - h * t))) / (2 * h)
+        return (np.asarray(jitted_gradient(x + h * t)) - np.asarray(jitted_gradient(x - h * t))) / (
+            2 * h
+        )
 
     jitted_hessian = jax.jit(jax.hessian(rosenbrock))
     hessian = {"jax.jit(jax.hessian(f))": lambda x: np.asarray(jitted_hessian(x))}
-    hvp = {"two prepared JAX gradients": two_prepared_gradients, "two jit(grad) calls": two_jitted_gradients}
+    hvp = {
+        "two prepared JAX gradients": two_prepared_gradients,
+        "two jit(grad) calls": two_jitted_gradients,
+    }
     backends = {"SecondOrder(FD, JAX)": di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())}
     return (lambda x, t: (x, t)), hessian, hvp, backends, lambda r: r
 
@@ -181,12 +207,18 @@ def first_hvp_against_first_gradient(n=100, rounds=7):
     for r in range(rounds):
         for call, into in ((first_hvp, hvps), (first_gradient, gradients))[:: 1 if r % 2 else -1]:
             into.append(call())
-    return statistics.median(hvps), statistics.median(gradients), statistics.median(
-        h / g for h, g in zip(hvps, gradients))
+    return (
+        statistics.median(hvps),
+        statistics.median(gradients),
+        statistics.median(h / g for h, g in zip(hvps, gradients)),
+    )
 
 
 FRAMEWORKS = {
-    "jax": _jax, "torch": _torch, "autograd": _autograd, "finitediff": _finitediff,
+    "jax": _jax,
+    "torch": _torch,
+    "autograd": _autograd,
+    "finitediff": _finitediff,
     "finitediff-over-jax": _finitediff_over_jax,
 }
 
@@ -231,20 +263,31 @@ def main(selected):
                 expected = next(iter(hessians.values()))(x)
                 prep = di.prepare_hessian(rosenbrock, backend, x)
                 got = di.hessian(rosenbrock, backend, x, prep=prep)
-                assert np.allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-4), label
+                assert np.allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-4), (
+                    label
+                )
                 natives = {k: (lambda f=f: f(x)) for k, f in hessians.items()}
-                best, ratio, seconds = compare(natives, lambda: di.hessian(rosenbrock, backend, x, prep=prep), block)
-                print(f"{label:36} {'hessian':10} {n:>4}  {best:30} {seconds * 1e6:8.1f}us  {ratio:.3f}")
+                best, ratio, seconds = compare(
+                    natives, lambda: di.hessian(rosenbrock, backend, x, prep=prep), block
+                )
+                print(
+                    f"{label:36} {'hessian':10} {n:>4}  {best:30} {seconds * 1e6:8.1f}us  {ratio:.3f}"
+                )
                 if hvps and n == 100:
                     prep = di.prepare_hvp(rosenbrock, backend, x, (t,))
                     natives = {k: (lambda f=f: f(x, t)) for k, f in hvps.items()}
                     best, ratio, seconds = compare(
-                        natives, lambda: di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], block)
-                    print(f"{label:36} {'hvp':10} {n:>4}  {best:30} {seconds * 1e6:8.1f}us  {ratio:.3f}")
+                        natives, lambda: di.hvp(rosenbrock, backend, x, (t,), prep=prep)[0], block
+                    )
+                    print(
+                        f"{label:36} {'hvp':10} {n:>4}  {best:30} {seconds * 1e6:8.1f}us  {ratio:.3f}"
+                    )
         if name == "finitediff-over-jax":
             hvp_s, gradient_s, ratio = first_hvp_against_first_gradient()
-            print(f"{'SecondOrder(FD, JAX), fresh f':36} {'1st hvp':10} {100:>4}  {'prepare_gradient + 1st call':30} "
-                  f"{gradient_s * 1e3:8.1f}ms  {ratio:.3f}  (prepare_hvp + 1st hvp {hvp_s * 1e3:.1f} ms)")
+            print(
+                f"{'SecondOrder(FD, JAX), fresh f':36} {'1st hvp':10} {100:>4}  {'prepare_gradient + 1st call':30} "
+                f"{gradient_s * 1e3:8.1f}ms  {ratio:.3f}  (prepare_hvp + 1st hvp {hvp_s * 1e3:.1f} ms)"
+            )
 
 
 if __name__ == "__main__":

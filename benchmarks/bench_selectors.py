@@ -55,13 +55,18 @@ def ratio(ours, reference):
 def main():
     stored, stored_reference = di.AutoJAX(), DataclassJAX()
     cases = {
-        "AutoJAX() == stored": (lambda: di.AutoJAX() == stored, lambda: DataclassJAX() == stored_reference),
+        "AutoJAX() == stored": (
+            lambda: di.AutoJAX() == stored,
+            lambda: DataclassJAX() == stored_reference,
+        ),
         "AutoJAX(mode='reverse') == stored": (
             lambda: di.AutoJAX(mode="reverse") == stored,
             lambda: DataclassJAX(mode="reverse") == stored_reference,
         ),
     }
-    print(f"{'expression':<36} {'selector / dataclass':>20} {'selector ns':>12} {'dataclass ns':>13}")
+    print(
+        f"{'expression':<36} {'selector / dataclass':>20} {'selector ns':>12} {'dataclass ns':>13}"
+    )
     for name, (ours, reference) in cases.items():
         r, a, b = ratio(ours, reference)
         print(f"{name:<36} {r:>20.2f} {a:>12.0f} {b:>13.0f}")

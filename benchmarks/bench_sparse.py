@@ -50,12 +50,21 @@ def brusselator(x):
     alpha = 10.0 * (n - 1) ** 2 / 100.0
 
     def laplacian(w):
-        return xp.roll(w, 1, axis=0) + xp.roll(w, -1, axis=0) + xp.roll(w, 1, axis=1) + xp.roll(w, -1, axis=1) - 4 * w
+        return (
+            xp.roll(w, 1, axis=0)
+            + xp.roll(w, -1, axis=0)
+            + xp.roll(w, 1, axis=1)
+            + xp.roll(w, -1, axis=1)
+            - 4 * w
+        )
 
     du = 1.0 + u * u * v - 4.4 * u + alpha * laplacian(u)
     dv = 3.4 * u - u * u * v + alpha * laplacian(v)
-    return xp.concat((xp.reshape(du, (-1,)), xp.reshape(dv, (-1,)))) if hasattr(xp, "concat") else \
-        xp.concatenate((xp.reshape(du, (-1,)), xp.reshape(dv, (-1,))))
+    return (
+        xp.concat((xp.reshape(du, (-1,)), xp.reshape(dv, (-1,))))
+        if hasattr(xp, "concat")
+        else xp.concatenate((xp.reshape(du, (-1,)), xp.reshape(dv, (-1,))))
+    )
 
 
 def brusselator_x(n):
@@ -124,25 +133,58 @@ def chain_hessians(n_dense, n_sparse_only, rounds):
     for framework, dense_backend in (("jax", di.AutoJAX()), ("torch", di.AutoTorch())):
         x = _native(chain_x(n_dense), framework)
         sparse_backend = di.AutoSparse(dense_backend)
-        sparse_prep, sparse_prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, sparse_backend, x))
-        dense_prep, dense_prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, dense_backend, x))
-        t = interleaved({
-            "sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=sparse_prep),
-            "dense": lambda: di.hessian(chain_energy_vec, dense_backend, x, prep=dense_prep),
-        }, rounds)
-        rows.append((f"chain Hessian N={n_dense} {framework}", t["sparse"], t["dense"], t["dense"] / t["sparse"],
-                     di.ncolors(sparse_prep), sparse_prep_s, dense_prep_s))
+        sparse_prep, sparse_prep_s = timed(
+            lambda: di.prepare_hessian(chain_energy_vec, sparse_backend, x)
+        )
+        dense_prep, dense_prep_s = timed(
+            lambda: di.prepare_hessian(chain_energy_vec, dense_backend, x)
+        )
+        t = interleaved(
+            {
+                "sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=sparse_prep),
+                "dense": lambda: di.hessian(chain_energy_vec, dense_backend, x, prep=dense_prep),  # noqa: F821 - deleted after timing
+            },
+            rounds,
+        )
+        rows.append(
+            (
+                f"chain Hessian N={n_dense} {framework}",
+                t["sparse"],
+                t["dense"],
+                t["dense"] / t["sparse"],
+                di.ncolors(sparse_prep),
+                sparse_prep_s,
+                dense_prep_s,
+            )
+        )
         del dense_prep
         for n in n_sparse_only:
             x = _native(chain_x(n), framework)
             prep, prep_s = timed(lambda: di.prepare_hessian(chain_energy_vec, sparse_backend, x))
-            t = interleaved({"sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=prep)}, rounds)
-            rows.append((f"chain Hessian N={n} {framework}", t["sparse"], None, None, di.ncolors(prep), prep_s, None))
+            t = interleaved(
+                {"sparse": lambda: di.hessian(chain_energy_vec, sparse_backend, x, prep=prep)},
+                rounds,
+            )
+            rows.append(
+                (
+                    f"chain Hessian N={n} {framework}",
+                    t["sparse"],
+                    None,
+                    None,
+                    di.ncolors(prep),
+                    prep_s,
+                    None,
+                )
+            )
     print("\n## Chain energy Hessian: sparse vs dense\n")
-    print(f"{'workload':34} {'sparse':>12} {'dense':>12} {'speed-up':>9} {'colors':>6} {'prep sparse':>12} {'prep dense':>11}")
+    print(
+        f"{'workload':34} {'sparse':>12} {'dense':>12} {'speed-up':>9} {'colors':>6} {'prep sparse':>12} {'prep dense':>11}"
+    )
     for name, s, d, ratio, k, ps, pd in rows:
-        print(f"{name:34} {_ms(s)} {(_ms(d) if d else '-'):>12} {(f'{ratio:8.0f}x' if ratio else '-'):>9} {k:6d} "
-              f"{ps:11.2f}s {(f'{pd:10.2f}s' if pd else '-'):>11}")
+        print(
+            f"{name:34} {_ms(s)} {(_ms(d) if d else '-'):>12} {(f'{ratio:8.0f}x' if ratio else '-'):>9} {k:6d} "
+            f"{ps:11.2f}s {(f'{pd:10.2f}s' if pd else '-'):>11}"
+        )
     return rows
 
 
@@ -152,29 +194,49 @@ def chain_hessians(n_dense, n_sparse_only, rounds):
 def brusselator_jacobians(n, rounds):
     x0 = brusselator_x(n)
     rows = []
-    for framework, dense_backend in (("jax", di.AutoJAX()), ("torch", di.AutoTorch()),
-                                     ("finitediff", di.AutoFiniteDiff(method="forward"))):
+    for framework, dense_backend in (
+        ("jax", di.AutoJAX()),
+        ("torch", di.AutoTorch()),
+        ("finitediff", di.AutoFiniteDiff(method="forward")),
+    ):
         x = _native(x0, framework)
         sparse_backend = di.AutoSparse(dense_backend)
         counted = _Counted(brusselator)
         sparse_prep = di.prepare_jacobian(counted, sparse_backend, x)
         dense_prep = di.prepare_jacobian(counted, dense_backend, x)
         evaluations = {}
-        for name, backend, prep in (("sparse", sparse_backend, sparse_prep), ("dense", dense_backend, dense_prep)):
+        for name, backend, prep in (
+            ("sparse", sparse_backend, sparse_prep),
+            ("dense", dense_backend, dense_prep),
+        ):
             before = counted.count
             di.jacobian(counted, backend, x, prep=prep)
             evaluations[name] = counted.count - before
-        t = interleaved({
-            # the function the preparations were made for (a strict preparation checks it); counting
-            # costs one attribute increment per evaluation, the same on both sides
-            "sparse": lambda: di.jacobian(counted, sparse_backend, x, prep=sparse_prep),
-            "dense": lambda: di.jacobian(counted, dense_backend, x, prep=dense_prep),
-        }, rounds)
-        rows.append((framework, t["sparse"], t["dense"], t["dense"] / t["sparse"], di.ncolors(sparse_prep),
-                     evaluations["sparse"], evaluations["dense"]))
+        t = interleaved(
+            {
+                # the function the preparations were made for (a strict preparation checks it); counting
+                # costs one attribute increment per evaluation, the same on both sides
+                "sparse": lambda: di.jacobian(counted, sparse_backend, x, prep=sparse_prep),
+                "dense": lambda: di.jacobian(counted, dense_backend, x, prep=dense_prep),
+            },
+            rounds,
+        )
+        rows.append(
+            (
+                framework,
+                t["sparse"],
+                t["dense"],
+                t["dense"] / t["sparse"],
+                di.ncolors(sparse_prep),
+                evaluations["sparse"],
+                evaluations["dense"],
+            )
+        )
     size = 2 * n * n
     print(f"\n## 2-D Brusselator Jacobian, {n} x {n} grid ({size} x {size}): sparse vs dense\n")
-    print(f"{'backend':12} {'sparse':>12} {'dense':>12} {'speed-up':>9} {'colors':>6} {'f evals sparse':>15} {'dense':>6}")
+    print(
+        f"{'backend':12} {'sparse':>12} {'dense':>12} {'speed-up':>9} {'colors':>6} {'f evals sparse':>15} {'dense':>6}"
+    )
     for name, s, d, ratio, k, es, ed in rows:
         evaluations = (f"{es:15d} {ed:6d}") if name == "finitediff" else f"{'(traced)':>15} {'':6}"
         print(f"{name:12} {_ms(s)} {_ms(d)} {ratio:8.0f}x {k:6d} {evaluations}")
@@ -200,15 +262,22 @@ def against_asdex(chain_n, bruss_n, rounds, prep_rounds=5):
     import jax
 
     print("\n## AutoSparse(AutoJAX()) against asdex (jax.jit of asdex's function, BCOO results)\n")
-    print(f"{'workload':30} {'ours':>12} {'asdex':>12} {'ratio':>6} {'prep ours':>10} {'prep asdex':>11} {'ratio':>6} "
-          f"{'colors':>6} {'asdex':>5}")
+    print(
+        f"{'workload':30} {'ours':>12} {'asdex':>12} {'ratio':>6} {'prep ours':>10} {'prep asdex':>11} {'ratio':>6} "
+        f"{'colors':>6} {'asdex':>5}"
+    )
     rows = []
-    for name, f, x0, operator in (("chain Hessian N=%d" % chain_n, chain_energy_vec, chain_x(chain_n), "hessian"),
-                                  ("Brusselator Jacobian N=%d" % bruss_n, brusselator, brusselator_x(bruss_n), "jacobian")):
+    for name, f, x0, operator in (
+        ("chain Hessian N=%d" % chain_n, chain_energy_vec, chain_x(chain_n), "hessian"),
+        ("Brusselator Jacobian N=%d" % bruss_n, brusselator, brusselator_x(bruss_n), "jacobian"),
+    ):
         x = _native(x0, "jax")
         backend = di.AutoSparse(di.AutoJAX())
-        prepare, call = ((di.prepare_hessian, di.hessian) if operator == "hessian"
-                         else (di.prepare_jacobian, di.jacobian))
+        prepare, call = (
+            (di.prepare_hessian, di.hessian)
+            if operator == "hessian"
+            else (di.prepare_jacobian, di.jacobian)
+        )
         source = f
         # A fresh function object for each side, asdex first: neither reuses the other's traces.
         f = lambda x, source=source: source(x)  # noqa: E731
@@ -241,10 +310,24 @@ def against_asdex(chain_n, bruss_n, rounds, prep_rounds=5):
             with jax.enable_x64(True):
                 return fn(x)
 
-        t = interleaved({"ours": lambda: call(f, backend, x, prep=prep), "asdex": asdex_call}, rounds)
-        rows.append((name, t["ours"], t["asdex"], prep_s, asdex_prep_s, di.ncolors(prep), coloring.num_colors))
-        print(f"{name:30} {_ms(t['ours'])} {_ms(t['asdex'])} {t['ours'] / t['asdex']:6.2f} {prep_s:9.2f}s "
-              f"{asdex_prep_s:10.2f}s {prep_s / asdex_prep_s:6.2f} {di.ncolors(prep):6d} {coloring.num_colors:5d}")
+        t = interleaved(
+            {"ours": lambda: call(f, backend, x, prep=prep), "asdex": asdex_call}, rounds
+        )
+        rows.append(
+            (
+                name,
+                t["ours"],
+                t["asdex"],
+                prep_s,
+                asdex_prep_s,
+                di.ncolors(prep),
+                coloring.num_colors,
+            )
+        )
+        print(
+            f"{name:30} {_ms(t['ours'])} {_ms(t['asdex'])} {t['ours'] / t['asdex']:6.2f} {prep_s:9.2f}s "
+            f"{asdex_prep_s:10.2f}s {prep_s / asdex_prep_s:6.2f} {di.ncolors(prep):6d} {coloring.num_colors:5d}"
+        )
     return rows
 
 
@@ -259,17 +342,26 @@ def against_scipy(bruss_n, rounds):
     prep = di.prepare_jacobian(brusselator, backend, x)
     pattern = di.sparsity_pattern(prep)
     groups = group_columns(pattern)
-    t = interleaved({
-        "ours": lambda: di.jacobian(brusselator, backend, x, prep=prep),
-        "scipy": lambda: approx_derivative(brusselator, x, method="2-point", sparsity=(pattern, groups)),
-    }, rounds)
+    t = interleaved(
+        {
+            "ours": lambda: di.jacobian(brusselator, backend, x, prep=prep),
+            "scipy": lambda: approx_derivative(
+                brusselator, x, method="2-point", sparsity=(pattern, groups)
+            ),
+        },
+        rounds,
+    )
     ours = di.jacobian(brusselator, backend, x, prep=prep)
     theirs = approx_derivative(brusselator, x, method="2-point", sparsity=(pattern, groups))
     difference = abs(ours - theirs).max()
-    print(f"\n## Forward differences, Brusselator N={bruss_n}: AutoSparse(AutoFiniteDiff('forward')) vs scipy "
-          "approx_derivative(sparsity=(pattern, groups))\n")
-    print(f"ours {_ms(t['ours'])} ({di.ncolors(prep)} colors)   scipy {_ms(t['scipy'])} "
-          f"({int(groups.max()) + 1} groups)   ratio {t['ours'] / t['scipy']:.2f}   max |difference| {difference:.1e}")
+    print(
+        f"\n## Forward differences, Brusselator N={bruss_n}: AutoSparse(AutoFiniteDiff('forward')) vs scipy "
+        "approx_derivative(sparsity=(pattern, groups))\n"
+    )
+    print(
+        f"ours {_ms(t['ours'])} ({di.ncolors(prep)} colors)   scipy {_ms(t['scipy'])} "
+        f"({int(groups.max()) + 1} groups)   ratio {t['ours'] / t['scipy']:.2f}   max |difference| {difference:.1e}"
+    )
     return t
 
 
@@ -283,23 +375,48 @@ def arrowhead(x):
 
 def arrowhead_mixed(sizes, rounds, one_sided_rounds):
     """The one-sided colorings are dense (N colors: an N x N product stack, several GB at N = 1e4)."""
-    print("\n## Arrowhead Jacobian: AutoSparse(MixedMode(b, b)) vs the best one-sided AutoSparse(b)\n")
-    print(f"{'backend':8} {'N':>6} {'mixed':>12} {'one-sided':>12} {'speed-up':>9} {'colors':>6} {'one-sided':>9} "
-          f"{'prep mixed':>11}")
+    print(
+        "\n## Arrowhead Jacobian: AutoSparse(MixedMode(b, b)) vs the best one-sided AutoSparse(b)\n"
+    )
+    print(
+        f"{'backend':8} {'N':>6} {'mixed':>12} {'one-sided':>12} {'speed-up':>9} {'colors':>6} {'one-sided':>9} "
+        f"{'prep mixed':>11}"
+    )
     rows = []
-    for n, framework, dense_backend in ((n, *pair) for n in sizes
-                                        for pair in (("jax", di.AutoJAX()), ("torch", di.AutoTorch()))):
+    for n, framework, dense_backend in (
+        (n, *pair) for n in sizes for pair in (("jax", di.AutoJAX()), ("torch", di.AutoTorch()))
+    ):
         x0 = np.linspace(0.1, 1.0, n)
         x = _native(x0, framework)
-        mixed, one_sided = di.AutoSparse(di.MixedMode(dense_backend, dense_backend)), di.AutoSparse(dense_backend)
+        mixed, one_sided = (
+            di.AutoSparse(di.MixedMode(dense_backend, dense_backend)),
+            di.AutoSparse(dense_backend),
+        )
         mixed_prep, prep_s = timed(lambda: di.prepare_jacobian(arrowhead, mixed, x))
         one_sided_prep = di.prepare_jacobian(arrowhead, one_sided, x)
-        t = interleaved({"one-sided": lambda: di.jacobian(arrowhead, one_sided, x, prep=one_sided_prep)},
-                        one_sided_rounds)
-        t.update(interleaved({"mixed": lambda: di.jacobian(arrowhead, mixed, x, prep=mixed_prep)}, rounds))
-        rows.append((framework, n, t["mixed"], t["one-sided"], di.ncolors(mixed_prep), di.ncolors(one_sided_prep)))
-        print(f"{framework:8} {n:6d} {_ms(t['mixed'])} {_ms(t['one-sided'])} {t['one-sided'] / t['mixed']:8.0f}x "
-              f"{di.ncolors(mixed_prep):6d} {di.ncolors(one_sided_prep):9d} {prep_s:10.2f}s")
+        t = interleaved(
+            {"one-sided": lambda: di.jacobian(arrowhead, one_sided, x, prep=one_sided_prep)},  # noqa: F821
+            one_sided_rounds,
+        )
+        t.update(
+            interleaved(
+                {"mixed": lambda: di.jacobian(arrowhead, mixed, x, prep=mixed_prep)}, rounds
+            )
+        )
+        rows.append(
+            (
+                framework,
+                n,
+                t["mixed"],
+                t["one-sided"],
+                di.ncolors(mixed_prep),
+                di.ncolors(one_sided_prep),
+            )
+        )
+        print(
+            f"{framework:8} {n:6d} {_ms(t['mixed'])} {_ms(t['one-sided'])} {t['one-sided'] / t['mixed']:8.0f}x "
+            f"{di.ncolors(mixed_prep):6d} {di.ncolors(one_sided_prep):9d} {prep_s:10.2f}s"
+        )
         del one_sided_prep
         gc.collect()
     return rows
@@ -329,35 +446,67 @@ def coloring_speed(n, diagonals, rounds):
         return distance2_coloring(graph, vertex_order(order, graph))
 
     def theirs():
-        return asdex.jacobian_coloring_from_sparsity(asdex.SparsityPattern.from_coo(rows, cols, (n, n)), mode="fwd")
+        return asdex.jacobian_coloring_from_sparsity(
+            asdex.SparsityPattern.from_coo(rows, cols, (n, n)), mode="fwd"
+        )
 
-    t = interleaved({"smallest_last": lambda: ours("smallest_last"), "largest_first": lambda: ours("largest_first"),
-                     "asdex": theirs}, rounds)
-    colors = {"smallest_last": ours("smallest_last").max() + 1, "largest_first": ours("largest_first").max() + 1,
-              "asdex": theirs().num_colors}
-    print(f"\n## Column coloring of a banded {n} x {n} pattern ({diagonals} diagonals), CSR building included\n")
+    t = interleaved(
+        {
+            "smallest_last": lambda: ours("smallest_last"),
+            "largest_first": lambda: ours("largest_first"),
+            "asdex": theirs,
+        },
+        rounds,
+    )
+    colors = {
+        "smallest_last": ours("smallest_last").max() + 1,
+        "largest_first": ours("largest_first").max() + 1,
+        "asdex": theirs().num_colors,
+    }
+    print(
+        f"\n## Column coloring of a banded {n} x {n} pattern ({diagonals} diagonals), CSR building included\n"
+    )
     for name in t:
-        print(f"{name:14} {_ms(t[name])} {colors[name]:3d} colors   {t[name] / t['asdex']:5.2f}x asdex's time")
+        print(
+            f"{name:14} {_ms(t[name])} {colors[name]:3d} colors   {t[name] / t['asdex']:5.2f}x asdex's time"
+        )
     return t, colors
 
 
 def banded_energy(x):
     """A Hessian of bandwidth 3: entries (i, j) with |i - j| <= 3."""
     xp = di.array_namespace(x)
-    return xp.sum(xp.sin(x[3:] * x[:-3])) + xp.sum(xp.cos(x[1:] * x[:-1])) + xp.sum(x[2:] ** 2 * x[:-2])
+    return (
+        xp.sum(xp.sin(x[3:] * x[:-3]))
+        + xp.sum(xp.cos(x[1:] * x[:-1]))
+        + xp.sum(x[2:] ** 2 * x[:-2])
+    )
 
 
 def substitution_hessian(n, rounds):
     x = np.linspace(0.1, 1.0, n)
     star = di.AutoSparse(di.AutoJAX())
-    acyclic = di.AutoSparse(di.AutoJAX(), coloring_algorithm=di.GreedyColoring(decompression="substitution"))
-    preps = {name: di.prepare_hessian(banded_energy, backend, x) for name, backend in (("star", star),
-                                                                                     ("acyclic", acyclic))}
-    t = interleaved({"star": lambda: di.hessian(banded_energy, star, x, prep=preps["star"]),
-                     "acyclic": lambda: di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"])}, rounds)
-    difference = abs(di.hessian(banded_energy, star, x, prep=preps["star"])
-                     - di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"])).max()
-    print(f"\n## Banded Hessian (bandwidth 3) N={n}, AutoJAX: star (direct) vs acyclic (substitution)\n")
+    acyclic = di.AutoSparse(
+        di.AutoJAX(), coloring_algorithm=di.GreedyColoring(decompression="substitution")
+    )
+    preps = {
+        name: di.prepare_hessian(banded_energy, backend, x)
+        for name, backend in (("star", star), ("acyclic", acyclic))
+    }
+    t = interleaved(
+        {
+            "star": lambda: di.hessian(banded_energy, star, x, prep=preps["star"]),
+            "acyclic": lambda: di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"]),
+        },
+        rounds,
+    )
+    difference = abs(
+        di.hessian(banded_energy, star, x, prep=preps["star"])
+        - di.hessian(banded_energy, acyclic, x, prep=preps["acyclic"])
+    ).max()
+    print(
+        f"\n## Banded Hessian (bandwidth 3) N={n}, AutoJAX: star (direct) vs acyclic (substitution)\n"
+    )
     for name in t:
         print(f"{name:8} {_ms(t[name])} {di.ncolors(preps[name]):3d} colors")
     print(f"max |difference| {difference:.1e}")
@@ -366,8 +515,12 @@ def substitution_hessian(n, rounds):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (a smoke run)")
-    parser.add_argument("--colorings", action="store_true", help="only MixedMode, orders and substitution")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, few rounds (a smoke run)"
+    )
+    parser.add_argument(
+        "--colorings", action="store_true", help="only MixedMode, orders and substitution"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="Coloring used")
     if args.colorings:

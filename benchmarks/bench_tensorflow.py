@@ -40,23 +40,27 @@ def _workloads(tf):
 
 def _native(tf, operator, f, t, x=None, concrete=False):
     if operator == "gradient":
+
         def run(x):
             with tf.GradientTape() as tape:
                 tape.watch(x)
                 y = f(x)
             return tape.gradient(y, x)
     elif operator == "jacobian":
+
         def run(x):
             with tf.GradientTape() as tape:
                 tape.watch(x)
                 y = f(x)
             return tape.jacobian(y, x)
     elif operator == "pushforward":
+
         def run(x, t):
             with tf.autodiff.ForwardAccumulator(x, t) as acc:
                 y = f(x)
             return acc.jvp(y)
     elif operator == "hvp":
+
         def run(x, t):
             with tf.autodiff.ForwardAccumulator(x, t) as acc:
                 with tf.GradientTape() as tape:
@@ -65,6 +69,7 @@ def _native(tf, operator, f, t, x=None, concrete=False):
                 g = tape.gradient(y, x)
             return acc.jvp(g)
     else:  # hessian: forward over reverse, vectorized over the basis
+
         def run(x):
             def column(v):
                 with tf.autodiff.ForwardAccumulator(x, v) as acc:
@@ -73,11 +78,16 @@ def _native(tf, operator, f, t, x=None, concrete=False):
                         y = f(x)
                     g = tape.gradient(y, x)
                 return acc.jvp(g)
+
             return tf.vectorized_map(column, tf.eye(x.shape[0], dtype=x.dtype))
+
     traced = tf.function(run, autograph=False)
     if concrete:
-        traced = traced.get_concrete_function(x, t) if operator in ("pushforward", "hvp") else \
-            traced.get_concrete_function(x)
+        traced = (
+            traced.get_concrete_function(x, t)
+            if operator in ("pushforward", "hvp")
+            else traced.get_concrete_function(x)
+        )
     if operator in ("pushforward", "hvp"):  # the tangent is an argument, as it is for diffinterface
         return lambda x: traced(x, t)
     return traced
@@ -132,8 +142,10 @@ def main(argv=None):
     import diffinterface as di
 
     backend = di.AutoTensorFlow()
-    print(f"{'workload':<11} {'n':>5} {'operator':<12} {'di (us)':>8} {'native (us)':>11} {'ratio':>6} "
-          f"{'range':>11} {'concrete (us)':>13} {'ratio':>6} {'cold di (ms)':>12} {'cold native (ms)':>16}")
+    print(
+        f"{'workload':<11} {'n':>5} {'operator':<12} {'di (us)':>8} {'native (us)':>11} {'ratio':>6} "
+        f"{'range':>11} {'concrete (us)':>13} {'ratio':>6} {'cold di (ms)':>12} {'cold native (ms)':>16}"
+    )
     for name, (f, scalar) in _workloads(tf).items():
         operators = ("gradient", "hvp", "hessian") if scalar else ("jacobian", "pushforward")
         for n in (int(s) for s in args.sizes.split(",")):
@@ -144,17 +156,23 @@ def main(argv=None):
             for operator in operators:
                 if operator == "hessian" and n > 100:
                     continue
-                fns = (_di(di, operator, f, backend, x, t), _native(tf, operator, f, t),
-                       _native(tf, operator, f, t, x, concrete=True))
+                fns = (
+                    _di(di, operator, f, backend, x, t),
+                    _native(tf, operator, f, t),
+                    _native(tf, operator, f, t, x, concrete=True),
+                )
                 blocks = [_interleaved(fns, x, args.repeats) for _ in range(args.blocks)]
                 ratios = sorted(b[0] / b[1] for b in blocks)
                 ours, native, concrete = (statistics.median(b[i] for b in blocks) for i in range(3))
                 to_concrete = statistics.median(b[0] / b[2] for b in blocks)
                 cold_ours, cold_native = _cold(tf, di, operator, f, backend, x, t, args.cold)
-                print(f"{name:<11} {n:>5} {operator:<12} {ours * 1e6:>8.1f} {native * 1e6:>11.1f} "
-                      f"{statistics.median(ratios):>6.3f} {ratios[0]:>5.2f}-{ratios[-1]:<5.2f} "
-                      f"{concrete * 1e6:>13.1f} {to_concrete:>6.3f} {cold_ours * 1e3:>12.1f} "
-                      f"{cold_native * 1e3:>16.1f}", flush=True)
+                print(
+                    f"{name:<11} {n:>5} {operator:<12} {ours * 1e6:>8.1f} {native * 1e6:>11.1f} "
+                    f"{statistics.median(ratios):>6.3f} {ratios[0]:>5.2f}-{ratios[-1]:<5.2f} "
+                    f"{concrete * 1e6:>13.1f} {to_concrete:>6.3f} {cold_ours * 1e3:>12.1f} "
+                    f"{cold_native * 1e3:>16.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def simulation(x):
 def simulation_outputs(x):
     """The same model with three outputs (for a Jacobian)."""
     time.sleep(SECONDS_PER_CALL)
-    return np.array([np.sum(np.sin(x)), np.sum(x ** 2) / 10, np.prod(np.cos(x / 4))])
+    return np.array([np.sum(np.sin(x)), np.sum(x**2) / 10, np.prod(np.cos(x / 4))])
 
 
 def _time(call):
@@ -78,21 +78,37 @@ def _threads(rounds):
 
 def _map(rounds):
     with ThreadPoolExecutor(8) as pool:
-        yield "map-like callable (ThreadPoolExecutor(8).map)", "gradient", measure(pool.map, "gradient", rounds)
+        yield (
+            "map-like callable (ThreadPoolExecutor(8).map)",
+            "gradient",
+            measure(pool.map, "gradient", rounds),
+        )
 
 
 def _processes(rounds):
-    yield "workers=8 (a process pool, started at preparation)", "gradient", measure(8, "gradient", rounds)
+    yield (
+        "workers=8 (a process pool, started at preparation)",
+        "gradient",
+        measure(8, "gradient", rounds),
+    )
     di.close_workers()
 
 
 def _dask(rounds):
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=4, threads_per_worker=2, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=4, threads_per_worker=2, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         for operator in ("gradient", "jacobian"):
-            yield "Dask LocalCluster, 4 processes x 2 threads", operator, measure(client, operator, rounds)
+            yield (
+                "Dask LocalCluster, 4 processes x 2 threads",
+                operator,
+                measure(client, operator, rounds),
+            )
 
 
 KINDS = {"threads": _threads, "map": _map, "processes": _processes, "dask": _dask}

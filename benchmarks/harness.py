@@ -52,13 +52,41 @@ class Settings:
 
 
 MODES = {
-    "full": Settings("full", rounds=101, min_rounds=3, sample_s=0.005, case_budget_s=8.0, select_rounds=5,
-                     unprepared_reps=5, overhead_rounds=41, cold_rounds=9),
-    "quick": Settings("quick", rounds=9, min_rounds=3, sample_s=0.002, case_budget_s=0.6, select_rounds=3,
-                      unprepared_reps=2, overhead_rounds=11, cold_rounds=1),
-    "tiny": Settings("tiny", rounds=3, min_rounds=3, sample_s=0.0005, case_budget_s=0.1, select_rounds=1,
-                     unprepared_reps=1, overhead_rounds=3, cold_rounds=0),
+    "full": Settings(
+        "full",
+        rounds=101,
+        min_rounds=3,
+        sample_s=0.005,
+        case_budget_s=8.0,
+        select_rounds=5,
+        unprepared_reps=5,
+        overhead_rounds=41,
+        cold_rounds=9,
+    ),
+    "quick": Settings(
+        "quick",
+        rounds=9,
+        min_rounds=3,
+        sample_s=0.002,
+        case_budget_s=0.6,
+        select_rounds=3,
+        unprepared_reps=2,
+        overhead_rounds=11,
+        cold_rounds=1,
+    ),
+    "tiny": Settings(
+        "tiny",
+        rounds=3,
+        min_rounds=3,
+        sample_s=0.0005,
+        case_budget_s=0.1,
+        select_rounds=1,
+        unprepared_reps=1,
+        overhead_rounds=3,
+        cold_rounds=0,
+    ),
 }
+
 
 def native_framework(selector):
     """``(framework of the native recipes, mode pinned by the selector)``, or None without native recipes.
@@ -67,8 +95,14 @@ def native_framework(selector):
     registry (``diffinterface.testing.BACKENDS``, the kit's ids).
     """
     if isinstance(selector, di.AutoFiniteDiff):
-        return {"central": ("finitediff", None), "forward": ("finitediff-forward", None)}.get(selector.method)
-    for selector_type, framework in ((di.AutoJAX, "jax"), (di.AutoTorch, "torch"), (di.AutoAutograd, "autograd")):
+        return {"central": ("finitediff", None), "forward": ("finitediff-forward", None)}.get(
+            selector.method
+        )
+    for selector_type, framework in (
+        (di.AutoJAX, "jax"),
+        (di.AutoTorch, "torch"),
+        (di.AutoAutograd, "autograd"),
+    ):
         if isinstance(selector, selector_type):
             return framework, getattr(selector, "mode", None)
     return None
@@ -91,8 +125,11 @@ BACKENDS = _registered_backends()
 #: ones and those of frameworks that have no mode to pin
 DEFAULT_BACKENDS = tuple(b for b, (_, _, mode) in BACKENDS.items() if mode is None)
 _PINNED_FRAMEWORKS = {framework for _, framework, mode in BACKENDS.values() if mode is not None}
-MODE_BACKENDS = tuple(b for b, (_, framework, mode) in BACKENDS.items()
-                      if mode is not None or framework not in _PINNED_FRAMEWORKS)
+MODE_BACKENDS = tuple(
+    b
+    for b, (_, framework, mode) in BACKENDS.items()
+    if mode is not None or framework not in _PINNED_FRAMEWORKS
+)
 CUSTOM_RULE_RECIPE = "grad of 2*g, g through a native custom rule"
 
 
@@ -131,7 +168,9 @@ def configure_frameworks():
     try:
         import jax
 
-        restore.append(lambda old=jax.config.jax_enable_x64: jax.config.update("jax_enable_x64", old))
+        restore.append(
+            lambda old=jax.config.jax_enable_x64: jax.config.update("jax_enable_x64", old)
+        )
         jax.config.update("jax_enable_x64", True)
     except ImportError:
         pass
@@ -159,9 +198,13 @@ def interface_operator(operator):
 def native_candidates(workload, framework, mode, compiled=True):
     found = native.recipes(framework, workload.operator, mode, compiled)
     if workload.name == "nested" and compiled:  # the custom rule's recipe is compiled
-        found = found + [native.Recipe(
-            CUSTOM_RULE_RECIPE, "reverse", lambda f, x: nested.native_custom_rule_gradient(framework),
-        )]
+        found = found + [
+            native.Recipe(
+                CUSTOM_RULE_RECIPE,
+                "reverse",
+                lambda f, x: nested.native_custom_rule_gradient(framework),
+            )
+        ]
     return found
 
 
@@ -194,21 +237,36 @@ def measure_case(workload, size, backend_id, settings, variant=None):
         # first read of it then pays: see the README)
         block = np.array
     f = counted(workload.function)
-    row = {"backend": backend_id, "framework": framework, "operator": workload.operator,
-           "workload": workload.name, "size": size, "status": "ok"}
+    row = {
+        "backend": backend_id,
+        "framework": framework,
+        "operator": workload.operator,
+        "workload": workload.name,
+        "size": size,
+        "status": "ok",
+    }
     if variant is not None:
         row["input"] = f"{family} {dtype}"
 
     # native recipes: build, first call (compilation), then pick the fastest
     candidates = []
-    for recipe in native_candidates(workload, framework, mode, compiled=getattr(selector, "jit", True)):
+    for recipe in native_candidates(
+        workload, framework, mode, compiled=getattr(selector, "jit", True)
+    ):
         try:
             start = now()
             derivative_at = recipe.build(f, x)
             first = block(derivative_at(x))
             setup = now() - start
-            candidates.append({"recipe": recipe, "call": (lambda d=derivative_at: block(d(x))),
-                               "at": derivative_at, "first": first, "setup_s": setup})
+            candidates.append(
+                {
+                    "recipe": recipe,
+                    "call": (lambda d=derivative_at: block(d(x))),
+                    "at": derivative_at,
+                    "first": first,
+                    "setup_s": setup,
+                }
+            )
         except Exception as error:  # a recipe that cannot run here is reported, not fatal
             candidates.append({"recipe": recipe, "error": f"{type(error).__name__}: {error}"})
     working = [c for c in candidates if "error" not in c]
@@ -250,8 +308,15 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     row["native_recipe"] = best["recipe"].name
     row["native_setup_s"] = best["setup_s"]
     row["candidates"] = [
-        {"recipe": c["recipe"].name, "mode": c["recipe"].mode,
-         **({"error": c["error"]} if "error" in c else {"median_s": c["median_s"], "best_s": c["best_s"]})}
+        {
+            "recipe": c["recipe"].name,
+            "mode": c["recipe"].mode,
+            **(
+                {"error": c["error"]}
+                if "error" in c
+                else {"median_s": c["median_s"], "best_s": c["best_s"]}
+            ),
+        }
         for c in candidates
     ]
     row["correct"], row["max_error"] = agree(result, best["first"], framework, workload.operator)
@@ -265,17 +330,27 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     rounds = rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
     # the same native recipe behind a function with the public signature, delivering what the
     # interface delivers (numpy out for numpy in): the cost of the API's shape, paid by any Python API
-    through = through_public_signature(best["at"], np.asarray if framework == "jax" and family == "numpy" else None)
+    through = through_public_signature(
+        best["at"], np.asarray if framework == "jax" and family == "numpy" else None
+    )
 
     def passed_through():
         return block(through(f_di, selector, x, prep=prep))
 
     through_loops = loops_for(passed_through, settings)[0]
-    timed = [(best["call"], native_loops), (prepared, prepared_loops), (passed_through, through_loops)]
+    timed = [
+        (best["call"], native_loops),
+        (prepared, prepared_loops),
+        (passed_through, through_loops),
+    ]
     custom_rule = [c for c in working if c["recipe"].name == CUSTOM_RULE_RECIPE and c is not best]
-    if custom_rule:  # nesting: also the native custom rule, the same mechanism without the interface
+    if (
+        custom_rule
+    ):  # nesting: also the native custom rule, the same mechanism without the interface
         timed.append((custom_rule[0]["call"], custom_rule[0]["loops"]))
-    function_call = plain_function(workload, framework, x) if workload.operator == "gradient" else None
+    function_call = (
+        plain_function(workload, framework, x) if workload.operator == "gradient" else None
+    )
     if function_call is not None:  # gradient / function: f itself, as its framework runs it fastest
         timed.append((function_call, loops_for(function_call, settings)[0]))
     native_times, prepared_times, through_times, *other_times = interleaved(timed, rounds)
@@ -285,8 +360,12 @@ def measure_case(workload, size, backend_id, settings, variant=None):
     if function_call is not None:
         function_times = other_times.pop()
         row["function_s"] = float(np.median(function_times))
-        row["native_over_function"] = float(np.median(np.array(native_times) / np.array(function_times)))
-        row["interface_over_function"] = float(np.median(np.array(prepared_times) / np.array(function_times)))
+        row["native_over_function"] = float(
+            np.median(np.array(native_times) / np.array(function_times))
+        )
+        row["interface_over_function"] = float(
+            np.median(np.array(prepared_times) / np.array(function_times))
+        )
     custom_times = other_times
     if custom_rule or best["recipe"].name == CUSTOM_RULE_RECIPE:
         custom = custom_times[0] if custom_rule else native_times
@@ -295,17 +374,29 @@ def measure_case(workload, size, backend_id, settings, variant=None):
         row["custom_rule_vs_native"] = float(np.median(np.array(custom) / np.array(native_times)))
     paired = np.array(prepared_times) / np.array(native_times)
     row.update(
-        rounds=rounds, native_loops=native_loops, prepared_loops=prepared_loops,
-        native_s=float(np.median(native_times)), prepared_s=float(np.median(prepared_times)),
-        ratio=float(np.median(paired)), ratio_q1=float(np.percentile(paired, 25)),
-        ratio_q3=float(np.percentile(paired, 75)), ratio_of_minima=min(prepared_times) / min(native_times),
+        rounds=rounds,
+        native_loops=native_loops,
+        prepared_loops=prepared_loops,
+        native_s=float(np.median(native_times)),
+        prepared_s=float(np.median(prepared_times)),
+        ratio=float(np.median(paired)),
+        ratio_q1=float(np.percentile(paired, 25)),
+        ratio_q3=float(np.percentile(paired, 75)),
+        ratio_of_minima=min(prepared_times) / min(native_times),
     )
     row["delta_s"] = row["prepared_s"] - row["native_s"]
 
     # unprepared: preparation on every call, so only a few calls
     _, unprepared_once, row["evals_unprepared"] = loops_for(unprepared, settings)
-    reps = int(max(1, min(settings.unprepared_reps, settings.case_budget_s / 4 // max(unprepared_once, 1e-9))))
-    row["unprepared_s"] = float(np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)]))
+    reps = int(
+        max(
+            1,
+            min(settings.unprepared_reps, settings.case_budget_s / 4 // max(unprepared_once, 1e-9)),
+        )
+    )
+    row["unprepared_s"] = float(
+        np.median([unprepared_once] + [sample(unprepared, 1) for _ in range(reps - 1)])
+    )
     return row
 
 
@@ -405,7 +496,9 @@ def zero_overhead(settings):
             medians = [float(np.median(t)) for t in interleaved(timed, settings.overhead_rounds)]
             rows.append(dict(zip(calls, medians), operator=operator, backend=name))
         except Exception as error:
-            rows.append({"operator": operator, "backend": name, "error": f"{type(error).__name__}: {error}"})
+            rows.append(
+                {"operator": operator, "backend": name, "error": f"{type(error).__name__}: {error}"}
+            )
     return rows
 
 
@@ -419,12 +512,17 @@ def evaluation_counts(backend_ids):
     default first- and second-order scenarios: at preparation and per prepared
     call (the second one, after any compilation). None when the kit fails to run.
     """
-    from diffinterface.testing import default_scenarios, second_order_scenarios, test_differentiation
+    from diffinterface.testing import (
+        default_scenarios,
+        second_order_scenarios,
+        test_differentiation,
+    )
 
     selectors = {b: BACKENDS[b][0] for b in backend_ids}
     try:
-        kit = test_differentiation(selectors, default_scenarios() + second_order_scenarios(),
-                                   raise_on_failure=False)
+        kit = test_differentiation(
+            selectors, default_scenarios() + second_order_scenarios(), raise_on_failure=False
+        )
     except Exception as error:  # reported in the table's place, not fatal
         return {"error": f"{type(error).__name__}: {error}"}
     return {"table": kit.counts_table(), "failed": len(kit.failed), "passed": len(kit.passed)}
@@ -439,30 +537,40 @@ _COLD_X = "np.linspace(0.1, 1.0, 10)"
 #: call costs more than it saves); a preparation compiles, as ``jax.jit`` does: each against its own.
 COLD_SCRIPTS = {
     "jax": (
-        "import numpy as np, jax\njax.config.update('jax_enable_x64', True)\n" + _COLD_F
+        "import numpy as np, jax\njax.config.update('jax_enable_x64', True)\n"
+        + _COLD_F
         + f"g = jax.grad(f)({_COLD_X}).block_until_ready()\n",
-        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoJAX(), {_COLD_X})\n",
+        "import numpy as np, diffinterface as di\n"
+        + _COLD_F
+        + f"g = di.gradient(f, di.AutoJAX(), {_COLD_X})\n",
     ),
     "jax prepared (vs jax.jit)": (
-        "import numpy as np, jax\njax.config.update('jax_enable_x64', True)\n" + _COLD_F
+        "import numpy as np, jax\njax.config.update('jax_enable_x64', True)\n"
+        + _COLD_F
         + f"g = jax.jit(jax.grad(f))({_COLD_X}).block_until_ready()\n",
         "import numpy as np, diffinterface as di\n" + _COLD_F + f"x = {_COLD_X}\nb = di.AutoJAX()\n"
         "g = di.gradient(f, b, x, prep=di.prepare_gradient(f, b, x))\n",
     ),
     "torch": (
-        "import numpy as np, torch\n" + _COLD_F
+        "import numpy as np, torch\n"
+        + _COLD_F
         + f"x = torch.from_numpy({_COLD_X}).requires_grad_()\n(g,) = torch.autograd.grad(f(x), x)\n",
-        "import numpy as np, torch, diffinterface as di\n" + _COLD_F
+        "import numpy as np, torch, diffinterface as di\n"
+        + _COLD_F
         + f"g = di.gradient(f, di.AutoTorch(), torch.from_numpy({_COLD_X}))\n",
     ),
     "autograd": (
         "import numpy as np, autograd\n" + _COLD_F + f"g = autograd.grad(f)({_COLD_X})\n",
-        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoAutograd(), {_COLD_X})\n",
+        "import numpy as np, diffinterface as di\n"
+        + _COLD_F
+        + f"g = di.gradient(f, di.AutoAutograd(), {_COLD_X})\n",
     ),
     "finitediff": (
         "import numpy as np\n" + _COLD_F + f"x = {_COLD_X}\nh = 6e-6\n"
         "g = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)])\n",
-        "import numpy as np, diffinterface as di\n" + _COLD_F + f"g = di.gradient(f, di.AutoFiniteDiff(), {_COLD_X})\n",
+        "import numpy as np, diffinterface as di\n"
+        + _COLD_F
+        + f"g = di.gradient(f, di.AutoFiniteDiff(), {_COLD_X})\n",
     ),
 }
 
@@ -472,10 +580,14 @@ def _process_seconds(script):
 
     root = Path(__file__).resolve().parent.parent
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=600
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
+        raise RuntimeError(
+            done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
+        )
     return elapsed
 
 
@@ -510,7 +622,11 @@ def cold_start(settings, backend_ids, log):
             frameworks.append(framework)
     rows = []
     for framework in (row for row in COLD_SCRIPTS if row.split(" ")[0] in frameworks):
-        print(f"cold start: {framework} ({settings.cold_rounds} rounds of two processes)", file=log, flush=True)
+        print(
+            f"cold start: {framework} ({settings.cold_rounds} rounds of two processes)",
+            file=log,
+            flush=True,
+        )
         native_script, interface_script = COLD_SCRIPTS[framework]
         try:
             native_s, interface_s = [], []
@@ -518,11 +634,15 @@ def cold_start(settings, backend_ids, log):
                 order = ((native_s, native_script), (interface_s, interface_script))
                 for times, script in order if r % 2 == 0 else order[::-1]:
                     times.append(_process_seconds(script))
-            rows.append({
-                "framework": framework, "rounds": settings.cold_rounds,
-                "native_s": float(np.median(native_s)), "interface_s": float(np.median(interface_s)),
-                "ratio": float(np.median(np.array(interface_s) / np.array(native_s))),
-            })
+            rows.append(
+                {
+                    "framework": framework,
+                    "rounds": settings.cold_rounds,
+                    "native_s": float(np.median(native_s)),
+                    "interface_s": float(np.median(interface_s)),
+                    "ratio": float(np.median(np.array(interface_s) / np.array(native_s))),
+                }
+            )
         except Exception as error:
             rows.append({"framework": framework, "error": f"{type(error).__name__}: {error}"})
     return rows
@@ -551,18 +671,33 @@ def plan(settings, backend_filter=None, workload_filter=None):
                 continue
             framework = BACKENDS[backend_id][1]
             if not native.has_recipes(framework, workload.operator):
-                skipped.append({"workload": workload.name, "backend": backend_id, "size": None,
-                                "operator": workload.operator,
-                                "reason": f"no native {workload.operator} recipe for {framework}"})
+                skipped.append(
+                    {
+                        "workload": workload.name,
+                        "backend": backend_id,
+                        "size": None,
+                        "operator": workload.operator,
+                        "reason": f"no native {workload.operator} recipe for {framework}",
+                    }
+                )
                 continue
             for size in sizes:
                 reason = workload.skip_reason(framework.split("-")[0], size)
                 if reason:
-                    skipped.append({"workload": workload.name, "backend": backend_id, "size": size,
-                                    "operator": workload.operator, "reason": reason})
+                    skipped.append(
+                        {
+                            "workload": workload.name,
+                            "backend": backend_id,
+                            "size": size,
+                            "operator": workload.operator,
+                            "reason": reason,
+                        }
+                    )
                 else:
                     cases.append((workload, size, backend_id, None))
-                    if settings.name != "tiny" and (workload.name, size) in INPUT_VARIANT_CASES.get(backend_id, ()):
+                    if settings.name != "tiny" and (workload.name, size) in INPUT_VARIANT_CASES.get(
+                        backend_id, ()
+                    ):
                         cases += [(workload, size, backend_id, v) for v in INPUT_VARIANTS]
     return cases, skipped
 
@@ -587,15 +722,25 @@ def check_backends(backend_ids):
     return status
 
 
-def run(mode="full", out=None, backends=None, workloads=None, plot=True, log=sys.stderr, clock_name="wall",
-        overhead=True):
+def run(
+    mode="full",
+    out=None,
+    backends=None,
+    workloads=None,
+    plot=True,
+    log=sys.stderr,
+    clock_name="wall",
+    overhead=True,
+):
     """Run the benchmarks, write ``results.md``, ``results.json`` (and ``ratios.png``) into ``out``."""
     timing.use_clock(clock_name)
     settings = MODES[mode]
     started = now()
     restore_frameworks = configure_frameworks()
     try:
-        return _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settings, started)
+        return _run(
+            mode, out, backends, workloads, plot, log, clock_name, overhead, settings, started
+        )
     finally:
         restore_frameworks()
 
@@ -609,8 +754,13 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
     for i, (workload, size, backend_id, variant) in enumerate(cases):
         inputs = f" [{' '.join(variant)}]" if variant else ""
         label = f"[{i + 1}/{len(cases)}] {backend_id:<18} {workload.operator:<10} {workload.name + inputs:<34} n={size}"
-        base = {"backend": backend_id, "framework": BACKENDS[backend_id][1], "operator": workload.operator,
-                "workload": workload.name, "size": size}
+        base = {
+            "backend": backend_id,
+            "framework": BACKENDS[backend_id][1],
+            "operator": workload.operator,
+            "workload": workload.name,
+            "size": size,
+        }
         if imports[backend_id]:
             rows.append({**base, "status": "unavailable", "reason": imports[backend_id]})
             continue
@@ -619,8 +769,11 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
             row = measure_case(workload, size, backend_id, settings, variant)
             # time left: the mean case so far times the cases left (the sections after them are short)
             left = (now() - cases_started) / (i + 1) * (len(cases) - i - 1)
-            print(f"{label}  ratio {row['ratio']:.2f}  ({now() - start:.1f} s; about {left:.0f} s left)",
-                  file=log, flush=True)
+            print(
+                f"{label}  ratio {row['ratio']:.2f}  ({now() - start:.1f} s; about {left:.0f} s left)",
+                file=log,
+                flush=True,
+            )
         except NotAvailable as error:
             row = {**base, "status": "unavailable", "reason": str(error)}
             print(f"{label}  unavailable: {error}", file=log, flush=True)
@@ -630,8 +783,14 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
             traceback.print_exc(file=log)
         rows.append(row)
     overhead = zero_overhead(settings) if overhead else []
-    print("zero-backend overhead measured; then evaluation counts (full mode) and cold starts", file=log, flush=True)
-    evaluations = evaluation_counts(used) if settings.name == "full" else None  # the kit takes ~1-2 min
+    print(
+        "zero-backend overhead measured; then evaluation counts (full mode) and cold starts",
+        file=log,
+        flush=True,
+    )
+    evaluations = (
+        evaluation_counts(used) if settings.name == "full" else None
+    )  # the kit takes ~1-2 min
     cold = cold_start(settings, used, log)
     cross = []
     if settings.name != "tiny" and (not workloads or "cross-framework" in workloads):
@@ -641,16 +800,26 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
             cross = [{"status": "error", "reason": f"{type(error).__name__}: {error}"}]
     elapsed = now() - started
     results = {
-        "mode": mode, "clock": clock_name, "settings": settings.__dict__, "elapsed_s": elapsed,
+        "mode": mode,
+        "clock": clock_name,
+        "settings": settings.__dict__,
+        "elapsed_s": elapsed,
         "environment": report.environment(),
-        "imports": imports, "rows": rows, "skipped": skipped, "overhead": overhead,
-        "evaluations": evaluations, "cold_start": cold, "cross_framework": cross,
+        "imports": imports,
+        "rows": rows,
+        "skipped": skipped,
+        "overhead": overhead,
+        "evaluations": evaluations,
+        "cold_start": cold,
+        "cross_framework": cross,
     }
     out = Path(out) if out is not None else (RESULTS if mode == "full" else RESULTS / mode)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
-    (out / "results.md").write_text(report.markdown(results) + nested.cross_framework_markdown(
-        [r for r in cross if "ratio" in r]))
+    (out / "results.md").write_text(
+        report.markdown(results)
+        + nested.cross_framework_markdown([r for r in cross if "ratio" in r])
+    )
     if plot:
         note = report.plot(results, out / "ratios.png")
         if note:
@@ -660,20 +829,50 @@ def _run(mode, out, backends, workloads, plot, log, clock_name, overhead, settin
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.splitlines()[0]
+    )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_const", dest="mode", const="quick",
-                       help="small sizes, few rounds: under 2 minutes (writes results/quick/)")
-    group.add_argument("--tiny", action="store_const", dest="mode", const="tiny",
-                       help="one small workload, three rounds: the smoke test's mode")
-    parser.add_argument("--out", help="output folder (default benchmarks/results/, or results/<mode>/)")
+    group.add_argument(
+        "--quick",
+        action="store_const",
+        dest="mode",
+        const="quick",
+        help="small sizes, few rounds: under 2 minutes (writes results/quick/)",
+    )
+    group.add_argument(
+        "--tiny",
+        action="store_const",
+        dest="mode",
+        const="tiny",
+        help="one small workload, three rounds: the smoke test's mode",
+    )
+    parser.add_argument(
+        "--out", help="output folder (default benchmarks/results/, or results/<mode>/)"
+    )
     parser.add_argument("--backends", help="comma-separated backend ids: " + ",".join(BACKENDS))
-    parser.add_argument("--workloads", help="comma-separated workloads: " + ",".join(w.name for w in WORKLOADS)
-                        + ",cross-framework")
-    parser.add_argument("--no-plot", action="store_true", help="skip the PNG (matplotlib is optional)")
-    parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
-                        help="wall (default), or cpu: the process's CPU time, for a machine busy with other work")
+    parser.add_argument(
+        "--workloads",
+        help="comma-separated workloads: "
+        + ",".join(w.name for w in WORKLOADS)
+        + ",cross-framework",
+    )
+    parser.add_argument(
+        "--no-plot", action="store_true", help="skip the PNG (matplotlib is optional)"
+    )
+    parser.add_argument(
+        "--clock",
+        choices=tuple(CLOCKS),
+        default="wall",
+        help="wall (default), or cpu: the process's CPU time, for a machine busy with other work",
+    )
     args = parser.parse_args(argv)
     split = lambda s: tuple(s.split(",")) if s else None  # noqa: E731
-    run(args.mode or "full", args.out, split(args.backends), split(args.workloads), plot=not args.no_plot,
-        clock_name=args.clock)
+    run(
+        args.mode or "full",
+        args.out,
+        split(args.backends),
+        split(args.workloads),
+        plot=not args.no_plot,
+        clock_name=args.clock,
+    )

@@ -113,7 +113,7 @@ def _torch_recipes():
         return hessian
 
     def functional(operator, **options):
-        return lambda f, x: (lambda x: operator(f, x, vectorize=True, **options))
+        return lambda f, x: lambda x: operator(f, x, vectorize=True, **options)
 
     return {
         "gradient": [
@@ -126,20 +126,32 @@ def _torch_recipes():
             Recipe("torch.autograd.grad", "reverse", autograd_grad),
         ],
         "jacobian": [
-            Recipe("functional.jacobian(vectorize, forward-mode)", "forward",
-                   functional(functional_jacobian, strategy="forward-mode")),
+            Recipe(
+                "functional.jacobian(vectorize, forward-mode)",
+                "forward",
+                functional(functional_jacobian, strategy="forward-mode"),
+            ),
             Recipe("torch.func.jacfwd(f)", "forward", lambda f, x: torch.func.jacfwd(f)),
             Recipe("functional.jacobian(vectorize)", "reverse", functional(functional_jacobian)),
             Recipe("autograd.grad(is_grads_batched) over output basis", "reverse", batched_rows),
-            Recipe("torch.func.jacrev(f) (vmap over vjp)", "reverse", lambda f, x: torch.func.jacrev(f)),
+            Recipe(
+                "torch.func.jacrev(f) (vmap over vjp)", "reverse", lambda f, x: torch.func.jacrev(f)
+            ),
         ],
         "hessian": [
             Recipe("double backward, batched rows", None, double_backward),
             Recipe("torch.func.hessian(f)", None, lambda f, x: torch.func.hessian(f)),
-            Recipe("torch.func.jacrev(jacrev(f))", None, lambda f, x: torch.func.jacrev(torch.func.jacrev(f))),
+            Recipe(
+                "torch.func.jacrev(jacrev(f))",
+                None,
+                lambda f, x: torch.func.jacrev(torch.func.jacrev(f)),
+            ),
             Recipe("functional.hessian(vectorize)", None, functional(functional_hessian)),
-            Recipe("functional.hessian(vectorize, forward-mode outer)", None,
-                   functional(functional_hessian, outer_jacobian_strategy="forward-mode")),
+            Recipe(
+                "functional.hessian(vectorize, forward-mode outer)",
+                None,
+                functional(functional_hessian, outer_jacobian_strategy="forward-mode"),
+            ),
         ],
     }
 
@@ -159,7 +171,11 @@ def _autograd_recipes():
     return {
         "gradient": [
             Recipe("autograd.grad(f)", "reverse", lambda f, x: autograd.grad(f)),
-            Recipe("autograd.core.make_vjp(f, x)[0](1.0)", "reverse", lambda f, x: lambda x: core_make_vjp(f, x)[0](1.0)),
+            Recipe(
+                "autograd.core.make_vjp(f, x)[0](1.0)",
+                "reverse",
+                lambda f, x: lambda x: core_make_vjp(f, x)[0](1.0),
+            ),
         ],
         "derivative": [
             Recipe("autograd make_jvp(f)", "forward", jvp_derivative),
@@ -168,7 +184,11 @@ def _autograd_recipes():
         "jacobian": [Recipe("autograd.jacobian(f)", "reverse", lambda f, x: autograd.jacobian(f))],
         "hessian": [
             Recipe("autograd.hessian(f)", None, lambda f, x: autograd.hessian(f)),
-            Recipe("autograd.jacobian(autograd.grad(f))", None, lambda f, x: autograd.jacobian(autograd.grad(f))),
+            Recipe(
+                "autograd.jacobian(autograd.grad(f))",
+                None,
+                lambda f, x: autograd.jacobian(autograd.grad(f)),
+            ),
         ],
     }
 

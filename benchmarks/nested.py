@@ -174,7 +174,9 @@ def cross_framework(settings, sizes=(1000, 10000), log=None):
         x_jax, x_torch = jnp.asarray(x_np), torch.tensor(x_np)
         g = di.DifferentiateWith(chain_energy_vec, inner)
         bridged = jax.jit(jax.grad(lambda x: 2.0 * g(x) + _outer_part(x)))
-        prep = di.prepare_pullback(chain_energy_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),))
+        prep = di.prepare_pullback(
+            chain_energy_vec, inner, x_torch, (torch.tensor(1.0, dtype=torch.float64),)
+        )
         one = (torch.tensor(2.0, dtype=torch.float64),)
         outer_native = jax.jit(jax.grad(_outer_part))
 
@@ -191,24 +193,43 @@ def cross_framework(settings, sizes=(1000, 10000), log=None):
         loops = [timing.loops_for(call, settings)[:2] for call in (reference, through_bridge)]
         per_round = sum(n * once for n, once in loops)
         rounds = timing.rounds_within(settings.case_budget_s, per_round, settings, settings.rounds)
-        ref_t, bridge_t = timing.interleaved([(reference, loops[0][0]), (through_bridge, loops[1][0])], rounds)
+        ref_t, bridge_t = timing.interleaved(
+            [(reference, loops[0][0]), (through_bridge, loops[1][0])], rounds
+        )
         ratio = float(np.median(np.array(bridge_t) / np.array(ref_t)))
-        row = {"outer": "jax.jit(jax.grad)", "inner": "AutoTorch()", "workload": workload.name, "size": size,
-               "reference_s": float(np.median(ref_t)), "bridged_s": float(np.median(bridge_t)),
-               "ratio": ratio, "rounds": rounds, "correct": correct}
+        row = {
+            "outer": "jax.jit(jax.grad)",
+            "inner": "AutoTorch()",
+            "workload": workload.name,
+            "size": size,
+            "reference_s": float(np.median(ref_t)),
+            "bridged_s": float(np.median(bridge_t)),
+            "ratio": ratio,
+            "rounds": rounds,
+            "correct": correct,
+        }
         rows.append(row)
         if log is not None:
-            print(f"cross-framework jax over torch  n={size}  ratio {ratio:.2f}", file=log, flush=True)
+            print(
+                f"cross-framework jax over torch  n={size}  ratio {ratio:.2f}", file=log, flush=True
+            )
     return rows
 
 
 def cross_framework_markdown(rows):
     """The rows as a markdown section (appended to results.md)."""
-    lines = ["", "## Cross-framework: a torch inner inside a jitted JAX gradient (DifferentiateWith)", "",
-             "Reference: the torch inner's prepared `value_and_pullback` + the JAX outer part's jitted gradient.",
-             "", "| outer | inner | workload | n | reference (us) | bridged (us) | ratio | correct |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        "## Cross-framework: a torch inner inside a jitted JAX gradient (DifferentiateWith)",
+        "",
+        "Reference: the torch inner's prepared `value_and_pullback` + the JAX outer part's jitted gradient.",
+        "",
+        "| outer | inner | workload | n | reference (us) | bridged (us) | ratio | correct |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['outer']} | {r['inner']} | {r['workload']} | {r['size']} | {r['reference_s'] * 1e6:.1f} "
-                     f"| {r['bridged_s'] * 1e6:.1f} | {r['ratio']:.2f} | {r['correct']} |")
+        lines.append(
+            f"| {r['outer']} | {r['inner']} | {r['workload']} | {r['size']} | {r['reference_s'] * 1e6:.1f} "
+            f"| {r['bridged_s'] * 1e6:.1f} | {r['ratio']:.2f} | {r['correct']} |"
+        )
     return "\n".join(lines) + "\n"

@@ -10,12 +10,30 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES = ("diffinterface", "numpy", "scipy", "jax", "jaxlib", "torch", "autograd", "array-api-compat", "matplotlib")
-WORKLOAD_ORDER = ("sumsq", "chain-loop", "chain-vec", "matrices-of-scalar", "square", "nested", "rosenbrock")
+PACKAGES = (
+    "diffinterface",
+    "numpy",
+    "scipy",
+    "jax",
+    "jaxlib",
+    "torch",
+    "autograd",
+    "array-api-compat",
+    "matplotlib",
+)
+WORKLOAD_ORDER = (
+    "sumsq",
+    "chain-loop",
+    "chain-vec",
+    "matrices-of-scalar",
+    "square",
+    "nested",
+    "rosenbrock",
+)
 THRESHOLD = 1.05
 CLOCK_TEXT = {
     "cpu": "the process's CPU time (all its threads; `--clock cpu`), so that other processes holding the shared "
-           "cores do not count; *prepare* and *1st call* are wall time (they include compilation)",
+    "cores do not count; *prepare* and *1st call* are wall time (they include compilation)",
     "wall": "wall time (`time.perf_counter`)",
 }
 
@@ -33,10 +51,20 @@ def _cpu_model():
 def _git_commit():
     root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                                text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "diffinterface"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "diffinterface"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + (" (diffinterface/ modified)" if dirty else "")
@@ -52,8 +80,11 @@ def environment():
     extra = {}
     if "torch" in sys.modules:
         extra["torch threads"] = sys.modules["torch"].get_num_threads()
-    malloc = {name: os.environ[name] for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
-              if name in os.environ}
+    malloc = {
+        name: os.environ[name]
+        for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+        if name in os.environ
+    }
     if malloc:
         extra["malloc"] = malloc
     return {
@@ -77,7 +108,13 @@ def fmt_time(seconds):
 
 
 def _size(size):
-    return "scalar" if size is None else f"{size:g}" if size < 1000 else f"{size:.0e}".replace("e+0", "e")
+    return (
+        "scalar"
+        if size is None
+        else f"{size:g}"
+        if size < 1000
+        else f"{size:.0e}".replace("e+0", "e")
+    )
 
 
 def _sort_key(row):
@@ -91,8 +128,11 @@ def _workload(row):
 
 
 def _command(results):
-    return ("python -m benchmarks" + ("" if results["mode"] == "full" else f" --{results['mode']}")
-            + ("" if results.get("clock", "wall") == "wall" else f" --clock {results['clock']}"))
+    return (
+        "python -m benchmarks"
+        + ("" if results["mode"] == "full" else f" --{results['mode']}")
+        + ("" if results.get("clock", "wall") == "wall" else f" --clock {results['clock']}")
+    )
 
 
 def markdown(results):
@@ -107,8 +147,13 @@ def markdown(results):
         "",
         f"- Machine: {env['machine']}; Python {env['python']}"
         + (f"; torch threads {env['torch threads']}" if "torch threads" in env else "")
-        + ("; glibc malloc " + ", ".join(f"`{k}={v}`" for k, v in env["malloc"].items())
-           + " (fixed thresholds: see `benchmarks/__main__.py`)" if "malloc" in env else ""),
+        + (
+            "; glibc malloc "
+            + ", ".join(f"`{k}={v}`" for k, v in env["malloc"].items())
+            + " (fixed thresholds: see `benchmarks/__main__.py`)"
+            if "malloc" in env
+            else ""
+        ),
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         f"- Measurement: up to {settings['rounds']} rounds per case (at least {settings['min_rounds']}), each "
         f"round one native sample, one interface sample and one pass-through sample (order alternating), a sample lasting at least "
@@ -146,8 +191,10 @@ def markdown(results):
         elif row["status"] == "unavailable" and row["backend"] in failed:
             if row["backend"] not in reported_unavailable:
                 reported_unavailable.add(row["backend"])
-                lines.append(f"| {row['backend']} | — | — | — | **adapter failed to import**: "
-                             f"{failed[row['backend']]} ||||||||||")
+                lines.append(
+                    f"| {row['backend']} | — | — | — | **adapter failed to import**: "
+                    f"{failed[row['backend']]} ||||||||||"
+                )
         else:
             lines.append(f"{head} **{row['status']}**: {row['reason']} ||||||||||")
     lines.append("")
@@ -174,7 +221,12 @@ def markdown(results):
             )
         lines.append("")
 
-    lines += _gradient_over_function(rows) + _jacobians(rows) + _cold_start(results) + _evaluations(results)
+    lines += (
+        _gradient_over_function(rows)
+        + _jacobians(rows)
+        + _cold_start(results)
+        + _evaluations(results)
+    )
 
     above = [r for r in rows if r["status"] == "ok" and r["ratio"] > THRESHOLD]
     lines += [f"## Ratios above {THRESHOLD}", ""]
@@ -190,12 +242,21 @@ def markdown(results):
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in sorted(above, key=lambda r: -r["ratio"]):
-            through = (f"| {fmt_time(r['through_s'])} | {r['through_over_native']:.2f} | **{r['ratio_vs_through']:.2f}** |"
-                       if "through_s" in r else "| — | — | — |")
-            lines.append(f"| {r['backend']} | {r['operator']} | {_workload(r)} | {_size(r['size'])} "
-                         f"| {r['ratio']:.2f} [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] | {r['ratio_of_minima']:.2f} "
-                         f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} {through}")
-        lines += ["", "Causes and remedies: `benchmarks/README.md`, section *Reading the committed results*.", ""]
+            through = (
+                f"| {fmt_time(r['through_s'])} | {r['through_over_native']:.2f} | **{r['ratio_vs_through']:.2f}** |"
+                if "through_s" in r
+                else "| — | — | — |"
+            )
+            lines.append(
+                f"| {r['backend']} | {r['operator']} | {_workload(r)} | {_size(r['size'])} "
+                f"| {r['ratio']:.2f} [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] | {r['ratio_of_minima']:.2f} "
+                f"| {fmt_time(r['delta_s'])} | {r['evals_prepared']} / {r['evals_native']} {through}"
+            )
+        lines += [
+            "",
+            "Causes and remedies: `benchmarks/README.md`, section *Reading the committed results*.",
+            "",
+        ]
     else:
         lines += ["None.", ""]
 
@@ -229,10 +290,15 @@ def markdown(results):
         )
     lines.append("")
 
-    lines += ["## Native recipes compared", "",
-              "Every native recipe timed in a few interleaved rounds for each case: median (fastest sample). "
-              "The recipe with the fastest sample, in bold, is the baseline above.", "",
-              "| backend | operator | workload | n | recipe (mode): median |", "|---|---|---|---|---|"]
+    lines += [
+        "## Native recipes compared",
+        "",
+        "Every native recipe timed in a few interleaved rounds for each case: median (fastest sample). "
+        "The recipe with the fastest sample, in bold, is the baseline above.",
+        "",
+        "| backend | operator | workload | n | recipe (mode): median |",
+        "|---|---|---|---|---|",
+    ]
     for row in rows:
         if row["status"] != "ok":
             continue
@@ -244,23 +310,38 @@ def markdown(results):
             else:
                 text = f"{label}: {fmt_time(c['median_s'])} (best {fmt_time(c.get('best_s'))})"
                 parts.append(f"**{text}**" if c["recipe"] == row["native_recipe"] else text)
-        lines.append(f"| {row['backend']} | {row['operator']} | {_workload(row)} | {_size(row['size'])} "
-                     f"| {'<br>'.join(parts)} |")
+        lines.append(
+            f"| {row['backend']} | {row['operator']} | {_workload(row)} | {_size(row['size'])} "
+            f"| {'<br>'.join(parts)} |"
+        )
     lines.append("")
 
     if results["skipped"]:
-        lines += ["## Not applicable", "", "| workload | operator | backend | n | why |", "|---|---|---|---|---|"]
+        lines += [
+            "## Not applicable",
+            "",
+            "| workload | operator | backend | n | why |",
+            "|---|---|---|---|---|",
+        ]
         for s in results["skipped"]:
-            lines.append(f"| {s['workload']} | {s['operator']} | {s['backend']} | "
-                         f"{'all' if s['size'] is None else _size(s['size'])} | {s['reason']} |")
+            lines.append(
+                f"| {s['workload']} | {s['operator']} | {s['backend']} | "
+                f"{'all' if s['size'] is None else _size(s['size'])} | {s['reason']} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
 
 def _gradient_over_function(rows):
     """Gradient time over function time: can a gradient cost 3-4 evaluations of f?"""
-    chain = [r for r in rows if r["status"] == "ok" and "function_s" in r and r["workload"].startswith("chain-")
-             and not r.get("input")]
+    chain = [
+        r
+        for r in rows
+        if r["status"] == "ok"
+        and "function_s" in r
+        and r["workload"].startswith("chain-")
+        and not r.get("input")
+    ]
     if not chain:
         return []
     lines = [
@@ -299,7 +380,11 @@ def _jacobians(rows):
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in square:
-        family = r.get("input") or ("numpy float64" if r["framework"] not in ("jax", "torch") else f"{r['framework']} float64")
+        family = r.get("input") or (
+            "numpy float64"
+            if r["framework"] not in ("jax", "torch")
+            else f"{r['framework']} float64"
+        )
         lines.append(
             f"| {r['backend']} | {family} | {_size(r['size'])} | {r['native_recipe']} | {fmt_time(r['native_s'])} "
             f"| {fmt_time(r['prepared_s'])} | **{r['ratio']:.2f}** [{r['ratio_q1']:.2f}–{r['ratio_q3']:.2f}] "
@@ -328,8 +413,10 @@ def _cold_start(results):
         if "error" in c:
             lines.append(f"| {c['framework']} | **error**: {c['error']} |||")
         else:
-            lines.append(f"| {c['framework']} | {fmt_time(c['native_s'])} | {fmt_time(c['interface_s'])} "
-                         f"| **{c['ratio']:.2f}** |")
+            lines.append(
+                f"| {c['framework']} | {fmt_time(c['native_s'])} | {fmt_time(c['interface_s'])} "
+                f"| **{c['ratio']:.2f}** |"
+            )
     return lines + [""]
 
 
@@ -370,36 +457,66 @@ def plot(results, path):
         groups.setdefault(r["framework"].split("-")[0], []).append(r)
     if not groups:
         return "no successful case: no plot written"
-    colors = {"gradient": "tab:blue", "derivative": "tab:orange", "jacobian": "tab:green", "hessian": "tab:red"}
+    colors = {
+        "gradient": "tab:blue",
+        "derivative": "tab:orange",
+        "jacobian": "tab:green",
+        "hessian": "tab:red",
+    }
     heights = [len(g) for g in groups.values()]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 1.2 + 0.28 * sum(heights) + 0.6 * len(groups)),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    ratios = [r["ratio"] for r in rows] + [r["ratio_q3"] for r in rows] + [r["ratio_q1"] for r in rows]
+    fig, axes = plt.subplots(
+        len(groups),
+        1,
+        figsize=(9, 1.2 + 0.28 * sum(heights) + 0.6 * len(groups)),
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
+    ratios = (
+        [r["ratio"] for r in rows] + [r["ratio_q3"] for r in rows] + [r["ratio_q1"] for r in rows]
+    )
     low, high = min(min(ratios), 0.8), max(max(ratios), 1.5)
     for ax, (framework, group) in zip(axes[:, 0], groups.items()):
         y = list(range(len(group)))[::-1]
         values = [r["ratio"] for r in group]
-        errors = [[r["ratio"] - r["ratio_q1"] for r in group], [r["ratio_q3"] - r["ratio"] for r in group]]
+        errors = [
+            [r["ratio"] - r["ratio_q1"] for r in group],
+            [r["ratio_q3"] - r["ratio"] for r in group],
+        ]
         # bars grow from 1 (no overhead): right is slower than native, left faster
-        ax.barh(y, [v - 1 for v in values], left=1, color=[colors.get(r["operator"], "gray") for r in group],
-                height=0.7)
+        ax.barh(
+            y,
+            [v - 1 for v in values],
+            left=1,
+            color=[colors.get(r["operator"], "gray") for r in group],
+            height=0.7,
+        )
         ax.errorbar(values, y, xerr=errors, fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
         ax.set_yticks(y)
-        ax.set_yticklabels([f"{r['backend']}: {r['operator']} {_workload(r)} n={_size(r['size'])}" for r in group],
-                           fontsize=7)
+        ax.set_yticklabels(
+            [f"{r['backend']}: {r['operator']} {_workload(r)} n={_size(r['size'])}" for r in group],
+            fontsize=7,
+        )
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.axvline(THRESHOLD, color="gray", linewidth=0.8, linestyle="--")
         ax.set_xscale("log")
         ax.set_xlim(low / 1.1, high * 1.1)
-        ticks = [t for t in (0.25, 0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if low / 1.1 <= t <= high * 1.1]
+        ticks = [
+            t
+            for t in (0.25, 0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100)
+            if low / 1.1 <= t <= high * 1.1
+        ]
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(framework, fontsize=9, loc="left")
         ax.tick_params(axis="x", labelsize=7)
-    axes[-1, 0].set_xlabel("prepared interface time / fastest native time (median over rounds, bars: IQR)",
-                           fontsize=8)
-    fig.suptitle(f"diffinterface vs native ({results['mode']} mode, {results['environment']['date']})", fontsize=10)
+    axes[-1, 0].set_xlabel(
+        "prepared interface time / fastest native time (median over rounds, bars: IQR)", fontsize=8
+    )
+    fig.suptitle(
+        f"diffinterface vs native ({results['mode']} mode, {results['environment']['date']})",
+        fontsize=10,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -25,7 +25,11 @@ MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOL
 def with_fixed_malloc(module):
     """Re-execute ``python -m module`` (same arguments) once with :data:`MALLOC_SETTINGS`, on Linux, unless set."""
     if sys.platform.startswith("linux") and not all(name in os.environ for name in MALLOC_SETTINGS):
-        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], {**MALLOC_SETTINGS, **os.environ})
+        os.execve(
+            sys.executable,
+            [sys.executable, "-m", module, *sys.argv[1:]],
+            {**MALLOC_SETTINGS, **os.environ},
+        )
 
 
 def use_clock(name):

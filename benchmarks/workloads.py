@@ -127,19 +127,31 @@ class Workload:
         return None
 
 
-_LOOP_TRACE = ("jax.jit unrolls the loop into 3N traced operations: compiling takes 17 s at N = 100 and "
-               "78 s at N = 1e3 (and the interface compiles again)")
-_LOOP_TAPE = ("each x[i] on the tape costs O(N) in the backward pass (a zero-filled N-vector), so a call is "
-              "O(N^2): 0.4 s (torch) and 1 s (autograd) at N = 1e3, about 100x that at N = 1e4")
+_LOOP_TRACE = (
+    "jax.jit unrolls the loop into 3N traced operations: compiling takes 17 s at N = 100 and "
+    "78 s at N = 1e3 (and the interface compiles again)"
+)
+_LOOP_TAPE = (
+    "each x[i] on the tape costs O(N) in the backward pass (a zero-filled N-vector), so a call is "
+    "O(N^2): 0.4 s (torch) and 1 s (autograd) at N = 1e3, about 100x that at N = 1e4"
+)
 _FD_ALL = "finite differences evaluate f 2N times; with the scalar loop that is minutes per call"
 
 WORKLOADS = (
     Workload(
-        "sumsq", "gradient", sum_of_squares, (10,), (10,),
+        "sumsq",
+        "gradient",
+        sum_of_squares,
+        (10,),
+        (10,),
         "grad of sum(x**2) at n = 10: the overhead floor",
     ),
     Workload(
-        "chain-loop", "gradient", chain_energy_loop, (1000, 10000, 40000), (100,),
+        "chain-loop",
+        "gradient",
+        chain_energy_loop,
+        (1000, 10000, 40000),
+        (100,),
         "chain energy F, scalar Python loop",
         impractical={
             "jax": (0, _LOOP_TRACE),
@@ -149,26 +161,53 @@ WORKLOADS = (
         not_applicable={"finitediff": _FD_ALL},
     ),
     Workload(
-        "chain-vec", "gradient", chain_energy_vec, (1000, 10000, 40000), (1000, 10000),
+        "chain-vec",
+        "gradient",
+        chain_energy_vec,
+        (1000, 10000, 40000),
+        (1000, 10000),
         "chain energy F, vectorized",
-        impractical={"finitediff": (1000, "finite differences evaluate f 2N times (seconds per call at N >= 1e4)")},
+        impractical={
+            "finitediff": (
+                1000,
+                "finite differences evaluate f 2N times (seconds per call at N >= 1e4)",
+            )
+        },
     ),
     Workload(
-        "matrices-of-scalar", "derivative", matrices_of_scalar, (None,), (None,),
+        "matrices-of-scalar",
+        "derivative",
+        matrices_of_scalar,
+        (None,),
+        (None,),
         "scalar x -> sum(A.T @ (B * 1.5)), A and B 3x3 built from x",
         modes=("forward", "reverse"),
     ),
     Workload(
-        "square", "jacobian", square, (100, 1000), (100,),
+        "square",
+        "jacobian",
+        square,
+        (100, 1000),
+        (100,),
         "jacobian of x**2",
     ),
     Workload(
-        "nested", "gradient", twice_sum_of_squares, (3, 1000), (3,),
+        "nested",
+        "gradient",
+        twice_sum_of_squares,
+        (3, 1000),
+        (3,),
         "outer 2*g(xs), inner g through its own prepared gradient",
-        not_applicable={"finitediff": "finite differences have no custom-derivative mechanism to nest a prepared gradient in"},
+        not_applicable={
+            "finitediff": "finite differences have no custom-derivative mechanism to nest a prepared gradient in"
+        },
     ),
     Workload(
-        "rosenbrock", "hessian", rosenbrock, (10, 100), (10,),
+        "rosenbrock",
+        "hessian",
+        rosenbrock,
+        (10, 100),
+        (10,),
         "hessian of the Rosenbrock function",
         impractical={"finitediff": (10, "4 n^2 evaluations per call (0.5 s at n = 100)")},
     ),

@@ -1,9 +1,9 @@
 """Contexts: extra arguments passed to ``f`` after ``x`` but not differentiated.
 
-    >>> import numpy as np, diffinterface as di
-    >>> f = lambda x, c: c * (x ** 2).sum()
-    >>> di.gradient(f, di.AutoFiniteDiff(), np.ones(2), di.Constant(3.0)).round(4)
-    array([6., 6.])
+>>> import numpy as np, diffinterface as di
+>>> f = lambda x, c: c * (x ** 2).sum()
+>>> di.gradient(f, di.AutoFiniteDiff(), np.ones(2), di.Constant(3.0)).round(4)
+array([6., 6.])
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Exceptions raised by diffinterface, and the texts of the errors raised at the boundary of ``f``.
 
-    >>> import diffinterface as di
-    >>> issubclass(di.GraphBreakError, di.DifferentiationError)
-    True
+>>> import diffinterface as di
+>>> issubclass(di.GraphBreakError, di.DifferentiationError)
+True
 """
 
 

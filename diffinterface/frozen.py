@@ -57,12 +57,16 @@ def _field_names(cls) -> tuple:
 def _constructor(cls, names: tuple, signature: inspect.Signature):
     """``cls.__init__``: the fields set from the arguments, then ``__post_init__``; its
     ``__signature__`` (what ``help`` and the docs show) is the fields'."""
-    defaults = {p.name: p.default for p in signature.parameters.values() if p.default is not _MISSING}
+    defaults = {
+        p.name: p.default for p in signature.parameters.values() if p.default is not _MISSING
+    }
     # fields with defaults come last (the signature checked it): the defaults of the trailing
     # fields a positional call leaves out
     trailing = tuple(defaults.values())
     required = len(names) - len(trailing)
-    positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+    positional = sum(
+        p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in signature.parameters.values()
+    )
     post_init = getattr(cls, "__post_init__", None)
 
     def wrong_call(args, kwargs):
@@ -78,7 +82,9 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
         if kwargs:
             given = len(args)
             try:
-                args = args + tuple(kwargs.pop(name) if name in kwargs else defaults[name] for name in names[given:])
+                args = args + tuple(
+                    kwargs.pop(name) if name in kwargs else defaults[name] for name in names[given:]
+                )
             except KeyError:
                 raise wrong_call(args, kwargs) from None
             if kwargs:  # an unknown keyword, or one also given positionally
@@ -86,7 +92,7 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
         elif len(args) != len(names):
             if not required <= len(args) <= len(names):
                 raise wrong_call(args, kwargs)
-            args = args + trailing[len(args) - required:]
+            args = args + trailing[len(args) - required :]
         # the instance's __dict__ holds the fields in order: equality and hashing read it
         self.__dict__.update(zip(names, args))
         if post_init is not None:
@@ -129,11 +135,19 @@ class _FrozenType(type):
         # a marker before the keyword items: a positional argument that is a (name, value) pair never
         # makes the key of a keyword
         if kwargs:
-            if not args and len(kwargs) == 1:  # the common inline form, AutoJAX(mode="forward"): no iterators
+            if (
+                not args and len(kwargs) == 1
+            ):  # the common inline form, AutoJAX(mode="forward"): no iterators
                 (item,) = kwargs.items()
                 key = (_ONE_KEYWORD, item, item[1].__class__)
             else:
-                key = (*args, _KEYWORDS, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
+                key = (
+                    *args,
+                    _KEYWORDS,
+                    *kwargs.items(),
+                    *map(type, args),
+                    *map(type, kwargs.values()),
+                )
         elif args:
             key = (*args, *map(type, args))
         else:
@@ -147,7 +161,11 @@ class _FrozenType(type):
             if (args or kwargs) and not cls.__frozen_fields__:
                 raise _no_arguments(cls, args, kwargs)
             value = super().__call__(*args, **kwargs)
-            if kept is not None and len(kept) < _KEPT_PER_CLASS and _plain((*args, *kwargs.values())):
+            if (
+                kept is not None
+                and len(kept) < _KEPT_PER_CLASS
+                and _plain((*args, *kwargs.values()))
+            ):
                 kept[key] = value
         return value
 
@@ -173,8 +191,10 @@ def _no_arguments(cls, args, kwargs):
     given = ", ".join([*map(repr, args), *(f"{name}={value!r}" for name, value in kwargs.items())])
     first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
     advice = getattr(cls, "__frozen_no_arguments__", "")
-    return TypeError(f"{cls.__name__}({first}): {cls.__name__} takes no arguments; got {given}"
-                     + (f". {advice}" if advice else ""))
+    return TypeError(
+        f"{cls.__name__}({first}): {cls.__name__} takes no arguments; got {given}"
+        + (f". {advice}" if advice else "")
+    )
 
 
 @dataclass_transform(frozen_default=True)
@@ -209,13 +229,20 @@ class Frozen(metaclass=_FrozenType):
             if default is not _MISSING:
                 defaults[name] = default
             annotation = next(
-                (vars(k)["__annotations__"][name] for k in cls.__mro__ if name in vars(k).get("__annotations__", {})),
+                (
+                    vars(k)["__annotations__"][name]
+                    for k in cls.__mro__
+                    if name in vars(k).get("__annotations__", {})
+                ),
                 _MISSING,
             )
             # fields a class lists in __frozen_keyword_only__ (added later to a class whose positional
             # arguments callers already rely on) are given by keyword only, as after a dataclass's KW_ONLY
-            kind = (inspect.Parameter.KEYWORD_ONLY if name in getattr(cls, "__frozen_keyword_only__", ())
-                    else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            kind = (
+                inspect.Parameter.KEYWORD_ONLY
+                if name in getattr(cls, "__frozen_keyword_only__", ())
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            )
             parameters.append(inspect.Parameter(name, kind, default=default, annotation=annotation))
         cls.__frozen_fields__ = names
         cls.__frozen_defaults__ = defaults
@@ -224,7 +251,9 @@ class Frozen(metaclass=_FrozenType):
         signature = inspect.Signature(parameters)
         if "__init__" in vars(cls):  # a class that builds its fields itself (from other arguments)
             pass
-        elif names or hasattr(cls, "__post_init__"):  # else object's __init__: no argument, and faster
+        elif names or hasattr(
+            cls, "__post_init__"
+        ):  # else object's __init__: no argument, and faster
             setattr(cls, "__init__", _constructor(cls, names, signature))  # noqa: B010
         if not eq:
             cls.__eq__ = object.__eq__  # type: ignore[method-assign]
@@ -277,6 +306,7 @@ def changed_fields(value) -> list:
     if not dataclasses.is_dataclass(value) or isinstance(value, type):
         return []
     return [
-        (field.name, getattr(value, field.name)) for field in dataclasses.fields(value)
+        (field.name, getattr(value, field.name))
+        for field in dataclasses.fields(value)
         if field.default is dataclasses.MISSING or getattr(value, field.name) != field.default
     ]

@@ -59,7 +59,9 @@ def module_function(module, loss):
     torch.Size([1, 2])
     """
     if not callable(loss):
-        raise TypeError(f"loss: expected a callable loss(model, *contexts); got {type(loss).__name__}")
+        raise TypeError(
+            f"loss: expected a callable loss(model, *contexts); got {type(loss).__name__}"
+        )
     named_parameters = getattr(module, "named_parameters", None)
     if named_parameters is None or not callable(getattr(module, "named_buffers", None)):
         raise TypeError(f"module: expected a torch.nn.Module; got {type(module).__name__}")
@@ -67,7 +69,8 @@ def module_function(module, loss):
         raise ValueError(
             f"module: expected a torch.nn.Module with parameters to differentiate; {type(module).__name__} has "
             "none. A criterion (input, target) such as torch.nn.MSELoss() goes second, as the loss: "
-            "di.module_function(model, torch.nn.MSELoss())")
+            "di.module_function(model, torch.nn.MSELoss())"
+        )
     if _is_criterion(loss):
         loss = _applied_to_outputs(loss)
     from torch.func import functional_call
@@ -76,8 +79,10 @@ def module_function(module, loss):
     # live state, whether ``params`` are the module's own tensors: then the module runs as it is, as
     # in a plain ``loss.backward()`` step (the adapter differentiates parameters that already
     # require grad in place); any other tensors are swapped in by functional_call.
-    slots = tuple((name, module.get_submodule(name.rpartition(".")[0])._parameters, name.rpartition(".")[2])
-                  for name, _ in named_parameters())
+    slots = tuple(
+        (name, module.get_submodule(name.rpartition(".")[0])._parameters, name.rpartition(".")[2])
+        for name, _ in named_parameters()
+    )
 
     def runs_as_is(params):
         if len(params) != len(slots):
@@ -102,7 +107,10 @@ def module_function(module, loss):
 
 def _is_criterion(loss):
     """True for a torch criterion, of signature ``(input, target)``: a loss module or a functional loss."""
-    return callable(getattr(loss, "named_parameters", None)) or getattr(loss, "__module__", None) == "torch.nn.functional"
+    return (
+        callable(getattr(loss, "named_parameters", None))
+        or getattr(loss, "__module__", None) == "torch.nn.functional"
+    )
 
 
 def _applied_to_outputs(criterion):
@@ -114,7 +122,8 @@ def _applied_to_outputs(criterion):
             raise TypeError(
                 f"loss: the criterion {name} takes (input, target): pass the model's inputs and then the "
                 f"target as contexts, f(params, di.Constant(inputs), di.Constant(target)); got "
-                f"{len(contexts)} context{'s' if len(contexts) != 1 else ''}")
+                f"{len(contexts)} context{'s' if len(contexts) != 1 else ''}"
+            )
         *inputs, target = contexts
         return criterion(model(*inputs), target)
 

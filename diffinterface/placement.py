@@ -15,8 +15,14 @@ def _positive_int(selector, field, meaning):
     value = getattr(selector, field)
     if value is None:
         return
-    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1:  # NumPy ints too
-        error = ValueError if not isinstance(value, bool) and hasattr(type(value), "__index__") else TypeError
+    if (
+        isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1
+    ):  # NumPy ints too
+        error = (
+            ValueError
+            if not isinstance(value, bool) and hasattr(type(value), "__index__")
+            else TypeError
+        )
         raise error(f"{type(selector).__name__}({field}=...) expected {meaning}; got {value!r}")
 
 
@@ -27,10 +33,16 @@ def check_batch_fields(selector):
     ``batch_size`` is how many seeds one vectorized pass takes, ``memory_budget``
     the bytes the automatic choice (``batch_size=None``) aims under.
     """
-    _positive_int(selector, "batch_size",
-                  "a positive int (seeds per vectorized pass) or None (chosen from memory_budget)")
-    _positive_int(selector, "memory_budget",
-                  "a positive int, in bytes (256 * 2**20 for 256 MiB), or None (the default budget)")
+    _positive_int(
+        selector,
+        "batch_size",
+        "a positive int (seeds per vectorized pass) or None (chosen from memory_budget)",
+    )
+    _positive_int(
+        selector,
+        "memory_budget",
+        "a positive int, in bytes (256 * 2**20 for 256 MiB), or None (the default budget)",
+    )
 
 
 def workers_kind(workers):
@@ -44,9 +56,11 @@ def workers_kind(workers):
     """
     if workers is None:
         return None
-    expected = ("AutoFiniteDiff(workers=...) expected None (one evaluation after the other), a positive int (a "
-                "process pool of that many workers), a concurrent.futures.Executor, a dask.distributed.Client, "
-                "or a map-like callable workers(func, iterable) such as multiprocessing.Pool(4).map")
+    expected = (
+        "AutoFiniteDiff(workers=...) expected None (one evaluation after the other), a positive int (a "
+        "process pool of that many workers), a concurrent.futures.Executor, a dask.distributed.Client, "
+        "or a map-like callable workers(func, iterable) such as multiprocessing.Pool(4).map"
+    )
     if not isinstance(workers, bool) and hasattr(type(workers), "__index__"):
         if workers < 1:
             raise ValueError(f"{expected}; got {workers!r}")
@@ -66,8 +80,12 @@ def jax_devices(devices):
     jax = sys.modules.get("jax")  # a device or a mesh exists only once JAX was imported
     if jax is not None and isinstance(devices, jax.sharding.Mesh):
         return devices
-    if jax is not None and isinstance(devices, (list, tuple)) and devices \
-            and all(isinstance(d, jax.Device) for d in devices):
+    if (
+        jax is not None
+        and isinstance(devices, (list, tuple))
+        and devices
+        and all(isinstance(d, jax.Device) for d in devices)
+    ):
         return tuple(devices)
     raise TypeError(
         "AutoJAX(devices=...) expected None (JAX's default device), a non-empty list of jax.Device (jax.devices()) "

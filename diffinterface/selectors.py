@@ -56,7 +56,8 @@ class _SweepsInBatches:
 
     def __repr__(self) -> str:
         fields = ", ".join(
-            f"{name}={value!r}" for name, value in self.__dict__.items()
+            f"{name}={value!r}"
+            for name, value in self.__dict__.items()
             if value is not None or name not in self.__frozen_keyword_only__
         )
         return f"{type(self).__qualname__}({fields})"
@@ -189,14 +190,19 @@ class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
 
 def _refusing_a_mode(constructor):
     """Frozen's constructor, after refusing a mode (or anything positional) with the way around."""
+
     def __init__(self, *args, **kwargs):
-        unknown = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget"))]
+        unknown = [
+            *map(repr, args),
+            *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget")),
+        ]
         if unknown:
             first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
             raise TypeError(
                 f"AutoAutograd({first}): AutoAutograd takes only batch_size= and memory_budget=; got "
                 f"{', '.join(unknown)}. It picks forward or reverse mode per operator itself; for a mode of your "
-                "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order")
+                "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order"
+            )
         constructor(self, **kwargs)
 
     __init__.__signature__ = constructor.__signature__
@@ -276,9 +282,13 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"AutoFiniteDiff({name}=...) expected a positive number or None; got {value!r}")
+                raise TypeError(
+                    f"AutoFiniteDiff({name}=...) expected a positive number or None; got {value!r}"
+                )
             if not value > 0 or value != value or value == float("inf"):
-                raise ValueError(f"AutoFiniteDiff({name}=...) expected a positive finite number or None; got {value!r}")
+                raise ValueError(
+                    f"AutoFiniteDiff({name}=...) expected a positive finite number or None; got {value!r}"
+                )
 
 
 class AutoZeroForward(AbstractBackend, Frozen):

@@ -80,7 +80,9 @@ def grouped(module: str) -> dict[str, list[tuple[str, str]]]:
 
 def render(module: str, group: str) -> str:
     """The mkdocstrings blocks of one group, in the order of ``__all__``."""
-    return "\n\n".join(f"::: {path}\n    options:\n      heading_level: 2" for _, path in grouped(module)[group])
+    return "\n\n".join(
+        f"::: {path}\n    options:\n      heading_level: 2" for _, path in grouped(module)[group]
+    )
 
 
 def on_page_markdown(markdown: str, **kwargs) -> str:

@@ -21,8 +21,14 @@ PLOT = "benchmarks/results/ratios.png"  # relative to the repository root, and t
 
 
 def on_files(files, config, **kwargs):
-    files.append(File(PLOT, src_dir=str(ROOT), dest_dir=config["site_dir"],
-                      use_directory_urls=config["use_directory_urls"]))
+    files.append(
+        File(
+            PLOT,
+            src_dir=str(ROOT),
+            dest_dir=config["site_dir"],
+            use_directory_urls=config["use_directory_urls"],
+        )
+    )
     return files
 
 

@@ -27,7 +27,7 @@ _PUBLIC_PACKAGE = "diffinterface"
 def _runtime(obj: griffe.Object) -> Any:
     module = importlib.import_module(obj.module.path)
     value: Any = module
-    for part in obj.path[len(obj.module.path) + 1:].split("."):
+    for part in obj.path[len(obj.module.path) + 1 :].split("."):
         value = getattr(value, part)
     return value
 
@@ -35,13 +35,31 @@ def _runtime(obj: griffe.Object) -> Any:
 def _constructor(cls: griffe.Class, runtime: type) -> griffe.Function:
     parameters = []
     for p in inspect.signature(runtime).parameters.values():
-        annotation = None if p.annotation is inspect.Parameter.empty else (
-            p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", repr(p.annotation)))
+        annotation = (
+            None
+            if p.annotation is inspect.Parameter.empty
+            else (
+                p.annotation
+                if isinstance(p.annotation, str)
+                else getattr(p.annotation, "__name__", repr(p.annotation))
+            )
+        )
         default = None if p.default is inspect.Parameter.empty else repr(p.default)
-        parameters.append(griffe.Parameter(p.name, annotation=annotation, kind=griffe.ParameterKind(p.kind.description),
-                                           default=default))
-    return griffe.Function("__init__", lineno=cls.lineno, endlineno=cls.lineno, parameters=griffe.Parameters(*parameters),
-                           parent=cls)
+        parameters.append(
+            griffe.Parameter(
+                p.name,
+                annotation=annotation,
+                kind=griffe.ParameterKind(p.kind.description),
+                default=default,
+            )
+        )
+    return griffe.Function(
+        "__init__",
+        lineno=cls.lineno,
+        endlineno=cls.lineno,
+        parameters=griffe.Parameters(*parameters),
+        parent=cls,
+    )
 
 
 def _public_definitions(pkg: griffe.Module):
@@ -64,7 +82,10 @@ def _complete(obj: griffe.Object) -> None:
             obj.docstring = griffe.Docstring(text, parent=obj)
     elif obj.is_class and "__init__" not in obj.members:
         runtime = _runtime(obj)
-        if "__signature__" in vars(runtime) or getattr(runtime, "__init__", None) is not object.__init__:
+        if (
+            "__signature__" in vars(runtime)
+            or getattr(runtime, "__init__", None) is not object.__init__
+        ):
             try:
                 obj.set_member("__init__", _constructor(obj, runtime))
             except (TypeError, ValueError):  # no signature to read (a builtin's)

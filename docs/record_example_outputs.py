@@ -18,15 +18,22 @@ OUTPUT = ROOT / "docs" / "examples" / "output"
 
 
 def record(script: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode != 0:
         raise SystemExit(f"{script.name} failed:\n{done.stdout}{done.stderr}")
     (OUTPUT / f"{script.stem}.txt").write_text(done.stdout)
     print(f"recorded {script.name}")
-
-
 
 
 def draw_sparsity(path: Path) -> None:
@@ -52,17 +59,31 @@ def draw_sparsity(path: Path) -> None:
         return left - 2 * u + right + u**2
 
     sparse = di.AutoSparse(di.AutoJAX())
-    cases = [("chain energy: Hessian", di.prepare_hessian(chain_energy, sparse, np.ones(24))),
-             ("reaction-diffusion: Jacobian", di.prepare_jacobian(diffusion, sparse, np.ones(24)))]
+    cases = [
+        ("chain energy: Hessian", di.prepare_hessian(chain_energy, sparse, np.ones(24))),
+        ("reaction-diffusion: Jacobian", di.prepare_jacobian(diffusion, sparse, np.ones(24))),
+    ]
     fig, axes = plt.subplots(1, 2, figsize=(8, 4.2))
     for ax, (title, prep) in zip(axes, cases):
         pattern = di.sparsity_pattern(prep).tocoo()
         colors = np.asarray(di.coloring(prep).colors)
-        ax.scatter(pattern.col, pattern.row, c=colors[pattern.col], cmap="tab10", vmin=0, vmax=9, s=22, marker="s")
+        ax.scatter(
+            pattern.col,
+            pattern.row,
+            c=colors[pattern.col],
+            cmap="tab10",
+            vmin=0,
+            vmax=9,
+            s=22,
+            marker="s",
+        )
         ax.set_xlim(-0.5, pattern.shape[1] - 0.5)
         ax.set_ylim(pattern.shape[0] - 0.5, -0.5)
         ax.set_aspect("equal")
-        ax.set_title(f"{title}\n{pattern.nnz} entries, {di.ncolors(prep)} colors ({di.coloring(prep).kind})", fontsize=9)
+        ax.set_title(
+            f"{title}\n{pattern.nnz} entries, {di.ncolors(prep)} colors ({di.coloring(prep).kind})",
+            fontsize=9,
+        )
         ax.tick_params(labelsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

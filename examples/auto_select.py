@@ -27,7 +27,7 @@ def log_partition(theta):
 
 def moments(x):
     """Three moments of a long torch vector: R^2000 -> R^3."""
-    return torch.stack([x.mean(), (x ** 2).mean(), torch.tanh(x).mean()])
+    return torch.stack([x.mean(), (x**2).mean(), torch.tanh(x).mean()])
 
 
 def main():
@@ -49,7 +49,10 @@ def main():
     torch.testing.assert_close(jacobian, expected)
     second = di.selected_backend(prep)
 
-    assert isinstance(first, di.AutoFiniteDiff) and isinstance(second, di.AutoTorch), (first, second)
+    assert isinstance(first, di.AutoFiniteDiff) and isinstance(second, di.AutoTorch), (
+        first,
+        second,
+    )
     print(f"different backends won: {first!r} for log_partition, {second!r} for moments")
 
 

@@ -62,7 +62,10 @@ def main():
             "jacobian": di.jacobian(field, backend, x),
             "derivative": di.derivative(curve, backend, t),
         }
-        errors = {name: float(np.max(np.abs(np.asarray(results[name]) - expected[name]))) for name in results}
+        errors = {
+            name: float(np.max(np.abs(np.asarray(results[name]) - expected[name])))
+            for name in results
+        }
         ok = all(e < 1e-6 for e in errors.values())
         failures += not ok
         summary = "  ".join(f"{name} err {err:.1e}" for name, err in errors.items())

@@ -19,10 +19,16 @@ def native_conventions(z):
     import jax
     import torch
 
-    rows = {"JAX jax.grad": np.asarray(jax.grad(lambda z: jax.numpy.real(jax.numpy.sum(z ** 2)))(jax.device_put(z)))}
-    rows["autograd grad"] = autograd.grad(lambda z: autograd.numpy.real(autograd.numpy.sum(z ** 2)))(z)
+    rows = {
+        "JAX jax.grad": np.asarray(
+            jax.grad(lambda z: jax.numpy.real(jax.numpy.sum(z**2)))(jax.device_put(z))
+        )
+    }
+    rows["autograd grad"] = autograd.grad(lambda z: autograd.numpy.real(autograd.numpy.sum(z**2)))(
+        z
+    )
     t = torch.tensor(z, requires_grad=True)
-    torch.real(torch.sum(t ** 2)).backward()
+    torch.real(torch.sum(t**2)).backward()
     rows["torch .backward()"] = t.grad.numpy()
     return rows
 
@@ -38,16 +44,26 @@ def holomorphic(z):
     return xp.sin(z) * z
 
 
-BACKENDS = [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd(), di.AutoTensorFlow(), di.AutoFiniteDiff()]
+BACKENDS = [
+    di.AutoJAX(),
+    di.AutoTorch(),
+    di.AutoAutograd(),
+    di.AutoTensorFlow(),
+    di.AutoFiniteDiff(),
+]
 
 if __name__ == "__main__":
     np.set_printoptions(precision=3, suppress=True)
     z = np.array([1 + 2j, 3 - 1j])
-    print("gradient of Re(sum(z**2)) at z = [1+2j, 3-1j]  (the derivative along Re is 2 Re z, along Im -2 Im z)")
+    print(
+        "gradient of Re(sum(z**2)) at z = [1+2j, 3-1j]  (the derivative along Re is 2 Re z, along Im -2 Im z)"
+    )
     for name, g in native_conventions(z.astype(np.complex64)).items():
         print(f"  {name:<28} {np.asarray(g, dtype=np.complex128)}")
     for backend in BACKENDS:
-        g = di.gradient(lambda z: di.array_namespace(z).sum(di.array_namespace(z).real(z ** 2)), backend, z)
+        g = di.gradient(
+            lambda z: di.array_namespace(z).sum(di.array_namespace(z).real(z**2)), backend, z
+        )
         print(f"  di.gradient, {type(backend).__name__:<15} {g}")
 
     rng = np.random.default_rng(0)
@@ -55,15 +71,24 @@ if __name__ == "__main__":
     z_true = rng.normal(size=5) + 1j * rng.normal(size=5)
     b = A @ z_true
     lr = 1 / (2 * np.linalg.norm(A, 2) ** 2)  # 1 / the Lipschitz constant of the gradient
-    print("\nfit |A z - b|^2, A complex 20 x 5: 300 steps of z - lr * g from z = 0 (the gradient is 2 A^H (A z - b))")
+    print(
+        "\nfit |A z - b|^2, A complex 20 x 5: 300 steps of z - lr * g from z = 0 (the gradient is 2 A^H (A z - b))"
+    )
     for backend in BACKENDS:
-        prep = di.prepare_gradient(loss, backend, np.zeros(5, complex), di.Constant(A), di.Constant(b))
+        prep = di.prepare_gradient(
+            loss, backend, np.zeros(5, complex), di.Constant(A), di.Constant(b)
+        )
         z = np.zeros(5, complex)
-        assert np.allclose(di.gradient(loss, backend, z, di.Constant(A), di.Constant(b), prep=prep),
-                           2 * A.conj().T @ (A @ z - b), rtol=1e-6)
+        assert np.allclose(
+            di.gradient(loss, backend, z, di.Constant(A), di.Constant(b), prep=prep),
+            2 * A.conj().T @ (A @ z - b),
+            rtol=1e-6,
+        )
         for _ in range(300):
             z = z - lr * di.gradient(loss, backend, z, di.Constant(A), di.Constant(b), prep=prep)
-        print(f"  {type(backend).__name__:<15} |z - z_true| = {np.linalg.norm(z - z_true):.1e}, dtype {z.dtype}")
+        print(
+            f"  {type(backend).__name__:<15} |z - z_true| = {np.linalg.norm(z - z_true):.1e}, dtype {z.dtype}"
+        )
     print("every backend: one gradient, z - lr * g descends to z_true")
 
     z = np.array([0.5 + 1j, -1 + 0.25j])
@@ -72,5 +97,7 @@ if __name__ == "__main__":
     print("\nsin(z) * z: jacobian = diag(cos(z) z + sin(z)), pullback(u) = J^H u")
     for backend in BACKENDS:
         (pulled,) = di.pullback(holomorphic, backend, z, (u,))
-        same = np.allclose(di.jacobian(holomorphic, backend, z), J) and np.allclose(pulled, J.conj().T @ u)
+        same = np.allclose(di.jacobian(holomorphic, backend, z), J) and np.allclose(
+            pulled, J.conj().T @ u
+        )
         print(f"  {type(backend).__name__:<15} {'agrees' if same else 'DIFFERS'}")

@@ -36,8 +36,13 @@ class ComplexStepAdapter(Adapter):
         dtype = problem.spec.dtype  # f's output dtype, learned once at preparation
 
         def pushforward(x, tangents, *ctx):
-            x = np.asarray(x)  # a Python float x would become a Python complex, which no namespace takes
-            return tuple(np.asarray(np.imag(f(x + 1j * h * np.asarray(t), *ctx)) / h, dtype=dtype) for t in tangents)
+            x = np.asarray(
+                x
+            )  # a Python float x would become a Python complex, which no namespace takes
+            return tuple(
+                np.asarray(np.imag(f(x + 1j * h * np.asarray(t), *ctx)) / h, dtype=dtype)
+                for t in tangents
+            )
 
         def value_and_pushforward(x, tangents, *ctx):
             return np.asarray(f(x, *ctx)), pushforward(x, tangents, *ctx)
@@ -52,11 +57,19 @@ di.register_backend(AutoComplexStep, ComplexStepAdapter)  # <- the one line that
 def main():
     x = np.array([0.5, -1.0, 2.0])
     gradient = di.gradient(lambda x: np.sum(np.sin(x) * x**2), AutoComplexStep(), x)
-    print("gradient of sum(sin(x) x^2):", gradient, "(analytic:", np.cos(x) * x**2 + 2 * x * np.sin(x), ")")
+    print(
+        "gradient of sum(sin(x) x^2):",
+        gradient,
+        "(analytic:",
+        np.cos(x) * x**2 + 2 * x * np.sin(x),
+        ")",
+    )
 
     # The kit: every first-order scenario in float64, numpy in and out.
     scenarios = [s for s in default_scenarios() if s.dtype == "float64"]
-    report = test_differentiation(AutoComplexStep(), scenarios, families=("numpy",), raise_on_failure=False)
+    report = test_differentiation(
+        AutoComplexStep(), scenarios, families=("numpy",), raise_on_failure=False
+    )
     print(report)
     if not report.ok:
         raise SystemExit("the complex-step backend does not meet the contract")

@@ -29,16 +29,21 @@ def residuals(p):
 
 def main():
     print(f"{'backend':<20} {'a':>7} {'k':>7} {'c':>7} {'iterations':>10} {'operators':>9}")
-    for name, backend in (("JAX", di.AutoJAX()), ("PyTorch", di.AutoTorch()), ("autograd", di.AutoAutograd()),
-                          ("finite differences", di.AutoFiniteDiff())):
+    for name, backend in (
+        ("JAX", di.AutoJAX()),
+        ("PyTorch", di.AutoTorch()),
+        ("autograd", di.AutoAutograd()),
+        ("finite differences", di.AutoFiniteDiff()),
+    ):
         operators = []
 
         def jac(p, backend=backend, operators=operators):
             operators.append(jacobian_operator(residuals, backend, p))
             return operators[-1]
 
-        fit = scipy.optimize.least_squares(lambda p: np.asarray(residuals(p)), np.array([1.0, 0.5, 0.0]),
-                                           jac=jac, tr_solver="lsmr")
+        fit = scipy.optimize.least_squares(
+            lambda p: np.asarray(residuals(p)), np.array([1.0, 0.5, 0.0]), jac=jac, tr_solver="lsmr"
+        )
         a, k, c = fit.x
         print(f"{name:<20} {a:7.3f} {k:7.3f} {c:7.3f} {fit.nfev:10d} {len(operators):9d}")
         if not fit.success or not np.allclose(fit.x, TRUTH, rtol=2e-2, atol=2e-2):

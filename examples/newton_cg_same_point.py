@@ -56,24 +56,40 @@ def minimize(backend, hessp_of):
     x0 = np.zeros(N)
     problem = objective(energy, backend, x0)
     hessp = hessp_of(problem, backend, x0)
-    hessp(x0, np.zeros(N))  # both recipes prepare before the clock starts (the same-point one at x0)
+    hessp(
+        x0, np.zeros(N)
+    )  # both recipes prepare before the clock starts (the same-point one at x0)
     start = time.perf_counter()
-    result = scipy.optimize.minimize(problem.fun, problem.x0, jac=problem.jac, hessp=hessp, method="Newton-CG",
-                                     options={"xtol": 1e-9})
+    result = scipy.optimize.minimize(
+        problem.fun,
+        problem.x0,
+        jac=problem.jac,
+        hessp=hessp,
+        method="Newton-CG",
+        options={"xtol": 1e-9},
+    )
     return result, (time.perf_counter() - start) / result.nit
 
 
 def main():
-    recipes = {"same point": lambda problem, backend, x0: problem.hessp,
-               "ordinary": lambda problem, backend, x0: ordinary_hessp(backend, x0)}
-    print(f"{'backend':<10} {'hessp':<11} {'iterations':>10} {'products':>9} {'ms per iteration':>17}")
+    recipes = {
+        "same point": lambda problem, backend, x0: problem.hessp,
+        "ordinary": lambda problem, backend, x0: ordinary_hessp(backend, x0),
+    }
+    print(
+        f"{'backend':<10} {'hessp':<11} {'iterations':>10} {'products':>9} {'ms per iteration':>17}"
+    )
     for name, backend in (("JAX", di.AutoJAX()), ("PyTorch", di.AutoTorch())):
         minima = []
         for recipe, hessp_of in recipes.items():
-            minimize(backend, hessp_of)  # start-up: first compilations, torch's first backward passes
+            minimize(
+                backend, hessp_of
+            )  # start-up: first compilations, torch's first backward passes
             result, per_iteration = minimize(backend, hessp_of)
             minima.append(result.x)
-            print(f"{name:<10} {recipe:<11} {result.nit:10d} {result.nhev:9d} {1e3 * per_iteration:17.2f}")
+            print(
+                f"{name:<10} {recipe:<11} {result.nit:10d} {result.nhev:9d} {1e3 * per_iteration:17.2f}"
+            )
             if not result.success:
                 raise SystemExit(f"{name} {recipe}: Newton-CG did not converge: {result.message}")
         if not np.allclose(minima[0], minima[1], atol=1e-6):

@@ -38,8 +38,10 @@ def main():
         value, grad = di.value_and_gradient(f, backend, x, prep=prep)
         ok = np.allclose(grad, expected, rtol=1e-6, atol=1e-8)
         failures += not ok
-        print(f"{backend!r:<40} gradient = {np.array2string(np.asarray(grad), precision=6)}"
-              f"  value = {float(value):.6f}  {'ok' if ok else 'MISMATCH'}")
+        print(
+            f"{backend!r:<40} gradient = {np.array2string(np.asarray(grad), precision=6)}"
+            f"  value = {float(value):.6f}  {'ok' if ok else 'MISMATCH'}"
+        )
     if failures:
         raise SystemExit(f"{failures} backend(s) disagree with the analytic gradient")
 

@@ -34,13 +34,17 @@ BACKENDS = {
 
 def main():
     x0 = np.zeros(6)
-    print(f"{'backend':<20} {'method':<12} {'|x - 1|':>9} {'iterations':>10} {'value+gradient calls':>21} {'f evaluations':>14}")
+    print(
+        f"{'backend':<20} {'method':<12} {'|x - 1|':>9} {'iterations':>10} {'value+gradient calls':>21} {'f evaluations':>14}"
+    )
     for name, backend in BACKENDS.items():
         for method in ("BFGS", "trust-exact"):
             f = CountingFunction(rosenbrock)  # counts evaluations (on JAX: traces)
             problem = objective(f, backend, x0)
             extra = {"hess": problem.hess} if method == "trust-exact" else {}
-            result = scipy.optimize.minimize(problem.fun, problem.x0, jac=problem.jac, method=method, **extra)
+            result = scipy.optimize.minimize(
+                problem.fun, problem.x0, jac=problem.jac, method=method, **extra
+            )
             error = float(np.max(np.abs(result.x - 1.0)))
             print(
                 f"{name:<20} {method:<12} {error:9.1e} {result.nit:10d} "

@@ -30,14 +30,20 @@ def main():
     tolerances = {"rtol": 1e-6, "atol": 1e-10}
     print(f"{'Jacobian':<20} {'steps':>6} {'Jacobians':>10} {'evaluations of f':>17}  y(10^4)")
     counted = CountingFunction(robertson)  # counts every evaluation, the Jacobian estimates' too
-    estimated = scipy.integrate.solve_ivp(lambda t, y: counted(y, t), span, y0, method="BDF", **tolerances)
+    estimated = scipy.integrate.solve_ivp(
+        lambda t, y: counted(y, t), span, y0, method="BDF", **tolerances
+    )
     reference = estimated.y[:, -1]
-    print(f"{'estimated by scipy':<20} {estimated.t.size - 1:6d} {estimated.njev:10d} {counted.count:17d}  {reference}")
+    print(
+        f"{'estimated by scipy':<20} {estimated.t.size - 1:6d} {estimated.njev:10d} {counted.count:17d}  {reference}"
+    )
     for name, backend in {"exact, JAX": di.AutoJAX(), "exact, PyTorch": di.AutoTorch()}.items():
         counted = CountingFunction(robertson)
         rhs = ode(counted, backend, y0)  # prepares the Jacobian once
         counted.take()
-        solution = scipy.integrate.solve_ivp(rhs.fun, span, rhs.y0, method="BDF", jac=rhs.jac, **tolerances)
+        solution = scipy.integrate.solve_ivp(
+            rhs.fun, span, rhs.y0, method="BDF", jac=rhs.jac, **tolerances
+        )
         end = solution.y[:, -1]
         print(f"{name:<20} {solution.t.size - 1:6d} {solution.njev:10d} {counted.count:17d}  {end}")
         if not solution.success or abs(end.sum() - 1.0) > 1e-6:

@@ -14,7 +14,12 @@ import numpy as np
 
 import diffinterface as di
 
-CHOICES = {"fd": di.AutoFiniteDiff(), "jax": di.AutoJAX(), "torch": di.AutoTorch(), "autograd": di.AutoAutograd()}
+CHOICES = {
+    "fd": di.AutoFiniteDiff(),
+    "jax": di.AutoJAX(),
+    "torch": di.AutoTorch(),
+    "autograd": di.AutoAutograd(),
+}
 
 
 def log_likelihood(theta, data):
@@ -30,7 +35,9 @@ def fit_summary(backend, data):
     theta = np.array([data.mean(), np.log(data.std())])  # the maximum-likelihood estimate
     samples = di.Constant(data)
     prep = di.prepare_hessian(log_likelihood, backend, theta, samples)
-    value, gradient, hessian = di.value_gradient_and_hessian(log_likelihood, backend, theta, samples, prep=prep)
+    value, gradient, hessian = di.value_gradient_and_hessian(
+        log_likelihood, backend, theta, samples, prep=prep
+    )
     standard_errors = np.sqrt(np.diag(np.linalg.inv(-np.asarray(hessian))))
     return float(value), np.asarray(gradient), standard_errors
 
@@ -46,7 +53,9 @@ def main():
         backend = CHOICES[name]  # <- the one line that chooses the library
         value, gradient, errors = fit_summary(backend, data)
         answers.append(errors)
-        print(f"{name:<9} log-likelihood {value:.6f}  |gradient| {np.abs(gradient).max():.1e}  standard errors {errors}")
+        print(
+            f"{name:<9} log-likelihood {value:.6f}  |gradient| {np.abs(gradient).max():.1e}  standard errors {errors}"
+        )
     if not all(np.allclose(a, answers[0], rtol=1e-5) for a in answers):
         raise SystemExit("the backends disagree")
     print("same standard errors from every backend")

@@ -17,8 +17,13 @@ import diffinterface as di
 
 
 def init(sizes, rng):
-    return [{"w": jnp.asarray(rng.normal(size=(a, b)) / np.sqrt(a), dtype=jnp.float32),
-             "b": jnp.zeros(b, dtype=jnp.float32)} for a, b in zip(sizes[:-1], sizes[1:])]
+    return [
+        {
+            "w": jnp.asarray(rng.normal(size=(a, b)) / np.sqrt(a), dtype=jnp.float32),
+            "b": jnp.zeros(b, dtype=jnp.float32),
+        }
+        for a, b in zip(sizes[:-1], sizes[1:])
+    ]
 
 
 def mse(params, inputs, targets):
@@ -50,7 +55,9 @@ def main():
         raise SystemExit("the gradient does not have the parameters' structure")
     if not losses[-1] < 0.25 * losses[0]:
         raise SystemExit(f"the loss did not fall: {losses[0]:.4f} -> {losses[-1]:.4f}")
-    print(f"loss fell from {losses[0]:.3f} to {losses[-1]:.3f}; gradients shaped like the parameter tree")
+    print(
+        f"loss fell from {losses[0]:.3f} to {losses[-1]:.3f}; gradients shaped like the parameter tree"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ import diffinterface as di
 def main():
     torch.manual_seed(0)
     inputs = torch.randn(256, 4)
-    targets = torch.sin(inputs @ torch.tensor([[1.0], [-2.0], [0.5], [0.0]])) + 0.05 * torch.randn(256, 1)
+    targets = torch.sin(inputs @ torch.tensor([[1.0], [-2.0], [0.5], [0.0]])) + 0.05 * torch.randn(
+        256, 1
+    )
     model = torch.nn.Sequential(torch.nn.Linear(4, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
 
     def mse(model, inputs, targets):
@@ -44,7 +46,9 @@ def main():
     print(f"step {len(losses) - 1:3d}  loss {losses[-1]:.4f}")
     if not losses[-1] < 0.25 * losses[0]:
         raise SystemExit(f"the loss did not fall: {losses[0]:.4f} -> {losses[-1]:.4f}")
-    print(f"loss fell from {losses[0]:.3f} to {losses[-1]:.3f}; diffinterface never touched the model's .grad")
+    print(
+        f"loss fell from {losses[0]:.3f} to {losses[-1]:.3f}; diffinterface never touched the model's .grad"
+    )
 
 
 if __name__ == "__main__":

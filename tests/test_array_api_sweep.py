@@ -61,7 +61,9 @@ def test_the_sweep_covers_the_standard():
 def test_a_declared_limit_is_the_only_refusal():
     # negative-step slicing: torch refuses with the way around it, the other frameworks differentiate it
     case = ARRAY_API_CASES["indexing-negative-step"]
-    with pytest.raises(ValueError, match=r"does not support slicing with a negative step.*xp\.flip"):
+    with pytest.raises(
+        ValueError, match=r"does not support slicing with a negative step.*xp\.flip"
+    ):
         di.jacobian(case.f, di.AutoTorch(), case.x)
     x = case.x  # y_i = x[n-1-i] x_i
     expected = np.diag(x[::-1]) + np.fliplr(np.diag(x))
@@ -77,8 +79,10 @@ ARRAY_API_NAMES = (
     "moveaxis permute_dims repeat reshape roll squeeze stack tile unstack where sort take take_along_axis diff "
     "astype asarray zeros_like ones_like full_like tril triu meshgrid"
 ).split()
-LINALG_NAMES = ("cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose "
-                "outer pinv slogdet solve svd svdvals tensordot trace vecdot vector_norm").split()
+LINALG_NAMES = (
+    "cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose "
+    "outer pinv slogdet solve svd svdvals tensordot trace vecdot vector_norm"
+).split()
 
 
 def test_every_autograd_namespace_function_has_a_derivative_rule():
@@ -89,8 +93,11 @@ def test_every_autograd_namespace_function_has_a_derivative_rule():
     from diffinterface.families import autograd_namespace as xp
 
     def lacks_rule(function):
-        return (getattr(function, "_is_autograd_primitive", False) and function not in primitive_vjps
-                and function not in notrace_primitives[VJPNode])
+        return (
+            getattr(function, "_is_autograd_primitive", False)
+            and function not in primitive_vjps
+            and function not in notrace_primitives[VJPNode]
+        )
 
     missing = [n for n in ARRAY_API_NAMES if lacks_rule(getattr(xp, n))]
     missing += ["linalg." + n for n in LINALG_NAMES if lacks_rule(getattr(xp.linalg, n))]
@@ -110,7 +117,9 @@ def test_python_numbers_alone_give_numpy(scalars):
     assert di.array_namespace(*scalars) is np
 
 
-@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd()], ids=["jax", "torch", "autograd"])
+@pytest.mark.parametrize(
+    "backend", [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd()], ids=["jax", "torch", "autograd"]
+)
 def test_python_numbers_never_decide_the_namespace_next_to_an_array(backend):
     seen = []
 

@@ -21,7 +21,7 @@ def tall(x):  # R^4 -> R^3000: 4 pushforwards against 3000 pullbacks
 
 
 def wide(x):  # R^3000 -> R^4: 4 pullbacks against 3000 pushforwards
-    return torch.stack([x.sum(), (x ** 2).sum(), torch.sin(x).sum(), (x * torch.cos(x)).sum()])
+    return torch.stack([x.sum(), (x**2).sum(), torch.sin(x).sum(), (x * torch.cos(x)).sum()])
 
 
 def test_tall_jacobian_picks_forward_with_the_right_values():
@@ -38,7 +38,9 @@ def test_wide_jacobian_picks_reverse_with_the_right_values():
     x = torch.tensor(RNG.standard_normal(3000))
     prep = di.prepare_jacobian(wide, backend, x)
     assert di.selected_backend(prep) == di.AutoTorch(mode="reverse"), str(di.explain(prep))
-    expected = torch.stack([torch.ones_like(x), 2 * x, torch.cos(x), torch.cos(x) - x * torch.sin(x)])
+    expected = torch.stack(
+        [torch.ones_like(x), 2 * x, torch.cos(x), torch.cos(x) - x * torch.sin(x)]
+    )
     torch.testing.assert_close(di.jacobian(wide, backend, x, prep=prep), expected)
 
 
@@ -51,7 +53,11 @@ def test_a_torch_only_function_picks_torch_and_explain_says_why_the_others_were_
     selection = di.explain(prep)
     table = str(selection)
     skipped = [row for row in selection.rows if not isinstance(row.backend, di.AutoTorch)]
-    assert {type(row.backend) for row in skipped} >= {di.AutoJAX, di.AutoAutograd, di.AutoFiniteDiff}
+    assert {type(row.backend) for row in skipped} >= {
+        di.AutoJAX,
+        di.AutoAutograd,
+        di.AutoFiniteDiff,
+    }
     for row in skipped:
         assert row.status in ("raised", "not installed") and row.reason, table
         assert row.reason in table
@@ -79,35 +85,50 @@ def one_source(x):
 @pytest.mark.parametrize("listed", [False, True], ids=["default-candidates", "listed"])
 def test_a_wrong_backend_is_never_picked(wrong_backend_registered, listed):
     wrong = wrong_backend_registered
-    candidates = [wrong, di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoJAX(mode="reverse")] if listed else None
+    candidates = (
+        [wrong, di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoJAX(mode="reverse")]
+        if listed
+        else None
+    )
     backend = di.AutoSelect(candidates, time_budget=0.1)
     x = np.array([0.3, 1.2, -0.7])
     prep = di.prepare_gradient(one_source, backend, x)
     rows = {row.backend: row for row in di.explain(prep).rows}
     assert rows[wrong].status == "disagreed" and "differs from the majority" in rows[wrong].reason
     assert di.selected_backend(prep) != wrong
-    np.testing.assert_allclose(di.gradient(one_source, backend, x, prep=prep), np.sin(x) + x * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        di.gradient(one_source, backend, x, prep=prep), np.sin(x) + x * np.cos(x), rtol=1e-6
+    )
 
 
 def test_no_majority_raises_with_the_table(wrong_backend_registered):
     backend = di.AutoSelect([wrong_backend_registered, di.AutoFiniteDiff()], time_budget=0.0)
-    with pytest.raises(di.DifferentiationError, match=r"(?s)no majority agrees.*AutoWrong\(\).*larger rtol"):
+    with pytest.raises(
+        di.DifferentiationError, match=r"(?s)no majority agrees.*AutoWrong\(\).*larger rtol"
+    ):
         di.prepare_gradient(one_source, backend, np.ones(3))
 
 
 def test_no_candidate_prepares_raises_naming_each_reason():
     backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd()])
-    with pytest.raises(TypeError, match=r"(?s)^x: AutoFiniteDiff differentiates numpy arrays; got torch.*"
-                                        r"every candidate of AutoSelect raised TypeError.*AutoAutograd\(\)\s+no"):
+    with pytest.raises(
+        TypeError,
+        match=r"(?s)^x: AutoFiniteDiff differentiates numpy arrays; got torch.*"
+        r"every candidate of AutoSelect raised TypeError.*AutoAutograd\(\)\s+no",
+    ):
         di.prepare_gradient(lambda x: x.sum(), backend, torch.ones(2, dtype=torch.float64))
-    mixed = di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch()])  # torch raises another kind of error than numpy
-    with pytest.raises(di.DifferentiationError, match=r"(?s)no candidate prepared.*AutoFiniteDiff\(\)\s+no"):
+    mixed = di.AutoSelect(
+        [di.AutoFiniteDiff(), di.AutoTorch()]
+    )  # torch raises another kind of error than numpy
+    with pytest.raises(
+        di.DifferentiationError, match=r"(?s)no candidate prepared.*AutoFiniteDiff\(\)\s+no"
+    ):
         di.prepare_gradient(lambda x: np.asarray(x).sum() + "a", mixed, np.ones(2))
 
 
 def test_the_prepared_call_is_the_chosen_backends_own():
     backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch(mode="reverse")], time_budget=0.05)
-    f = lambda x: np.sum(x ** 3)  # numpy code: only finite differences run it
+    f = lambda x: np.sum(x**3)  # numpy code: only finite differences run it
     prep = di.prepare_gradient(f, backend, np.ones(3))
     chosen = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(3))
     assert di.selected_backend(prep) == di.AutoFiniteDiff()
@@ -115,14 +136,18 @@ def test_the_prepared_call_is_the_chosen_backends_own():
     assert [m.__qualname__ for m in prep.methods] == [m.__qualname__ for m in chosen.methods]
     # the call with the AutoSelect selector passes the prepared check by identity
     assert prep.quick_check.backend is backend and prep.backend is backend
-    np.testing.assert_allclose(di.gradient(f, backend, np.full(3, 2.0), prep=prep), np.full(3, 12.0), rtol=1e-6)
+    np.testing.assert_allclose(
+        di.gradient(f, backend, np.full(3, 2.0), prep=prep), np.full(3, 12.0), rtol=1e-6
+    )
     with pytest.raises(di.PreparationMismatchError, match=r"backend: MISMATCH"):
         di.gradient(f, di.AutoFiniteDiff(), np.ones(3), prep=prep)
     with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH"):
         di.gradient(f, backend, np.ones(4), prep=prep)
 
 
-CHEAP = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoJAX(mode="forward")], time_budget=0.02)
+CHEAP = di.AutoSelect(
+    [di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoJAX(mode="forward")], time_budget=0.02
+)
 
 
 def test_pytrees_contexts_and_out():
@@ -147,7 +172,7 @@ def test_pytrees_contexts_and_out():
 
 def test_two_argument_functions_keep_the_candidates_that_write_y():
     def f(y, x):
-        y[:] = x ** 2
+        y[:] = x**2
 
     backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoJAX(), di.AutoTorch()], time_budget=0.02)
     y = torch.zeros(2, dtype=torch.float64)
@@ -157,28 +182,45 @@ def test_two_argument_functions_keep_the_candidates_that_write_y():
     assert isinstance(di.selected_backend(prep), di.AutoTorch)
 
 
-@pytest.mark.parametrize("operator", ["pushforward", "pullback", "derivative", "hvp", "hessian", "second_derivative"])
+@pytest.mark.parametrize(
+    "operator", ["pushforward", "pullback", "derivative", "hvp", "hessian", "second_derivative"]
+)
 def test_every_operator(operator):
-    f = (lambda x: np.sin(x) * 2.0) if operator in ("derivative", "second_derivative") else one_source
+    f = (
+        (lambda x: np.sin(x) * 2.0)
+        if operator in ("derivative", "second_derivative")
+        else one_source
+    )
     x = 0.7 if operator in ("derivative", "second_derivative") else np.array([0.3, 1.2])
-    seeds = {"pushforward": (np.array([1.0, 0.0]),), "pullback": (np.asarray(1.0),), "hvp": (np.array([1.0, 0.0]),)}
+    seeds = {
+        "pushforward": (np.array([1.0, 0.0]),),
+        "pullback": (np.asarray(1.0),),
+        "hvp": (np.array([1.0, 0.0]),),
+    }
     args = (seeds[operator],) if operator in seeds else ()
     prep = getattr(di, "prepare_" + operator)(f, CHEAP, x, *args)
     got = getattr(di, operator)(f, CHEAP, x, *args, prep=prep)
     expected = getattr(di, operator)(f, di.AutoAutograd(), x, *args)
-    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+    for g, e in zip(
+        got if isinstance(got, tuple) else (got,),
+        expected if isinstance(expected, tuple) else (expected,),
+    ):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
 
 
 def test_unprepared_calls_select_each_time():
     x = np.array([0.3, 1.2])
-    np.testing.assert_allclose(di.gradient(one_source, CHEAP, x), np.sin(x) + x * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        di.gradient(one_source, CHEAP, x), np.sin(x) + x * np.cos(x), rtol=1e-6
+    )
 
 
 def test_the_selector_is_frozen_and_validated():
     assert di.AutoSelect([di.AutoJAX()]) == di.AutoSelect((di.AutoJAX(),))
     assert hash(di.AutoSelect([di.AutoJAX()])) == hash(di.AutoSelect((di.AutoJAX(),)))
-    with pytest.raises(TypeError, match=r"candidates=\.\.\.\) expected a list of backend selectors"):
+    with pytest.raises(
+        TypeError, match=r"candidates=\.\.\.\) expected a list of backend selectors"
+    ):
         di.AutoSelect(di.AutoJAX())
     with pytest.raises(ValueError, match="at least one"):
         di.AutoSelect([])
@@ -188,27 +230,37 @@ def test_the_selector_is_frozen_and_validated():
         di.AutoSelect([di.AutoSelect()])
     with pytest.raises(ValueError, match=r"candidates\[1\] repeats"):
         di.AutoSelect([di.AutoJAX(), di.AutoJAX()])
-    with pytest.raises(ValueError, match=r"rtol=\.\.\.\) expected a positive finite number; got -1"):
+    with pytest.raises(
+        ValueError, match=r"rtol=\.\.\.\) expected a positive finite number; got -1"
+    ):
         di.AutoSelect(rtol=-1)
-    with pytest.raises(TypeError, match=r"time_budget=\.\.\.\) expected a positive number; got '1'"):
+    with pytest.raises(
+        TypeError, match=r"time_budget=\.\.\.\) expected a positive number; got '1'"
+    ):
         di.AutoSelect(time_budget="1")
 
 
 def test_explain_and_selected_backend_need_a_selected_preparation():
     prep = di.prepare_gradient(one_source, di.AutoFiniteDiff(), np.ones(2))
-    with pytest.raises(TypeError, match=r"prep: explain expected a preparation made with di.AutoSelect"):
+    with pytest.raises(
+        TypeError, match=r"prep: explain expected a preparation made with di.AutoSelect"
+    ):
         di.explain(prep)
     with pytest.raises(TypeError, match=r"prep: selected_backend expected .* got ndarray"):
         di.selected_backend(np.ones(2))
 
 
 def test_inside_second_order():
-    hessian = di.hessian(one_source, di.SecondOrder(di.AutoFiniteDiff(), CHEAP), np.array([0.3, 1.2]))
+    hessian = di.hessian(
+        one_source, di.SecondOrder(di.AutoFiniteDiff(), CHEAP), np.array([0.3, 1.2])
+    )
     expected = np.diag(2 * np.cos([0.3, 1.2]) - np.array([0.3, 1.2]) * np.sin([0.3, 1.2]))
     np.testing.assert_allclose(hessian, expected, rtol=1e-4, atol=1e-6)
 
 
-KIT_BACKEND = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoTorch(mode="reverse")], time_budget=0.0)
+KIT_BACKEND = di.AutoSelect(
+    [di.AutoFiniteDiff(), di.AutoAutograd(), di.AutoTorch(mode="reverse")], time_budget=0.0
+)
 
 
 @pytest.mark.parametrize("scenarios", ["default", "second_order", "pytree", "edge"])
@@ -216,7 +268,9 @@ def test_the_kits_scenarios_pass_through_autoselect(scenarios):
     from diffinterface import testing
 
     chosen = getattr(testing, f"{scenarios}_scenarios")()
-    report = testing.test_differentiation({"auto-select": KIT_BACKEND}, chosen, raise_on_failure=False)
+    report = testing.test_differentiation(
+        {"auto-select": KIT_BACKEND}, chosen, raise_on_failure=False
+    )
     assert report.passed and not report.failed, str(report)
 
 
@@ -225,7 +279,9 @@ def test_the_kits_bad_inputs_and_probes_pass_through_autoselect():
     from diffinterface.testing import bad_input_cases
 
     cases = bad_input_cases({"auto-select": KIT_BACKEND})
-    failures = [result.message() for result in (case.run() for case in cases) if result.status != "passed"]
+    failures = [
+        result.message() for result in (case.run() for case in cases) if result.status != "passed"
+    ]
     assert len(cases) > 20 and not failures, "\n".join(failures)
 
 
@@ -239,7 +295,9 @@ def test_inside_a_wrapper_the_first_candidate_that_prepares_serves():
         xp = di.array_namespace(x)
         return xp.sin(x)
 
-    backend = di.AutoSparse(di.AutoSelect([di.AutoAutograd(), di.AutoTorch()]))  # autograd takes no torch x
+    backend = di.AutoSparse(
+        di.AutoSelect([di.AutoAutograd(), di.AutoTorch()])
+    )  # autograd takes no torch x
     x = torch.tensor([0.1, 0.2], dtype=torch.float64)
     jacobian = di.jacobian(f, backend, x)
     torch.testing.assert_close(jacobian.to_dense(), torch.diag(torch.cos(x)))

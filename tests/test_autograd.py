@@ -4,8 +4,6 @@ The conformance kit (tests/test_conformance.py) checks values on its scenarios;
 this file checks what the autograd adapter itself promises.
 """
 
-import warnings
-
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -23,18 +21,6 @@ from analytic import sin_weighted_sum_gradient as agnostic_gradient
 from analytic import sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal
 
 BACKEND = di.AutoAutograd()
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def matrix_of_scalar(x):
@@ -63,7 +49,9 @@ def test_gradient_and_value():
     value, grad = di.value_and_gradient(agnostic, BACKEND, X, prep=prep)
     np.testing.assert_allclose(grad, agnostic_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(value, np.sum(np.sin(X) * X**2), rtol=1e-12)
-    np.testing.assert_allclose(di.gradient(agnostic, BACKEND, X, prep=prep), agnostic_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(
+        di.gradient(agnostic, BACKEND, X, prep=prep), agnostic_gradient(X), rtol=1e-12
+    )
 
 
 def test_jacobian_and_value():
@@ -71,7 +59,9 @@ def test_jacobian_and_value():
     value, jac = di.value_and_jacobian(coupled, BACKEND, X, prep=prep)
     np.testing.assert_allclose(jac, coupled_jacobian(X), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(value, coupled(X), rtol=1e-12)
-    np.testing.assert_allclose(di.jacobian(coupled, BACKEND, X, prep=prep), coupled_jacobian(X), rtol=1e-12)
+    np.testing.assert_allclose(
+        di.jacobian(coupled, BACKEND, X, prep=prep), coupled_jacobian(X), rtol=1e-12
+    )
 
 
 def test_jacobian_of_matrix_input_has_output_then_input_shape():
@@ -118,7 +108,10 @@ def test_constant_context_changes_without_repreparing():
 
     prep = di.prepare_gradient(scaled, BACKEND, X, di.Constant(2.0))
     np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(2.0), prep=prep), 4 * X)
-    np.testing.assert_allclose(di.gradient(scaled, BACKEND, X, di.Constant(-3.0), prep=prep), -6 * X)
+    np.testing.assert_allclose(
+        di.gradient(scaled, BACKEND, X, di.Constant(-3.0), prep=prep), -6 * X
+    )
+
     def weighted(x, a):
         return a * x
 
@@ -157,7 +150,12 @@ def prepared_calls(prepare, operator, f, x, *extra):
     "prepare, operator, f, native",
     [
         (di.prepare_gradient, di.gradient, agnostic, lambda f: autograd.grad(f)(X)),
-        (di.prepare_gradient, di.value_and_gradient, agnostic, lambda f: autograd.value_and_grad(f)(X)),
+        (
+            di.prepare_gradient,
+            di.value_and_gradient,
+            agnostic,
+            lambda f: autograd.value_and_grad(f)(X),
+        ),
         (di.prepare_jacobian, di.jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
         (di.prepare_jacobian, di.value_and_jacobian, coupled, lambda f: autograd.jacobian(f)(X)),
         (di.prepare_jacobian, di.jacobian, lambda x: x**2, lambda f: autograd.jacobian(f)(X)),
@@ -189,14 +187,18 @@ def test_unprepared_calls_evaluate_f_once_like_native(operator, f, native):
 
 @pytest.mark.parametrize("operator", [di.derivative, di.value_and_derivative])
 def test_derivative_of_matrix_function_records_one_forward_pass(operator):
-    at_preparation, per_call = prepared_calls(di.prepare_derivative, operator, matrix_of_scalar, 0.7)
+    at_preparation, per_call = prepared_calls(
+        di.prepare_derivative, operator, matrix_of_scalar, 0.7
+    )
     assert per_call == native_calls(matrix_of_scalar, lambda f: autograd.deriv(f)(0.7)) == 1
     # Even reverse mode (autograd.jacobian, one backward pass per output entry) records f once.
     assert native_calls(matrix_of_scalar, lambda f: autograd.jacobian(f)(0.7)) == 1
     assert at_preparation == 0  # forward mode needs no output shape
 
 
-@pytest.mark.parametrize("f", [matrix_of_scalar, lambda t: (matrix_of_scalar(t) ** 2).sum()], ids=["matrix", "scalar"])
+@pytest.mark.parametrize(
+    "f", [matrix_of_scalar, lambda t: (matrix_of_scalar(t) ** 2).sum()], ids=["matrix", "scalar"]
+)
 def test_derivative_evaluates_once_in_every_call_while_it_learns_the_output(f):
     """The first call records f for reverse mode; a matrix output sends later calls forward."""
     counted = Counted(f)
@@ -212,7 +214,9 @@ def test_derivative_evaluates_once_in_every_call_while_it_learns_the_output(f):
 
 def test_pullback_batch_records_one_forward_pass():
     cotangents = tuple(np.eye(4))
-    at_preparation, per_call = prepared_calls(di.prepare_pullback, di.pullback, coupled, X, cotangents)
+    at_preparation, per_call = prepared_calls(
+        di.prepare_pullback, di.pullback, coupled, X, cotangents
+    )
     assert per_call == 1
     assert at_preparation == 1
 
@@ -280,30 +284,42 @@ def test_second_derivative_forward_over_forward():
     value, d, dd = di.value_derivative_and_second_derivative(counted, BACKEND, 0.5, prep=prep)
     assert counted.count == 1
     s, c = np.sin(0.5), np.cos(0.5)
-    np.testing.assert_allclose([value, d, dd], [s * 0.125, c * 0.125 + 0.75 * s, -s * 0.125 + 1.5 * c + 3 * s])
+    np.testing.assert_allclose(
+        [value, d, dd], [s * 0.125, c * 0.125 + 0.75 * s, -s * 0.125 + 1.5 * c + 3 * s]
+    )
     matrix = di.second_derivative(matrix_of_scalar, BACKEND, 0.7)
     np.testing.assert_allclose(matrix, np.full((3, 3), 9.0))  # 1.5 * 2 * (ones.T @ ones)
 
 
 def test_second_order_needs_a_scalar_output():
-    with pytest.raises(ValueError, match=r"hessian needs f to return a scalar; it returns shape \(4,\)"):
+    with pytest.raises(
+        ValueError, match=r"hessian needs f to return a scalar; it returns shape \(4,\)"
+    ):
         di.hessian(coupled, BACKEND, X)
-    with pytest.raises(ValueError, match=r"hvp needs f to return a scalar; it returns shape \(4,\)"):
+    with pytest.raises(
+        ValueError, match=r"hvp needs f to return a scalar; it returns shape \(4,\)"
+    ):
         di.hvp(coupled, BACKEND, X, (X,))
 
 
 def test_first_derivatives_handed_to_second_order_pairs_are_differentiable_again():
     adapter = get_adapter(BACKEND)
-    value_and_gradient = adapter.differentiable_value_and_gradient(Problem(adapter, agnostic, X, None, (), None))
+    value_and_gradient = adapter.differentiable_value_and_gradient(
+        Problem(adapter, agnostic, X, None, (), None)
+    )
     hess = autograd.jacobian(lambda x: value_and_gradient(x)[1])(X)
     np.testing.assert_allclose(hess, np.diag(agnostic_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
     value_and_derivative = adapter.differentiable_value_and_derivative(
         Problem(adapter, matrix_of_scalar, 0.7, None, (), None)
     )
-    np.testing.assert_allclose(autograd.deriv(lambda x: value_and_derivative(x)[1])(0.7), np.full((3, 3), 9.0))
+    np.testing.assert_allclose(
+        autograd.deriv(lambda x: value_and_derivative(x)[1])(0.7), np.full((3, 3), 9.0)
+    )
     # Finite differences over autograd goes through the same prepared gradient.
     outer = di.SecondOrder(di.AutoFiniteDiff(), BACKEND)
-    np.testing.assert_allclose(di.hessian(agnostic, outer, X), np.diag(agnostic_hessian_diagonal(X)), atol=1e-6)
+    np.testing.assert_allclose(
+        di.hessian(agnostic, outer, X), np.diag(agnostic_hessian_diagonal(X)), atol=1e-6
+    )
 
 
 # --- arrays: family, dtype, inputs -----------------------------------------------------------
@@ -334,6 +350,7 @@ def test_scalar_x_gives_numpy_scalars():
 def test_inputs_and_seeds_are_not_modified_or_aliased():
     x, a = X.copy(), np.arange(4.0)
     cotangents = (np.ones(4),)
+
     def identity(x):
         return x
 
@@ -373,20 +390,29 @@ def test_calls_nest_inside_functions_autograd_differentiates():
         return anp.sum(g**2)
 
     hess = np.diag(agnostic_hessian_diagonal(X))
-    np.testing.assert_allclose(autograd.grad(squared_gradient_norm)(X), 2 * hess @ agnostic_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(
+        autograd.grad(squared_gradient_norm)(X), 2 * hess @ agnostic_gradient(X), rtol=1e-12
+    )
 
     def jacobian_sum(x):
         jac = di.jacobian(coupled, BACKEND, x)
-        assert isinstance(jac, ArrayBox) and jac.shape == (4, 4)  # one box, not an object array of boxes
+        assert isinstance(jac, ArrayBox) and jac.shape == (
+            4,
+            4,
+        )  # one box, not an object array of boxes
         return anp.sum(jac)
 
-    by_finite_differences = di.gradient(lambda x: np.sum(coupled_jacobian(x)), di.AutoFiniteDiff(), X)
+    by_finite_differences = di.gradient(
+        lambda x: np.sum(coupled_jacobian(x)), di.AutoFiniteDiff(), X
+    )
     np.testing.assert_allclose(autograd.grad(jacobian_sum)(X), by_finite_differences, rtol=1e-6)
 
     def hessian_trace(x):
         return anp.trace(di.hessian(agnostic, BACKEND, x))
 
-    by_finite_differences = di.gradient(lambda x: np.sum(agnostic_hessian_diagonal(x)), di.AutoFiniteDiff(), X)
+    by_finite_differences = di.gradient(
+        lambda x: np.sum(agnostic_hessian_diagonal(x)), di.AutoFiniteDiff(), X
+    )
     np.testing.assert_allclose(autograd.grad(hessian_trace)(X), by_finite_differences, rtol=1e-6)
 
 
@@ -404,17 +430,25 @@ def test_two_argument_functions_are_rejected_clearly():
         lambda: di.prepare_pullback(f, BACKEND, X, (np.ones(4),), y=np.zeros(4)),
         lambda: di.derivative(lambda y, x: None, BACKEND, 1.0, y=np.zeros(2)),
     ):
-        with pytest.raises(di.UnsupportedError, match="AutoAutograd cannot differentiate two-argument"):
+        with pytest.raises(
+            di.UnsupportedError, match="AutoAutograd cannot differentiate two-argument"
+        ):
             call()
 
 
 @pytest.mark.filterwarnings("ignore:Output seems independent of input")
 def test_gradient_of_array_output_names_f_and_the_shape():
-    prep = di.prepare_gradient(coupled, BACKEND, X)  # checked on the call, from its own forward pass
+    prep = di.prepare_gradient(
+        coupled, BACKEND, X
+    )  # checked on the call, from its own forward pass
     for call in (di.gradient, di.value_and_gradient):
-        with pytest.raises(ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"):
+        with pytest.raises(
+            ValueError, match=r"gradient needs f to return a scalar; it returns shape \(4,\)"
+        ):
             call(coupled, BACKEND, X, prep=prep)
-    with pytest.raises(TypeError, match="f: expected f to return an array or a number; it returned list"):
+    with pytest.raises(
+        TypeError, match="f: expected f to return an array or a number; it returned list"
+    ):
         di.gradient(lambda x: [x[0], x[1]], BACKEND, X)
     # for jacobian a list of arrays is a pytree output: a list of Jacobians, learned on the call that meets it
     f = lambda x: [x[0], x[1]]  # noqa: E731
@@ -429,7 +463,9 @@ def test_gradient_of_array_output_names_f_and_the_shape():
 def test_torch_input_is_rejected_with_the_accepted_family():
     import torch  # a tested backend: the suite fails without it anyway
 
-    with pytest.raises(TypeError, match="x: AutoAutograd differentiates numpy or autograd arrays; got torch"):
+    with pytest.raises(
+        TypeError, match="x: AutoAutograd differentiates numpy or autograd arrays; got torch"
+    ):
         di.gradient(agnostic, BACKEND, torch.ones(3, dtype=torch.float64))
 
 
@@ -441,9 +477,14 @@ def test_float32_survives_rules_that_promote_in_every_operator():
 
     x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     one = np.ones((), dtype=np.float32)
-    results = [di.gradient(f, BACKEND, x), di.hessian(f, BACKEND, x), di.hvp(f, BACKEND, x, (x,))[0],
-               di.pullback(f, BACKEND, x, (one,))[0], di.pushforward(f, BACKEND, x, (x,))[0],
-               di.jacobian(lambda x: di.array_namespace(x).maximum(x, 0.3 * x), BACKEND, x)]
+    results = [
+        di.gradient(f, BACKEND, x),
+        di.hessian(f, BACKEND, x),
+        di.hvp(f, BACKEND, x, (x,))[0],
+        di.pullback(f, BACKEND, x, (one,))[0],
+        di.pushforward(f, BACKEND, x, (x,))[0],
+        di.jacobian(lambda x: di.array_namespace(x).maximum(x, 0.3 * x), BACKEND, x),
+    ]
     assert [r.dtype for r in results] == [np.float32] * len(results)
     np.testing.assert_allclose(results[0], di.gradient(f, BACKEND, x.astype(np.float64)), rtol=1e-5)
 
@@ -451,7 +492,11 @@ def test_float32_survives_rules_that_promote_in_every_operator():
 def test_linalg_differentiates_in_forward_mode_and_over_itself():
     def f(x):
         xp = di.array_namespace(x)
-        return xp.linalg.slogdet(x)[1] + xp.sum(xp.linalg.solve(x, x[0]) ** 2) + xp.sum(xp.linalg.eigvalsh(x + x.T) ** 3)
+        return (
+            xp.linalg.slogdet(x)[1]
+            + xp.sum(xp.linalg.solve(x, x[0]) ** 2)
+            + xp.sum(xp.linalg.eigvalsh(x + x.T) ** 3)
+        )
 
     x = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.25], [-0.3, 0.7, 1.8]])
     tangent = np.sin(np.arange(9.0)).reshape(3, 3)
@@ -459,8 +504,11 @@ def test_linalg_differentiates_in_forward_mode_and_over_itself():
     np.testing.assert_allclose(pushed, np.sum(di.gradient(f, BACKEND, x) * tangent), rtol=1e-10)
     np.testing.assert_allclose(di.hessian(f, BACKEND, x), di.hessian(f, di.AutoJAX(), x), rtol=1e-8)
     along = lambda t: f(x + t * tangent)  # noqa: E731 - forward over forward through every rule
-    np.testing.assert_allclose(di.second_derivative(along, BACKEND, 0.0),
-                               di.second_derivative(along, di.AutoJAX(), 0.0), rtol=1e-8)
+    np.testing.assert_allclose(
+        di.second_derivative(along, BACKEND, 0.0),
+        di.second_derivative(along, di.AutoJAX(), 0.0),
+        rtol=1e-8,
+    )
 
 
 def test_singular_vectors_are_refused_in_forward_mode_with_the_way_around():
@@ -468,7 +516,9 @@ def test_singular_vectors_are_refused_in_forward_mode_with_the_way_around():
         return di.array_namespace(x).linalg.svd(x, full_matrices=False)[1]
 
     x = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.25]])
-    with pytest.raises(NotImplementedError, match=r"array_namespace\(x\)\.linalg\.svd: .*use linalg\.svdvals"):
+    with pytest.raises(
+        NotImplementedError, match=r"array_namespace\(x\)\.linalg\.svd: .*use linalg\.svdvals"
+    ):
         di.pushforward(f, BACKEND, x, (np.ones_like(x),))
     singular = di.jacobian(lambda x: di.array_namespace(x).linalg.svdvals(x), BACKEND, x)
     np.testing.assert_allclose(di.jacobian(f, BACKEND, x), singular, rtol=1e-12)
@@ -480,7 +530,9 @@ def test_sort_is_right_in_both_modes_on_matrices():
     f = lambda x: di.array_namespace(x).sort(x, axis=0)  # noqa: E731
     order = np.argsort(x, axis=0)
     tangent = np.arange(12.0).reshape(3, 4)
-    np.testing.assert_array_equal(di.pushforward(f, BACKEND, x, (tangent,))[0], np.take_along_axis(tangent, order, 0))
+    np.testing.assert_array_equal(
+        di.pushforward(f, BACKEND, x, (tangent,))[0], np.take_along_axis(tangent, order, 0)
+    )
     pulled = di.pullback(f, BACKEND, x, (tangent,))[0]
     np.testing.assert_array_equal(np.take_along_axis(pulled, order, 0), tangent)
 
@@ -495,12 +547,16 @@ def test_an_empty_output_that_ignores_x_has_an_empty_derivative():
 
 def test_a_cache_written_inside_f_is_refused_with_the_way_around():
     def f(x, cache):
-        cache[:] = x ** 2
+        cache[:] = x**2
         return cache.sum()
 
     assert get_adapter(BACKEND).writes_cache is False
     cache = np.zeros(3)
-    with pytest.raises(di.UnsupportedError, match=r"cannot differentiate f with a di\.Cache.*di\.AutoTorch\(\)"):
+    with pytest.raises(
+        di.UnsupportedError, match=r"cannot differentiate f with a di\.Cache.*di\.AutoTorch\(\)"
+    ):
         di.gradient(f, BACKEND, np.ones(3), di.Cache(cache))
     # a Cache f does not write boxes into still works
-    assert di.gradient(lambda x, c: (x * c.sum()).sum(), BACKEND, np.ones(2), di.Cache(np.ones(2))).tolist() == [2, 2]
+    assert di.gradient(
+        lambda x, c: (x * c.sum()).sum(), BACKEND, np.ones(2), di.Cache(np.ones(2))
+    ).tolist() == [2, 2]

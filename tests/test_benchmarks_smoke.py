@@ -104,8 +104,14 @@ def test_a_backend_that_fails_to_import_is_a_line_not_a_crash(monkeypatch, tmp_p
         return real(backend)
 
     monkeypatch.setattr(core, "get_adapter", failing)
-    results = harness.run("tiny", out=tmp_path, backends=("autograd", "finitediff-central"), plot=False,
-                          log=io.StringIO(), overhead=False)
+    results = harness.run(
+        "tiny",
+        out=tmp_path,
+        backends=("autograd", "finitediff-central"),
+        plot=False,
+        log=io.StringIO(),
+        overhead=False,
+    )
     assert results["imports"]["autograd"].startswith("MissingBackendError")
     assert [r["status"] for r in results["rows"] if r["backend"] == "autograd"] == ["unavailable"]
     assert any(r["status"] == "ok" for r in results["rows"] if r["backend"] == "finitediff-central")
@@ -151,11 +157,27 @@ def test_the_rows_of_issue_38_run_and_check_their_results():
     import re
     import subprocess
 
-    run = subprocess.run([sys.executable, "-m", "benchmarks.bench_overhead", "--quick"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_overhead", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    rows = dict(re.findall(r"^(\S.*?)\s+[\d.]+ us  vs .* ratio ([\d.]+) ", run.stdout, flags=re.MULTILINE))
-    bounded = ("gradient stored", "gradient inline", "gradient inline keyword", "jacobian forward",
-               "jacobian reverse", "sparse hessian vs asdex", "bridge", "hvp SecondOrder(FD, JAX)")
+    rows = dict(
+        re.findall(r"^(\S.*?)\s+[\d.]+ us  vs .* ratio ([\d.]+) ", run.stdout, flags=re.MULTILINE)
+    )
+    bounded = (
+        "gradient stored",
+        "gradient inline",
+        "gradient inline keyword",
+        "jacobian forward",
+        "jacobian reverse",
+        "sparse hessian vs asdex",
+        "bridge",
+        "hvp SecondOrder(FD, JAX)",
+    )
     assert set(bounded) <= set(rows), run.stdout
     assert all(float(ratio) > 0 for ratio in rows.values()), run.stdout

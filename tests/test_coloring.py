@@ -78,7 +78,9 @@ def test_checks_reject_invalid_colorings():
     assert is_star_coloring(*path, np.array([0, 1, 2, 0]))
     # a 4-cycle in two colors is proper but neither acyclic nor star; a repeated neighbour color is improper
     cycle = symmetric(np.array([0, 1, 2, 3]), np.array([1, 2, 3, 0]), 4)
-    assert not is_acyclic_coloring(*cycle, alternating) and not is_star_coloring(*cycle, alternating)
+    assert not is_acyclic_coloring(*cycle, alternating) and not is_star_coloring(
+        *cycle, alternating
+    )
     assert not is_acyclic_coloring(*path, np.array([0, 0, 1, 2]))
 
 
@@ -89,7 +91,10 @@ def test_checks_reject_invalid_colorings():
 def test_every_order_colors_a_random_pattern_validly(order):
     rows, cols = random_pattern(3000, 0.002, seed=1)
     shape = (3000, 3000)
-    for graph, by in ((column_graph(rows, cols, shape), "columns"), (row_graph(rows, cols, shape), "rows")):
+    for graph, by in (
+        (column_graph(rows, cols, shape), "columns"),
+        (row_graph(rows, cols, shape), "rows"),
+    ):
         ordering = vertex_order(order, graph)
         assert sorted(ordering.tolist()) == list(range(3000)), "an order is a permutation"
         assert is_structurally_orthogonal(rows, cols, distance2_coloring(graph, ordering), by=by)
@@ -108,7 +113,10 @@ def test_largest_first_colors_as_asdex(seed):
         rng = np.random.default_rng(seed)
         rows, cols = np.nonzero(rng.random(shape) < density)
         pattern = asdex.SparsityPattern.from_coo(rows, cols, shape)
-        for graph, mode in ((column_graph(rows, cols, shape), "fwd"), (row_graph(rows, cols, shape), "rev")):
+        for graph, mode in (
+            (column_graph(rows, cols, shape), "fwd"),
+            (row_graph(rows, cols, shape), "rev"),
+        ):
             ours = distance2_coloring(graph, vertex_order("largest_first", graph))
             theirs = asdex.jacobian_coloring_from_sparsity(pattern, mode=mode)
             assert ours.max() + 1 == theirs.num_colors
@@ -141,19 +149,25 @@ def test_star_coloring_equals_its_plain_definition(seed):
     n = 120
     rows, cols = symmetric(*random_pattern(n, 0.03 + 0.01 * seed, seed), n)
     if seed % 2:  # a dense row and column: the vertex whose neighbours are kept up to date
-        rows, cols = symmetric(np.concatenate([rows, np.zeros(n, int)]), np.concatenate([cols, np.arange(n)]), n)
+        rows, cols = symmetric(
+            np.concatenate([rows, np.zeros(n, int)]), np.concatenate([cols, np.arange(n)]), n
+        )
     adj, graph = adjacency(rows, cols, n)
     for order in ORDERS:
         ordering = vertex_order(order, graph, seed)
         ours = star_coloring(adj, ordering)
-        np.testing.assert_array_equal(ours, reference_star_coloring(n, rows, cols, ordering), err_msg=order)
+        np.testing.assert_array_equal(
+            ours, reference_star_coloring(n, rows, cols, ordering), err_msg=order
+        )
         assert is_star_coloring(rows, cols, ours)
 
 
 def test_random_order_is_seeded():
     rows, cols = random_pattern(500, 0.01, seed=3)
     graph = column_graph(rows, cols, (500, 500))
-    np.testing.assert_array_equal(vertex_order("random", graph, 5), vertex_order("random", graph, 5))
+    np.testing.assert_array_equal(
+        vertex_order("random", graph, 5), vertex_order("random", graph, 5)
+    )
     assert not np.array_equal(vertex_order("random", graph, 5), vertex_order("random", graph, 6))
 
 
@@ -161,7 +175,9 @@ def random_linear_map(n, seed):
     from scipy.sparse import csr_array
 
     rows, cols = random_pattern(n, 0.002, seed)
-    weights = csr_array((np.random.default_rng(seed).normal(size=len(rows)), (rows, cols)), shape=(n, n))
+    weights = csr_array(
+        (np.random.default_rng(seed).normal(size=len(rows)), (rows, cols)), shape=(n, n)
+    )
     return weights, (lambda x: weights @ np.sin(x)), (rows, cols)
 
 
@@ -175,20 +191,33 @@ def test_tuple_of_orders_keeps_the_fewest_and_values_equal_the_jacobian():
         backend = di.AutoSparse(di.AutoFiniteDiff(), known, di.GreedyColoring(order=order, seed=2))
         prep = di.prepare_jacobian(f, backend, x)
         counts[order] = di.ncolors(prep)
-        assert is_structurally_orthogonal(rows, cols, di.coloring(prep).colors, by=di.coloring(prep).kind)
-        np.testing.assert_allclose(di.jacobian(f, backend, x, prep=prep).toarray(), expected, rtol=1e-7,
-                                   atol=1e-9, err_msg=str(order))
+        assert is_structurally_orthogonal(
+            rows, cols, di.coloring(prep).colors, by=di.coloring(prep).kind
+        )
+        np.testing.assert_allclose(
+            di.jacobian(f, backend, x, prep=prep).toarray(),
+            expected,
+            rtol=1e-7,
+            atol=1e-9,
+            err_msg=str(order),
+        )
     assert counts[ORDERS] == min(counts[order] for order in ORDERS)
 
 
 @pytest.mark.parametrize(
     "build",
-    [lambda: di.GreedyColoring(order="fastest"), lambda: di.GreedyColoring(order=()),
-     lambda: di.GreedyColoring(order=("natural", "bogus")), lambda: di.GreedyColoring(order=["natural"])],
+    [
+        lambda: di.GreedyColoring(order="fastest"),
+        lambda: di.GreedyColoring(order=()),
+        lambda: di.GreedyColoring(order=("natural", "bogus")),
+        lambda: di.GreedyColoring(order=["natural"]),
+    ],
     ids=["unknown", "empty-tuple", "unknown-in-tuple", "list"],
 )
 def test_invalid_orders_name_order(build):
-    with pytest.raises(ValueError, match=r"GreedyColoring\(order=\.\.\.\) expected one of .*natural"):
+    with pytest.raises(
+        ValueError, match=r"GreedyColoring\(order=\.\.\.\) expected one of .*natural"
+    ):
         build()
 
 
@@ -254,7 +283,7 @@ def test_mixed_mode_on_a_constant_and_on_a_diagonal():
     value, J = di.value_and_jacobian(lambda x: x[:3] * 0.0 + 1.0, backend, x)
     assert J.nnz == 0 and J.shape == (3, 6)
     np.testing.assert_array_equal(value, np.ones(3))
-    square = lambda x: x ** 2  # noqa: E731
+    square = lambda x: x**2  # noqa: E731
     prep = di.prepare_jacobian(square, backend, x)
     assert di.ncolors(prep) == 1
     np.testing.assert_allclose(di.jacobian(square, backend, x, prep=prep).toarray(), np.diag(2 * x))
@@ -270,7 +299,9 @@ def test_plot_shows_the_bicoloring():
     import matplotlib
 
     matplotlib.use("Agg")
-    prep = di.prepare_jacobian(arrowhead, di.AutoSparse(di.MixedMode(di.AutoJAX(), di.AutoJAX())), np.ones(30))
+    prep = di.prepare_jacobian(
+        arrowhead, di.AutoSparse(di.MixedMode(di.AutoJAX(), di.AutoJAX())), np.ones(30)
+    )
     ax = di.plot_sparsity(prep)
     assert ax.get_title() == "30 x 30, 88 entries, 3 colors (2 column + 1 row)"
     assert len(np.unique(ax.collections[0].get_array())) == 3
@@ -282,19 +313,29 @@ def test_plot_shows_the_bicoloring():
 def banded_energy(x):
     """A Hessian of bandwidth 3: entries (i, j) with |i - j| <= 3."""
     xp = di.array_namespace(x)
-    return (xp.sum(xp.sin(x[3:] * x[:-3])) + xp.sum(xp.cos(x[1:] * x[:-1]))
-            + xp.sum(x[2:] ** 2 * x[:-2]))
+    return (
+        xp.sum(xp.sin(x[3:] * x[:-3]))
+        + xp.sum(xp.cos(x[1:] * x[:-1]))
+        + xp.sum(x[2:] ** 2 * x[:-2])
+    )
 
 
 def test_substitution_takes_fewer_colors_than_star_for_the_same_hessian():
     x = np.linspace(0.1, 1.0, 2000)
     star = di.AutoSparse(di.AutoJAX())
-    acyclic = di.AutoSparse(di.AutoJAX(), coloring_algorithm=di.GreedyColoring(decompression="substitution"))
-    star_prep, acyclic_prep = di.prepare_hessian(banded_energy, star, x), di.prepare_hessian(banded_energy, acyclic, x)
+    acyclic = di.AutoSparse(
+        di.AutoJAX(), coloring_algorithm=di.GreedyColoring(decompression="substitution")
+    )
+    star_prep, acyclic_prep = (
+        di.prepare_hessian(banded_energy, star, x),
+        di.prepare_hessian(banded_energy, acyclic, x),
+    )
     assert di.ncolors(acyclic_prep) < di.ncolors(star_prep)
     coloring = di.coloring(acyclic_prep)
     pattern = di.sparsity_pattern(acyclic_prep).tocoo()
-    assert coloring.kind == "acyclic" and is_acyclic_coloring(pattern.row, pattern.col, coloring.colors)
+    assert coloring.kind == "acyclic" and is_acyclic_coloring(
+        pattern.row, pattern.col, coloring.colors
+    )
     H_star = di.hessian(banded_energy, star, x, prep=star_prep).toarray()
     H_acyclic = di.hessian(banded_energy, acyclic, x, prep=acyclic_prep).toarray()
     np.testing.assert_allclose(H_acyclic, H_star, rtol=1e-12, atol=1e-12)
@@ -313,7 +354,9 @@ def test_substitution_with_torch_and_dense_results():
     expected = di.hessian(banded_energy, di.AutoTorch(), x).numpy()
     np.testing.assert_allclose(H.to_dense().numpy(), expected, rtol=1e-12, atol=1e-12)
     dense = di.AutoSparse(di.AutoJAX(), coloring_algorithm=algorithm, dense_result=True)
-    np.testing.assert_allclose(di.hessian(banded_energy, dense, x.numpy()), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        di.hessian(banded_energy, dense, x.numpy()), expected, rtol=1e-12, atol=1e-12
+    )
 
 
 def test_the_sparse_docs_page_runs():
@@ -325,10 +368,21 @@ def test_the_sparse_docs_page_runs():
     import sys
 
     root = pathlib.Path(__file__).resolve().parents[1]
-    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "sparse.md").read_text(), flags=re.S)
+    blocks = re.findall(
+        r"```python\n(.*?)```", (root / "docs" / "sparse.md").read_text(), flags=re.S
+    )
     assert len(blocks) >= 4
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", "\n".join(blocks)], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(blocks)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "bidirectional 3" in done.stdout and "7 4" in done.stdout

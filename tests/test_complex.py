@@ -14,7 +14,11 @@ tf = pytest.importorskip("tensorflow")
 
 JACOBIAN = np.diag(np.cos(Z) * Z + np.sin(Z))
 FAMILIES = {
-    "jax": (di.AutoJAX(), lambda a: di.families.FAMILIES["jax"].from_numpy(a, None), "jax"),  # keeps complex128
+    "jax": (
+        di.AutoJAX(),
+        lambda a: di.families.FAMILIES["jax"].from_numpy(a, None),
+        "jax",
+    ),  # keeps complex128
     "torch": (di.AutoTorch(), torch.from_numpy, "torch"),
     "tensorflow": (di.AutoTensorFlow(), tf.constant, "tensorflow"),
 }
@@ -40,14 +44,26 @@ def test_the_frameworks_own_conventions_differ_and_diffinterface_has_one():
     import autograd
 
     z = np.array([1 + 2j, 3 - 1j])
-    native_jax = np.asarray(jax.grad(lambda z: jax.numpy.real(jax.numpy.sum(z ** 2)))(jax.numpy.asarray(z)))
-    native_autograd = autograd.grad(lambda z: autograd.numpy.real(autograd.numpy.sum(z ** 2)))(z)
+    native_jax = np.asarray(
+        jax.grad(lambda z: jax.numpy.real(jax.numpy.sum(z**2)))(jax.numpy.asarray(z))
+    )
+    native_autograd = autograd.grad(lambda z: autograd.numpy.real(autograd.numpy.sum(z**2)))(z)
     t = torch.tensor(z, requires_grad=True)
-    torch.real(torch.sum(t ** 2)).backward()
-    assert np.allclose(native_jax, [2 + 4j, 6 - 2j]) and np.allclose(native_autograd, [2 + 4j, 6 - 2j])
+    torch.real(torch.sum(t**2)).backward()
+    assert np.allclose(native_jax, [2 + 4j, 6 - 2j]) and np.allclose(
+        native_autograd, [2 + 4j, 6 - 2j]
+    )
     assert np.allclose(t.grad.numpy(), [2 - 4j, 6 + 2j])
-    for backend in (di.AutoJAX(), di.AutoAutograd(), di.AutoTorch(), di.AutoTensorFlow(), di.AutoFiniteDiff()):
-        g = di.gradient(lambda z: di.array_namespace(z).sum(di.array_namespace(z).real(z ** 2)), backend, z)
+    for backend in (
+        di.AutoJAX(),
+        di.AutoAutograd(),
+        di.AutoTorch(),
+        di.AutoTensorFlow(),
+        di.AutoFiniteDiff(),
+    ):
+        g = di.gradient(
+            lambda z: di.array_namespace(z).sum(di.array_namespace(z).real(z**2)), backend, z
+        )
         np.testing.assert_allclose(g, [2 - 4j, 6 + 2j], rtol=1e-7, err_msg=repr(backend))
 
 
@@ -59,8 +75,11 @@ def test_a_prepared_call_refuses_an_x_of_another_kind():
             di.gradient(real_loss, di.AutoJAX(), other, prep=prep)
 
 
-@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd(), di.AutoFiniteDiff()],
-                         ids=["jax", "torch", "autograd", "finitediff"])
+@pytest.mark.parametrize(
+    "backend",
+    [di.AutoJAX(), di.AutoTorch(), di.AutoAutograd(), di.AutoFiniteDiff()],
+    ids=["jax", "torch", "autograd", "finitediff"],
+)
 def test_same_point_has_aux_and_out(backend):
     x = Z.copy()
     prep = di.prepare_pullback_same_point(holomorphic, backend, x, (U,))
@@ -69,8 +88,12 @@ def test_same_point_has_aux_and_out(backend):
     with pytest.raises(di.PreparationMismatchError, match="x"):
         di.pullback(holomorphic, backend, x + 1, (U,), prep=prep)
     prep = di.prepare_hvp_same_point(real_loss, backend, x, (T,))
-    np.testing.assert_allclose(di.hvp(real_loss, backend, x, (T,), prep=prep)[0], 4 * T.real, rtol=1e-5, atol=1e-6)
-    (value, aux), g = di.value_and_gradient(lambda z: (real_loss(z), {"re": di.array_namespace(z).real(z)}), backend, x, has_aux=True)
+    np.testing.assert_allclose(
+        di.hvp(real_loss, backend, x, (T,), prep=prep)[0], 4 * T.real, rtol=1e-5, atol=1e-6
+    )
+    (value, aux), g = di.value_and_gradient(
+        lambda z: (real_loss(z), {"re": di.array_namespace(z).real(z)}), backend, x, has_aux=True
+    )
     np.testing.assert_allclose(g, 4 * Z.real, rtol=1e-6)
     np.testing.assert_allclose(value, real_loss(Z))
     np.testing.assert_allclose(np.asarray(aux["re"]), Z.real)
@@ -80,9 +103,15 @@ def test_same_point_has_aux_and_out(backend):
     np.testing.assert_array_equal(x, Z)
 
 
-@pytest.mark.parametrize("pair", [(di.AutoJAX(mode="forward"), di.AutoTorch()), (di.AutoFiniteDiff(), di.AutoJAX()),
-                                  (di.AutoTorch(mode="forward"), di.AutoTorch())],
-                         ids=["jax-over-torch", "fd-over-jax", "torch-over-torch"])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (di.AutoJAX(mode="forward"), di.AutoTorch()),
+        (di.AutoFiniteDiff(), di.AutoJAX()),
+        (di.AutoTorch(mode="forward"), di.AutoTorch()),
+    ],
+    ids=["jax-over-torch", "fd-over-jax", "torch-over-torch"],
+)
 def test_second_order_hvp(pair):
     (h,) = di.hvp(real_loss, di.SecondOrder(*pair), Z, (T,))
     np.testing.assert_allclose(h, 4 * T.real, rtol=1e-5, atol=1e-6)
@@ -96,11 +125,15 @@ def test_derivative_at_a_complex_scalar_in_every_family():
         np.testing.assert_allclose(np.asarray(d), wanted, rtol=1e-12)
 
 
-@pytest.mark.parametrize("backend, words", [
-    (di.AutoFiniteDiff(method="complex"), ["x:", "method='central'"]),
-    (di.AutoSparse(di.AutoJAX()), ["x:", "AutoSparse", "dense"]),
-    (di.SecondOrder(di.AutoFiniteDiff(method="complex"), di.AutoJAX()), ["x:", "complex step"]),
-], ids=["complex-step", "sparse", "second-order-over-complex-step"])
+@pytest.mark.parametrize(
+    "backend, words",
+    [
+        (di.AutoFiniteDiff(method="complex"), ["x:", "method='central'"]),
+        (di.AutoSparse(di.AutoJAX()), ["x:", "AutoSparse", "dense"]),
+        (di.SecondOrder(di.AutoFiniteDiff(method="complex"), di.AutoJAX()), ["x:", "complex step"]),
+    ],
+    ids=["complex-step", "sparse", "second-order-over-complex-step"],
+)
 def test_backends_that_cannot_refuse_by_name(backend, words):
     with pytest.raises(di.UnsupportedError) as raised:
         di.gradient(real_loss, backend, Z)
@@ -111,10 +144,14 @@ def test_refusals_name_the_argument():
     with pytest.raises(di.UnsupportedError, match="^y:"):
         di.pushforward(lambda y, x: None, di.AutoFiniteDiff(), Z, (T,), y=np.zeros(3, complex))
     with pytest.raises(di.UnsupportedError, match="DifferentiateWith"):
-        jax.grad(di.DifferentiateWith(lambda z: np.sum(np.abs(z) ** 2), di.AutoFiniteDiff()))(jax.numpy.asarray(Z))
+        jax.grad(di.DifferentiateWith(lambda z: np.sum(np.abs(z) ** 2), di.AutoFiniteDiff()))(
+            jax.numpy.asarray(Z)
+        )
     x = {"w": Z, "b": np.ones(3)}
     with pytest.raises(ValueError, match=r"tangents\[0\].*\[.w.\].*float64"):
-        di.pushforward(lambda x: x["w"] * x["b"], di.AutoJAX(), x, ({"w": Z.real.copy(), "b": np.ones(3)},))
+        di.pushforward(
+            lambda x: x["w"] * x["b"], di.AutoJAX(), x, ({"w": Z.real.copy(), "b": np.ones(3)},)
+        )
     with pytest.raises(ValueError, match="scalar x"):
         di.derivative(holomorphic, di.AutoJAX(), Z)
 
@@ -150,13 +187,17 @@ def test_a_real_x_never_meets_the_complex_path():
 def test_auto_select_compares_both_parts():
     from diffinterface.wrappers.auto_select.selection import _vector
 
-    np.testing.assert_array_equal(_vector([np.array([1 + 2j], np.complex64), np.array([3.0])]), [1, 2, 3])
+    np.testing.assert_array_equal(
+        _vector([np.array([1 + 2j], np.complex64), np.array([3.0])]), [1, 2, 3]
+    )
     candidates = (di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff())
     g = di.gradient(real_loss, di.AutoSelect(candidates=candidates), Z)
     np.testing.assert_allclose(g, 4 * Z.real, rtol=1e-6)
 
 
-@pytest.mark.parametrize("backend", [di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff()], ids=["jax", "torch", "fd"])
+@pytest.mark.parametrize(
+    "backend", [di.AutoJAX(), di.AutoTorch(), di.AutoFiniteDiff()], ids=["jax", "torch", "fd"]
+)
 def test_a_pytree_output_mixing_complex_and_real_leaves(backend):
     def f(z):
         xp = di.array_namespace(z)

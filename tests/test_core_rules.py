@@ -41,7 +41,9 @@ def test_the_signature_check_serves_arrays_seeds_contexts_and_trees_alike():
     tree = {"a": np.ones(2), "b": 1.0}
     g = lambda tree: (tree["a"] ** 2).sum() * tree["b"]  # noqa: E731
     prep = di.prepare_gradient(g, backend, tree)
-    assert di.gradient(g, backend, {"a": np.full(2, 2.0), "b": 1.0}, prep=prep)["a"] == pytest.approx([4.0, 4.0])
+    assert di.gradient(g, backend, {"a": np.full(2, 2.0), "b": 1.0}, prep=prep)[
+        "a"
+    ] == pytest.approx([4.0, 4.0])
     with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH, leaf \['a'\]"):
         di.gradient(g, backend, {"a": np.ones(3), "b": 1.0}, prep=prep)
 
@@ -54,14 +56,21 @@ def _solve(x):
 def test_tracer_detector_names_the_operation_asdex_cannot_handle():
     pytest.importorskip("asdex")
     backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.TracerSparsityDetector())
-    with pytest.raises(di.UnsupportedError, match=r"(?s)asdex.*cannot handle one of its operations.*f itself is fine") as info:
+    with pytest.raises(
+        di.UnsupportedError,
+        match=r"(?s)asdex.*cannot handle one of its operations.*f itself is fine",
+    ) as info:
         di.jacobian(_solve, backend, np.linspace(0.1, 1.0, 4))
-    assert "di.array_namespace" not in str(info.value)  # f already uses it: that advice would mislead
+    assert "di.array_namespace" not in str(
+        info.value
+    )  # f already uses it: that advice would mislead
     assert "DenseSparsityDetector" in str(info.value)
 
 
 def test_tracer_detector_tells_a_numpy_f_to_use_the_namespace():
     pytest.importorskip("asdex")
     backend = di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.TracerSparsityDetector())
-    with pytest.raises(di.UnsupportedError, match=r"(?s)JAX, which could not trace it.*di.array_namespace"):
+    with pytest.raises(
+        di.UnsupportedError, match=r"(?s)JAX, which could not trace it.*di.array_namespace"
+    ):
         di.jacobian(lambda x: np.sin(x), backend, np.linspace(0.1, 1.0, 4))

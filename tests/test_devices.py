@@ -77,22 +77,30 @@ def test_jax_results_are_sharded_over_all_eight_devices(report):
         assert row["type"] == "ArrayImpl" and row["devices"] == 8, row
         assert row["error"] < 1e-5, row  # float32, against jax.jacfwd / jax.hessian on one device
     # a Jacobian or Hessian is split across them; batched products come as a tuple, one array per seed
-    assert all(row["sharded"] for row in report["jax"] if row["label"].startswith(("jacobian", "hessian")))
+    assert all(
+        row["sharded"] for row in report["jax"] if row["label"].startswith(("jacobian", "hessian"))
+    )
 
 
 def test_devices_are_a_list_of_jax_devices_or_a_mesh_kept_hashable():
     devices = jax.devices()
     backend = di.AutoJAX(devices=list(devices))
-    assert backend.devices == tuple(devices) and hash(backend) == hash(di.AutoJAX(devices=tuple(devices)))
+    assert backend.devices == tuple(devices) and hash(backend) == hash(
+        di.AutoJAX(devices=tuple(devices))
+    )
     assert repr(di.AutoJAX()) == "AutoJAX(mode=None, jit=True)"
     mesh = jax.sharding.Mesh(np.array(devices), ("d",))
     assert di.AutoJAX(devices=mesh).devices is mesh
     x = np.linspace(0.1, 1, 5)
     f = lambda x: jax.numpy.sin(x) * x[0]
-    np.testing.assert_allclose(di.jacobian(f, backend, x), di.jacobian(f, di.AutoJAX(), x), rtol=1e-14)
+    np.testing.assert_allclose(
+        di.jacobian(f, backend, x), di.jacobian(f, di.AutoJAX(), x), rtol=1e-14
+    )
 
 
 @pytest.mark.parametrize("value", [[], ["cpu:0"], "cpu", 8])
 def test_devices_that_are_not_jax_devices_are_refused_naming_devices(value):
-    with pytest.raises(TypeError, match=r"AutoJAX\(devices=...\) expected None.*jax.Device.*Mesh; got "):
+    with pytest.raises(
+        TypeError, match=r"AutoJAX\(devices=...\) expected None.*jax.Device.*Mesh; got "
+    ):
         di.AutoJAX(devices=value)

@@ -14,7 +14,12 @@ import pytest
 import diffinterface as di
 from diffinterface.families import dtype_name, family_of
 from diffinterface.core import get_adapter
-from diffinterface.testing import BACKENDS, default_tolerances, second_order_scenarios, test_differentiation
+from diffinterface.testing import (
+    BACKENDS,
+    default_tolerances,
+    second_order_scenarios,
+    test_differentiation,
+)
 
 #: one inner backend per framework (and finite differences for numpy-only code)
 INNERS = {key: BACKENDS[key] for key in ("jax", "torch", "autograd", "finitediff-central")}
@@ -34,7 +39,11 @@ def inner_scalar(x):
 
 # analytic: u = sin(x) x^2, u' = cos(x) x^2 + 2 x sin(x), u'' = -sin(x) x^2 + 4 x cos(x) + 2 sin(x)
 def _u(x):
-    return np.sin(x) * x**2, np.cos(x) * x**2 + 2 * x * np.sin(x), -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x)
+    return (
+        np.sin(x) * x**2,
+        np.cos(x) * x**2 + 2 * x * np.sin(x),
+        -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x),
+    )
 
 
 def expected_scalar(x):
@@ -88,10 +97,18 @@ def _jax_cases():
         "jit(hessian(loss))": (lambda g, gs: jax.jit(jax.hessian(loss(g))), 2, "loss"),
         "jacrev(jacrev(loss))": (lambda g, gs: jax.jacrev(jax.jacrev(loss(g))), 2, "loss"),
         "jacfwd(jacfwd(loss))": (lambda g, gs: jax.jacfwd(jax.jacfwd(loss(g))), 2, "loss"),
-        "vmap(grad(loss))": (lambda g, gs: lambda x: jax.vmap(jax.grad(loss(g)))(jnp.stack([x, x]))[1], 1, "loss"),
+        "vmap(grad(loss))": (
+            lambda g, gs: lambda x: jax.vmap(jax.grad(loss(g)))(jnp.stack([x, x]))[1],
+            1,
+            "loss",
+        ),
         "grad(sum(vmap(loss)))": (
-            lambda g, gs: lambda x: jax.grad(lambda xs: jnp.sum(jax.vmap(loss(g))(xs)))(jnp.stack([x, x]))[0],
-            1, "loss"),
+            lambda g, gs: (
+                lambda x: jax.grad(lambda xs: jnp.sum(jax.vmap(loss(g))(xs)))(jnp.stack([x, x]))[0]
+            ),
+            1,
+            "loss",
+        ),
     }
 
 
@@ -102,8 +119,19 @@ def _expected(kind, order):
     return gradient if order == 1 else hessian
 
 
-JAX_CASES = ["grad", "jit(grad)", "jvp", "jacfwd", "jacrev", "hessian", "jit(hessian(loss))",
-             "jacrev(jacrev(loss))", "jacfwd(jacfwd(loss))", "vmap(grad(loss))", "grad(sum(vmap(loss)))"]
+JAX_CASES = [
+    "grad",
+    "jit(grad)",
+    "jvp",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "jit(hessian(loss))",
+    "jacrev(jacrev(loss))",
+    "jacfwd(jacfwd(loss))",
+    "vmap(grad(loss))",
+    "grad(sum(vmap(loss)))",
+]
 
 
 @pytest.mark.parametrize("transform", JAX_CASES)
@@ -116,7 +144,12 @@ def test_inside_jax(inner, transform):
     with jax.enable_x64(True):
         x = jnp.asarray(X)
         got = build(g, gs)(x)
-        assert_close(got, _expected(kind, order), "jax", **tolerance(inner, order=1 if order == "jvp" else order))
+        assert_close(
+            got,
+            _expected(kind, order),
+            "jax",
+            **tolerance(inner, order=1 if order == "jvp" else order),
+        )
 
 
 def test_jax_value_keeps_float64_without_global_x64(inner):
@@ -165,14 +198,26 @@ def test_the_jax_output_dtype_follows_x64_as_it_is_at_each_call(inner):
         y = g(x)  # the same bridge, now under x64: float64, as a fresh bridge gives
         assert y.dtype == jnp.float64
         assert y.dtype == di.DifferentiateWith(promoting, inner)(x).dtype
-    np.testing.assert_allclose(float(y), float((X.astype(np.float32).astype(np.float64) ** 2).sum()), rtol=1e-12)
+    np.testing.assert_allclose(
+        float(y), float((X.astype(np.float32).astype(np.float64) ** 2).sum()), rtol=1e-12
+    )
 
 
 # -- torch autograd and torch.func ------------------------------------------------------------
 
-TORCH_CASES = ["backward", "autograd.grad(create_graph)", "forward_ad", "func.grad", "func.jvp", "func.jacrev",
-               "func.jacfwd", "func.hessian", "func.hessian(loss)", "autograd.functional.hessian(loss)",
-               "func.vmap(func.grad(loss))"]
+TORCH_CASES = [
+    "backward",
+    "autograd.grad(create_graph)",
+    "forward_ad",
+    "func.grad",
+    "func.jvp",
+    "func.jacrev",
+    "func.jacfwd",
+    "func.hessian",
+    "func.hessian(loss)",
+    "autograd.functional.hessian(loss)",
+    "func.vmap(func.grad(loss))",
+]
 
 
 def _torch_case(name, g, gs):
@@ -206,9 +251,16 @@ def _torch_case(name, g, gs):
         "func.jacfwd": (torch.func.jacfwd(loss), 1, "loss"),
         "func.hessian": (torch.func.hessian(gs), 2, "scalar"),
         "func.hessian(loss)": (torch.func.hessian(loss), 2, "loss"),
-        "autograd.functional.hessian(loss)": (lambda x: torch.autograd.functional.hessian(loss, x), 2, "loss"),
-        "func.vmap(func.grad(loss))": (lambda x: torch.func.vmap(torch.func.grad(loss))(torch.stack([x, x]))[1],
-                                       1, "loss"),
+        "autograd.functional.hessian(loss)": (
+            lambda x: torch.autograd.functional.hessian(loss, x),
+            2,
+            "loss",
+        ),
+        "func.vmap(func.grad(loss))": (
+            lambda x: torch.func.vmap(torch.func.grad(loss))(torch.stack([x, x]))[1],
+            1,
+            "loss",
+        ),
     }
     return cases[name]
 
@@ -220,8 +272,12 @@ def test_inside_torch(inner, transform):
     g, gs = di.DifferentiateWith(inner_vector, inner), di.DifferentiateWith(inner_scalar, inner)
     run, order, kind = _torch_case(transform, g, gs)
     got = run(torch.tensor(X))
-    assert_close(got, _expected(kind, order), "torch", **tolerance(inner, order=1 if order == "jvp" else order))
-
+    assert_close(
+        got,
+        _expected(kind, order),
+        "torch",
+        **tolerance(inner, order=1 if order == "jvp" else order),
+    )
 
 
 def test_torch_backward_through_a_sum_a_slice_and_a_strided_constant(inner):
@@ -242,7 +298,10 @@ def test_torch_backward_through_a_sum_a_slice_and_a_strided_constant(inner):
     w = torch.tensor(np.repeat([1.0, 2.0, 3.0, 4.0], 2))[::2]
     x = torch.tensor(X, requires_grad=True)
     di.DifferentiateWith(weighted, inner)(x, di.Constant(w)).backward()
-    np.testing.assert_allclose(x.grad.numpy(), _u(X)[1] * np.array([1.0, 2.0, 3.0, 4.0]), **tolerance(inner))
+    np.testing.assert_allclose(
+        x.grad.numpy(), _u(X)[1] * np.array([1.0, 2.0, 3.0, 4.0]), **tolerance(inner)
+    )
+
 
 def test_torch_older_batching_keeps_no_call_once_its_graph_is_gone(inner):
     import gc
@@ -253,12 +312,15 @@ def test_torch_older_batching_keeps_no_call_once_its_graph_is_gone(inner):
 
     g = di.DifferentiateWith(inner_vector, inner)
     before = len(torch_bridge._calls)
-    for _ in range(3):  # vectorize=True: batched backward passes, which reach the bridge through its torch op
+    for _ in range(
+        3
+    ):  # vectorize=True: batched backward passes, which reach the bridge through its torch op
         jac = torch.autograd.functional.jacobian(g, torch.tensor(X), vectorize=True)
         np.testing.assert_allclose(np.diag(jac.numpy()), _u(X)[1], **tolerance(inner))
     del jac
     gc.collect()
     assert len(torch_bridge._calls) == before
+
 
 # -- HIPS autograd ----------------------------------------------------------------------------
 
@@ -282,8 +344,12 @@ def test_inside_autograd(inner, transform):
         "hessian": (autograd.hessian(gs), 2, "scalar"),
         "hessian(loss)": (autograd.hessian(loss), 2, "loss"),
     }[transform]
-    assert_close(np.asarray(run(X)), _expected(kind, order), "numpy",
-                 **tolerance(inner, order=1 if order == "jvp" else order))
+    assert_close(
+        np.asarray(run(X)),
+        _expected(kind, order),
+        "numpy",
+        **tolerance(inner, order=1 if order == "jvp" else order),
+    )
 
 
 # -- every diffinterface backend as the outer -------------------------------------------------
@@ -334,9 +400,13 @@ def test_constant_context_is_passed_and_not_differentiated(inner):
     g = di.DifferentiateWith(scaled, inner)
     with jax.enable_x64(True):
         for c in (2.0, 3.0):  # a new constant value, no new preparation
-            got = jax.jit(jax.grad(lambda x, c: g(x, di.Constant(c))))(jnp.asarray(X), jnp.asarray(c))
+            got = jax.jit(jax.grad(lambda x, c: g(x, di.Constant(c))))(
+                jnp.asarray(X), jnp.asarray(c)
+            )
             assert_close(got, c * _u(X)[1], "jax", **tolerance(inner))
-    assert len(g._rules) <= 1  # one preparation for both values (none when JAX differentiates f itself)
+    assert (
+        len(g._rules) <= 1
+    )  # one preparation for both values (none when JAX differentiates f itself)
 
 
 def test_prepares_once_per_input_signature(inner):
@@ -346,7 +416,9 @@ def test_prepares_once_per_input_signature(inner):
     for x in (torch.tensor(X), torch.tensor(2 * X)):
         torch.func.grad(g)(x)
     g(torch.ones(7, dtype=torch.float64))
-    torch_inner = get_adapter(inner).framework == "torch"  # torch differentiates f itself: nothing to prepare
+    torch_inner = (
+        get_adapter(inner).framework == "torch"
+    )  # torch differentiates f itself: nothing to prepare
     assert len(g._rules) == (0 if torch_inner else 2)
 
 

@@ -109,7 +109,10 @@ def test_a_forward_mode_inner_keeps_the_pullback_route(asked):
     g = di.DifferentiateWith(scalar, di.AutoTorch(mode="forward"))
     with jax.enable_x64(True):
         counts, got = _asked_by_second_call(asked, jax.jit(jax.grad(g)), jnp.asarray(X))
-    assert "value_and_gradient" not in counts and counts.get("pushforward", 0) + counts.get("pullback", 0) >= 1
+    assert (
+        "value_and_gradient" not in counts
+        and counts.get("pushforward", 0) + counts.get("pullback", 0) >= 1
+    )
     np.testing.assert_allclose(np.asarray(got), gradient_of_scalar(X), rtol=1e-10)
 
 
@@ -130,11 +133,22 @@ print(len(jax.devices()), np.max(np.abs(gradient - 2 * (np.cos(X) * X**2 + 2 * X
 
 
 def test_a_program_over_two_devices_runs_the_bridge_once_with_the_right_gradient():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "JAX_PLATFORMS": "cpu",
+    }
     root = os.path.dirname(os.path.dirname(os.path.abspath(di.__file__)))
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env, cwd=root,
-                          timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", SHARDED],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     devices, gradient_error, value_error = done.stdout.split()
     assert int(devices) == 2

@@ -21,21 +21,41 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ["index", "operators", "preparation", "contexts", "second-order", "scipy", "auto-select", "aux-outputs",
-         "linear-operators", "scale"]
+PAGES = [
+    "index",
+    "operators",
+    "preparation",
+    "contexts",
+    "second-order",
+    "scipy",
+    "auto-select",
+    "aux-outputs",
+    "linear-operators",
+    "scale",
+]
 
 
 def python_blocks(page):
-    return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / f"{page}.md").read_text(), flags=re.S)
+    return re.findall(
+        r"```python\n(.*?)```", (ROOT / "docs" / f"{page}.md").read_text(), flags=re.S
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_code_runs(page):
     blocks = python_blocks(page)
     assert blocks, f"docs/{page}.md has no Python block"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     done = subprocess.run(
-        [sys.executable, "-c", "\n".join(blocks)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", "\n".join(blocks)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
 
@@ -52,8 +72,23 @@ sys.path.insert(0, str(ROOT / "docs"))
 import api_reference_hook as reference  # noqa: E402  (the MkDocs hook that writes the reference)
 
 # built-in help text that once leaked into the reference, and internal names that had entries there
-BUILTIN_HELP = ("dict() -> new empty dictionary", "bool(x) -> bool", "str(object=", "Alias for field number", " at 0x")
-INTERNAL_NAMES = ("FALLBACKS", "OPERATORS", "Impl", "Call", "Operator", "prepare", "prepared_fast_path", "prepared_call")
+BUILTIN_HELP = (
+    "dict() -> new empty dictionary",
+    "bool(x) -> bool",
+    "str(object=",
+    "Alias for field number",
+    " at 0x",
+)
+INTERNAL_NAMES = (
+    "FALLBACKS",
+    "OPERATORS",
+    "Impl",
+    "Call",
+    "Operator",
+    "prepare",
+    "prepared_fast_path",
+    "prepared_call",
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,8 +96,11 @@ def _reference_package(name):
     import griffe
     from griffe_runtime_docs import RuntimeDocstringsAndSignatures
 
-    return griffe.load(name, search_paths=[str(ROOT), *sys.path],
-                       extensions=griffe.load_extensions(RuntimeDocstringsAndSignatures()))
+    return griffe.load(
+        name,
+        search_paths=[str(ROOT), *sys.path],
+        extensions=griffe.load_extensions(RuntimeDocstringsAndSignatures()),
+    )
 
 
 def _reference_object(path):
@@ -92,7 +130,11 @@ def _missing(obj):
         if init is not None and init.docstring is not None:
             sections = {**_sections(init), **sections}
         function = init if init is not None and init.is_function else None
-        params = [p.name for p in obj.parameters] if function is None else [p.name for p in function.parameters]
+        params = (
+            [p.name for p in obj.parameters]
+            if function is None
+            else [p.name for p in function.parameters]
+        )
     else:
         params = [p.name for p in function.parameters]
     params = [p for p in params if p not in ("self", "cls")]
@@ -130,7 +172,9 @@ def test_the_reference_has_every_public_name():
         assert sorted(names) == sorted(importlib.import_module(module).__all__), module
     pages = "".join(p.read_text() for p in (ROOT / "docs" / "reference").glob("*.md"))
     for module, group, _ in reference.GROUPS:
-        assert f"<!-- public-api: {module} {group} -->" in pages, f"no reference page shows {module} {group}"
+        assert f"<!-- public-api: {module} {group} -->" in pages, (
+            f"no reference page shows {module} {group}"
+        )
 
 
 def test_every_public_name_has_a_complete_reference_entry():
@@ -140,7 +184,9 @@ def test_every_public_name_has_a_complete_reference_entry():
         if missing:
             incomplete[f"{module}.{name}"] = f"{path} needs " + "; ".join(missing)
     new = {k: v for k, v in incomplete.items() if k not in INCOMPLETE_ELSEWHERE}
-    assert not new, "reference entries without what a user needs:\n" + "\n".join(f"- {k}: {v}" for k, v in new.items())
+    assert not new, "reference entries without what a user needs:\n" + "\n".join(
+        f"- {k}: {v}" for k, v in new.items()
+    )
     stale = INCOMPLETE_ELSEWHERE - set(incomplete)
     assert not stale, f"complete now, remove from INCOMPLETE_ELSEWHERE: {sorted(stale)}"
 
@@ -149,24 +195,41 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     """The strict build succeeds, and its reference pages hold every public name and nothing internal."""
     site = tmp_path / "site"
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)], cwd=ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert done.returncode == 0, "mkdocs build --strict failed (pip install -e '.[docs]'):\n" + done.stderr
+    assert done.returncode == 0, (
+        "mkdocs build --strict failed (pip install -e '.[docs]'):\n" + done.stderr
+    )
     html = "".join(p.read_text() for p in (site / "reference").rglob("*.html"))
-    absent = [f"{module}.{name}" for module, name, path in _public_entries() if f'id="{path}"' not in html]
+    absent = [
+        f"{module}.{name}" for module, name, path in _public_entries() if f'id="{path}"' not in html
+    ]
     assert not absent, f"public names without a reference entry in the built site: {absent}"
     leaked = [text for text in BUILTIN_HELP if text in html]
     assert not leaked, f"built-in help text in the built reference: {leaked}"
     entries = set(re.findall(r'id="(diffinterface[\w.]*)"', html))
     internal = sorted(e for e in entries if e.rsplit(".", 1)[-1] in INTERNAL_NAMES)
     assert not internal, f"internal names with entries in the built reference: {internal}"
-    assert '<img' in (site / "benchmarks" / "index.html").read_text(), "the benchmarks page shows no plot"
+    assert "<img" in (site / "benchmarks" / "index.html").read_text(), (
+        "the benchmarks page shows no plot"
+    )
 
 
 # --- pages written as interpreter sessions, the README's first screen, the examples' pages ---
 
-SESSION_PAGES = ["faq", "coming-from", "pytrees", "differentiate-with", "tensorflow-keras", "complex"]
+SESSION_PAGES = [
+    "faq",
+    "coming-from",
+    "pytrees",
+    "differentiate-with",
+    "tensorflow-keras",
+    "complex",
+]
 
 _RUN_SESSION = """
 import doctest, sys
@@ -181,11 +244,23 @@ sys.exit(1 if runner.failures else 0)
 @pytest.mark.parametrize("page", SESSION_PAGES)
 def test_page_sessions_print_what_they_show(page):
     """The ``pycon`` blocks of a page, in order, print exactly the output the page shows."""
-    blocks = re.findall(r"```pycon\n(.*?)```", (ROOT / "docs" / f"{page}.md").read_text(), flags=re.S)
+    blocks = re.findall(
+        r"```pycon\n(.*?)```", (ROOT / "docs" / f"{page}.md").read_text(), flags=re.S
+    )
     assert blocks, f"docs/{page}.md has no pycon block"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", _RUN_SESSION], input="\n".join(blocks), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_SESSION],
+        input="\n".join(blocks),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
 
 
@@ -194,19 +269,34 @@ def test_the_first_example_prints_what_it_shows(document):
     text = (ROOT / document).read_text()
     code = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
     shown = re.search(r"```text\n(.*?)```", text, flags=re.S).group(1)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == shown, f"{document} shows:\n{shown}\nbut its example prints:\n{done.stdout}"
+    assert done.stdout == shown, (
+        f"{document} shows:\n{shown}\nbut its example prints:\n{done.stdout}"
+    )
 
 
 def test_the_readme_first_screen_has_the_pitch_the_install_and_an_example():
     lines = (ROOT / "README.md").read_text().splitlines()
     first = "\n".join(lines[:45])
-    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move material to CONTRIBUTING.md or docs/"
-    for needed in ("One Python API for derivatives", "Python ≥ 3.10", 'pip install "diffinterface[jax]"',
-                   "python examples/quickstart.py", "python -m pytest", "```python", "```text"):
+    assert len(lines) <= 200, (
+        f"README.md has {len(lines)} lines: move material to CONTRIBUTING.md or docs/"
+    )
+    for needed in (
+        "One Python API for derivatives",
+        "Python ≥ 3.10",
+        'pip install "diffinterface[jax]"',
+        "python examples/quickstart.py",
+        "python -m pytest",
+        "```python",
+        "```text",
+    ):
         assert needed in first, f"README.md's first 45 lines lack {needed!r}"
 
 
@@ -224,10 +314,14 @@ def test_every_example_has_a_page_with_its_source_and_output():
         name = script.removesuffix(".py")
         showing = [p.name for p, text in pages.items() if f'--8<-- "examples/{script}"' in text]
         assert showing, f"no page in docs/examples/ shows examples/{script}"
-        assert f'--8<-- "docs/examples/output/{name}.txt"' in pages[ROOT / "docs" / "examples" / showing[0]], (
-            f"docs/examples/{showing[0]} does not show the output of {script}")
+        assert (
+            f'--8<-- "docs/examples/output/{name}.txt"'
+            in pages[ROOT / "docs" / "examples" / showing[0]]
+        ), f"docs/examples/{showing[0]} does not show the output of {script}"
         output = ROOT / "docs" / "examples" / "output" / f"{name}.txt"
-        assert claim in output.read_text(), f"{output} lacks {claim!r}: python docs/record_example_outputs.py {script}"
+        assert claim in output.read_text(), (
+            f"{output} lacks {claim!r}: python docs/record_example_outputs.py {script}"
+        )
 
 
 @pytest.mark.parametrize("document", ["README.md", "CONTRIBUTING.md"])

@@ -11,7 +11,8 @@ import pytest
 import diffinterface as di
 
 MODULES = sorted(
-    info.name for info in pkgutil.walk_packages(di.__path__, prefix="diffinterface.")
+    info.name
+    for info in pkgutil.walk_packages(di.__path__, prefix="diffinterface.")
     if not info.name.endswith("test_kit_conformance")
 )
 
@@ -19,8 +20,12 @@ MODULES = sorted(
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples failed in {name}"
+    result = doctest.testmod(
+        module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False
+    )
+    assert result.failed == 0, (
+        f"{result.failed} of {result.attempted} doctest examples failed in {name}"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(di.__all__))
@@ -40,18 +45,26 @@ def _attribute_docstrings(module):
 
     body = ast.parse(inspect.getsource(module)).body
     for statement, following in zip(body, body[1:]):
-        if (isinstance(statement, ast.Assign) and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant) and isinstance(following.value.value, str)):
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
             yield statement.targets[0].id, following.value.value
 
 
-@pytest.mark.parametrize("name", ["diffinterface.testing.backends", "diffinterface.testing.scenario"])
+@pytest.mark.parametrize(
+    "name", ["diffinterface.testing.backends", "diffinterface.testing.scenario"]
+)
 def test_attribute_docstring_examples_run(name):
     module = importlib.import_module(name)
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     examples = 0
     for attribute, text in _attribute_docstrings(module):
-        test = parser.get_doctest(text, dict(vars(module)), f"{name}.{attribute}", module.__file__, 0)
+        test = parser.get_doctest(
+            text, dict(vars(module)), f"{name}.{attribute}", module.__file__, 0
+        )
         examples += len(test.examples)
         runner.run(test)
     assert examples > 0, f"no attribute docstring with an example in {name}"

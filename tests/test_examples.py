@@ -40,11 +40,21 @@ def test_every_example_has_a_claim():
     assert sorted(CLAIMS) == sorted(p.name for p in EXAMPLES.glob("*.py"))
 
 
-@pytest.mark.parametrize("script", sorted(CLAIMS), ids=[name.removesuffix(".py") for name in sorted(CLAIMS)])
+@pytest.mark.parametrize(
+    "script", sorted(CLAIMS), ids=[name.removesuffix(".py") for name in sorted(CLAIMS)]
+)
 def test_example_runs(script):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     done = subprocess.run(
-        [sys.executable, str(EXAMPLES / script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, str(EXAMPLES / script)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert CLAIMS[script] in done.stdout, done.stdout

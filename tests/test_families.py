@@ -90,7 +90,9 @@ def test_a_fifth_family_is_one_register_family_call_and_is_detected(toy):
     assert family_of(a) == "toy" and is_array(a)
     assert describe(a) == "toy float64 array of shape (2,)"
     assert array_namespace(a) is TOY_NAMESPACE
-    assert array_namespace(np.ones(2), a, 1.0) is TOY_NAMESPACE  # its precedence decides mixed inputs
+    assert (
+        array_namespace(np.ones(2), a, 1.0) is TOY_NAMESPACE
+    )  # its precedence decides mixed inputs
     np.testing.assert_array_equal(as_numpy(a), [1.0, 2.0])
 
 
@@ -102,7 +104,10 @@ def test_a_fifth_family_gets_the_generic_parts_of_the_protocol(toy):
     assert isinstance(converted, torch.Tensor) and converted.dtype == torch.float64
     assert FAMILIES["numpy"].from_dlpack(a).tolist() == [1.0, 2.0]
     assert family_of(FAMILIES["toy"].from_dlpack(np.ones(2))) == "toy"
-    with pytest.raises(ValueError, match="out: toy arrays are immutable and cannot be written in place; call without out="):
+    with pytest.raises(
+        ValueError,
+        match="out: toy arrays are immutable and cannot be written in place; call without out=",
+    ):
         write_out(ToyArray([0.0, 0.0]), a)
 
 
@@ -113,7 +118,10 @@ def test_unregistering_a_family_forgets_its_arrays(toy):
 
 
 def test_register_family_refuses_what_is_no_family():
-    with pytest.raises(TypeError, match="family: expected an instance of a diffinterface.families.Family subclass; got str"):
+    with pytest.raises(
+        TypeError,
+        match="family: expected an instance of a diffinterface.families.Family subclass; got str",
+    ):
         register_family("toy")
 
 
@@ -127,19 +135,28 @@ def test_the_table_holds_one_instance_of_each_family_module_in_order():
 
 
 def test_no_family_name_is_branched_on_in_the_sparse_modules_scipy_and_modules():
-    files = [PACKAGE / "wrappers" / "sparse" / f"{name}.py" for name in ("detection", "introspection", "matrices",
-                                                                         "coloring")]
+    files = [
+        PACKAGE / "wrappers" / "sparse" / f"{name}.py"
+        for name in ("detection", "introspection", "matrices", "coloring")
+    ]
     files += [*(PACKAGE / "scipy").glob("*.py"), PACKAGE / "modules.py"]
     literal = re.compile(r'"(numpy|torch|jax|autograd)"')
     assert len(files) == 10
-    found = [f"{path.name}:{i}" for path in files for i, line in enumerate(path.read_text().splitlines(), 1)
-             if literal.search(line)]
+    found = [
+        f"{path.name}:{i}"
+        for path in files
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if literal.search(line)
+    ]
     assert found == []
 
 
 def test_every_module_of_families_is_under_400_lines():
-    long = {str(p.relative_to(PACKAGE)): n for p in (PACKAGE / "families").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in (PACKAGE / "families").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
     assert long == {}
 
 
@@ -197,7 +214,11 @@ def test_sparse_builder_sparse_format_and_coordinates(family):
     arrays = FAMILIES[family]
     like = _in(family, np.zeros(1))
     matrix = arrays.sparse_builder(ROWS, COLS, SHAPE, like)(_in(family, [1.0, 2.0, 3.0]))
-    assert sparse_family(matrix) is arrays and sparse_format(matrix) is not None and arrays.is_sparse(matrix)
+    assert (
+        sparse_family(matrix) is arrays
+        and sparse_format(matrix) is not None
+        and arrays.is_sparse(matrix)
+    )
     values, rows, cols = arrays.sparse_coordinates(matrix)
     dense = np.zeros(SHAPE)
     dense[rows, cols] = values
@@ -216,11 +237,15 @@ def test_sparse_out_writes_the_values_of_the_same_pattern(family):
     assert write_out(out, result) is out
     np.testing.assert_array_equal(as_numpy(arrays.sparse_values(out)), [1.0, 2.0, 3.0])
     other = arrays.sparse_builder(ROWS, COLS[::-1].copy(), SHAPE, _in(family, np.zeros(1)))
-    with pytest.raises(ValueError, match="with the prepared pattern; got a matrix with another pattern"):
+    with pytest.raises(
+        ValueError, match="with the prepared pattern; got a matrix with another pattern"
+    ):
         write_out(other(_in(family, [0.0, 0.0, 0.0])), result)
 
 
 def test_jax_sparse_matrices_are_refused_as_out():
     build = FAMILIES["jax"].sparse_builder(ROWS, COLS, SHAPE, _in("jax", np.zeros(1)))
-    with pytest.raises(ValueError, match=r"out: JAX sparse matrices \(BCOO\) are immutable and cannot be written"):
+    with pytest.raises(
+        ValueError, match=r"out: JAX sparse matrices \(BCOO\) are immutable and cannot be written"
+    ):
         write_out(build(_in("jax", [0.0, 0.0, 0.0])), build(_in("jax", [1.0, 2.0, 3.0])))

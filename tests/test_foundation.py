@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FD_METHODS = ["forward", "central", "complex"]
 
 
-
-
 def sum_of_squares(x):
     return (x**2).sum()
 
@@ -48,11 +46,14 @@ def test_plain_gradient_imports_no_wrapper_it_does_not_use():
         "from diffinterface.core.registry import registration\n"
         "print(registration(di.AutoSparse(di.AutoFiniteDiff())).extra)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     imported, names, extra = out.stdout.strip().splitlines()
     assert imported == "[]"
     assert names == "True True True"
     assert extra == "sparse"  # the registry finds AutoSparse's adapter once AutoSparse is reachable
+
 
 def test_missing_framework_names_the_pip_extra():
     # Block jax's import in a subprocess: the selector still works, its first use fails clearly.
@@ -95,11 +96,14 @@ def test_selectors_are_frozen_and_hashable():
         di.SecondOrder(di.AutoFiniteDiff(), "torch")
 
 
-
 def test_selectors_behave_as_frozen_dataclasses():
     # selectors are diffinterface.frozen.Frozen values: a dataclass's constructor, repr, equality and hash
     fd = di.AutoFiniteDiff("forward", abs_step=1e-3)
-    assert fd == di.AutoFiniteDiff(method="forward", rel_step=None, abs_step=1e-3) != di.AutoFiniteDiff()
+    assert (
+        fd
+        == di.AutoFiniteDiff(method="forward", rel_step=None, abs_step=1e-3)
+        != di.AutoFiniteDiff()
+    )
     assert hash(fd) == hash(di.AutoFiniteDiff("forward", None, 1e-3))
     assert repr(di.AutoJAX()) == "AutoJAX(mode=None, jit=True)"
     assert di.AutoJAX() != di.AutoTorch() and di.AutoAutograd() == di.AutoAutograd()
@@ -130,7 +134,10 @@ def test_a_positional_pair_and_a_keyword_never_share_a_cached_value():
 
 
 def test_unknown_backend_names_the_selectors():
-    with pytest.raises(TypeError, match=r"backend: expected a backend selector \(AutoFiniteDiff\(\), AutoJAX\(\), AutoTorch\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"backend: expected a backend selector \(AutoFiniteDiff\(\), AutoJAX\(\), AutoTorch\(\)",
+    ):
         di.gradient(sum_of_squares, "jax", np.ones(3))
 
 
@@ -147,7 +154,9 @@ def test_derivative_needs_scalar_x():
 def test_x_must_be_a_float_array():
     with pytest.raises(TypeError, match="x: expected a real floating-point array.*int64"):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), np.arange(3))
-    with pytest.raises(TypeError, match="x: expected a float, an array or a pytree of arrays; got str"):
+    with pytest.raises(
+        TypeError, match="x: expected a float, an array or a pytree of arrays; got str"
+    ):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), "1.0")
 
 
@@ -155,9 +164,13 @@ def test_tangents_are_a_tuple_of_x_shaped_arrays():
     x = np.ones(3)
     with pytest.raises(TypeError, match="tangents: expected a non-empty tuple"):
         di.pushforward(np.sin, di.AutoFiniteDiff(), x, np.ones(3))
-    with pytest.raises(ValueError, match=r"tangents\[1\]: expected an array shaped like x, \(3,\); got .*\(4,\)"):
+    with pytest.raises(
+        ValueError, match=r"tangents\[1\]: expected an array shaped like x, \(3,\); got .*\(4,\)"
+    ):
         di.pushforward(np.sin, di.AutoFiniteDiff(), x, (np.ones(3), np.ones(4)))
-    with pytest.raises(ValueError, match=r"cotangents\[0\]: expected an array shaped like the output y, \(2,\)"):
+    with pytest.raises(
+        ValueError, match=r"cotangents\[0\]: expected an array shaped like the output y, \(2,\)"
+    ):
         di.pullback(lambda x: x[:2], di.AutoFiniteDiff(), x, (np.ones(3),))
 
 
@@ -168,7 +181,10 @@ def test_contexts_must_be_wrapped():
 
 def test_out_of_the_wrong_shape_or_dtype():
     x = np.ones(3)
-    with pytest.raises(ValueError, match=r"out: expected a buffer like the result, a numpy float64 array of shape \(3,\); got a numpy float64 array of shape \(4,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"out: expected a buffer like the result, a numpy float64 array of shape \(3,\); got a numpy float64 array of shape \(4,\)",
+    ):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), x, out=np.empty(4))
     with pytest.raises(ValueError, match=r"out: .*got a numpy float32"):
         di.gradient(sum_of_squares, di.AutoFiniteDiff(), x, out=np.empty(3, dtype=np.float32))
@@ -187,7 +203,9 @@ def test_two_argument_functions_follow_the_declared_capability(backend):
         np.testing.assert_allclose(J, np.diag(2 * x), rtol=1e-6)
         np.testing.assert_allclose(y, x**2)
     else:
-        with pytest.raises(di.UnsupportedError, match=r"y: .* cannot differentiate two-argument functions"):
+        with pytest.raises(
+            di.UnsupportedError, match=r"y: .* cannot differentiate two-argument functions"
+        ):
             di.jacobian(square_into, backend, x, y=y)
         assert not y.any()
 
@@ -195,6 +213,7 @@ def test_two_argument_functions_follow_the_declared_capability(backend):
 def test_prepared_call_mismatch_lists_every_slot():
     backend = di.AutoFiniteDiff()
     x = np.ones(3, dtype=np.float64)
+
     def f(x, c):
         return c * sum_of_squares(x)
 
@@ -202,8 +221,13 @@ def test_prepared_call_mismatch_lists_every_slot():
     with pytest.raises(di.PreparationMismatchError) as info:
         di.gradient(f, backend, np.ones(4, dtype=np.float32), di.Constant(2.0), prep=prep)
     message = str(info.value)
-    assert "f: matches" in message and "backend: matches" in message and "contexts: matches" in message
-    assert "x: MISMATCH, prepared numpy.ndarray float64 (3,), given numpy.ndarray float32 (4,)" in message
+    assert (
+        "f: matches" in message and "backend: matches" in message and "contexts: matches" in message
+    )
+    assert (
+        "x: MISMATCH, prepared numpy.ndarray float64 (3,), given numpy.ndarray float32 (4,)"
+        in message
+    )
     assert isinstance(info.value, ValueError)
 
 
@@ -234,7 +258,9 @@ def test_errors_leave_inputs_untouched():
     for call in (
         lambda: di.gradient(lambda x: x, di.AutoFiniteDiff(), x),
         lambda: di.gradient(sum_of_squares, di.AutoFiniteDiff(), x, out=np.empty(2)),
-        lambda: di.jacobian(lambda y, x: y.__setitem__(slice(None), x), di.AutoFiniteDiff(), x, y=y, out=np.empty(2)),
+        lambda: di.jacobian(
+            lambda y, x: y.__setitem__(slice(None), x), di.AutoFiniteDiff(), x, y=y, out=np.empty(2)
+        ),
     ):
         with pytest.raises((ValueError, TypeError)):
             call()
@@ -269,8 +295,11 @@ def test_finite_difference_evaluation_counts(method, operator):
     scalar_in = operator.endswith("derivative")
     x = np.float64(0.3) if scalar_in else np.linspace(0.1, 1.0, 7)
     n = 1 if scalar_in else x.size
-    base = {"gradient": lambda x: (np.sin(x) * x).sum(), "jacobian": lambda x: np.sin(x) * x[::-1],
-            "derivative": lambda x: np.array([np.sin(x), x**3])}[operator.removeprefix("value_and_")]
+    base = {
+        "gradient": lambda x: (np.sin(x) * x).sum(),
+        "jacobian": lambda x: np.sin(x) * x[::-1],
+        "derivative": lambda x: np.array([np.sin(x), x**3]),
+    }[operator.removeprefix("value_and_")]
     f = Counted(base)
     prepare = getattr(di, "prepare_" + operator.removeprefix("value_and_"))
     prep = prepare(f, backend, x)
@@ -291,7 +320,9 @@ def test_finite_differences_never_modify_x_and_keep_float32():
 
 def test_finite_difference_steps_can_be_set():
     x = np.array([1.0])
-    coarse = di.gradient(lambda x: (x**3).sum(), di.AutoFiniteDiff(method="forward", rel_step=0.1, abs_step=0.1), x)
+    coarse = di.gradient(
+        lambda x: (x**3).sum(), di.AutoFiniteDiff(method="forward", rel_step=0.1, abs_step=0.1), x
+    )
     np.testing.assert_allclose(coarse, [3.31], rtol=1e-12)  # ((1.1)^3 - 1) / 0.1
 
 
@@ -386,7 +417,9 @@ def test_finite_differences_every_variant(method):
     prep = di.prepare_jacobian(f, backend, x, di.Constant(2.0), strict=True)
     for c in (2.0, -3.0):  # the Constant changes between prepared calls
         for _ in range(2):  # prepared twice
-            np.testing.assert_allclose(di.jacobian(f, backend, x, di.Constant(c), prep=prep), J(x, c), rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(
+                di.jacobian(f, backend, x, di.Constant(c), prep=prep), J(x, c), rtol=1e-6, atol=1e-8
+            )
         out = np.empty((3, 3))
         assert di.jacobian(f, backend, x, di.Constant(c), prep=prep, out=out) is out
         np.testing.assert_allclose(out, J(x, c), rtol=1e-6, atol=1e-8)

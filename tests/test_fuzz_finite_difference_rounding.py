@@ -33,17 +33,25 @@ def _checker(outcome, reference):
 
 
 def test_the_campaigns_forward_difference_jacobian_is_within_its_rounding_error():
-    reference = {"value": np.asarray(f(X)), "jacobian": np.asarray(di.jacobian(f, di.AutoAutograd(), X))}
+    reference = {
+        "value": np.asarray(f(X)),
+        "jacobian": np.asarray(di.jacobian(f, di.AutoAutograd(), X)),
+    }
     assert np.max(np.abs(reference["value"])) > 10 * np.max(np.abs(reference["jacobian"]))
     got = di.jacobian(f, FORWARD, X)
-    assert not np.allclose(got, reference["jacobian"], rtol=1e-5, atol=1e-7)  # the campaign's finding, still there
+    assert not np.allclose(
+        got, reference["jacobian"], rtol=1e-5, atol=1e-7
+    )  # the campaign's finding, still there
     outcome = Outcome()
     _checker(outcome, reference).compare("jacobian", got, reference["jacobian"])
     assert outcome.findings == []
 
 
 def test_a_wrong_finite_difference_jacobian_is_still_a_finding():
-    reference = {"value": np.asarray(f(X)), "jacobian": np.asarray(di.jacobian(f, di.AutoAutograd(), X))}
+    reference = {
+        "value": np.asarray(f(X)),
+        "jacobian": np.asarray(di.jacobian(f, di.AutoAutograd(), X)),
+    }
     wrong = np.array(di.jacobian(f, FORWARD, X))
     wrong[0, 1, 1] *= 1.01  # a wrong rule is off by the derivative's own size, far above rounding
     outcome = Outcome()

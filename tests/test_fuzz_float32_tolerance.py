@@ -36,7 +36,15 @@ def g(x):
 
 def _checker(outcome):
     x = tf.constant(X)
-    return Checker("tensorflow-forward", di.AutoTensorFlow(mode="forward"), "tensorflow", x, "g", False, outcome), x
+    return Checker(
+        "tensorflow-forward",
+        di.AutoTensorFlow(mode="forward"),
+        "tensorflow",
+        x,
+        "g",
+        False,
+        outcome,
+    ), x
 
 
 def test_a_tensorflow_float32_x_is_checked_as_float32():

@@ -230,16 +230,24 @@ def test_compiled_functions_check_x_when_traced_again(x64):
     jax.config.update("jax_enable_x64", x64)
     try:
         f = Counter(sumsq)
-        x = jnp.arange(1.0, 4.0, dtype=jnp.float64 if x64 else jnp.float32) if x64 else np.arange(1.0, 4.0)
+        x = (
+            jnp.arange(1.0, 4.0, dtype=jnp.float64 if x64 else jnp.float32)
+            if x64
+            else np.arange(1.0, 4.0)
+        )
         prep = di.prepare_gradient(f, di.AutoJAX(), x)
         assert prep.impl.checks_x
         traced = f.count
-        with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH, prepared .* \(3,\), given .* \(4,\)"):
+        with pytest.raises(
+            di.PreparationMismatchError, match=r"x: MISMATCH, prepared .* \(3,\), given .* \(4,\)"
+        ):
             di.gradient(f, di.AutoJAX(), np.arange(1.0, 5.0), prep=prep)
         assert f.count == traced
         loose = di.prepare_gradient(f, di.AutoJAX(), x, strict=False)
         assert not loose.impl.checks_x
-        np.testing.assert_allclose(di.gradient(f, di.AutoJAX(), np.arange(1.0, 5.0), prep=loose), 2 * np.arange(1.0, 5.0))
+        np.testing.assert_allclose(
+            di.gradient(f, di.AutoJAX(), np.arange(1.0, 5.0), prep=loose), 2 * np.arange(1.0, 5.0)
+        )
     finally:
         jax.config.update("jax_enable_x64", False)
 
@@ -287,6 +295,7 @@ def test_new_constant_value_does_not_recompile(compiles, family):
     for scale in (2.0, 3.0, -1.0):
         grad = di.gradient(f, di.AutoJAX(), x, di.Constant(scale * w), prep=prep)
         np.testing.assert_allclose(np.asarray(grad), scale * np.cos(np.asarray(x)), rtol=1e-6)
+
     # a Python float Constant too, then a NumPy scalar and a 0-d array of the same dtype (one kind)
     def scaled_sine(x, c):
         return jnp.sin(c * x)
@@ -305,11 +314,17 @@ def test_non_array_constant_is_static():
 
     x = np.array([1.0, 2.0], dtype=np.float32)
     prep = di.prepare_gradient(f, di.AutoJAX(), x, di.Constant("square"))
-    np.testing.assert_allclose(di.gradient(f, di.AutoJAX(), x, di.Constant("square"), prep=prep), [2.0, 4.0])
-    np.testing.assert_allclose(di.gradient(f, di.AutoJAX(), x, di.Constant("cube"), prep=prep), [3.0, 12.0])
+    np.testing.assert_allclose(
+        di.gradient(f, di.AutoJAX(), x, di.Constant("square"), prep=prep), [2.0, 4.0]
+    )
+    np.testing.assert_allclose(
+        di.gradient(f, di.AutoJAX(), x, di.Constant("cube"), prep=prep), [3.0, 12.0]
+    )
 
 
-@pytest.mark.parametrize("operator", ["gradient", "jacobian", "derivative", "pushforward", "pullback", "hessian"])
+@pytest.mark.parametrize(
+    "operator", ["gradient", "jacobian", "derivative", "pushforward", "pullback", "hessian"]
+)
 def test_unprepared_calls_compile_nothing_and_run_f_afresh(compiles, operator):
     # an unprepared call is eager, as jax.grad is: it compiles nothing, and runs f as it is now
     # (issue #36: reusing a trace keyed by the function object returned a stale derivative)
@@ -329,7 +344,7 @@ def test_unprepared_calls_and_new_preparations_see_a_changed_global():
     state = {"scale": 1.0}
 
     def loss(x):
-        return state["scale"] * jnp.sum(x ** 2)
+        return state["scale"] * jnp.sum(x**2)
 
     x = np.array([1.0, 2.0])
     for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
@@ -338,8 +353,12 @@ def test_unprepared_calls_and_new_preparations_see_a_changed_global():
         first = di.prepare_gradient(loss, backend, x)
         state["scale"] = 3.0
         np.testing.assert_allclose(di.gradient(loss, backend, x), 6 * x)
-        np.testing.assert_allclose(di.gradient(loss, backend, x, prep=di.prepare_gradient(loss, backend, x)), 6 * x)
-        if backend.jit:  # a compiled preparation keeps the trace it made: JAX's own jit does the same
+        np.testing.assert_allclose(
+            di.gradient(loss, backend, x, prep=di.prepare_gradient(loss, backend, x)), 6 * x
+        )
+        if (
+            backend.jit
+        ):  # a compiled preparation keeps the trace it made: JAX's own jit does the same
             np.testing.assert_allclose(di.gradient(loss, backend, x, prep=first), 2 * x)
 
 
@@ -362,21 +381,51 @@ def test_batched_tangents_are_one_compiled_call():
 def _operators(x, t, c, scalar):
     """(name, prepare args, call) for every operator on jax inputs."""
     return [
-        ("gradient", lambda: di.prepare_gradient(weighted, B, x, c), lambda p: di.gradient(weighted, B, x, c, prep=p)),
-        ("value_and_gradient", lambda: di.prepare_gradient(weighted, B, x, c),
-         lambda p: di.value_and_gradient(weighted, B, x, c, prep=p)),
-        ("jacobian", lambda: di.prepare_jacobian(square, B, x), lambda p: di.jacobian(square, B, x, prep=p)),
-        ("pushforward", lambda: di.prepare_pushforward(square, B, x, (t, t)),
-         lambda p: di.value_and_pushforward(square, B, x, (t, t), prep=p)),
-        ("pullback", lambda: di.prepare_pullback(weighted, B, x, (scalar,), c),
-         lambda p: di.value_and_pullback(weighted, B, x, (scalar,), c, prep=p)),
-        ("derivative", lambda: di.prepare_derivative(seed003, B, scalar),
-         lambda p: di.value_and_derivative(seed003, B, scalar, prep=p)),
-        ("hessian", lambda: di.prepare_hessian(weighted, B, x, c),
-         lambda p: di.value_gradient_and_hessian(weighted, B, x, c, prep=p)),
-        ("hvp", lambda: di.prepare_hvp(weighted, B, x, (t,), c), lambda p: di.gradient_and_hvp(weighted, B, x, (t,), c, prep=p)),
-        ("second_derivative", lambda: di.prepare_second_derivative(seed003, B, scalar),
-         lambda p: di.value_derivative_and_second_derivative(seed003, B, scalar, prep=p)),
+        (
+            "gradient",
+            lambda: di.prepare_gradient(weighted, B, x, c),
+            lambda p: di.gradient(weighted, B, x, c, prep=p),
+        ),
+        (
+            "value_and_gradient",
+            lambda: di.prepare_gradient(weighted, B, x, c),
+            lambda p: di.value_and_gradient(weighted, B, x, c, prep=p),
+        ),
+        (
+            "jacobian",
+            lambda: di.prepare_jacobian(square, B, x),
+            lambda p: di.jacobian(square, B, x, prep=p),
+        ),
+        (
+            "pushforward",
+            lambda: di.prepare_pushforward(square, B, x, (t, t)),
+            lambda p: di.value_and_pushforward(square, B, x, (t, t), prep=p),
+        ),
+        (
+            "pullback",
+            lambda: di.prepare_pullback(weighted, B, x, (scalar,), c),
+            lambda p: di.value_and_pullback(weighted, B, x, (scalar,), c, prep=p),
+        ),
+        (
+            "derivative",
+            lambda: di.prepare_derivative(seed003, B, scalar),
+            lambda p: di.value_and_derivative(seed003, B, scalar, prep=p),
+        ),
+        (
+            "hessian",
+            lambda: di.prepare_hessian(weighted, B, x, c),
+            lambda p: di.value_gradient_and_hessian(weighted, B, x, c, prep=p),
+        ),
+        (
+            "hvp",
+            lambda: di.prepare_hvp(weighted, B, x, (t,), c),
+            lambda p: di.gradient_and_hvp(weighted, B, x, (t,), c, prep=p),
+        ),
+        (
+            "second_derivative",
+            lambda: di.prepare_second_derivative(seed003, B, scalar),
+            lambda p: di.value_derivative_and_second_derivative(seed003, B, scalar, prep=p),
+        ),
     ]
 
 
@@ -409,7 +458,9 @@ def test_reverse_derivative_is_native_grad_with_no_extra_evaluation():
     backend = di.AutoJAX(mode="reverse")
     prep = di.prepare_derivative(f, backend, x)
     traced = f.count
-    np.testing.assert_allclose(di.derivative(f, backend, x, prep=prep), jax.grad(seed003)(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        di.derivative(f, backend, x, prep=prep), jax.grad(seed003)(x), rtol=1e-6
+    )
     assert f.count == traced
     ours = prep.impl.derivative  # float32 jax input: the jitted function itself
     native = jax.jit(jax.grad(f))
@@ -492,7 +543,9 @@ def test_second_order_impls_directly(backend):
     want = -9 * np.sin(2.1) * 0.7 + 6 * np.cos(2.1)
     np.testing.assert_allclose(impl.second_derivative(s), want, rtol=1e-12)
     v, d, d2 = impl.value_derivative_and_second_derivative(s)
-    np.testing.assert_allclose((v, d, d2), (np.sin(2.1) * 0.7, 3 * np.cos(2.1) * 0.7 + np.sin(2.1), want), rtol=1e-12)
+    np.testing.assert_allclose(
+        (v, d, d2), (np.sin(2.1) * 0.7, 3 * np.cos(2.1) * 0.7 + np.sin(2.1), want), rtol=1e-12
+    )
 
 
 def test_second_order_pairs_of_jax_backends():
@@ -553,7 +606,9 @@ def test_eager_jax_refuses_a_number_taken_out_of_x():
 
 def test_prepared_jit_branch_on_values_names_jit_false():
     x = np.array([1.0, 2.0])
-    np.testing.assert_allclose(di.gradient(branchy, di.AutoJAX(), x), [2.0, 4.0])  # unprepared: eager
+    np.testing.assert_allclose(
+        di.gradient(branchy, di.AutoJAX(), x), [2.0, 4.0]
+    )  # unprepared: eager
     with pytest.raises(di.TracedArrayError, match=r"AutoJAX\(jit=False\)"):
         di.prepare_gradient(branchy, di.AutoJAX(), x)
 
@@ -563,16 +618,22 @@ def test_numpy_results_are_owned(backend):
     x = np.array([0.5, 1.0, 2.0])
     tangents = (np.ones(3), np.arange(3.0))
     results = [
-        di.gradient(sumsq, backend, x), *di.value_and_gradient(sumsq, backend, x),
+        di.gradient(sumsq, backend, x),
+        *di.value_and_gradient(sumsq, backend, x),
         *di.pushforward(square, backend, x, tangents),
-        *di.pushforward(square, backend, x, tangents, prep=di.prepare_pushforward(square, backend, x, tangents)),
-        *di.pullback(square, backend, x, tangents[:1]), di.hessian(sumsq, backend, x),
+        *di.pushforward(
+            square, backend, x, tangents, prep=di.prepare_pushforward(square, backend, x, tangents)
+        ),
+        *di.pullback(square, backend, x, tangents[:1]),
+        di.hessian(sumsq, backend, x),
     ]
     for r in results:
         assert isinstance(r, np.ndarray) and r.flags.writeable and not np.shares_memory(r, x)
     first, second = results[3], results[4]
     first[...] = 0.0
-    np.testing.assert_allclose(second, 2 * x * np.arange(3.0))  # one tangent's result is not another's
+    np.testing.assert_allclose(
+        second, 2 * x * np.arange(3.0)
+    )  # one tangent's result is not another's
 
 
 def test_cache_written_inside_f_is_refused_naming_it():
@@ -622,8 +683,11 @@ def test_differentiate_with_prepares_at_the_given_point():
     # AutoJAX's preparation has the user's x: the bridge prepares there
     k = di.DifferentiateWith(positive_only(seen), di.AutoFiniteDiff())
     prep = di.prepare_hessian(k, di.AutoJAX(), np.array([0.5, 2.0]))
-    np.testing.assert_allclose(di.hessian(k, di.AutoJAX(), np.array([0.5, 2.0]), prep=prep), np.diag([-4.0, -0.25]),
-                               rtol=1e-4)
+    np.testing.assert_allclose(
+        di.hessian(k, di.AutoJAX(), np.array([0.5, 2.0]), prep=prep),
+        np.diag([-4.0, -0.25]),
+        rtol=1e-4,
+    )
     assert all(np.all(p > 0) for p in seen)
 
 

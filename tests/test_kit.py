@@ -99,7 +99,10 @@ def _excluded_for_the_complex_step_only(report):
     excludes those scenarios. Returns the number of cases that ran.
     """
     assert all("writes_cache is False" in r.notes[0] for r in report.excluded), str(report)
-    assert all(any(c.kind == "Cache" for c in s.contexts) for s in _scenarios_named(r.scenario for r in report.excluded))
+    assert all(
+        any(c.kind == "Cache" for c in s.contexts)
+        for s in _scenarios_named(r.scenario for r in report.excluded)
+    )
     return len(report.results) - len(report.excluded)
 
 
@@ -110,7 +113,9 @@ def _scenarios_named(names):
 
 def test_a_backend_baking_values_in_at_preparation_is_caught():
     backend = Baked()
-    report = test_differentiation({"baked": backend}, default_scenarios("pushforward"), raise_on_failure=False)
+    report = test_differentiation(
+        {"baked": backend}, default_scenarios("pushforward"), raise_on_failure=False
+    )
     assert len(report.failed) == _excluded_for_the_complex_step_only(report) > 0, str(report)
     for result in report.failed:
         prepared = [p for p in result.problems if p.startswith("prepared call")]
@@ -127,17 +132,25 @@ def slightly_wrong():
 def test_the_test_double_is_right_without_its_error(slightly_wrong):
     report = test_differentiation(slightly_wrong(0.0), default_scenarios(), raise_on_failure=False)
     assert report.ok, str(report)
-    assert len(report.passed) == _excluded_for_the_complex_step_only(report) == len(default_scenarios()) - len(report.excluded)
+    assert (
+        len(report.passed)
+        == _excluded_for_the_complex_step_only(report)
+        == len(default_scenarios()) - len(report.excluded)
+    )
 
 
 @pytest.mark.parametrize("error", [1e-3, -1e-4])
 def test_slightly_wrong_derivatives_fail_every_case(slightly_wrong, error):
-    report = test_differentiation(slightly_wrong(error), default_scenarios(), raise_on_failure=False)
+    report = test_differentiation(
+        slightly_wrong(error), default_scenarios(), raise_on_failure=False
+    )
     assert not report.ok
     assert len(report.failed) == _excluded_for_the_complex_step_only(report) > 0, str(report)
     for result in report.failed:
         assert any("values differ" in p for p in result.problems), result.message()
-        assert not any(p.startswith("prepared value_and") and "value:" in p for p in result.problems)
+        assert not any(
+            p.startswith("prepared value_and") and "value:" in p for p in result.problems
+        )
 
 
 def test_failures_raise_inside_pytest_with_the_table(slightly_wrong):
@@ -165,8 +178,14 @@ def test_a_wrong_expected_value_is_caught(field):
     for scenario in default_scenarios():
         wrong = dataclasses.replace(scenario, **{field: _scaled(getattr(scenario, field), 1.05)})
         for backend_id in ("finitediff-central", "finitediff-complex"):
-            report = test_differentiation({backend_id: BACKENDS[backend_id]}, [wrong], raise_on_failure=False)
-            ran = _excluded_for_the_complex_step_only(report) if backend_id == "finitediff-complex" else 1
+            report = test_differentiation(
+                {backend_id: BACKENDS[backend_id]}, [wrong], raise_on_failure=False
+            )
+            ran = (
+                _excluded_for_the_complex_step_only(report)
+                if backend_id == "finitediff-complex"
+                else 1
+            )
             assert len(report.failed) == ran, f"{scenario.name} on {backend_id}:\n{report}"
             if not ran:
                 continue
@@ -178,7 +197,9 @@ def test_one_percent_error_fails_finite_differences_in_float64():
     assert len(float64) >= 15
     for scenario in float64:
         wrong = dataclasses.replace(scenario, first=_scaled(scenario.first, 1.01))
-        report = test_differentiation(di.AutoFiniteDiff(method="forward"), [wrong], raise_on_failure=False)
+        report = test_differentiation(
+            di.AutoFiniteDiff(method="forward"), [wrong], raise_on_failure=False
+        )
         assert not report.ok, scenario.name
     rtol, atol = default_tolerances(di.AutoFiniteDiff(), "float64")
     assert rtol <= 1e-4 and atol <= 1e-6
@@ -186,7 +207,9 @@ def test_one_percent_error_fails_finite_differences_in_float64():
 
 def test_tolerances_depend_on_dtype_backend_and_overrides():
     assert default_tolerances(di.AutoJAX(), "float64") < default_tolerances(di.AutoJAX(), "float32")
-    assert default_tolerances(di.AutoJAX(), "float64") < default_tolerances(di.AutoFiniteDiff(), "float64")
+    assert default_tolerances(di.AutoJAX(), "float64") < default_tolerances(
+        di.AutoFiniteDiff(), "float64"
+    )
     scenario = default_scenarios("gradient")[1]  # float32
     assert scenario.dtype == "float32"
     loose = dataclasses.replace(scenario, first=_scaled(scenario.first, 1.02))
@@ -200,18 +223,28 @@ def test_tolerances_depend_on_dtype_backend_and_overrides():
 
 def test_an_operator_ignoring_out_is_caught(monkeypatch):
     original = di.gradient
-    monkeypatch.setattr(di.operators, "gradient", lambda *args, out=None, **kwargs: original(*args, **kwargs))
-    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
+    monkeypatch.setattr(
+        di.operators, "gradient", lambda *args, out=None, **kwargs: original(*args, **kwargs)
+    )
+    report = test_differentiation(
+        di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False
+    )
     assert len(report.failed) == len(default_scenarios("gradient"))
-    assert all(
-        any("not the out= buffer itself" in p for p in r.problems) for r in report.failed
-    ), str(report)
+    assert all(any("not the out= buffer itself" in p for p in r.problems) for r in report.failed), (
+        str(report)
+    )
 
 
 def test_a_preparation_that_is_never_strict_is_caught(monkeypatch):
     original = di.prepare_jacobian
-    monkeypatch.setattr(di.operators, "prepare_jacobian", lambda *args, strict=True, **kw: original(*args, strict=False, **kw))
-    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("jacobian"), raise_on_failure=False)
+    monkeypatch.setattr(
+        di.operators,
+        "prepare_jacobian",
+        lambda *args, strict=True, **kw: original(*args, strict=False, **kw),
+    )
+    report = test_differentiation(
+        di.AutoFiniteDiff(), default_scenarios("jacobian"), raise_on_failure=False
+    )
     assert report.failed and len(report.failed) == len(report.results)
     for result in report.failed:
         assert any(p.startswith("mismatch (x shape)") for p in result.problems), result.message()
@@ -221,16 +254,29 @@ def test_results_in_the_wrong_family_or_dtype_are_caught(monkeypatch):
     from diffinterface.testing.families import to_numpy
 
     original = di.gradient
-    monkeypatch.setattr(di.operators, "gradient", lambda *args, **kwargs: to_numpy(original(*args, **kwargs)))
-    report = test_differentiation(di.AutoTorch(), default_scenarios("gradient"), families=["torch"],
-                                  raise_on_failure=False)
+    monkeypatch.setattr(
+        di.operators, "gradient", lambda *args, **kwargs: to_numpy(original(*args, **kwargs))
+    )
+    report = test_differentiation(
+        di.AutoTorch(), default_scenarios("gradient"), families=["torch"], raise_on_failure=False
+    )
     assert len(report.failed) == len(default_scenarios("gradient"))
-    assert all(any("expected a torch result; got numpy" in p for p in r.problems) for r in report.failed)
+    assert all(
+        any("expected a torch result; got numpy" in p for p in r.problems) for r in report.failed
+    )
 
-    monkeypatch.setattr(di.operators, "gradient", lambda *args, **kwargs: original(*args, **kwargs).astype("float64"))
-    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False)
+    monkeypatch.setattr(
+        di.operators,
+        "gradient",
+        lambda *args, **kwargs: original(*args, **kwargs).astype("float64"),
+    )
+    report = test_differentiation(
+        di.AutoFiniteDiff(), default_scenarios("gradient"), raise_on_failure=False
+    )
     float32 = [r for r in report.failed if "float32" in r.scenario]
-    assert float32 and all(any("and dtype float32; got numpy float64" in p for p in r.problems) for r in float32)
+    assert float32 and all(
+        any("and dtype float32; got numpy float64" in p for p in r.problems) for r in float32
+    )
 
 
 def test_a_function_modifying_its_inputs_is_caught():
@@ -239,17 +285,30 @@ def test_a_function_modifying_its_inputs_is_caught():
         return (w * x).sum()
 
     w = np.array([1.0, 2.0])
-    scenario = Scenario("gradient", f, np.ones(2), contexts=(di.Constant(w),), value=np.float64(3.0),
-                        first=np.array([1.0, 2.0]), name="mutating")
+    scenario = Scenario(
+        "gradient",
+        f,
+        np.ones(2),
+        contexts=(di.Constant(w),),
+        value=np.float64(3.0),
+        first=np.array([1.0, 2.0]),
+        name="mutating",
+    )
     report = test_differentiation(di.AutoFiniteDiff(), [scenario], raise_on_failure=False)
     assert any("inputs modified: contexts[0]" in p for p in report.failed[0].problems), str(report)
 
 
 def test_a_wrong_result_type_is_caught(monkeypatch):
     original = di.pushforward
-    monkeypatch.setattr(di.operators, "pushforward", lambda *args, **kwargs: list(original(*args, **kwargs)))
-    report = test_differentiation(di.AutoFiniteDiff(), default_scenarios("pushforward")[:1], raise_on_failure=False)
-    assert any("expected a tuple of 2 results; got list" in p for p in report.failed[0].problems), str(report)
+    monkeypatch.setattr(
+        di.operators, "pushforward", lambda *args, **kwargs: list(original(*args, **kwargs))
+    )
+    report = test_differentiation(
+        di.AutoFiniteDiff(), default_scenarios("pushforward")[:1], raise_on_failure=False
+    )
+    assert any("expected a tuple of 2 results; got list" in p for p in report.failed[0].problems), (
+        str(report)
+    )
 
 
 def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
@@ -268,7 +327,9 @@ def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
     assert cases and not any(case.excluded for case in cases)
     result = cases[0].run()
     assert result.status == "failed"
-    assert "failed to import" in result.problems[0] and "diffinterface[nowhere]" in result.problems[0]
+    assert (
+        "failed to import" in result.problems[0] and "diffinterface[nowhere]" in result.problems[0]
+    )
 
 
 # -- exclusions, ids, counts ---------------------------------------------------------------------------------
@@ -293,7 +354,9 @@ di.register_backend(NoInplace, _NoInplaceAdapter)
 def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported():
     backend = NoInplace()
     scenarios = default_scenarios()
-    report = test_differentiation({"no-inplace": backend}, scenarios, excluded=("gradient",), raise_on_failure=False)
+    report = test_differentiation(
+        {"no-inplace": backend}, scenarios, excluded=("gradient",), raise_on_failure=False
+    )
     two_argument = {s.name for s in scenarios if s.two_argument}
     gradients = {s.name for s in scenarios if s.operator == "gradient"}
     # without inplace, the scenarios writing a di.Cache are excluded too (nothing to refuse at preparation)
@@ -301,7 +364,10 @@ def test_capabilities_turn_cases_into_refusal_checks_and_exclusions_are_reported
     assert {r.scenario for r in report.excluded} == gradients | cache_writers
     refused = [r for r in report.passed if r.scenario in two_argument]
     assert {r.scenario for r in refused} == two_argument
-    assert all("refused as declared" in r.notes[0] and "check_inplace is False" in r.notes[0] for r in refused)
+    assert all(
+        "refused as declared" in r.notes[0] and "check_inplace is False" in r.notes[0]
+        for r in refused
+    )
     assert "excluded" in str(report) and report.ok
 
 
@@ -311,7 +377,9 @@ def test_a_declared_refusal_that_does_not_refuse_is_caught():
     two_argument = [s for s in default_scenarios() if s.two_argument]
     cases = build_cases({"liar": backend}, two_argument)
     assert cases and all(case.refused for case in cases)
-    adapter.inplace = True  # the capability was read when the cases were built; now it runs instead of refusing
+    adapter.inplace = (
+        True  # the capability was read when the cases were built; now it runs instead of refusing
+    )
     try:
         results = [case.run() for case in cases]
     finally:
@@ -331,14 +399,18 @@ def test_case_ids_are_readable_and_unique():
 def test_native_family_variants_follow_the_adapters_families():
     families = {case.family for case in build_cases({"torch": di.AutoTorch()}, default_scenarios())}
     assert families == set(get_adapter(di.AutoTorch()).families) & {"numpy", "torch", "jax"}
-    assert {case.family for case in build_cases(di.AutoFiniteDiff(), default_scenarios())} == {"numpy"}
+    assert {case.family for case in build_cases(di.AutoFiniteDiff(), default_scenarios())} == {
+        "numpy"
+    }
 
 
 def test_evaluation_counts_match_finite_difference_costs():
     # documented cost of forward differences: n + 1 evaluations per gradient; central: 2n (2n + 1 with the value)
     scenario = default_scenarios("gradient")[0]
     n = scenario.x.size
-    forward = test_differentiation(di.AutoFiniteDiff(method="forward"), [scenario]).results[0].counts
+    forward = (
+        test_differentiation(di.AutoFiniteDiff(method="forward"), [scenario]).results[0].counts
+    )
     central = test_differentiation(di.AutoFiniteDiff(), [scenario]).results[0].counts
     assert forward["call"] == forward["call1"] == n + 1
     assert central["call"] == 2 * n and central["value_and"] == 2 * n + 1
@@ -358,7 +430,13 @@ def test_report_prints_a_table():
 
 def test_scenario_sets_cover_the_issue():
     first = default_scenarios()
-    assert {s.operator for s in first} == {"pushforward", "pullback", "derivative", "gradient", "jacobian"}
+    assert {s.operator for s in first} == {
+        "pushforward",
+        "pullback",
+        "derivative",
+        "gradient",
+        "jacobian",
+    }
     assert {s.dtype for s in first} == {"float32", "float64"}
     assert any(s.two_argument for s in first) and any(s.contexts for s in first)
     assert any(s.tangents and len(s.tangents) == 2 for s in first)
@@ -379,7 +457,9 @@ def test_expected_values_agree_with_central_differences_of_the_function_itself()
         if s.y is not None:
             continue
         # a Cache of the scenario's dtype would round f's float64 values: give it a float64 one
-        ctx = [np.asarray(c.value, np.float64) if c.kind == "Cache" else c.value for c in s.contexts]
+        ctx = [
+            np.asarray(c.value, np.float64) if c.kind == "Cache" else c.value for c in s.contexts
+        ]
         f = lambda x: np.asarray(s.f(x, *ctx), dtype=np.float64)  # noqa: E731
         x = np.asarray(s.x, dtype=np.float64)
         np.testing.assert_allclose(f(x), s.value, rtol=1e-5, err_msg=s.name)
@@ -393,13 +473,19 @@ def test_expected_values_agree_with_central_differences_of_the_function_itself()
         if s.operator == "pushforward":
             flat = jac.reshape(np.size(s.value), x.size)
             for t, result in zip(s.tangents, s.first):
-                np.testing.assert_allclose(np.reshape(result, -1), flat @ np.reshape(t, -1), rtol=1e-4, atol=1e-6)
+                np.testing.assert_allclose(
+                    np.reshape(result, -1), flat @ np.reshape(t, -1), rtol=1e-4, atol=1e-6
+                )
         elif s.operator == "pullback":
             flat = jac.reshape(np.size(s.value), x.size)
             for c, result in zip(s.tangents, s.first):
-                np.testing.assert_allclose(np.reshape(result, -1), np.reshape(c, -1) @ flat, rtol=1e-4, atol=1e-6)
+                np.testing.assert_allclose(
+                    np.reshape(result, -1), np.reshape(c, -1) @ flat, rtol=1e-4, atol=1e-6
+                )
         else:
-            np.testing.assert_allclose(np.reshape(s.first, jac.shape), jac, rtol=1e-4, atol=1e-6, err_msg=s.name)
+            np.testing.assert_allclose(
+                np.reshape(s.first, jac.shape), jac, rtol=1e-4, atol=1e-6, err_msg=s.name
+            )
 
 
 def test_scenario_validates_its_arguments():
@@ -417,9 +503,16 @@ def test_scenario_validates_its_arguments():
 
 
 def test_backend_selection():
-    assert set(select_backends("finitediff")) == {"finitediff-central", "finitediff-forward", "finitediff-complex"}
+    assert set(select_backends("finitediff")) == {
+        "finitediff-central",
+        "finitediff-forward",
+        "finitediff-complex",
+    }
     assert list(select_backends("jax,zero-forward")) == ["jax", "zero-forward"]
-    assert set(select_backends("diffinterface.testing.backends:ZERO_BACKENDS")) == {"zero-forward", "zero-reverse"}
+    assert set(select_backends("diffinterface.testing.backends:ZERO_BACKENDS")) == {
+        "zero-forward",
+        "zero-reverse",
+    }
     with pytest.raises(pytest.UsageError, match="unknown backend id 'mxnet'"):
         select_backends("mxnet")
 
@@ -450,11 +543,17 @@ def test_plugin_gives_one_test_per_case_and_fails_a_wrong_backend(pytester):
         ),
         test_it="def test_first_order(di_case):\n    di_case.check()\n",
     )
-    result = pytester.runpytest_subprocess("--di-backends=finitediff-central", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "--di-backends=finitediff-central", "-q", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=len(default_scenarios()))
-    result = pytester.runpytest_subprocess("--di-backends=wrong_backend:WRONG", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "--di-backends=wrong_backend:WRONG", "-q", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=len(default_scenarios()))
-    result.stdout.fnmatch_lines(["*WRONG-jacobian-vector_to_vector-float64-numpy: failed*", "*values differ*"])
+    result.stdout.fnmatch_lines(
+        ["*WRONG-jacobian-vector_to_vector-float64-numpy: failed*", "*values differ*"]
+    )
 
 
 def test_benchmark_rows_and_table():
@@ -480,22 +579,54 @@ def test_importing_the_kit_imports_no_framework():
         "import sys, diffinterface, diffinterface.testing, diffinterface.testing.pytest_plugin;"
         "print(sorted(m for m in ('jax', 'torch', 'autograd', 'scipy') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
 def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
-    command = [sys.executable, "-m", "pytest", "--pyargs", "diffinterface.testing", "-q", "-p", "no:cacheprovider",
-               "-p", "diffinterface.testing.pytest_plugin", "--di-backends=finitediff-complex"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "diffinterface.testing",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "diffinterface.testing.pytest_plugin",
+        "--di-backends=finitediff-complex",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
-    cases = build_cases(BACKENDS["finitediff-complex"], default_scenarios() + second_order_scenarios() + edge_scenarios())
-    excluded = sum(case.excluded is not None for case in cases)  # the Cache writers (writes_cache is False)
+    cases = build_cases(
+        BACKENDS["finitediff-complex"],
+        default_scenarios() + second_order_scenarios() + edge_scenarios(),
+    )
+    excluded = sum(
+        case.excluded is not None for case in cases
+    )  # the Cache writers (writes_cache is False)
     assert done.returncode == 0, done.stdout[-3000:]
-    fuzzed = 1  # the fuzz suite's test for the backend (diffinterface/testing/fuzz/test_fuzz_kit.py)
-    batched = len(batch_cases({"finitediff-complex": BACKENDS["finitediff-complex"]}))  # batch_scenarios.py
-    ran = len(cases) - excluded + len(bad_input_cases(BACKENDS["finitediff-complex"])) + fuzzed + batched
-    ran += len(aux_cases(BACKENDS["finitediff-complex"])) + len(same_point_cases(BACKENDS["finitediff-complex"]))
-    ran += len(worker_cases({"finitediff-complex": BACKENDS["finitediff-complex"]}))  # worker_scenarios.py
+    fuzzed = (
+        1  # the fuzz suite's test for the backend (diffinterface/testing/fuzz/test_fuzz_kit.py)
+    )
+    batched = len(
+        batch_cases({"finitediff-complex": BACKENDS["finitediff-complex"]})
+    )  # batch_scenarios.py
+    ran = (
+        len(cases)
+        - excluded
+        + len(bad_input_cases(BACKENDS["finitediff-complex"]))
+        + fuzzed
+        + batched
+    )
+    ran += len(aux_cases(BACKENDS["finitediff-complex"])) + len(
+        same_point_cases(BACKENDS["finitediff-complex"])
+    )
+    ran += len(
+        worker_cases({"finitediff-complex": BACKENDS["finitediff-complex"]})
+    )  # worker_scenarios.py
     ran += len(complex_cases(BACKENDS["finitediff-complex"]))  # each checks the declared refusal
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 
@@ -515,9 +646,13 @@ def test_counts_table_lists_each_backend_and_operator():
 def test_a_backend_accepting_a_bare_tangent_is_caught(monkeypatch):
     import importlib
 
-    core_call = importlib.import_module("diffinterface.core.prepare")  # the module (core re-exports prepare())
+    core_call = importlib.import_module(
+        "diffinterface.core.prepare"
+    )  # the module (core re-exports prepare())
     monkeypatch.setattr(core_call, "check_tangents", lambda *args, **kwargs: None)
-    results = {case.bad_input.name: case.run() for case in bad_input_cases({"fd": di.AutoFiniteDiff()})}
+    results = {
+        case.bad_input.name: case.run() for case in bad_input_cases({"fd": di.AutoFiniteDiff()})
+    }
     assert results["tangents_not_a_tuple"].status == "failed"
     assert any("expected TypeError matching" in p for p in results["tangents_not_a_tuple"].problems)
     assert results["tangent_int64"].status == "failed"
@@ -529,8 +664,10 @@ class _SilentZerosAdapter(FiniteDiffAdapter):
 
     def prepare_gradient(self, problem):
         zeros = np.zeros(problem.x_shape, dtype=problem.x_dtype)
-        return Impl(gradient=lambda x, *ctx: zeros.copy(),
-                    value_and_gradient=lambda x, *ctx: (np.asarray(problem.f(x, *ctx)), zeros.copy()))
+        return Impl(
+            gradient=lambda x, *ctx: zeros.copy(),
+            value_and_gradient=lambda x, *ctx: (np.asarray(problem.f(x, *ctx)), zeros.copy()),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -544,7 +681,9 @@ di.register_backend(SilentZeros, _SilentZerosAdapter)
 
 
 def test_a_backend_returning_silent_zeros_for_a_broken_graph_is_caught():
-    results = {case.bad_input.name: case.run() for case in bad_input_cases({"silent": SilentZeros()})}
+    results = {
+        case.bad_input.name: case.run() for case in bad_input_cases({"silent": SilentZeros()})
+    }
     for name in ("float_of_the_input", "numpy_on_the_input"):
         assert results[name].status == "failed", results[name].message()
         assert any("wrong derivative without an error" in p for p in results[name].problems)

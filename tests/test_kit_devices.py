@@ -62,19 +62,27 @@ def test_a_result_on_another_device_than_x_is_a_problem_naming_both(report):
 
 
 def test_a_device_numpy_arrays_cannot_live_on_is_refused_naming_the_argument():
-    with pytest.raises(ValueError, match=r"device: numpy arrays live on the CPU only .* got 'cuda'"):
+    with pytest.raises(
+        ValueError, match=r"device: numpy arrays live on the CPU only .* got 'cuda'"
+    ):
         convert(np.ones(2), "numpy", "cuda")
 
 
 def test_a_device_jax_does_not_have_is_refused_naming_the_argument():
-    with pytest.raises(ValueError, match=r"device: expected a JAX platform and an index JAX has.*got 'cpu:99'"):
+    with pytest.raises(
+        ValueError, match=r"device: expected a JAX platform and an index JAX has.*got 'cpu:99'"
+    ):
         convert(np.ones(2), "jax", "cpu:99")
 
 
 def test_torch_inputs_placed_on_the_cpu_by_name_pass_and_stay_there():
     pytest.importorskip("torch")
-    report = test_differentiation({"torch": di.AutoTorch()}, default_scenarios(["gradient"]), device={"torch": "cpu"},
-                                  raise_on_failure=False)
+    report = test_differentiation(
+        {"torch": di.AutoTorch()},
+        default_scenarios(["gradient"]),
+        device={"torch": "cpu"},
+        raise_on_failure=False,
+    )
     assert report.ok and {r.family for r in report.results} == {"torch"}
     case = Case("torch", di.AutoTorch(), default_scenarios(["gradient"])[0], "torch", device="cpu")
     assert case.run().status == "passed"

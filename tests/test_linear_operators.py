@@ -16,7 +16,7 @@ def _residual(x):
 
 def _energy(x):
     xp = di.array_namespace(x)
-    return xp.sum(xp.exp(0.5 * (x[1:] - x[:-1]))) + xp.sum(x ** 4) / 4
+    return xp.sum(xp.exp(0.5 * (x[1:] - x[:-1]))) + xp.sum(x**4) / 4
 
 
 X = np.linspace(0.2, 1.0, 5)
@@ -30,8 +30,14 @@ def test_jacobian_operator_products(di_backend):
     m, w = rng.standard_normal((5, 3)), rng.standard_normal((9, 2))
     assert J.shape == (9, 5) and J.dtype == np.float64
     assert np.allclose(J.value, _residual(X))
-    for got, wanted in ((J @ v, dense @ v), (J.T @ u, dense.T @ u), (J @ m, dense @ m), (J.T @ w, dense.T @ w),
-                        (J @ m[:, :0], dense @ m[:, :0]), (J.T @ w[:, :0], dense.T @ w[:, :0])):
+    for got, wanted in (
+        (J @ v, dense @ v),
+        (J.T @ u, dense.T @ u),
+        (J @ m, dense @ m),
+        (J.T @ w, dense.T @ w),
+        (J @ m[:, :0], dense @ m[:, :0]),
+        (J.T @ w[:, :0], dense.T @ w[:, :0]),
+    ):
         assert isinstance(got, np.ndarray) and got.shape == wanted.shape
         np.testing.assert_allclose(got, wanted, rtol=1e-6, atol=1e-6)
 
@@ -42,15 +48,25 @@ def test_hessian_operator_products(di_backend):
     rng = np.random.default_rng(1)
     v, m = rng.standard_normal(5), rng.standard_normal((5, 4))
     assert H.shape == (5, 5) and H.H is H
-    np.testing.assert_allclose(H.gradient, np.asarray(di.gradient(_energy, di_backend, X)), rtol=1e-6, atol=1e-6)
-    for got, wanted in ((H @ v, dense @ v), (H @ m, dense @ m), (H.T @ v, dense.T @ v),
-                        (H @ m[:, :0], dense @ m[:, :0])):
+    np.testing.assert_allclose(
+        H.gradient, np.asarray(di.gradient(_energy, di_backend, X)), rtol=1e-6, atol=1e-6
+    )
+    for got, wanted in (
+        (H @ v, dense @ v),
+        (H @ m, dense @ m),
+        (H.T @ v, dense.T @ v),
+        (H @ m[:, :0], dense @ m[:, :0]),
+    ):
         assert got.shape == wanted.shape
         np.testing.assert_allclose(got, wanted, rtol=1e-5, atol=1e-5)
 
 
-SOLVER_BACKENDS = {"jax": di.AutoJAX(), "torch": di.AutoTorch(), "autograd": di.AutoAutograd(),
-                   "finitediff": di.AutoFiniteDiff()}
+SOLVER_BACKENDS = {
+    "jax": di.AutoJAX(),
+    "torch": di.AutoTorch(),
+    "autograd": di.AutoAutograd(),
+    "finitediff": di.AutoFiniteDiff(),
+}
 
 
 @pytest.mark.parametrize("backend", list(SOLVER_BACKENDS.values()), ids=list(SOLVER_BACKENDS))
@@ -70,8 +86,9 @@ def test_least_squares_lsmr_on_an_exponential_fit(backend):
         operators.append(jacobian_operator(residuals, backend, p))
         return operators[-1]
 
-    fit = scipy.optimize.least_squares(lambda p: np.asarray(residuals(p)), np.array([1.0, 0.5, 0.0]), jac=jac,
-                                       tr_solver="lsmr")
+    fit = scipy.optimize.least_squares(
+        lambda p: np.asarray(residuals(p)), np.array([1.0, 0.5, 0.0]), jac=jac, tr_solver="lsmr"
+    )
     assert fit.success and operators and all(op.shape == (4000, 3) for op in operators)
     np.testing.assert_allclose(fit.x, truth, rtol=2e-2, atol=2e-2)
 
@@ -97,7 +114,9 @@ def test_gmres_eigsh_and_lsqr_take_the_operators():
     assert np.allclose(np.sort(largest), np.sort(np.linalg.eigvalsh(dense))[-2:])
     J = jacobian_operator(_residual, backend, x)
     target = J @ np.ones(30)
-    assert np.allclose(scipy.sparse.linalg.lsqr(J, target, atol=1e-12, btol=1e-12)[0], np.ones(30), atol=1e-5)
+    assert np.allclose(
+        scipy.sparse.linalg.lsqr(J, target, atol=1e-12, btol=1e-12)[0], np.ones(30), atol=1e-5
+    )
 
 
 def test_framework_arrays_give_numpy_products():

@@ -26,14 +26,6 @@ from analytic import sin_weighted_sum_gradient as scalar_of_vector_gradient
 from analytic import sin_weighted_sum_hessian as scalar_of_vector_hessian
 
 
-
-
-
-
-
-
-
-
 def vector_of_scalar(x):
     xp = di.array_namespace(x)
     return xp.stack([xp.sin(x), x**2, xp.exp(-x) * x])
@@ -43,15 +35,19 @@ def vector_of_scalar_derivative(x):
     return np.array([np.cos(x), 2 * x, np.exp(-x) * (1 - x)])
 
 
-
-
 X = np.array([0.3, -1.2, 2.0, 0.7])
 X_SCALAR = np.array(0.7)
 
 CASES = {
     "gradient": (di.prepare_gradient, di.gradient, scalar_of_vector, X, scalar_of_vector_gradient),
     "jacobian": (di.prepare_jacobian, di.jacobian, vector_of_vector, X, vector_of_vector_jacobian),
-    "derivative": (di.prepare_derivative, di.derivative, vector_of_scalar, X_SCALAR, vector_of_scalar_derivative),
+    "derivative": (
+        di.prepare_derivative,
+        di.derivative,
+        vector_of_scalar,
+        X_SCALAR,
+        vector_of_scalar_derivative,
+    ),
     "hessian": (di.prepare_hessian, di.hessian, scalar_of_vector, X, scalar_of_vector_hessian),
 }
 
@@ -59,8 +55,16 @@ CASES = {
 def tolerance(backend, operator):
     if isinstance(backend, di.AutoFiniteDiff):
         if operator == "hessian":  # differences of differences
-            return {"rtol": 1e-3, "atol": 1e-4} if backend.method == "forward" else {"rtol": 1e-5, "atol": 1e-6}
-        return {"rtol": 1e-5, "atol": 1e-6} if backend.method == "forward" else {"rtol": 1e-7, "atol": 1e-8}
+            return (
+                {"rtol": 1e-3, "atol": 1e-4}
+                if backend.method == "forward"
+                else {"rtol": 1e-5, "atol": 1e-6}
+            )
+        return (
+            {"rtol": 1e-5, "atol": 1e-6}
+            if backend.method == "forward"
+            else {"rtol": 1e-7, "atol": 1e-8}
+        )
     return {"rtol": 1e-12, "atol": 1e-12}
 
 
@@ -76,7 +80,9 @@ def test_one_source_agrees_on_every_backend(backend, operator):
     np.testing.assert_allclose(result, expected(x), **tolerance(backend, operator))
     # The same preparation serves another point.
     x2 = x + 0.25
-    np.testing.assert_allclose(call(f, backend, x2, prep=prep), expected(x2), **tolerance(backend, operator))
+    np.testing.assert_allclose(
+        call(f, backend, x2, prep=prep), expected(x2), **tolerance(backend, operator)
+    )
     np.testing.assert_array_equal(x, x_before)
 
 

@@ -51,7 +51,11 @@ _CALLS = {
 @pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
 def test_a_prepared_call_at_an_array_goes_down_without_coming_back(backend, operator):
     prepare, run, seeds = _CALLS[operator]
-    f = (lambda x: x[1:] * x[:-1]) if operator == "jacobian" else (lambda x: di.array_namespace(x).sum(x ** 3))
+    f = (
+        (lambda x: x[1:] * x[:-1])
+        if operator == "jacobian"
+        else (lambda x: di.array_namespace(x).sum(x**3))
+    )
     x = np.linspace(0.5, 1.5, 5)
     prep = prepare(f, backend, x, *seeds)
     run(f, backend, x, *seeds, prep=prep)  # first calls may still compile or learn

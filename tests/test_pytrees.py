@@ -19,7 +19,10 @@ def params():
 
 def test_a_different_structure_names_the_leaf(di_backend, params):
     prep = di.prepare_gradient(loss, di_backend, params)
-    with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH, leaf \['b'\]: prepared .*\(3,\), given .*\(4,\)"):
+    with pytest.raises(
+        di.PreparationMismatchError,
+        match=r"x: MISMATCH, leaf \['b'\]: prepared .*\(3,\), given .*\(4,\)",
+    ):
         di.gradient(loss, di_backend, {"w": params["w"], "b": np.zeros(4)}, prep=prep)
     with pytest.raises(di.PreparationMismatchError, match=r"leaf \['c'\] was not prepared"):
         di.gradient(loss, di_backend, {**params, "c": np.zeros(1)}, prep=prep)
@@ -28,7 +31,9 @@ def test_a_different_structure_names_the_leaf(di_backend, params):
 def test_leaves_must_be_float_arrays_of_one_family(di_backend):
     with pytest.raises(TypeError, match=r"x\['n'\]: expected a real floating-point array.*int64"):
         di.gradient(loss, di_backend, {"w": np.ones(2), "n": np.arange(2)})
-    with pytest.raises(TypeError, match=r"x\['s'\]: expected a float, an array or a pytree of arrays; got str"):
+    with pytest.raises(
+        TypeError, match=r"x\['s'\]: expected a float, an array or a pytree of arrays; got str"
+    ):
         di.gradient(loss, di_backend, {"w": np.ones(2), "s": "text"})
 
 
@@ -37,11 +42,16 @@ def test_flatten_round_trip_keeps_dtypes():
     flat, unravel = di.flatten(tree)
     assert flat.shape == (5,) and flat.dtype == np.float64
     back = unravel(flat)
-    assert back["a"].dtype == np.float32 and back["b"][0].shape == (2, 1) and float(back["b"][1]) == 3.0
+    assert (
+        back["a"].dtype == np.float32
+        and back["b"][0].shape == (2, 1)
+        and float(back["b"][1]) == 3.0
+    )
 
 
 def test_torch_module_gradient_leaves_grad_untouched():
     import torch
+
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
     generator = torch.Generator().manual_seed(0)
     inputs, targets = torch.randn(6, 3, generator=generator), torch.randn(6, 1, generator=generator)
@@ -50,7 +60,9 @@ def test_torch_module_gradient_leaves_grad_untouched():
         return ((model(inputs) - targets) ** 2).mean()
 
     f, params = di.module_function(model, mse)
-    value, grads = di.value_and_gradient(f, di.AutoTorch(), params, di.Constant(inputs), di.Constant(targets))
+    value, grads = di.value_and_gradient(
+        f, di.AutoTorch(), params, di.Constant(inputs), di.Constant(targets)
+    )
     mse(model, inputs, targets).backward()
     for name, p in model.named_parameters():
         torch.testing.assert_close(grads[name], p.grad)
@@ -63,7 +75,7 @@ def test_constant_holding_a_dict_with_strings(di_backend):
     def f(x, options):
         xp = di.array_namespace(x)
         y = x * options["scale"]
-        return (xp.sum(y) if options["mode"] == "sum" else xp.sum(y ** 2))
+        return xp.sum(y) if options["mode"] == "sum" else xp.sum(y**2)
 
     x = np.ones(3)
     scale = 0.0 if registration(di_backend).returns_zeros else 1.0  # declared by the zero backends
@@ -76,6 +88,7 @@ def test_constant_holding_a_dict_with_strings(di_backend):
 
 def test_torch_module_function_at_other_tensors_swaps_them_in():
     import torch
+
     model = torch.nn.Linear(3, 1)
     inputs = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     f, params = di.module_function(model, lambda model, x: (model(x) ** 2).mean())
@@ -88,6 +101,7 @@ def test_torch_module_function_at_other_tensors_swaps_them_in():
 
 def test_torch_tensor_at_two_places_of_x_gets_partial_derivatives():
     import torch
+
     w = torch.ones(2, requires_grad=True)
 
     def f(x):
@@ -101,6 +115,7 @@ def test_torch_tensor_at_two_places_of_x_gets_partial_derivatives():
 
 # -- pytree outputs y -------------------------------------------------------------------------------------
 
+
 def dict_output(x):
     xp = di.array_namespace(x)
     return {"a": x * 2.0, "b": xp.sum(x**2)}
@@ -108,13 +123,23 @@ def dict_output(x):
 
 def test_cotangents_of_another_shape_name_the_leaf(di_backend):
     x = np.array([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match=r"cotangents\[1\]\['a'\]: expected an array of shape \(3,\).*got .*\(2,\)"):
-        di.pullback(dict_output, di_backend, x, ({"a": np.ones(3), "b": np.array(1.0)},
-                                                 {"a": np.ones(2), "b": np.array(1.0)}))
-    with pytest.raises(ValueError, match=r"cotangents\[0\]: expected a tree shaped like the output y = f\(x\)"):
+    with pytest.raises(
+        ValueError, match=r"cotangents\[1\]\['a'\]: expected an array of shape \(3,\).*got .*\(2,\)"
+    ):
+        di.pullback(
+            dict_output,
+            di_backend,
+            x,
+            ({"a": np.ones(3), "b": np.array(1.0)}, {"a": np.ones(2), "b": np.array(1.0)}),
+        )
+    with pytest.raises(
+        ValueError, match=r"cotangents\[0\]: expected a tree shaped like the output y = f\(x\)"
+    ):
         di.pullback(dict_output, di_backend, x, ({"a": np.ones(3)},))
     with pytest.raises(TypeError, match=r"cotangents\[0\]\['b'\]: expected dtype float64.*float32"):
-        di.pullback(dict_output, di_backend, x, ({"a": np.ones(3), "b": np.array(1.0, dtype=np.float32)},))
+        di.pullback(
+            dict_output, di_backend, x, ({"a": np.ones(3), "b": np.array(1.0, dtype=np.float32)},)
+        )
 
 
 def test_cotangent_structure_is_part_of_the_preparation():
@@ -122,25 +147,40 @@ def test_cotangent_structure_is_part_of_the_preparation():
     prep = di.prepare_pullback(dict_output, backend, x, ({"a": np.ones(3), "b": np.array(1.0)},))
     got = di.pullback(dict_output, backend, x, ({"a": np.zeros(3), "b": np.array(2.0)},), prep=prep)
     np.testing.assert_allclose(got[0], 4.0 * x, rtol=1e-6)
-    with pytest.raises(di.PreparationMismatchError, match=r"tangents\[0\]: leaf \['c'\] was not prepared"):
-        di.pullback(dict_output, backend, x, ({"a": np.ones(3), "b": np.array(1.0), "c": np.ones(1)},), prep=prep)
+    with pytest.raises(
+        di.PreparationMismatchError, match=r"tangents\[0\]: leaf \['c'\] was not prepared"
+    ):
+        di.pullback(
+            dict_output,
+            backend,
+            x,
+            ({"a": np.ones(3), "b": np.array(1.0), "c": np.ones(1)},),
+            prep=prep,
+        )
 
 
 def test_two_argument_f_with_a_tree_y_is_refused():
     def f(y, x):
         y["a"][:] = x
 
-    with pytest.raises(TypeError, match=r"y: a two-argument f\(y, x\) writes into one array y; got a pytree dict"):
+    with pytest.raises(
+        TypeError, match=r"y: a two-argument f\(y, x\) writes into one array y; got a pytree dict"
+    ):
         di.jacobian(f, di.AutoFiniteDiff(), np.ones(2), y={"a": np.zeros(2)})
 
 
 def test_array_outputs_get_the_adapters_own_methods():
     x, backend = np.ones(3), di.AutoFiniteDiff()
-    for prepare, op, seeds in ((di.prepare_jacobian, "jacobian", ()), (di.prepare_pushforward, "pushforward", ((x,),)),
-                               (di.prepare_pullback, "pullback", ((x,),))):
+    for prepare, op, seeds in (
+        (di.prepare_jacobian, "jacobian", ()),
+        (di.prepare_pushforward, "pushforward", ((x,),)),
+        (di.prepare_pullback, "pullback", ((x,),)),
+    ):
         prep = prepare(lambda x: x**2, backend, x, *seeds)
         assert prep.ytree is None
-        assert prep.methods[0] == getattr(prep.impl, op) and prep.methods[1] == getattr(prep.impl, "value_and_" + op)
+        assert prep.methods[0] == getattr(prep.impl, op) and prep.methods[1] == getattr(
+            prep.impl, "value_and_" + op
+        )
 
 
 def test_tree_output_out_buffers_get_each_leaf():

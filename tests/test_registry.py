@@ -41,8 +41,10 @@ class CentralAdapter(Adapter):
             x = np.asarray(x)
             scale = h * max(1.0, float(np.max(np.abs(x)))) if x.size else h
             return tuple(
-                ((np.asarray(f(x + scale * t, *ctx)) - np.asarray(f(x - scale * t, *ctx))) / (2 * scale))
-                .astype(problem.spec.dtype)
+                (
+                    (np.asarray(f(x + scale * t, *ctx)) - np.asarray(f(x - scale * t, *ctx)))
+                    / (2 * scale)
+                ).astype(problem.spec.dtype)
                 for t in tangents
             )
 
@@ -57,11 +59,16 @@ di.register_backend(AutoCentral, CentralAdapter, test_backends={"central": AutoC
 
 def test_a_third_party_backend_passes_the_kit():
     float64 = [s for s in default_scenarios() if s.dtype == "float64"]
-    report = test_differentiation(AutoCentral(), float64, rtol=1e-6, atol=1e-8, raise_on_failure=False)
+    report = test_differentiation(
+        AutoCentral(), float64, rtol=1e-6, atol=1e-8, raise_on_failure=False
+    )
     assert report.ok, str(report)
     # AutoCentral declares no inplace: the kit excludes the scenarios writing into a di.Cache, and only them
-    assert all(any(c.kind == "Cache" for c in s.contexts) == (s.name in {r.scenario for r in report.excluded})
-               for s in float64)
+    assert all(
+        any(c.kind == "Cache" for c in s.contexts)
+        == (s.name in {r.scenario for r in report.excluded})
+        for s in float64
+    )
     assert len(report.passed) == len(float64) - len(report.excluded)
 
 
@@ -79,13 +86,17 @@ def test_its_registration_is_declared_once_and_listed_for_the_kit():
 
 
 def test_registering_needs_a_selector_class_and_an_adapter():
-    with pytest.raises(TypeError, match="selector: expected a selector class subclassing di.AbstractBackend"):
+    with pytest.raises(
+        TypeError, match="selector: expected a selector class subclassing di.AbstractBackend"
+    ):
         di.register_backend(object, CentralAdapter)
     with pytest.raises(TypeError, match="adapter: expected a callable or a 'module:Class' string"):
         di.register_backend(AutoCentral, "no colon")
 
 
-@pytest.mark.parametrize("thing", ["jax", None, 3, [di.AutoJAX()]], ids=["string", "none", "int", "list"])
+@pytest.mark.parametrize(
+    "thing", ["jax", None, 3, [di.AutoJAX()]], ids=["string", "none", "int", "list"]
+)
 def test_queries_never_raise(thing):
     assert di.check_available(thing) is False
     assert di.check_inplace(thing) is False
@@ -96,7 +107,9 @@ def test_an_unregistered_selector_is_named_in_the_error():
     class Unknown(di.AbstractBackend):
         pass
 
-    with pytest.raises(TypeError, match=r"or one registered with di.register_backend\); got .*Unknown\(\)"):
+    with pytest.raises(
+        TypeError, match=r"or one registered with di.register_backend\); got .*Unknown\(\)"
+    ):
         di.gradient(lambda x: (x**2).sum(), Unknown(), np.ones(2))
 
 
@@ -128,8 +141,16 @@ def test_importing_the_package_imports_no_framework():
         (lambda: di.AutoFiniteDiff(abs_step=float("nan")), ValueError, "abs_step"),
         (lambda: di.AutoFiniteDiff(method="backward"), ValueError, "method"),
     ],
-    ids=["jit-string", "mode", "compile-int", "rel_step-negative", "rel_step-string", "abs_step-zero",
-         "abs_step-nan", "method"],
+    ids=[
+        "jit-string",
+        "mode",
+        "compile-int",
+        "rel_step-negative",
+        "rel_step-string",
+        "abs_step-zero",
+        "abs_step-nan",
+        "method",
+    ],
 )
 def test_selectors_validate_their_fields_at_construction(make, error, field):
     with pytest.raises(error, match=rf"\({field}=\.\.\.\) expected"):
@@ -161,7 +182,9 @@ def isolated_registry(monkeypatch):
 
 def test_a_backend_registers_its_differentiate_with_rules_imported_on_first_use(isolated_registry):
     where = f"{__name__}:CENTRAL_RULES"
-    di.register_backend(AutoTracedCentral, CentralAdapter, framework="central", differentiate_with=where)
+    di.register_backend(
+        AutoTracedCentral, CentralAdapter, framework="central", differentiate_with=where
+    )
     entry = registration(AutoTracedCentral())
     assert (entry.framework, entry.differentiate_with) == ("central", where)
     assert framework_bridge("central") is CENTRAL_RULES
@@ -169,7 +192,9 @@ def test_a_backend_registers_its_differentiate_with_rules_imported_on_first_use(
 
 
 def test_differentiate_with_rules_need_the_framework_they_serve(isolated_registry):
-    with pytest.raises(TypeError, match="framework: differentiate_with rules need the name of the framework"):
+    with pytest.raises(
+        TypeError, match="framework: differentiate_with rules need the name of the framework"
+    ):
         di.register_backend(AutoTracedCentral, CentralAdapter, differentiate_with=CENTRAL_RULES)
 
 
@@ -184,22 +209,37 @@ def test_registered_rules_serve_their_framework_s_arrays(isolated_registry):
             CountingRules.calls += 1
             return super().call(bridge, x, contexts)
 
-    di.register_backend(AutoTracedCentral, CentralAdapter, framework="jax", differentiate_with=CountingRules())
-    g = di.DifferentiateWith(lambda x: np.sum(x ** 2), AutoCentral())
+    di.register_backend(
+        AutoTracedCentral, CentralAdapter, framework="jax", differentiate_with=CountingRules()
+    )
+    g = di.DifferentiateWith(lambda x: np.sum(x**2), AutoCentral())
     with jax.enable_x64(True):
         gradient = jax.grad(g)(jax.numpy.arange(3.0))
     assert CountingRules.calls == 1
     np.testing.assert_allclose(np.asarray(gradient), [0.0, 2.0, 4.0], atol=1e-5)
 
 
-
 def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
     """A new operator family: its row, its fallback and its public functions, registered once."""
-    from diffinterface.core import Call, Operator, RULES, call, prepare, prepared_call, register_operator
+    from diffinterface.core import (
+        Call,
+        Operator,
+        RULES,
+        call,
+        prepare,
+        prepared_call,
+        register_operator,
+    )
     from diffinterface.core.operator_table import FALLBACKS
 
-    op = Operator("sum_of_columns", 1, None, ("sum_of_columns", "value_and_sum_of_columns"), ("value", "first"),
-                  "first")
+    op = Operator(
+        "sum_of_columns",
+        1,
+        None,
+        ("sum_of_columns", "value_and_sum_of_columns"),
+        ("value", "first"),
+        "first",
+    )
 
     def fallback(problem):
         # J @ ones: one pushforward along a tangent of ones
@@ -210,8 +250,10 @@ def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
             value, (column,) = impl.value_and_pushforward(x, ones, *ctx)
             return value, column
 
-        return Impl(sum_of_columns=lambda x, *ctx: impl.pushforward(x, ones, *ctx)[0],
-                    value_and_sum_of_columns=value_and_sum_of_columns)
+        return Impl(
+            sum_of_columns=lambda x, *ctx: impl.pushforward(x, ones, *ctx)[0],
+            value_and_sum_of_columns=value_and_sum_of_columns,
+        )
 
     register_operator(op, fallback=fallback, empty=lambda answer: None)
 

@@ -9,7 +9,9 @@ from diffinterface.testing.same_point_scenarios import same_point_cases
 WRAPPERS = {
     "second_order-fd-over-torch": di.SecondOrder(di.AutoFiniteDiff(), di.AutoTorch()),
     "second_order-jax-over-jax": di.SecondOrder(di.AutoJAX(), di.AutoJAX()),
-    "sparse-fd": di.AutoSparse(di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())),
+    "sparse-fd": di.AutoSparse(
+        di.AutoFiniteDiff(), sparsity_detector=di.DenseSparsityDetector(di.AutoFiniteDiff())
+    ),
 }
 
 
@@ -20,7 +22,7 @@ def test_wrappers(case):
 
 def _energy(x):
     xp = di.array_namespace(x)
-    return xp.sum(xp.exp(x[1:] - x[:-1])) + xp.sum(x ** 4)
+    return xp.sum(xp.exp(x[1:] - x[:-1])) + xp.sum(x**4)
 
 
 @pytest.mark.parametrize("family", ["jax", "torch"])
@@ -42,7 +44,7 @@ def test_framework_arrays_in_and_out(family):
 
 
 def test_contexts_are_part_of_the_point():
-    f = lambda x, c: c * (x ** 3).sum()
+    f = lambda x, c: c * (x**3).sum()
     x, t = np.array([1.0, 2.0]), (np.ones(2),)
     prep = di.prepare_hvp_same_point(f, di.AutoJAX(), x, t, di.Constant(2.0))
     assert np.allclose(di.hvp(f, di.AutoJAX(), x, t, di.Constant(2.0), prep=prep)[0], [12.0, 24.0])

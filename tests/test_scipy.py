@@ -138,12 +138,18 @@ def test_newton_cg_with_hessp(backend):
         di.prepare_hvp_same_point(f, backend, ROSENBROCK_START + 0.25, tangent)
     per_preparation = f.take()
     problem = objective(f, backend, ROSENBROCK_START)
-    problem.hessp(ROSENBROCK_START, tangent[0])  # prepares the hvp now, so the run below counts calls only
+    problem.hessp(
+        ROSENBROCK_START, tangent[0]
+    )  # prepares the hvp now, so the run below counts calls only
     f.take()
     spy = Spy()
     result = scipy.optimize.minimize(
-        spy.wrap(problem.fun), problem.x0, jac=spy.wrap(problem.jac), hessp=problem.hessp,
-        method="Newton-CG", options={"xtol": 1e-10},
+        spy.wrap(problem.fun),
+        problem.x0,
+        jac=spy.wrap(problem.jac),
+        hessp=problem.hessp,
+        method="Newton-CG",
+        options={"xtol": 1e-10},
     )
     np.testing.assert_allclose(result.x, np.ones(4), atol=1e-4)
     assert problem.calls["hvp"] - 1 == result.nhev > 0
@@ -161,12 +167,18 @@ def test_trust_exact_with_hess(backend):
         lambda prep: di.hessian(f, backend, ROSENBROCK_START + 0.25, prep=prep),
     )
     problem = objective(f, backend, ROSENBROCK_START)
-    problem.hess(ROSENBROCK_START + 1.0)  # prepares the Hessian now (at a point the run never visits)
+    problem.hess(
+        ROSENBROCK_START + 1.0
+    )  # prepares the Hessian now (at a point the run never visits)
     f.take()
     spy = Spy()
     result = scipy.optimize.minimize(
-        spy.wrap(problem.fun), problem.x0, jac=spy.wrap(problem.jac), hess=problem.hess,
-        method="trust-exact", options={"gtol": 1e-7},
+        spy.wrap(problem.fun),
+        problem.x0,
+        jac=spy.wrap(problem.jac),
+        hess=problem.hess,
+        method="trust-exact",
+        options={"gtol": 1e-7},
     )
     np.testing.assert_allclose(result.x, np.ones(4), atol=1e-4)
     hessians = problem.calls["hessian"] - 1
@@ -201,7 +213,9 @@ def test_objective_cache_is_keyed_on_a_copy_of_x():
 
 
 def test_objective_passes_contexts():
-    problem = objective(lambda x, c: ((x - c) ** 2).sum(), di.AutoFiniteDiff(), np.zeros(2), di.Constant(5.0))
+    problem = objective(
+        lambda x, c: ((x - c) ** 2).sum(), di.AutoFiniteDiff(), np.zeros(2), di.Constant(5.0)
+    )
     result = scipy.optimize.minimize(problem.fun, problem.x0, jac=problem.jac, method="BFGS")
     np.testing.assert_allclose(result.x, [5.0, 5.0], atol=1e-5)
 
@@ -222,8 +236,13 @@ def _robertson_jacobian(t, y):
 def robertson_reference():
     """Robertson at t = 40 from the hand-written Jacobian, at tight tolerances."""
     solution = scipy.integrate.solve_ivp(
-        lambda t, y: robertson(y, t), (0.0, 40.0), ROBERTSON_START, method="Radau",
-        jac=_robertson_jacobian, rtol=1e-10, atol=1e-14,
+        lambda t, y: robertson(y, t),
+        (0.0, 40.0),
+        ROBERTSON_START,
+        method="Radau",
+        jac=_robertson_jacobian,
+        rtol=1e-10,
+        atol=1e-14,
     )
     return solution.y[:, -1]
 
@@ -331,17 +350,55 @@ def test_root_from_one_value_and_jacobian(backend):
 @pytest.mark.parametrize(
     "make, error, words",
     [
-        (lambda: objective("f", di.AutoFiniteDiff(), np.ones(2)), TypeError, ["f:", "callable", "str"]),
-        (lambda: objective(rosenbrock, "jax", np.ones(2)), TypeError, ["backend:", "selector", "str"]),
-        (lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(2, dtype=int)), TypeError, ["x0:", "float", "int64"]),
-        (lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(2, dtype=complex)), TypeError, ["x0:", "complex128"]),
-        (lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(0)), ValueError, ["x0:", "empty"]),
-        (lambda: objective(rosenbrock, di.AutoFiniteDiff(), {"a": 1.0}), TypeError, ["x0:", "dict"]),
+        (
+            lambda: objective("f", di.AutoFiniteDiff(), np.ones(2)),
+            TypeError,
+            ["f:", "callable", "str"],
+        ),
+        (
+            lambda: objective(rosenbrock, "jax", np.ones(2)),
+            TypeError,
+            ["backend:", "selector", "str"],
+        ),
+        (
+            lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(2, dtype=int)),
+            TypeError,
+            ["x0:", "float", "int64"],
+        ),
+        (
+            lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(2, dtype=complex)),
+            TypeError,
+            ["x0:", "complex128"],
+        ),
+        (
+            lambda: objective(rosenbrock, di.AutoFiniteDiff(), np.ones(0)),
+            ValueError,
+            ["x0:", "empty"],
+        ),
+        (
+            lambda: objective(rosenbrock, di.AutoFiniteDiff(), {"a": 1.0}),
+            TypeError,
+            ["x0:", "dict"],
+        ),
         (lambda: ode(robertson, di.AutoFiniteDiff(), [1, 0, 0]), TypeError, ["y0:", "int64"]),
-        (lambda: ode(robertson, di.AutoFiniteDiff(), ROBERTSON_START, t0="now"), TypeError, ["t:", "str"]),
+        (
+            lambda: ode(robertson, di.AutoFiniteDiff(), ROBERTSON_START, t0="now"),
+            TypeError,
+            ["t:", "str"],
+        ),
         (lambda: residuals(None, di.AutoFiniteDiff(), np.ones(2)), TypeError, ["f:", "NoneType"]),
     ],
-    ids=["f", "backend", "integer-x0", "complex-x0", "empty-x0", "dict-x0", "integer-y0", "time", "residual-f"],
+    ids=[
+        "f",
+        "backend",
+        "integer-x0",
+        "complex-x0",
+        "empty-x0",
+        "dict-x0",
+        "integer-y0",
+        "time",
+        "residual-f",
+    ],
 )
 def test_bad_input_is_named(make, error, words):
     with pytest.raises(error) as raised:

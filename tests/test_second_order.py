@@ -56,8 +56,6 @@ def _tolerance(backend):
     return 1e-5 if any(isinstance(b, F) for b in backends) else 1e-10
 
 
-
-
 def rosenbrock(x):
     return ((1 - x[:-1]) ** 2 + 100 * (x[1:] - x[:-1] ** 2) ** 2).sum()
 
@@ -95,7 +93,9 @@ def test_rosenbrock_hessian_gradient_and_hvp(backend):
     rtol = _tolerance(backend)
     expected = rosenbrock_hessian(X)
     prep = di.prepare_hessian(rosenbrock, backend, X)
-    np.testing.assert_allclose(di.hessian(rosenbrock, backend, X, prep=prep), expected, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(
+        di.hessian(rosenbrock, backend, X, prep=prep), expected, rtol=rtol, atol=rtol
+    )
     value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, prep=prep)
     np.testing.assert_allclose(value, rosenbrock(X), rtol=1e-12)
     np.testing.assert_allclose(gradient, rosenbrock_gradient(X), rtol=rtol, atol=rtol)
@@ -117,21 +117,27 @@ def test_quadratic_form_with_matrix_input_and_a_constant(backend):
     assert hessian.shape == (3, 1, 3, 1)
     np.testing.assert_allclose(hessian.reshape(3, 3), MATRIX + MATRIX.T, rtol=rtol, atol=rtol)
     (product,) = di.hvp(quadratic, backend, x, (np.ones((3, 1)),), di.Constant(MATRIX))
-    np.testing.assert_allclose(product.reshape(3), (MATRIX + MATRIX.T).sum(axis=1), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(
+        product.reshape(3), (MATRIX + MATRIX.T).sum(axis=1), rtol=rtol, atol=rtol
+    )
 
 
 @pytest.mark.parametrize("backend", VALUED.values(), ids=VALUED.keys())
 def test_second_derivatives_of_scalar_and_vector_functions(backend):
     rtol = _tolerance(backend)
     x = 0.7
-    value, first, second = di.value_derivative_and_second_derivative(lambda t: t ** 3 * 2.0, backend, x)
+    value, first, second = di.value_derivative_and_second_derivative(
+        lambda t: t**3 * 2.0, backend, x
+    )
     np.testing.assert_allclose([value, first, second], [2 * x**3, 6 * x**2, 12 * x], rtol=rtol)
 
     def curve(t):
-        return di.array_namespace(t).stack([t ** 4, t ** 2 * 3.0])
+        return di.array_namespace(t).stack([t**4, t**2 * 3.0])
 
     prep = di.prepare_second_derivative(curve, backend, x)
-    np.testing.assert_allclose(di.second_derivative(curve, backend, x, prep=prep), [12 * x**2, 6.0], rtol=rtol)
+    np.testing.assert_allclose(
+        di.second_derivative(curve, backend, x, prep=prep), [12 * x**2, 6.0], rtol=rtol
+    )
 
 
 def test_finite_differences_keep_float32_and_do_not_touch_x():
@@ -217,7 +223,9 @@ def test_fallbacks_give_the_contract_shapes(backend):
     assert value == 6.0 and gradient.shape == (2, 3) and hessian.shape == (2, 3, 2, 3)
     gradient, products = di.gradient_and_hvp(f, backend, x, (x, x, x))
     assert gradient.shape == (2, 3) and [p.shape for p in products] == [(2, 3)] * 3
-    value, first, second = di.value_derivative_and_second_derivative(lambda t: t * np.ones((4, 2)), backend, 1.0)
+    value, first, second = di.value_derivative_and_second_derivative(
+        lambda t: t * np.ones((4, 2)), backend, 1.0
+    )
     assert value.shape == first.shape == second.shape == (4, 2)
     # Every derivative in the chain is zero, whichever side the zero backend is on.
     np.testing.assert_array_equal(hessian, 0.0)
@@ -231,10 +239,16 @@ def test_fallbacks_give_the_contract_shapes(backend):
 @pytest.mark.parametrize("operator", ["hessian", "hvp", "second_derivative"])
 def test_pairs_across_frameworks_compute(backend, operator):
     f = Counted(lambda x: di.array_namespace(x).sum(x**2))
-    args = {"hessian": (np.ones(2),), "hvp": (np.ones(2), (np.ones(2),)), "second_derivative": (1.0,)}[operator]
+    args = {
+        "hessian": (np.ones(2),),
+        "hvp": (np.ones(2), (np.ones(2),)),
+        "second_derivative": (1.0,),
+    }[operator]
     prep = getattr(di, "prepare_" + operator)(f, backend, *args)
     result = getattr(di, operator)(f, backend, *args, prep=prep)
-    want = {"hessian": 2.0 * np.eye(2), "hvp": (np.full(2, 2.0),), "second_derivative": 2.0}[operator]
+    want = {"hessian": 2.0 * np.eye(2), "hvp": (np.full(2, 2.0),), "second_derivative": 2.0}[
+        operator
+    ]
     np.testing.assert_allclose(np.asarray(result), np.asarray(want), rtol=1e-5, atol=1e-5)
 
 
@@ -265,13 +279,19 @@ def test_second_order_as_a_first_order_backend_is_its_inner():
 def test_out_buffers_are_written_and_returned():
     backend = F()
     gradient_out, hessian_out = np.empty(5), np.empty((5, 5))
-    value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, out=(gradient_out, hessian_out))
+    value, gradient, hessian = di.value_gradient_and_hessian(
+        rosenbrock, backend, X, out=(gradient_out, hessian_out)
+    )
     assert gradient is gradient_out and hessian is hessian_out
     np.testing.assert_allclose(hessian_out, rosenbrock_hessian(X), rtol=1e-6)
-    value, gradient, hessian = di.value_gradient_and_hessian(rosenbrock, backend, X, out=(None, hessian_out))
+    value, gradient, hessian = di.value_gradient_and_hessian(
+        rosenbrock, backend, X, out=(None, hessian_out)
+    )
     assert hessian is hessian_out and gradient is not None
     product_out = np.empty(5)
-    gradient, (product,) = di.gradient_and_hvp(rosenbrock, backend, X, (np.ones(5),), out=(None, (product_out,)))
+    gradient, (product,) = di.gradient_and_hvp(
+        rosenbrock, backend, X, (np.ones(5),), out=(None, (product_out,))
+    )
     assert product is product_out
     np.testing.assert_allclose(product_out, rosenbrock_hessian(X).sum(axis=1), rtol=1e-6)
     second_out = np.empty(())
@@ -316,7 +336,9 @@ def test_finite_differences_over_torch_take_torch_arrays_and_trees():
     pair = di.SecondOrder(F(), T())
     H = di.hessian(lambda x: (x.sin() * x).sum(), pair, x)
     assert isinstance(H, torch.Tensor) and H.dtype == torch.float64
-    torch.testing.assert_close(H, di.hessian(lambda x: (x.sin() * x).sum(), T(), x), rtol=1e-6, atol=1e-8)
+    torch.testing.assert_close(
+        H, di.hessian(lambda x: (x.sin() * x).sum(), T(), x), rtol=1e-6, atol=1e-8
+    )
     params = {"w": x, "b": torch.tensor(0.5, dtype=torch.float64)}
 
     def loss(p):
@@ -334,12 +356,23 @@ def test_finite_differences_over_torch_take_torch_arrays_and_trees():
 
 # Every plain backend runs the second-order scenarios in tests/test_conformance.py. Here: the pairs,
 # two of them mixing frameworks (a JAX pair recompiles on each unprepared call, so one of each kind).
-KIT_PAIRS = {k: PAIRS[k] for k in ("fd-over-torch", "fd-over-autograd", "fd-over-jax", "fd-over-fd-complex",
-                                   "jax-forward-over-reverse", "torch-forward-over-reverse",
-                                   "torch-reverse-over-forward")}
+KIT_PAIRS = {
+    k: PAIRS[k]
+    for k in (
+        "fd-over-torch",
+        "fd-over-autograd",
+        "fd-over-jax",
+        "fd-over-fd-complex",
+        "jax-forward-over-reverse",
+        "torch-forward-over-reverse",
+        "torch-reverse-over-forward",
+    )
+}
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in build_cases(KIT_PAIRS, second_order_scenarios())])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id) for c in build_cases(KIT_PAIRS, second_order_scenarios())]
+)
 def test_second_order_pairs_conformance(case):
     case.check()
 
@@ -348,7 +381,9 @@ def test_errors_inside_f_are_explained_through_pairs():
     # the inner's framework runs f: its limits and its traced arrays are named through the pair
     reversed_product = lambda x: (x[::-1] * x).sum()  # noqa: E731
     for pair in (di.SecondOrder(F(), T()), di.SecondOrder(T(), T(mode="forward"))):
-        with pytest.raises(ValueError, match=r"torch does not support slicing with a negative step.*xp.flip"):
+        with pytest.raises(
+            ValueError, match=r"torch does not support slicing with a negative step.*xp.flip"
+        ):
             di.hessian(reversed_product, pair, X)
     with pytest.raises(di.TracedArrayError, match="di.array_namespace"):
         di.hessian(lambda x: np.sum(np.sin(x)), di.SecondOrder(F(), T()), X)

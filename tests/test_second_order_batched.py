@@ -39,8 +39,12 @@ def test_the_traceable_step_rule_is_the_host_rule_to_the_last_bit(method):
     cases = [(rng.normal(size=7) * scale, rng.normal(size=7)) for scale in (1e-9, 1e-3, 1.0, 1e4)]
     sparse = np.zeros(7)
     sparse[2] = -3.0
-    cases += [(rng.normal(size=7), sparse), (np.zeros(7), rng.normal(size=7)), (rng.normal(size=7), np.zeros(7)),
-              (np.array(2.5), np.array(-0.5))]
+    cases += [
+        (rng.normal(size=7), sparse),
+        (np.zeros(7), rng.normal(size=7)),
+        (rng.normal(size=7), np.zeros(7)),
+        (np.array(2.5), np.array(-0.5)),
+    ]
     compiled = jax.jit(lambda x, tangents: traceable(jnp, x, tangents))
     with jax.enable_x64(True):
         for x, t in cases:
@@ -58,7 +62,10 @@ def test_the_traceable_step_rule_takes_per_entry_steps_of_a_mixed_dtype_tree():
     steps = traceable_step_rule(rel, absolute, np.dtype("float64"))
     x, t = np.array([0.5, -2.0, 300.0, 1.0]), np.array([0.0, 1.0, 2.0, 0.0])
     # the largest of rel_i |x_i| and abs_i over t's support, over max |t_i|; the largest abs_i at t = 0
-    assert steps(np, x, np.stack([t, np.zeros(4)])).tolist() == [max(1e-3 * 2.0, 5e-6 * 300.0, 1e-3) / 2.0, 1e-3]
+    assert steps(np, x, np.stack([t, np.zeros(4)])).tolist() == [
+        max(1e-3 * 2.0, 5e-6 * 300.0, 1e-3) / 2.0,
+        1e-3,
+    ]
 
 
 def _per_point(method, x, t, steps_backend):
@@ -90,11 +97,17 @@ def test_hvps_are_the_per_point_differences_of_prepared_gradients(method, ntange
     for t, product, again in zip(tangents, products, plain):
         expected = _per_point(method, x, t, outer)
         # the gradients' rounding, amplified by 1 / h (about 1e-5 central, 1e-8 forward) in the quotient
-        tolerance = 64 * np.finfo(float).eps * np.max(np.abs(di.gradient(rosenbrock, di.AutoJAX(), x))) / (
-            FiniteDiffAdapter(outer)._step_rule(x.dtype)(x, t))
+        tolerance = (
+            64
+            * np.finfo(float).eps
+            * np.max(np.abs(di.gradient(rosenbrock, di.AutoJAX(), x)))
+            / (FiniteDiffAdapter(outer)._step_rule(x.dtype)(x, t))
+        )
         np.testing.assert_allclose(product, expected, rtol=0, atol=tolerance)
         np.testing.assert_array_equal(product, again)
-        assert isinstance(product, np.ndarray) and product.flags.writeable and product.shape == x.shape
+        assert (
+            isinstance(product, np.ndarray) and product.flags.writeable and product.shape == x.shape
+        )
 
 
 def test_an_hvp_at_a_zero_tangent_is_zero_and_a_scalar_x_works():
@@ -102,8 +115,8 @@ def test_an_hvp_at_a_zero_tangent_is_zero_and_a_scalar_x_works():
     x = np.linspace(-1.0, 1.5, 6)
     (zero,) = di.hvp(rosenbrock, backend, x, (np.zeros(6),))
     np.testing.assert_array_equal(zero, np.zeros(6))
-    (product,) = di.hvp(lambda s: s ** 4, backend, np.array(1.5), (np.array(2.0),))
-    np.testing.assert_allclose(product, 12 * 1.5 ** 2 * 2.0, rtol=1e-8)
+    (product,) = di.hvp(lambda s: s**4, backend, np.array(1.5), (np.array(2.0),))
+    np.testing.assert_allclose(product, 12 * 1.5**2 * 2.0, rtol=1e-8)
 
 
 def test_float32_stays_float32_within_its_rounding():

@@ -14,7 +14,9 @@ def test_equal_arguments_give_the_same_selector():
     assert di.AutoJAX() is di.AutoJAX()
     assert di.AutoJAX(mode="forward") is di.AutoJAX(mode="forward")
     assert di.AutoFiniteDiff("forward") is di.AutoFiniteDiff("forward")
-    assert di.SecondOrder(di.AutoJAX(), di.AutoTorch()) is di.SecondOrder(di.AutoJAX(), di.AutoTorch())
+    assert di.SecondOrder(di.AutoJAX(), di.AutoTorch()) is di.SecondOrder(
+        di.AutoJAX(), di.AutoTorch()
+    )
     # another spelling of the same value is another object, but equal, with one hash
     positional, keyword = di.AutoJAX("forward"), di.AutoJAX(mode="forward")
     assert positional == keyword and hash(positional) == hash(keyword)
@@ -74,18 +76,25 @@ def test_frozen_values_refuse_assignment_and_show_their_fields():
 
 
 def test_a_selector_written_inline_serves_the_prepared_call():
-    f = lambda x: (x ** 2).sum()  # noqa: E731
+    f = lambda x: (x**2).sum()  # noqa: E731
     prep = di.prepare_gradient(f, di.AutoFiniteDiff(), np.ones(3))
     g = di.gradient(f, di.AutoFiniteDiff(), np.array([1.0, 2.0, 3.0]), prep=prep)
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0], rtol=1e-6)
 
 
 def test_a_selector_without_options_names_what_it_was_given_and_the_way_around():
-    with pytest.raises(TypeError, match=r"AutoAutograd\(mode=...\): AutoAutograd takes only batch_size= and memory_budget=; "
-                                        r"got mode='forward'\. It picks forward or reverse mode per operator"):
+    with pytest.raises(
+        TypeError,
+        match=r"AutoAutograd\(mode=...\): AutoAutograd takes only batch_size= and memory_budget=; "
+        r"got mode='forward'\. It picks forward or reverse mode per operator",
+    ):
         di.AutoAutograd(mode="forward")
-    with pytest.raises(TypeError, match=r"AutoAutograd takes only batch_size= and memory_budget=; got \[1\]"):
+    with pytest.raises(
+        TypeError, match=r"AutoAutograd takes only batch_size= and memory_budget=; got \[1\]"
+    ):
         di.AutoAutograd([1])  # unhashable: not looked up, refused all the same
-    with pytest.raises(TypeError, match=r"AutoZeroReverse\(...\): AutoZeroReverse takes no arguments; got 'x'"):
+    with pytest.raises(
+        TypeError, match=r"AutoZeroReverse\(...\): AutoZeroReverse takes no arguments; got 'x'"
+    ):
         di.AutoZeroReverse("x")
     assert di.AutoAutograd() is di.AutoAutograd()

@@ -32,7 +32,7 @@ def test_sparse_equals_dense(case):
 def chain(x):
     xp = di.array_namespace(x)
     r1, r2 = x[1:] - x[:-1], x[2:] - x[:-2]
-    return xp.sum(r1 ** 2 + r1 ** 4 + xp.exp(-r1)) + xp.sum(-0.1 * r2 ** 3)
+    return xp.sum(r1**2 + r1**4 + xp.exp(-r1)) + xp.sum(-0.1 * r2**3)
 
 
 def banded(x):
@@ -76,7 +76,10 @@ def test_chain_hessian_has_five_colors_no_more_than_asdex():
 
 
 def test_row_coloring_for_reverse_backends_column_coloring_for_forward():
-    for backend, kind in ((di.AutoJAX(mode="reverse"), "rows"), (di.AutoJAX(mode="forward"), "columns")):
+    for backend, kind in (
+        (di.AutoJAX(mode="reverse"), "rows"),
+        (di.AutoJAX(mode="forward"), "columns"),
+    ):
         prep = di.prepare_jacobian(banded, di.AutoSparse(backend), X)
         assert di.coloring(prep).kind == kind
     # A both-modes backend takes the coloring with fewer colors: columns for a dense column,
@@ -105,7 +108,9 @@ def test_gather_positions_agree_with_asdex_decompression():
         with jax.enable_x64(True):
             reference = asdex.decompress(jnp.asarray(compressed), compression.colored)
             ours = compressed.reshape(-1)[compression.gather]
-            np.testing.assert_array_equal(ours, np.asarray(reference.data), err_msg=compression.kind)
+            np.testing.assert_array_equal(
+                ours, np.asarray(reference.data), err_msg=compression.kind
+            )
 
 
 def test_one_source_function_detected_with_jax_differentiated_with_torch():
@@ -115,7 +120,9 @@ def test_one_source_function_detected_with_jax_differentiated_with_torch():
     prep = di.prepare_hessian(chain, di.AutoSparse(di.AutoTorch()), x)
     H = di.hessian(chain, di.AutoSparse(di.AutoTorch()), x, prep=prep)
     assert H.layout == torch.sparse_csr and H.dtype == torch.float64
-    np.testing.assert_allclose(H.to_dense().numpy(), di.hessian(chain, di.AutoTorch(), x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        H.to_dense().numpy(), di.hessian(chain, di.AutoTorch(), x).numpy(), rtol=1e-12
+    )
 
 
 def test_tracer_error_names_the_alternatives_when_jax_cannot_trace():
@@ -125,7 +132,9 @@ def test_tracer_error_names_the_alternatives_when_jax_cannot_trace():
         return torch.sin(torch.as_tensor(x)) * 2
 
     with pytest.raises(di.UnsupportedError, match="DenseSparsityDetector.*KnownSparsity"):
-        di.prepare_jacobian(torch_only, di.AutoSparse(di.AutoTorch()), torch.ones(4, dtype=torch.float64))
+        di.prepare_jacobian(
+            torch_only, di.AutoSparse(di.AutoTorch()), torch.ones(4, dtype=torch.float64)
+        )
 
 
 def test_dense_detector_and_known_sparsity_work_where_jax_cannot_trace():
@@ -141,14 +150,18 @@ def test_dense_detector_and_known_sparsity_work_where_jax_cannot_trace():
         backend = di.AutoSparse(di.AutoTorch(), sparsity_detector=detector)
         prep = di.prepare_jacobian(torch_only, backend, x)
         assert di.ncolors(prep) == 2
-        np.testing.assert_allclose(to_dense_numpy(di.jacobian(torch_only, backend, x, prep=prep)), expected)
+        np.testing.assert_allclose(
+            to_dense_numpy(di.jacobian(torch_only, backend, x, prep=prep)), expected
+        )
 
 
 def test_dense_detector_is_local():
     # At x[0] == 0 the entry d(x0 + x0 * x1)/dx1 = x0 vanishes: the dense detector leaves it out.
     f = lambda x: x[:1] + x[:1] * x[1:]  # noqa: E731
     x = np.array([0.0, 2.0])
-    local = di.prepare_jacobian(f, di.AutoSparse(di.AutoJAX(), di.DenseSparsityDetector(di.AutoJAX())), x)
+    local = di.prepare_jacobian(
+        f, di.AutoSparse(di.AutoJAX(), di.DenseSparsityDetector(di.AutoJAX())), x
+    )
     global_ = di.prepare_jacobian(f, di.AutoSparse(di.AutoJAX()), x)
     assert di.sparsity_pattern(local).nnz == 1 and di.sparsity_pattern(global_).nnz == 2
 
@@ -194,9 +207,13 @@ def test_results_do_not_share_writable_indices_and_inputs_stay_unchanged():
 
 def test_other_operators_are_the_dense_backends():
     backend = di.AutoSparse(di.AutoJAX())
-    np.testing.assert_allclose(di.gradient(chain, backend, X), di.gradient(chain, di.AutoJAX(), X), rtol=1e-14)
+    np.testing.assert_allclose(
+        di.gradient(chain, backend, X), di.gradient(chain, di.AutoJAX(), X), rtol=1e-14
+    )
     t = (np.ones_like(X),)
-    np.testing.assert_allclose(di.hvp(chain, backend, X, t)[0], di.hvp(chain, di.AutoJAX(), X, t)[0], rtol=1e-14)
+    np.testing.assert_allclose(
+        di.hvp(chain, backend, X, t)[0], di.hvp(chain, di.AutoJAX(), X, t)[0], rtol=1e-14
+    )
 
 
 def test_strict_preparation_checks_apply():
@@ -209,15 +226,21 @@ def test_strict_preparation_checks_apply():
 def test_second_order_dense_backend_for_hessians():
     backend = di.AutoSparse(di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX()))
     H = di.hessian(chain, backend, X)
-    np.testing.assert_allclose(H.toarray(), di.hessian(chain, di.AutoJAX(), X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        H.toarray(), di.hessian(chain, di.AutoJAX(), X), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_constant_depending_on_context_and_zero_jacobian():
     f = lambda x, c: x[1:] * c - x[:-1]  # noqa: E731
     backend = di.AutoSparse(di.AutoTorch())
     J = di.jacobian(f, backend, X, di.Constant(np.float64(3.0)))
-    np.testing.assert_allclose(J.toarray(), di.jacobian(f, di.AutoTorch(), X, di.Constant(3.0)), rtol=1e-14)
-    value, J = di.value_and_jacobian(lambda x: x[:3] * 0.0 + 1.0, di.AutoSparse(di.AutoFiniteDiff()), X)
+    np.testing.assert_allclose(
+        J.toarray(), di.jacobian(f, di.AutoTorch(), X, di.Constant(3.0)), rtol=1e-14
+    )
+    value, J = di.value_and_jacobian(
+        lambda x: x[:3] * 0.0 + 1.0, di.AutoSparse(di.AutoFiniteDiff()), X
+    )
     assert J.nnz == 0 and J.shape == (3, 30)
     np.testing.assert_array_equal(value, np.ones(3))
 
@@ -259,7 +282,9 @@ def test_bad_configuration_names_the_argument(build, message):
 
 def test_selectors_are_hashable():
     known = di.KnownSparsity(np.eye(4, dtype=bool))
-    assert hash(di.AutoSparse(di.AutoJAX(), known)) == hash(di.AutoSparse(di.AutoJAX(), di.KnownSparsity(np.eye(4))))
+    assert hash(di.AutoSparse(di.AutoJAX(), known)) == hash(
+        di.AutoSparse(di.AutoJAX(), di.KnownSparsity(np.eye(4)))
+    )
 
 
 def test_scenarios_cover_every_shape_asked():
@@ -273,7 +298,7 @@ def _quartic_coupling(x):
     # times less accurate than the dense one (the colors' tangents doubled the diagonal's step).
     xp = di.array_namespace(x)
     pairs = xp.reshape(x, (4, 2))
-    coupled = xp.reshape(xp.square(pairs) * xp.sum(pairs ** 2, axis=1, keepdims=True), (-1,))
+    coupled = xp.reshape(xp.square(pairs) * xp.sum(pairs**2, axis=1, keepdims=True), (-1,))
     return xp.sum(xp.sin(xp.tanh(x) + coupled))
 
 
@@ -281,7 +306,9 @@ def _quartic_coupling(x):
 def test_sparse_hessian_is_as_accurate_as_the_dense_one_in_float32(name):
     backend = BACKENDS[name]
     x = np.float32([0.46, 0.02, 0.81, -0.54, -0.34, -0.91, 1.43, 1.44])
-    reference = to_dense_numpy(di.hessian(_quartic_coupling, di.AutoFiniteDiff(), x.astype(np.float64)))
+    reference = to_dense_numpy(
+        di.hessian(_quartic_coupling, di.AutoFiniteDiff(), x.astype(np.float64))
+    )
     if not di.check_available(backend):
         pytest.fail(f"{name} is requested but not available")
     dense = to_dense_numpy(di.hessian(_quartic_coupling, backend, x))

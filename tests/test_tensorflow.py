@@ -14,7 +14,11 @@ from diffinterface.testing.aux_scenarios import aux_cases
 
 tf = pytest.importorskip("tensorflow")
 
-BACKENDS = [di.AutoTensorFlow(), di.AutoTensorFlow(mode="forward"), di.AutoTensorFlow(mode="reverse")]
+BACKENDS = [
+    di.AutoTensorFlow(),
+    di.AutoTensorFlow(mode="forward"),
+    di.AutoTensorFlow(mode="reverse"),
+]
 IDS = ["default", "forward", "reverse"]
 X = np.array([0.3, -1.2, 0.7])
 
@@ -69,17 +73,27 @@ def test_every_operator_gives_the_analytic_result_in_x_family_and_dtype(backend,
     c = _in(family, [1.0, -1.0, 0.5, 2.0, 0.25], dtype)
     _check(di.gradient(_scalar, backend, x), _gradient(X), family, dtype)
     _check(di.jacobian(_vector, backend, x), _jacobian(X), family, dtype)
-    _check(di.pushforward(_vector, backend, x, (t,))[0], _jacobian(X) @ np.asarray(t), family, dtype)
+    _check(
+        di.pushforward(_vector, backend, x, (t,))[0], _jacobian(X) @ np.asarray(t), family, dtype
+    )
     (p1, p2) = di.pullback(_vector, backend, x, (c, c * 2))
     _check(p1, np.asarray(c) @ _jacobian(X), family, dtype)
     _check(p2, 2 * np.asarray(c) @ _jacobian(X), family, dtype)
     _check(di.hessian(_scalar, backend, x), _hessian(X), family, dtype)
     _check(di.hvp(_scalar, backend, x, (t,))[0], _hessian(X) @ np.asarray(t), family, dtype)
     s = _in(family, 0.7, dtype)
-    _check(di.derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
-           np.sin(0.7) + 0.7 * np.cos(0.7), family, dtype)
-    _check(di.second_derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
-           2 * np.cos(0.7) - 0.7 * np.sin(0.7), family, dtype)
+    _check(
+        di.derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
+        np.sin(0.7) + 0.7 * np.cos(0.7),
+        family,
+        dtype,
+    )
+    _check(
+        di.second_derivative(lambda z: di.array_namespace(z).sin(z) * z, backend, s),
+        2 * np.cos(0.7) - 0.7 * np.sin(0.7),
+        family,
+        dtype,
+    )
 
 
 class _Counted:
@@ -98,7 +112,12 @@ OPERATORS = {
     "jacobian": (di.prepare_jacobian, di.jacobian, _vector, ()),
     "hessian": (di.prepare_hessian, di.hessian, _scalar, ()),
     "hvp": (di.prepare_hvp, di.hvp, _scalar, ((np.ones(3), np.arange(3.0)),)),
-    "pushforward": (di.prepare_pushforward, di.pushforward, _vector, ((np.ones(3), np.arange(3.0)),)),
+    "pushforward": (
+        di.prepare_pushforward,
+        di.pushforward,
+        _vector,
+        ((np.ones(3), np.arange(3.0)),),
+    ),
     "pullback": (di.prepare_pullback, di.pullback, _vector, ((np.ones(5), np.arange(5.0)),)),
 }
 
@@ -119,10 +138,14 @@ def test_prepared_calls_reuse_the_trace_and_another_shape_is_refused(operator, f
     # f's Python code did not run again: the calls reused the trace made at preparation
     assert counted.calls == traced
     expected = call(f, backend, convert(X * 2.0), *seeds)
-    np.testing.assert_allclose(np.asarray(second if not isinstance(second, tuple) else second[0]),
-                               np.asarray(expected if not isinstance(expected, tuple) else expected[0]))
-    assert not np.allclose(np.asarray(first if not isinstance(first, tuple) else first[0]),
-                           np.asarray(second if not isinstance(second, tuple) else second[0]))
+    np.testing.assert_allclose(
+        np.asarray(second if not isinstance(second, tuple) else second[0]),
+        np.asarray(expected if not isinstance(expected, tuple) else expected[0]),
+    )
+    assert not np.allclose(
+        np.asarray(first if not isinstance(first, tuple) else first[0]),
+        np.asarray(second if not isinstance(second, tuple) else second[0]),
+    )
     with pytest.raises(di.PreparationMismatchError):
         call(counted, backend, convert(np.ones(4)), *seeds, prep=prep)
     assert counted.calls == traced
@@ -130,7 +153,7 @@ def test_prepared_calls_reuse_the_trace_and_another_shape_is_refused(operator, f
 
 def test_contexts_reuse_the_trace_at_new_values():
     def f(x, w):
-        return di.array_namespace(x).sum(x ** 2 * w)
+        return di.array_namespace(x).sum(x**2 * w)
 
     backend = di.AutoTensorFlow()
     calls = []
@@ -160,19 +183,21 @@ def test_a_variable_x_and_a_variable_buffer():
 def test_a_branch_on_values_is_refused_when_traced_and_taken_eagerly():
     def branchy(x):
         xp = di.array_namespace(x)
-        return xp.sum(x ** 2) if x[0] > 0 else xp.sum(x ** 3)
+        return xp.sum(x**2) if x[0] > 0 else xp.sum(x**3)
 
     x = np.array([1.0, 2.0])
     with pytest.raises(di.TracedArrayError, match=r"AutoTensorFlow\(jit=False\)"):
         di.prepare_gradient(branchy, di.AutoTensorFlow(), x)
     eager = di.AutoTensorFlow(jit=False)
-    np.testing.assert_allclose(di.gradient(branchy, eager, x, prep=di.prepare_gradient(branchy, eager, x)), 2 * x)
+    np.testing.assert_allclose(
+        di.gradient(branchy, eager, x, prep=di.prepare_gradient(branchy, eager, x)), 2 * x
+    )
 
 
 def test_mixed_float32_and_float64_promote_as_numpy_does():
     def f(x):
         xp = di.array_namespace(x)
-        return xp.sum(x ** 2 * xp.asarray(np.array([1.0, 2.0, 3.0]), dtype=xp.float64))
+        return xp.sum(x**2 * xp.asarray(np.array([1.0, 2.0, 3.0]), dtype=xp.float64))
 
     x = X.astype(np.float32)
     result = di.gradient(f, di.AutoTensorFlow(), x)
@@ -181,9 +206,13 @@ def test_mixed_float32_and_float64_promote_as_numpy_does():
 
 
 def test_import_diffinterface_imports_no_tensorflow_and_families_detect_tensors():
-    code = ("import sys, diffinterface; print('tensorflow' in sys.modules); import tensorflow as tf; "
-            "from diffinterface.families import family_of; print(family_of(tf.ones(2)), family_of(tf.Variable(1.0)))")
-    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    code = (
+        "import sys, diffinterface; print('tensorflow' in sys.modules); import tensorflow as tf; "
+        "from diffinterface.families import family_of; print(family_of(tf.ones(2)), family_of(tf.Variable(1.0)))"
+    )
+    lines = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert lines == ["False", "tensorflow", "tensorflow"]
 
 
@@ -198,16 +227,31 @@ def _sum_sin_times(z):
 HESSIAN = _hessian(X)
 
 
-@pytest.mark.parametrize("pair", [
-    ("tensorflow-reverse", "jax"), ("tensorflow-reverse", "torch"), ("torch", "tensorflow"), ("jax", "tensorflow"),
-    ("tensorflow-reverse", "finitediff"), ("finitediff", "tensorflow"),
-], ids="-over-".join)
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("tensorflow-reverse", "jax"),
+        ("tensorflow-reverse", "torch"),
+        ("torch", "tensorflow"),
+        ("jax", "tensorflow"),
+        ("tensorflow-reverse", "finitediff"),
+        ("finitediff", "tensorflow"),
+    ],
+    ids="-over-".join,
+)
 def test_second_order_with_tensorflow_as_outer_and_as_inner(pair):
-    make = {"tensorflow": di.AutoTensorFlow, "tensorflow-reverse": lambda: di.AutoTensorFlow(mode="reverse"),
-            "jax": di.AutoJAX, "torch": di.AutoTorch, "finitediff": di.AutoFiniteDiff}
+    make = {
+        "tensorflow": di.AutoTensorFlow,
+        "tensorflow-reverse": lambda: di.AutoTensorFlow(mode="reverse"),
+        "jax": di.AutoJAX,
+        "torch": di.AutoTorch,
+        "finitediff": di.AutoFiniteDiff,
+    }
     backend = di.SecondOrder(make[pair[0]](), make[pair[1]]())
     tolerance = 1e-5 if "finitediff" in pair else 1e-10
-    np.testing.assert_allclose(di.hessian(_sum_sin_times, backend, X), HESSIAN, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        di.hessian(_sum_sin_times, backend, X), HESSIAN, rtol=tolerance, atol=tolerance
+    )
 
 
 def _weighted_sin(z, w):
@@ -218,10 +262,17 @@ def _weighted_sin(z, w):
 @pytest.mark.parametrize("inner", ["jax", "torch", "autograd", "finitediff"])
 def test_a_constant_reaches_the_inner_from_inside_tf_function(inner):
     # inside tf.function a Constant is a symbolic tensor: it reaches the inner through tf.py_function
-    make = {"jax": di.AutoJAX, "torch": di.AutoTorch, "autograd": di.AutoAutograd, "finitediff": di.AutoFiniteDiff}
+    make = {
+        "jax": di.AutoJAX,
+        "torch": di.AutoTorch,
+        "autograd": di.AutoAutograd,
+        "finitediff": di.AutoFiniteDiff,
+    }
     w = np.array([1.0, 2.0, 3.0])
     tolerance = 1e-5 if inner == "finitediff" else 1e-10
-    hessian = di.hessian(_weighted_sin, di.SecondOrder(di.AutoTensorFlow(), make[inner]()), X, di.Constant(w))
+    hessian = di.hessian(
+        _weighted_sin, di.SecondOrder(di.AutoTensorFlow(), make[inner]()), X, di.Constant(w)
+    )
     np.testing.assert_allclose(hessian, np.diag(-np.sin(X) * w), rtol=tolerance, atol=tolerance)
     g = di.DifferentiateWith(_weighted_sin, make[inner]())
 
@@ -232,16 +283,27 @@ def test_a_constant_reaches_the_inner_from_inside_tf_function(inner):
             y = g(z, di.Constant(w))
         return tape.gradient(y, z)
 
-    np.testing.assert_allclose(gradient(tf.constant(X), tf.constant(w)).numpy(), np.cos(X) * w, rtol=tolerance)
+    np.testing.assert_allclose(
+        gradient(tf.constant(X), tf.constant(w)).numpy(), np.cos(X) * w, rtol=tolerance
+    )
+
 
 @pytest.mark.parametrize("outer", ["jax", "torch", "autograd", "finitediff"])
 def test_a_constant_reaches_a_tensorflow_inner_from_every_outer(outer):
     # torch's outer runs torch.func transforms: a Constant's values are reachable only with them disabled
-    make = {"jax": di.AutoJAX, "torch": di.AutoTorch, "autograd": di.AutoAutograd, "finitediff": di.AutoFiniteDiff}
+    make = {
+        "jax": di.AutoJAX,
+        "torch": di.AutoTorch,
+        "autograd": di.AutoAutograd,
+        "finitediff": di.AutoFiniteDiff,
+    }
     w = np.array([1.0, 2.0, 3.0])
     tolerance = 1e-5 if outer == "finitediff" else 1e-10
-    hessian = di.hessian(_weighted_sin, di.SecondOrder(make[outer](), di.AutoTensorFlow()), X, di.Constant(w))
+    hessian = di.hessian(
+        _weighted_sin, di.SecondOrder(make[outer](), di.AutoTensorFlow()), X, di.Constant(w)
+    )
     np.testing.assert_allclose(hessian, np.diag(-np.sin(X) * w), rtol=tolerance, atol=tolerance)
+
 
 def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function():
     torch = pytest.importorskip("torch")
@@ -264,7 +326,9 @@ def test_a_torch_function_inside_a_gradient_tape_inside_and_outside_tf_function(
             inner.watch(x)
             y = g(x)
         gradient = inner.gradient(y, x)
-    np.testing.assert_allclose(outer.jacobian(gradient, x, experimental_use_pfor=False).numpy(), HESSIAN, rtol=1e-10)
+    np.testing.assert_allclose(
+        outer.jacobian(gradient, x, experimental_use_pfor=False).numpy(), HESSIAN, rtol=1e-10
+    )
 
 
 def test_a_tensorflow_function_inside_jax_jit_grad_and_torch_autograd():
@@ -309,7 +373,10 @@ def test_every_operator_through_a_differentiate_with_inside_tensorflow(backend, 
         "pushforward": (lambda: di.pushforward(g, backend, x, (t,))[0], dg * t),
         "pullback": (lambda: di.pullback(g, backend, x, (t,))[0], dg * t),
         "derivative": (lambda: di.derivative(g, backend, s), np.cos(s) * s + np.sin(s)),
-        "second_derivative": (lambda: di.second_derivative(g, backend, s), 2 * np.cos(s) - np.sin(s) * s),
+        "second_derivative": (
+            lambda: di.second_derivative(g, backend, s),
+            2 * np.cos(s) - np.sin(s) * s,
+        ),
     }
     for name, (call, value) in expected.items():
         np.testing.assert_allclose(call(), value, rtol=1e-10, atol=1e-12, err_msg=name)
@@ -319,8 +386,14 @@ def _keras_model():
     import keras
 
     keras.utils.set_random_seed(0)
-    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh", name="hidden"),
-                             keras.layers.Dense(1, name="out")], name="net")
+    return keras.Sequential(
+        [
+            keras.Input((3,)),
+            keras.layers.Dense(4, activation="tanh", name="hidden"),
+            keras.layers.Dense(1, name="out"),
+        ],
+        name="net",
+    )
 
 
 def test_a_keras_model_differentiates_with_respect_to_its_trainable_variables_untouched():
@@ -335,12 +408,21 @@ def test_a_keras_model_differentiates_with_respect_to_its_trainable_variables_un
     native = tape.gradient(native_loss, model.trainable_variables)
 
     f, params = di.keras_function(model, keras.losses.MeanSquaredError())
-    assert list(params) == ["net/hidden/kernel", "net/hidden/bias", "net/out/kernel", "net/out/bias"]
-    value, g = di.value_and_gradient(f, di.AutoTensorFlow(), params, di.Constant(inputs), di.Constant(target))
+    assert list(params) == [
+        "net/hidden/kernel",
+        "net/hidden/bias",
+        "net/out/kernel",
+        "net/out/bias",
+    ]
+    value, g = di.value_and_gradient(
+        f, di.AutoTensorFlow(), params, di.Constant(inputs), di.Constant(target)
+    )
     np.testing.assert_allclose(value.numpy(), native_loss.numpy(), rtol=1e-6)
     for expected, path in zip(native, params):
         assert g[path].dtype == tf.float32
-        np.testing.assert_allclose(g[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-7, err_msg=path)
+        np.testing.assert_allclose(
+            g[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-7, err_msg=path
+        )
     for saved, variable in zip(before, model.trainable_variables):
         np.testing.assert_array_equal(variable.numpy(), saved)
 
@@ -358,27 +440,41 @@ def test_a_keras_model_differentiates_with_respect_to_its_trainable_variables_un
         out = tf.reduce_sum(model(inputs) ** 2)
     native2 = tape.gradient(out, model.trainable_variables)
     for expected, path in zip(native2, params2):
-        np.testing.assert_allclose(g2[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
+        np.testing.assert_allclose(
+            g2[path].numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path
+        )
 
 
 def test_keras_function_refuses_what_is_not_a_built_keras_model_naming_the_argument():
     import keras
     import torch
 
-    with pytest.raises(TypeError, match=r"model: expected a Keras model.*got Linear\. For a torch.nn.Module, use "
-                                        r"di.module_function"):
+    with pytest.raises(
+        TypeError,
+        match=r"model: expected a Keras model.*got Linear\. For a torch.nn.Module, use "
+        r"di.module_function",
+    ):
         di.keras_function(torch.nn.Linear(2, 1), lambda model, x: model(x))
-    with pytest.raises(ValueError, match=r"model: expected a built Keras model with trainable variables"):
-        di.keras_function(keras.Sequential([keras.layers.Dense(2)]), keras.losses.MeanSquaredError())
+    with pytest.raises(
+        ValueError, match=r"model: expected a built Keras model with trainable variables"
+    ):
+        di.keras_function(
+            keras.Sequential([keras.layers.Dense(2)]), keras.losses.MeanSquaredError()
+        )
     with pytest.raises(TypeError, match=r"loss: expected a callable"):
         di.keras_function(_keras_model(), "mse")
     f, params = di.keras_function(_keras_model(), keras.losses.MeanSquaredError())
-    with pytest.raises(TypeError, match=r"loss: the Keras loss MeanSquaredError takes \(y_true, y_pred\)"):
+    with pytest.raises(
+        TypeError, match=r"loss: the Keras loss MeanSquaredError takes \(y_true, y_pred\)"
+    ):
         f(params, np.ones((2, 3), "float32"))
 
 
-_EAGER = {"eager": di.AutoTensorFlow(jit=False), "eager-forward": di.AutoTensorFlow(mode="forward", jit=False),
-          "eager-reverse": di.AutoTensorFlow(mode="reverse", jit=False)}
+_EAGER = {
+    "eager": di.AutoTensorFlow(jit=False),
+    "eager-forward": di.AutoTensorFlow(mode="forward", jit=False),
+    "eager-reverse": di.AutoTensorFlow(mode="reverse", jit=False),
+}
 
 
 @pytest.mark.parametrize("case", aux_cases(_EAGER), ids=lambda c: c.id)
@@ -405,8 +501,12 @@ def test_traced_calls_return_aux_computed_by_the_traced_function(family, batch_s
     di.prepare_hessian(lambda x: counted(x)[0], backend, x)
     without_aux = counted.take()
     prep = di.prepare_hessian(counted, backend, x, has_aux=True)
-    assert counted.take() == without_aux <= 2  # the trace (a loop over seeds traces f twice), no eager evaluation
-    (_value, aux), _gradient, hessian = di.value_gradient_and_hessian(counted, backend, x2, prep=prep, has_aux=True)
+    assert (
+        counted.take() == without_aux <= 2
+    )  # the trace (a loop over seeds traces f twice), no eager evaluation
+    (_value, aux), _gradient, hessian = di.value_gradient_and_hessian(
+        counted, backend, x2, prep=prep, has_aux=True
+    )
     assert counted.take() == 0
     np.testing.assert_allclose(np.asarray(hessian), _hessian(2 * X), rtol=1e-12)
     assert aux["label"] is label and aux["norm"][1] == 7
@@ -418,27 +518,35 @@ def test_traced_calls_return_aux_computed_by_the_traced_function(family, batch_s
 def test_a_scalar_operator_refuses_an_array_output_learned_by_its_trace(operator):
     # the preparation learns f's output from its trace (no eager evaluation): an array output is still refused,
     # for hvp and hessian too (TensorFlow would differentiate the sum of the entries)
-    counted = CountingFunction(lambda x: x ** 2)
+    counted = CountingFunction(lambda x: x**2)
     seeds = ((X,),) if operator == "hvp" else ()
-    with pytest.raises(ValueError, match=f"{operator} needs f to return a scalar; it returns shape \\(3,\\)"):
+    with pytest.raises(
+        ValueError, match=f"{operator} needs f to return a scalar; it returns shape \\(3,\\)"
+    ):
         getattr(di, "prepare_" + operator)(counted, di.AutoTensorFlow(), X, *seeds)
     scalar = CountingFunction(_scalar)
     getattr(di, "prepare_" + operator)(scalar, di.AutoTensorFlow(), X, *seeds)
     assert scalar.take() == 1  # the trace alone
 
 
-@pytest.mark.parametrize("name", ["numpy-float32-scalar", "float32-inside", "float32-tensor", "float64-only"])
+@pytest.mark.parametrize(
+    "name", ["numpy-float32-scalar", "float32-inside", "float32-tensor", "float64-only"]
+)
 def test_a_float64_trace_under_tensorflows_own_rules_computes_what_all_promotion_does(name):
     # a float64 x is traced under TensorFlow's own dtype rules only where they give what "all" promotion gives
     # (eager calls always promote): a float32 tensor anywhere in the graph, or a refused mix, traces again
     f = {
         "numpy-float32-scalar": lambda x: tf.reduce_sum(x * np.float32(0.1) * x),
-        "float32-inside": lambda x: tf.reduce_sum(tf.cast(x, tf.float32) * np.float64(0.1) * tf.cast(x, tf.float32)),
+        "float32-inside": lambda x: tf.reduce_sum(
+            tf.cast(x, tf.float32) * np.float64(0.1) * tf.cast(x, tf.float32)
+        ),
         "float32-tensor": lambda x: tf.reduce_sum(x * tf.constant(0.1, tf.float32) * x),
         "float64-only": lambda x: tf.reduce_sum(x * 0.1 * x),
     }[name]
     x = tf.constant(X)
-    traced = di.value_and_gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    traced = di.value_and_gradient(
+        f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x)
+    )
     eager = di.value_and_gradient(f, di.AutoTensorFlow(jit=False), x)
     for got, wanted in zip(traced, eager):
         assert got.dtype == wanted.dtype, (got.dtype, wanted.dtype)
@@ -453,5 +561,7 @@ def test_a_float64_trace_keeps_a_namespace_constant_in_float64():
         return xp.sum(x * xp.asarray(0.1))
 
     x = tf.constant(X)
-    gradient = di.gradient(f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x))
+    gradient = di.gradient(
+        f, di.AutoTensorFlow(), x, prep=di.prepare_gradient(f, di.AutoTensorFlow(), x)
+    )
     np.testing.assert_array_equal(gradient.numpy(), np.full(3, 0.1))

@@ -50,16 +50,6 @@ class Counted:
         return self.f(x, *ctx)
 
 
-
-
-
-
-
-
-
-
-
-
 def curve(x):
     """A scalar x to three outputs."""
     return torch.stack([x**3, 2 * x, torch.sin(x)])
@@ -150,12 +140,16 @@ def test_numpy_in_numpy_out(backend):
             assert r.dtype == np.float64, name
     np.testing.assert_allclose(results["gradient"], scalar_f_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(results["jacobian"], coupled_jacobian(X), rtol=1e-12)
-    np.testing.assert_allclose(results["pushforward batched"][1], coupled_jacobian(X) @ T2, rtol=1e-12)
+    np.testing.assert_allclose(
+        results["pushforward batched"][1], coupled_jacobian(X) @ T2, rtol=1e-12
+    )
     np.testing.assert_allclose(results["pullback batched"][1], T2 @ coupled_jacobian(X), rtol=1e-12)
     np.testing.assert_allclose(results["derivative"], curve_derivative(0.4), rtol=1e-12)
     np.testing.assert_allclose(results["hessian"], scalar_f_hessian(X), rtol=1e-12)
     np.testing.assert_allclose(results["hvp"][0], scalar_f_hessian(X) @ T1, rtol=1e-12)
-    np.testing.assert_allclose(results["second_derivative"], curve_second(0.4), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        results["second_derivative"], curve_second(0.4), rtol=1e-12, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -170,7 +164,9 @@ def test_tensors_keep_their_dtype(backend, dtype):
     ):
         assert result.dtype == dtype and result.device == x.device
     rtol = 1e-5 if dtype == torch.float32 else 1e-12
-    np.testing.assert_allclose(di.gradient(scalar_f, backend, x).numpy(), scalar_f_gradient(X), rtol=rtol)
+    np.testing.assert_allclose(
+        di.gradient(scalar_f, backend, x).numpy(), scalar_f_gradient(X), rtol=rtol
+    )
 
 
 def test_numpy_arrays_enter_torch_without_a_copy():
@@ -208,7 +204,11 @@ def test_two_argument_functions(backend, family):
     x_np = np.array([1.0, 2.0, 3.0])
     t_np = np.array([1.0, -1.0, 0.5])
     if family == "torch":
-        x, t, new = torch.tensor(x_np, requires_grad=True), torch.tensor(t_np), lambda: torch.zeros(3, dtype=F64)
+        x, t, new = (
+            torch.tensor(x_np, requires_grad=True),
+            torch.tensor(t_np),
+            lambda: torch.zeros(3, dtype=F64),
+        )
     else:
         x, t, new = x_np, t_np, lambda: np.zeros(3)
     value = x_np**2 + np.array([x_np[1] * x_np[2], 0, 0])
@@ -279,7 +279,9 @@ def test_a_first_gradient_imports_no_dynamo():
         "print(sorted(m for m in sys.modules if m.startswith('torch._dynamo')))\n"
     )
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
 
@@ -295,7 +297,9 @@ def test_a_first_gradient_imports_no_dynamo():
 def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, seeds):
     f = Counted(coupled)
     x = np.linspace(0.1, 2.0, 50)
-    prep = getattr(di, "prepare_" + operator)(f, backend, x, *seeds(x))  # one evaluation: the output shape
+    prep = getattr(di, "prepare_" + operator)(
+        f, backend, x, *seeds(x)
+    )  # one evaluation: the output shape
     f.calls = 0
     getattr(di, operator)(f, backend, x, *seeds(x), prep=prep)
     # The prepared call traces f once for all 50 (or 3) seeds.
@@ -362,7 +366,7 @@ def test_contexts_numpy_and_tensor(backend):
 
 def test_functions_that_ignore_x_give_zeros_only_when_torch_sees_through(backend):
     x = torch.tensor(X)
-    g = di.gradient(lambda x: 0 * (x ** 2).sum(), backend, x)
+    g = di.gradient(lambda x: 0 * (x**2).sum(), backend, x)
     jac = di.jacobian(lambda x: 0 * x[:2], backend, x)
     assert torch.equal(g, torch.zeros(4, dtype=F64))
     assert torch.equal(jac, torch.zeros(2, 4, dtype=F64))
@@ -460,14 +464,18 @@ def test_an_active_torch_function_mode_sees_the_backward_pass(backend):
 # -- issue 36: partial graph breaks, unusual arrays, ordinary results ---------------------------------
 
 
-@pytest.mark.parametrize("f", [
-    lambda x: x[0].item() * x.sum(),
-    lambda x: (x.detach() * x).sum(),
-    lambda x: float(x[1]) * x.sum(),
-    lambda x: x.sum() * x.data[0],
-    lambda x: torch.tensor(x.tolist(), dtype=x.dtype).dot(x),
-    lambda x: (x.new_tensor(x) * x).sum(),
-], ids=["item", "detach", "float", "data", "tolist", "new_tensor"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x[0].item() * x.sum(),
+        lambda x: (x.detach() * x).sum(),
+        lambda x: float(x[1]) * x.sum(),
+        lambda x: x.sum() * x.data[0],
+        lambda x: torch.tensor(x.tolist(), dtype=x.dtype).dot(x),
+        lambda x: (x.new_tensor(x) * x).sum(),
+    ],
+    ids=["item", "detach", "float", "data", "tolist", "new_tensor"],
+)
 def test_a_partial_graph_break_is_found_at_preparation(backend, f):
     x = np.array([1.0, 2.0, 3.0])
     with pytest.raises(di.GraphBreakError, match=r"f called \S+ on a tensor computed from x"):
@@ -476,7 +484,9 @@ def test_a_partial_graph_break_is_found_at_preparation(backend, f):
         di.gradient(f, backend, x)
 
 
-@pytest.mark.parametrize("backend", [di.AutoTorch(), di.AutoTorch(mode="reverse")], ids=["torch", "torch-reverse"])
+@pytest.mark.parametrize(
+    "backend", [di.AutoTorch(), di.AutoTorch(mode="reverse")], ids=["torch", "torch-reverse"]
+)
 def test_what_the_graph_watch_lets_through(backend):
     """Printing, values of other tensors, no_grad blocks and branches on x's values are no breaks.
 
@@ -534,7 +544,10 @@ def test_a_structurally_zero_second_derivative_is_an_ordinary_array(backend):
     assert di.hessian(f, backend, x.numpy()).flags.writeable
     (v,) = di.hvp(f, backend, x, (torch.ones(2, dtype=F64),))
     assert not v._is_zerotensor()
-    for pair in (di.SecondOrder(di.AutoTorch(mode="reverse"), backend), di.SecondOrder(backend, di.AutoTorch())):
+    for pair in (
+        di.SecondOrder(di.AutoTorch(mode="reverse"), backend),
+        di.SecondOrder(backend, di.AutoTorch()),
+    ):
         np.testing.assert_array_equal(di.hessian(f, pair, x.numpy()), np.zeros((2, 2)))
 
 
@@ -560,9 +573,14 @@ def test_inference_mode_and_expanded_tensors_as_x(backend):
 
 def test_forward_jacobian_of_a_matrix_chain_at_a_vector():
     generator = torch.Generator().manual_seed(0)
-    a, b = torch.randn(3, 4, dtype=F64, generator=generator), torch.randn(4, 2, dtype=F64, generator=generator)
+    a, b = (
+        torch.randn(3, 4, dtype=F64, generator=generator),
+        torch.randn(4, 2, dtype=F64, generator=generator),
+    )
     x = torch.randn(3, dtype=F64, generator=generator)
-    jac = di.jacobian(lambda x, a, b: (x @ a) @ b, di.AutoTorch(mode="forward"), x, di.Constant(a), di.Constant(b))
+    jac = di.jacobian(
+        lambda x, a, b: (x @ a) @ b, di.AutoTorch(mode="forward"), x, di.Constant(a), di.Constant(b)
+    )
     torch.testing.assert_close(jac, (a @ b).T)
 
 
@@ -577,12 +595,17 @@ def test_module_function_takes_a_criterion_and_refuses_a_module_without_paramete
     inputs, targets = torch.ones(3, 2, dtype=F64), torch.zeros(3, 1, dtype=F64)
     f, params = di.module_function(model, torch.nn.MSELoss())
     g = di.gradient(f, di.AutoTorch(), params, di.Constant(inputs), di.Constant(targets))
-    expected = torch.autograd.grad(torch.nn.functional.mse_loss(model(inputs), targets), model.bias)[0]
+    expected = torch.autograd.grad(
+        torch.nn.functional.mse_loss(model(inputs), targets), model.bias
+    )[0]
     torch.testing.assert_close(g["bias"], expected)
     f, params = di.module_function(model, torch.nn.functional.mse_loss)
     with pytest.raises(TypeError, match=r"loss: the criterion mse_loss takes \(input, target\)"):
         di.gradient(f, di.AutoTorch(), params, di.Constant(inputs))
-    with pytest.raises(ValueError, match=r"module: .*MSELoss has none.*di.module_function\(model, torch.nn.MSELoss\(\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"module: .*MSELoss has none.*di.module_function\(model, torch.nn.MSELoss\(\)\)",
+    ):
         di.module_function(torch.nn.MSELoss(), lambda m, a, b: m(a, b))
 
 
@@ -604,7 +627,9 @@ def test_an_inference_mode_tensor_at_a_preparation_made_at_an_ordinary_one(backe
         torch.testing.assert_close(di.gradient(f, backend, x, prep=prep), 2 * x.clone())
 
 
-@pytest.mark.parametrize("outer, inner", [("forward", "reverse"), ("reverse", "forward"), ("forward", None)])
+@pytest.mark.parametrize(
+    "outer, inner", [("forward", "reverse"), ("reverse", "forward"), ("forward", None)]
+)
 def test_mixed_mode_second_order_pairs_refuse_a_constant_output_as_autotorch_does(outer, inner):
     pair = di.SecondOrder(di.AutoTorch(mode=outer), di.AutoTorch(mode=inner))
     constant = lambda x: torch.tensor(3.0, dtype=F64)
@@ -612,5 +637,7 @@ def test_mixed_mode_second_order_pairs_refuse_a_constant_output_as_autotorch_doe
         di.hessian(constant, pair, torch.ones(2, dtype=F64))
     with pytest.raises(di.GraphBreakError):
         di.hessian(constant, di.AutoTorch(), torch.ones(2, dtype=F64))
-    torch.testing.assert_close(di.hessian(lambda x: (x**3).sum(), pair, torch.ones(2, dtype=F64)),
-                               6 * torch.eye(2, dtype=F64))
+    torch.testing.assert_close(
+        di.hessian(lambda x: (x**3).sum(), pair, torch.ones(2, dtype=F64)),
+        6 * torch.eye(2, dtype=F64),
+    )

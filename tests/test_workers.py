@@ -30,7 +30,7 @@ def exits_past_five(x):
     """A simulation whose process dies (no exception, no cleanup) at some inputs."""
     if x[0] > 5:
         os._exit(3)
-    return (x ** 2).sum()
+    return (x**2).sum()
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +47,15 @@ def results(backend, method_tag):
     """Every operator's results at X, prepared once each."""
     out = {}
     for name, f, extra in [
-        ("gradient", smooth, ()), ("value_and_gradient", smooth, ()), ("jacobian", vector, ()),
-        ("value_and_jacobian", vector, ()), ("hessian", smooth, ()), ("value_gradient_and_hessian", smooth, ()),
-        ("hvp", smooth, (TANGENTS,)), ("gradient_and_hvp", smooth, (TANGENTS,)), ("pushforward", vector, (TANGENTS,)),
+        ("gradient", smooth, ()),
+        ("value_and_gradient", smooth, ()),
+        ("jacobian", vector, ()),
+        ("value_and_jacobian", vector, ()),
+        ("hessian", smooth, ()),
+        ("value_gradient_and_hessian", smooth, ()),
+        ("hvp", smooth, (TANGENTS,)),
+        ("gradient_and_hvp", smooth, (TANGENTS,)),
+        ("pushforward", vector, (TANGENTS,)),
     ]:
         operator = name.split("_and_")[-1]
         prep = getattr(di, "prepare_" + operator)(f, backend, X, *extra)
@@ -74,23 +80,40 @@ def assert_identical(a, b, where=""):
 
 @pytest.mark.parametrize("value", ["4", 2.0, True, [1, 2], 0, -2])
 def test_workers_that_are_none_of_the_kinds_are_refused_naming_workers(value):
-    with pytest.raises((TypeError, ValueError), match=r"AutoFiniteDiff\(workers=...\) expected None.*a positive "
-                                                        r"int.*Executor.*dask.distributed.Client.*map-like.*got "):
+    with pytest.raises(
+        (TypeError, ValueError),
+        match=r"AutoFiniteDiff\(workers=...\) expected None.*a positive "
+        r"int.*Executor.*dask.distributed.Client.*map-like.*got ",
+    ):
         di.AutoFiniteDiff(workers=value)
 
 
 def test_the_adaptive_method_takes_no_workers_and_says_why():
-    with pytest.raises(ValueError, match=r"workers=.*method='adaptive', which picks each point from f's values"):
+    with pytest.raises(
+        ValueError, match=r"workers=.*method='adaptive', which picks each point from f's values"
+    ):
         di.AutoFiniteDiff(method="adaptive", workers=2)
 
 
 def test_workers_are_keyword_only_compared_by_identity_and_left_out_of_the_repr_when_none(threads):
-    assert repr(di.AutoFiniteDiff()) == "AutoFiniteDiff(method='central', rel_step=None, abs_step=None)"
+    assert (
+        repr(di.AutoFiniteDiff())
+        == "AutoFiniteDiff(method='central', rel_step=None, abs_step=None)"
+    )
     assert repr(di.AutoFiniteDiff(workers=3)).endswith(", workers=3)")
     assert di.AutoFiniteDiff(workers=threads) == di.AutoFiniteDiff(workers=threads)
     with ThreadPoolExecutor(1) as other:
         assert di.AutoFiniteDiff(workers=threads) != di.AutoFiniteDiff(workers=other)
-    assert len({di.AutoFiniteDiff(workers=threads), di.AutoFiniteDiff(workers=threads), di.AutoFiniteDiff()}) == 2
+    assert (
+        len(
+            {
+                di.AutoFiniteDiff(workers=threads),
+                di.AutoFiniteDiff(workers=threads),
+                di.AutoFiniteDiff(),
+            }
+        )
+        == 2
+    )
     with pytest.raises(TypeError, match="too many positional"):
         di.AutoFiniteDiff("central", None, None, 4)
 
@@ -111,23 +134,33 @@ def test_every_operator_through_workers_equals_the_serial_result_bit_for_bit(met
 
 def test_a_process_pool_gives_the_serial_results_bit_for_bit_and_closes():
     backend = di.AutoFiniteDiff(workers=2)
-    for name, f, prepare in [("hessian", smooth, di.prepare_hessian), ("jacobian", vector, di.prepare_jacobian)]:
+    for name, f, prepare in [
+        ("hessian", smooth, di.prepare_hessian),
+        ("jacobian", vector, di.prepare_jacobian),
+    ]:
         prep = prepare(f, backend, X)
-        assert_identical(getattr(di, name)(f, backend, X, prep=prep), getattr(di, name)(f, di.AutoFiniteDiff(), X))
+        assert_identical(
+            getattr(di, name)(f, backend, X, prep=prep),
+            getattr(di, name)(f, di.AutoFiniteDiff(), X),
+        )
     pools = [pool for pool in workers_module._POOLS if pool.executor is not None]
     assert pools  # the last preparation is alive
     assert di.close_workers(prep) == 1 and di.close_workers(prep) == 0
-    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X))
+    assert_identical(
+        di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X)
+    )
     assert di.close_workers() >= 1
     assert all(pool.executor is None for pool in pools)
     # a closed pool is started again by the next call
-    assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X))
+    assert_identical(
+        di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, di.AutoFiniteDiff(), X)
+    )
 
 
 def test_a_preparation_shuts_its_process_pool_down_when_garbage_collected():
     before = set(workers_module._POOLS)
     prep = di.prepare_gradient(smooth, di.AutoFiniteDiff(workers=1), X)
-    pool, = set(workers_module._POOLS) - before
+    (pool,) = set(workers_module._POOLS) - before
     assert pool.executor is not None
     del prep
     gc.collect()
@@ -136,7 +169,9 @@ def test_a_preparation_shuts_its_process_pool_down_when_garbage_collected():
 
 def test_the_evaluations_run_at_once_and_f_at_x_once(threads):
     running, most, lock, points, armed = [0], [0], threading.Lock(), [], []
-    together = threading.Barrier(4, timeout=10)  # four evaluations must be running at once to pass it
+    together = threading.Barrier(
+        4, timeout=10
+    )  # four evaluations must be running at once to pass it
 
     def f(x):
         if armed:
@@ -147,7 +182,7 @@ def test_the_evaluations_run_at_once_and_f_at_x_once(threads):
             together.wait()
             with lock:
                 running[0] -= 1
-        return (x ** 2).sum()
+        return (x**2).sum()
 
     x = np.arange(1.0, 8.0)  # 8 evaluations: two rounds of four
     backend = di.AutoFiniteDiff(method="forward", workers=threads)
@@ -161,8 +196,10 @@ def test_the_evaluations_run_at_once_and_f_at_x_once(threads):
 
 def test_a_cache_gets_its_own_copy_per_evaluation(threads):
     def f(x, scratch):
-        scratch[:] = x ** 2
-        threading.Event().wait(0.001)  # let another evaluation write meanwhile, were the buffer shared
+        scratch[:] = x**2
+        threading.Event().wait(
+            0.001
+        )  # let another evaluation write meanwhile, were the buffer shared
         return (scratch * x).sum()
 
     buffer = np.zeros(5)
@@ -181,11 +218,18 @@ def test_autosparse_colors_and_second_order_outer_points_go_through_the_workers(
         return x[1:] ** 2 - x[:-1] + di.array_namespace(x).sin(x[1:])
 
     x = np.linspace(0.1, 2, 12)
-    sparse, serial = di.AutoSparse(di.AutoFiniteDiff(workers=threads)), di.AutoSparse(di.AutoFiniteDiff())
-    assert np.array_equal(di.jacobian(banded, sparse, x).toarray(), di.jacobian(banded, serial, x).toarray())
+    sparse, serial = (
+        di.AutoSparse(di.AutoFiniteDiff(workers=threads)),
+        di.AutoSparse(di.AutoFiniteDiff()),
+    )
+    assert np.array_equal(
+        di.jacobian(banded, sparse, x).toarray(), di.jacobian(banded, serial, x).toarray()
+    )
     assert len(set(calls)) > 1  # several threads evaluated f
     scalar = lambda x: (banded(x) ** 2).sum()
-    assert np.array_equal(di.hessian(scalar, sparse, x).toarray(), di.hessian(scalar, serial, x).toarray())
+    assert np.array_equal(
+        di.hessian(scalar, sparse, x).toarray(), di.hessian(scalar, serial, x).toarray()
+    )
     pytest.importorskip("autograd")
     pair = di.SecondOrder(di.AutoFiniteDiff(workers=threads), di.AutoAutograd())
     same_serially = di.SecondOrder(di.AutoFiniteDiff(workers=map), di.AutoAutograd())
@@ -200,7 +244,10 @@ def test_scipy_minimize_runs_through_a_backend_with_workers(threads):
     rosenbrock = lambda x: ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
     x0 = np.full(4, -0.5)
     found = {}
-    for label, backend in [("serial", di.AutoFiniteDiff()), ("threads", di.AutoFiniteDiff(workers=threads))]:
+    for label, backend in [
+        ("serial", di.AutoFiniteDiff()),
+        ("threads", di.AutoFiniteDiff(workers=threads)),
+    ]:
         problem = objective(rosenbrock, backend, x0)
         found[label] = minimize(problem.fun, problem.x0, jac=problem.jac, method="BFGS").x
     assert np.array_equal(found["serial"], found["threads"])
@@ -210,7 +257,9 @@ def test_scipy_minimize_runs_through_a_backend_with_workers(threads):
 # -- failures -------------------------------------------------------------------------------------------------
 
 
-def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_others_finish(threads):
+def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_others_finish(
+    threads,
+):
     release = threading.Event()
     finished = []
 
@@ -218,15 +267,18 @@ def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_ot
         if x[2] != 1.0:
             raise ValueError("the solver diverged")
         if np.all(x == 1.0):  # x itself, evaluated once at preparation too
-            return (x ** 2).sum()
+            return (x**2).sum()
         release.wait(30)  # the other evaluations are still running when the error must surface
         finished.append(1)
-        return (x ** 2).sum()
+        return (x**2).sum()
 
     x = np.ones(4)
     try:
-        with pytest.raises(di.WorkerError, match=r"f raised in a worker at evaluation 4 of 5 \(x moved at entry 2 by "
-                                                 r"\+[0-9.e-]+\): ValueError: the solver diverged") as caught:
+        with pytest.raises(
+            di.WorkerError,
+            match=r"f raised in a worker at evaluation 4 of 5 \(x moved at entry 2 by "
+            r"\+[0-9.e-]+\): ValueError: the solver diverged",
+        ) as caught:
             di.gradient(f, di.AutoFiniteDiff(method="forward", workers=threads), x, prep=None)
         assert not finished
     finally:
@@ -239,10 +291,15 @@ def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_ot
 def test_a_worker_process_that_dies_gives_an_error_and_the_next_call_a_fresh_pool():
     backend = di.AutoFiniteDiff(workers=2)
     prep = di.prepare_gradient(exits_past_five, backend, np.ones(3))
-    with pytest.raises(di.WorkerError, match=r"evaluation \d of 6 \(x .*\) did not come back: BrokenProcessPool.*"
-                                             r"A worker process that exits"):
+    with pytest.raises(
+        di.WorkerError,
+        match=r"evaluation \d of 6 \(x .*\) did not come back: BrokenProcessPool.*"
+        r"A worker process that exits",
+    ):
         di.gradient(exits_past_five, backend, np.full(3, 9.0), prep=prep)
-    np.testing.assert_allclose(di.gradient(exits_past_five, backend, np.ones(3), prep=prep), 2 * np.ones(3), rtol=1e-8)
+    np.testing.assert_allclose(
+        di.gradient(exits_past_five, backend, np.ones(3), prep=prep), 2 * np.ones(3), rtol=1e-8
+    )
 
 
 def test_an_f_that_cannot_reach_a_process_is_refused_at_preparation_naming_workers():
@@ -250,25 +307,39 @@ def test_an_f_that_cannot_reach_a_process_is_refused_at_preparation_naming_worke
 
     def holds_a_lock(x):
         with lock:
-            return (x ** 2).sum()
+            return (x**2).sum()
 
-    with pytest.raises(di.WorkerError, match=r"workers: f \(or a context\) cannot be sent to another process.*lock"):
+    with pytest.raises(
+        di.WorkerError, match=r"workers: f \(or a context\) cannot be sent to another process.*lock"
+    ):
         di.prepare_gradient(holds_a_lock, di.AutoFiniteDiff(workers=1), X)
 
 
 def test_aux_outputs_are_refused_with_workers(threads):
-    with pytest.raises(di.UnsupportedError, match=r"has_aux=True with AutoFiniteDiff\(.*workers=.*Call without has_aux"):
-        di.gradient(lambda x: ((x ** 2).sum(), x[0]), di.AutoFiniteDiff(workers=threads), X, has_aux=True)
+    with pytest.raises(
+        di.UnsupportedError,
+        match=r"has_aux=True with AutoFiniteDiff\(.*workers=.*Call without has_aux",
+    ):
+        di.gradient(
+            lambda x: ((x**2).sum(), x[0]), di.AutoFiniteDiff(workers=threads), X, has_aux=True
+        )
 
 
 def test_import_diffinterface_imports_no_pool_and_no_dask():
     import subprocess
     import sys
 
-    code = ("import sys, diffinterface; print(sorted(m for m in ('concurrent.futures', 'multiprocessing', 'dask', "
-            "'distributed', 'cloudpickle') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(os.path.dirname(di.__file__)))
+    code = (
+        "import sys, diffinterface; print(sorted(m for m in ('concurrent.futures', 'multiprocessing', 'dask', "
+        "'distributed', 'cloudpickle') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(di.__file__)),
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -281,7 +352,10 @@ def test_shipped_functions_travel_by_value_when_pickle_cannot():
 def test_every_shipped_batch_has_its_own_token_even_where_python_reuses_an_address():
     # a worker keeps loaded functions by token; a token taken from id() came back for the next batch once the
     # previous one died, and the worker evaluated the dead batch's f
-    tokens = {workers_module.Shipped((lambda x, ctx, k=k: x + k,), processes=True).payload()[0] for k in range(50)}
+    tokens = {
+        workers_module.Shipped((lambda x, ctx, k=k: x + k,), processes=True).payload()[0]
+        for k in range(50)
+    }
     assert len(tokens) == 50
 
 
@@ -293,8 +367,12 @@ def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as pool:
         backend = di.AutoFiniteDiff(workers=pool)
         for k in range(1, 13):
-            np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
-                                       rtol=1e-6, err_msg=f"f number {k}")
+            np.testing.assert_allclose(
+                di.gradient(lambda x, k=k: k * (x**2).sum(), backend, X),
+                2 * k * X,
+                rtol=1e-6,
+                err_msg=f"f number {k}",
+            )
 
 
 # -- a Dask cluster -------------------------------------------------------------------------------------------
@@ -304,8 +382,12 @@ def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
 def client():
     distributed = pytest.importorskip("distributed")
     # two worker processes of one thread each: this is a 2-core machine
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -319,7 +401,10 @@ def loaded_functions():
 def test_gradient_and_jacobian_on_a_dask_cluster_equal_the_serial_ones_bit_for_bit(client):
     backend, serial = di.AutoFiniteDiff(workers=client), di.AutoFiniteDiff()
     prep = di.prepare_gradient(smooth, backend, X)
-    assert_identical(di.value_and_gradient(smooth, backend, X, prep=prep), di.value_and_gradient(smooth, serial, X))
+    assert_identical(
+        di.value_and_gradient(smooth, backend, X, prep=prep),
+        di.value_and_gradient(smooth, serial, X),
+    )
     prep = di.prepare_jacobian(vector, backend, X)
     assert_identical(di.jacobian(vector, backend, X, prep=prep), di.jacobian(vector, serial, X))
     loaded = client.run(loaded_functions)
@@ -331,11 +416,14 @@ def test_an_exception_on_the_cluster_names_the_evaluation(client):
     def fails_at_entry_three(x):
         if x[3] != X[3]:
             raise ArithmeticError("no convergence")
-        return (x ** 2).sum()
+        return (x**2).sum()
 
     # +e_3 and -e_3 both fail: the first to come back is named
-    with pytest.raises(di.WorkerError, match=r"evaluation [78] of 10 \(x moved at entry 3 by .*ArithmeticError: no "
-                                             r"convergence") as caught:
+    with pytest.raises(
+        di.WorkerError,
+        match=r"evaluation [78] of 10 \(x moved at entry 3 by .*ArithmeticError: no "
+        r"convergence",
+    ) as caught:
         di.gradient(fails_at_entry_three, di.AutoFiniteDiff(workers=client), X)
     assert isinstance(caught.value.__cause__, ArithmeticError)
 
@@ -343,8 +431,12 @@ def test_an_exception_on_the_cluster_names_the_evaluation(client):
 def test_the_cluster_evaluates_each_new_f_not_one_it_loaded_before(client):
     backend = di.AutoFiniteDiff(workers=client)
     for k in range(1, 13):
-        np.testing.assert_allclose(di.gradient(lambda x, k=k: k * (x ** 2).sum(), backend, X), 2 * k * X,
-                                   rtol=1e-6, err_msg=f"f number {k}")
+        np.testing.assert_allclose(
+            di.gradient(lambda x, k=k: k * (x**2).sum(), backend, X),
+            2 * k * X,
+            rtol=1e-6,
+            err_msg=f"f number {k}",
+        )
 
 
 def test_scipy_minimize_drives_a_simulator_on_the_cluster(client):

@@ -14,11 +14,19 @@ its second-order and sparse specializations.
 
 from ..core import register_backend
 from ..selectors import (
-    AutoAutograd, AutoFiniteDiff, AutoJAX, AutoTensorFlow, AutoTorch, AutoZeroForward, AutoZeroReverse,
+    AutoAutograd,
+    AutoFiniteDiff,
+    AutoJAX,
+    AutoTensorFlow,
+    AutoTorch,
+    AutoZeroForward,
+    AutoZeroReverse,
 )
 
 register_backend(
-    AutoFiniteDiff, "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter", extra=None,
+    AutoFiniteDiff,
+    "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter",
+    extra=None,
     test_backends={
         "finitediff-central": AutoFiniteDiff(),
         "finitediff-forward": AutoFiniteDiff(method="forward"),
@@ -26,34 +34,59 @@ register_backend(
     },
 )
 register_backend(
-    AutoJAX, "diffinterface.backends.jax.adapter:JAXAdapter", extra="jax",
-    test_backends={"jax": AutoJAX(), "jax-forward": AutoJAX(mode="forward"), "jax-reverse": AutoJAX(mode="reverse"),
-                   "jax-eager": AutoJAX(jit=False)},
-    framework="jax", differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
-)
-register_backend(
-    AutoTorch, "diffinterface.backends.torch.adapter:TorchAdapter", extra="torch",
+    AutoJAX,
+    "diffinterface.backends.jax.adapter:JAXAdapter",
+    extra="jax",
     test_backends={
-        "torch": AutoTorch(), "torch-forward": AutoTorch(mode="forward"), "torch-reverse": AutoTorch(mode="reverse"),
+        "jax": AutoJAX(),
+        "jax-forward": AutoJAX(mode="forward"),
+        "jax-reverse": AutoJAX(mode="reverse"),
+        "jax-eager": AutoJAX(jit=False),
     },
-    framework="torch", differentiate_with="diffinterface.backends.torch.differentiate_with:BRIDGE",
+    framework="jax",
+    differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
 )
 register_backend(
-    AutoAutograd, "diffinterface.backends.autograd.adapter:AutogradAdapter", extra="autograd",
+    AutoTorch,
+    "diffinterface.backends.torch.adapter:TorchAdapter",
+    extra="torch",
+    test_backends={
+        "torch": AutoTorch(),
+        "torch-forward": AutoTorch(mode="forward"),
+        "torch-reverse": AutoTorch(mode="reverse"),
+    },
+    framework="torch",
+    differentiate_with="diffinterface.backends.torch.differentiate_with:BRIDGE",
+)
+register_backend(
+    AutoAutograd,
+    "diffinterface.backends.autograd.adapter:AutogradAdapter",
+    extra="autograd",
     test_backends={"autograd": AutoAutograd()},
-    framework="autograd", differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
+    framework="autograd",
+    differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
 )
 register_backend(
-    AutoTensorFlow, "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter", extra="tensorflow",
-    test_backends={"tensorflow": AutoTensorFlow(), "tensorflow-forward": AutoTensorFlow(mode="forward"),
-                   "tensorflow-reverse": AutoTensorFlow(mode="reverse")},
-    framework="tensorflow", differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
+    AutoTensorFlow,
+    "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter",
+    extra="tensorflow",
+    test_backends={
+        "tensorflow": AutoTensorFlow(),
+        "tensorflow-forward": AutoTensorFlow(mode="forward"),
+        "tensorflow-reverse": AutoTensorFlow(mode="reverse"),
+    },
+    framework="tensorflow",
+    differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
 )
 register_backend(
-    AutoZeroForward, "diffinterface.backends.zero:ZeroForwardAdapter",
-    test_backends={"zero-forward": AutoZeroForward()}, returns_zeros=True,
+    AutoZeroForward,
+    "diffinterface.backends.zero:ZeroForwardAdapter",
+    test_backends={"zero-forward": AutoZeroForward()},
+    returns_zeros=True,
 )
 register_backend(
-    AutoZeroReverse, "diffinterface.backends.zero:ZeroReverseAdapter",
-    test_backends={"zero-reverse": AutoZeroReverse()}, returns_zeros=True,
+    AutoZeroReverse,
+    "diffinterface.backends.zero:ZeroReverseAdapter",
+    test_backends={"zero-reverse": AutoZeroReverse()},
+    returns_zeros=True,
 )

@@ -23,11 +23,40 @@ from .prepare import check_tangents, prepare
 from .preparation import Call, Preparation
 from .pytree import TreePlan, flatten
 from .problem import FALLBACKS, Problem, Seeded, Spec, require_scalar_output
-from .registry import check_available, check_inplace, get_adapter, register_backend, registration, registrations
+from .registry import (
+    check_available,
+    check_inplace,
+    get_adapter,
+    register_backend,
+    registration,
+    registrations,
+)
 
 __all__ = [
-    "Adapter", "Impl", "Call", "call", "prepared_call", "check_tangents", "prepare",
-    "OPERATORS", "RULES", "Operator", "Preparation", "operators_of_order", "register_operator",
-    "FALLBACKS", "Problem", "Seeded", "Spec", "require_scalar_output", "TreePlan", "flatten",
-    "check_available", "check_inplace", "get_adapter", "register_backend", "registration", "registrations",
+    "Adapter",
+    "Impl",
+    "Call",
+    "call",
+    "prepared_call",
+    "check_tangents",
+    "prepare",
+    "OPERATORS",
+    "RULES",
+    "Operator",
+    "Preparation",
+    "operators_of_order",
+    "register_operator",
+    "FALLBACKS",
+    "Problem",
+    "Seeded",
+    "Spec",
+    "require_scalar_output",
+    "TreePlan",
+    "flatten",
+    "check_available",
+    "check_inplace",
+    "get_adapter",
+    "register_backend",
+    "registration",
+    "registrations",
 ]

@@ -175,7 +175,7 @@ class Adapter:
         # ``prepare_<name>`` of every registered operator family that the adapter does not define
         # returns None: the core then builds that operator from the primitives (its fallback).
         # Primitives (pushforward, pullback) included, so an adapter implements at least one of them.
-        if name.startswith("prepare_") and name[len("prepare_"):] in OPERATORS:
+        if name.startswith("prepare_") and name[len("prepare_") :] in OPERATORS:
             return _build_from_primitives
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -129,11 +129,15 @@ class AuxCapture:
         try:
             given = _leaves(arg)
             wanted = self._x_leaves
-            if len(given) != len(wanted) and self._stand_in is not None:  # the flat problem's x, by value
+            if (
+                len(given) != len(wanted) and self._stand_in is not None
+            ):  # the flat problem's x, by value
                 wanted = [as_numpy(self._stand_in)]
             if len(given) != len(wanted):
                 return False
-            return all(g is w or np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted))
+            return all(
+                g is w or np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted)
+            )
         except Exception:  # noqa: BLE001 - a value with no concrete form (a tracer) is not the call's x
             return False
 
@@ -160,6 +164,7 @@ class AuxCapture:
 
     def noting_stand_in(self, method):
         """``method`` (a prepared method of the adapter's problem, x first) noting its x as the call's."""
+
         def noting(x, *rest):
             self._stand_in = x
             return method(x, *rest)
@@ -170,8 +175,11 @@ class AuxCapture:
         """The aux computed by a native adapter at ``x``: this call's when ``x`` is the call's x itself (or what
         stands for it, :meth:`stand_in`), or, where the capture compares values (an adapter that is not
         ``native``: an outer backend's recording of x reached an inner's transform), x's values unwrapped."""
-        if x is self._x or (x is self._stand_in and x is not None) or (
-                not self._found and self._x_leaves is not None and self._at_x(x)):
+        if (
+            x is self._x
+            or (x is self._stand_in and x is not None)
+            or (not self._found and self._x_leaves is not None and self._at_x(x))
+        ):
             self._aux, self._found = aux, True
 
     def take(self, x, ctx):

@@ -51,7 +51,9 @@ def requested(backend):
     return getattr(backend, "batch_size", None), getattr(backend, "memory_budget", None)
 
 
-def choose_batch_size(backend, n: int, seed_bytes: Callable[[], int | None], one_off: bool = False) -> int:
+def choose_batch_size(
+    backend, n: int, seed_bytes: Callable[[], int | None], one_off: bool = False
+) -> int:
     """The number of seeds one vectorized pass of a sweep over ``n`` seeds takes (at least 1, at most ``n``).
 
     ``seed_bytes()`` is the backend's estimate of the working memory one seed
@@ -126,5 +128,7 @@ def batch_size(prep):
     """
     impl = getattr(prep, "impl", None)
     if impl is None:
-        raise TypeError(f"prep: expected a preparation (what prepare_<operator> returns); got {type(prep).__name__}")
+        raise TypeError(
+            f"prep: expected a preparation (what prepare_<operator> returns); got {type(prep).__name__}"
+        )
     return getattr(impl, "batch_size", None)

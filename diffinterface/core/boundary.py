@@ -68,15 +68,30 @@ def check_output(f, value):
 
 #: (framework, words in its error, what is not supported, the way around it)
 FRAMEWORK_LIMITS = (
-    ("torch", "step must be greater than zero", "slicing with a negative step (x[::-1])",
-     "reverse with xp.flip(x, axis=...) instead, which every backend differentiates"),
-    ("jax", "the total number of repeats must be static",
-     "an array of repeats (xp.repeat), whose result's shape depends on its values",
-     "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with values"),
-    ("tensorflow", "are valid indices, got", "indexing with an integer array (x[indices])",
-     "gather with xp.take(x, indices, axis=...), which every backend differentiates"),
-    ("tensorflow", "but is rank 1 for '{{node matmul}}", "the @ operator with a 1-d operand",
-     "write xp.matmul(x, A) or reshape the vector to a matrix"),
+    (
+        "torch",
+        "step must be greater than zero",
+        "slicing with a negative step (x[::-1])",
+        "reverse with xp.flip(x, axis=...) instead, which every backend differentiates",
+    ),
+    (
+        "jax",
+        "the total number of repeats must be static",
+        "an array of repeats (xp.repeat), whose result's shape depends on its values",
+        "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with values",
+    ),
+    (
+        "tensorflow",
+        "are valid indices, got",
+        "indexing with an integer array (x[indices])",
+        "gather with xp.take(x, indices, axis=...), which every backend differentiates",
+    ),
+    (
+        "tensorflow",
+        "but is rank 1 for '{{node matmul}}",
+        "the @ operator with a 1-d operand",
+        "write xp.matmul(x, A) or reshape the vector to a matrix",
+    ),
 )
 
 
@@ -93,8 +108,10 @@ def framework_limit(error, adapter, frameworks, f):
     for framework, words, what, around in FRAMEWORK_LIMITS:
         found = [text for text in texts if words in text] if framework in frameworks else []
         if found:
-            return ValueError(f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
-                              f"support {what} ({framework}: {found[-1]}); {around}")
+            return ValueError(
+                f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "
+                f"support {what} ({framework}: {found[-1]}); {around}"
+            )
     return None
 
 
@@ -107,7 +124,12 @@ def _raised_inside_another_family(error, frameworks):
     leaves no frame of its own: the adapter recognizes its framework's
     errors about such calls (``Adapter.is_traced_array_error``).
     """
-    others = {module for name, family in FAMILIES.items() if name not in frameworks for module in family.modules}
+    others = {
+        module
+        for name, family in FAMILIES.items()
+        if name not in frameworks
+        for module in family.modules
+    }
     # JAX strips its own frames from the error it raises; the error it caught (the context) keeps them
     for _ in range(3):
         if error is None:
@@ -128,7 +150,9 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
     ``trees``: the operator takes pytree outputs (jacobian, pushforward,
     pullback), so a tree of arrays returned by ``f`` is not the cause.
     """
-    if isinstance(error, _OWN) or not isinstance(error, (TypeError, ValueError, RuntimeError, AttributeError)):
+    if isinstance(error, _OWN) or not isinstance(
+        error, (TypeError, ValueError, RuntimeError, AttributeError)
+    ):
         return None
     if y is None:
         # f may have failed because of what it returned: look at it, outside any framework.

@@ -98,7 +98,8 @@ def wide(family, dtype):
 def context_signature(contexts):
     """Kinds, families, dtypes and shapes of the contexts: what a preparation depends on."""
     return tuple(
-        (type(c), family_of(c.value), dtype_name(c.value), shape_of(c.value)) if family_of(c.value) != "unknown"
+        (type(c), family_of(c.value), dtype_name(c.value), shape_of(c.value))
+        if family_of(c.value) != "unknown"
         else (type(c), type(c.value))
         for c in contexts
     )

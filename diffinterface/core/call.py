@@ -48,11 +48,22 @@ def prepared_call(op, valued):
     def decorate(public):
         def run(f, backend, x, *args, prep=None, out=None, y=None, has_aux=False):
             # prep=None fails the class test too
-            if (prep.__class__ is Preparation and prep.op is op and out is None and y is None
-                    and has_aux is prep.has_aux):
+            if (
+                prep.__class__ is Preparation
+                and prep.op is op
+                and out is None
+                and y is None
+                and has_aux is prep.has_aux
+            ):
                 if seeded:
                     if not args:  # no seeds: the body's signature says so
-                        return public(f, backend, x, prep=prep, **({"has_aux": has_aux} if has_aux is not False else {}))
+                        return public(
+                            f,
+                            backend,
+                            x,
+                            prep=prep,
+                            **({"has_aux": has_aux} if has_aux is not False else {}),
+                        )
                     seeds = args[0]
                     contexts = args[1:]
                 else:
@@ -63,29 +74,62 @@ def prepared_call(op, valued):
                     (f is check.f or same_function(f, check.f))
                     and (backend is check.backend or backend == check.backend)
                     and x.__class__ is check.x_class
-                    and (check.x_known
-                         or ((m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape == check.x_shape
-                             and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)))
+                    and (
+                        check.x_known
+                        or (
+                            (m := x if (attr := check.x_attr) is None else getattr(x, attr)).shape
+                            == check.x_shape
+                            and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)
+                        )
+                    )
                     # plain: prepared without seeds or contexts (so an operator with seeds is never plain)
-                    and (check.plain and not contexts
-                         or check.one_seed and not contexts and seeds.__class__ is tuple and len(seeds) == 1
-                         and (t := seeds[0]).__class__ is check.seed_class
-                         and (m := t if (attr := check.seed_attr) is None else getattr(t, attr)).shape
-                         == check.seed_shape
-                         and ((d := m.dtype) is check.seed_dtype or d == check.seed_dtype)
-                         or check.rest(x, seeds, contexts))
+                    and (
+                        check.plain
+                        and not contexts
+                        or check.one_seed
+                        and not contexts
+                        and seeds.__class__ is tuple
+                        and len(seeds) == 1
+                        and (t := seeds[0]).__class__ is check.seed_class
+                        and (
+                            m := t if (attr := check.seed_attr) is None else getattr(t, attr)
+                        ).shape
+                        == check.seed_shape
+                        and ((d := m.dtype) is check.seed_dtype or d == check.seed_dtype)
+                        or check.rest(x, seeds, contexts)
+                    )
                 ):
                     try:
                         if not contexts:
-                            return prep.methods[valued](x) if seeds is None else prep.methods[valued](x, seeds)
+                            return (
+                                prep.methods[valued](x)
+                                if seeds is None
+                                else prep.methods[valued](x, seeds)
+                            )
                         values = [c.value for c in contexts]
                         method = prep.methods[valued]
                         return method(x, *values) if seeds is None else method(x, seeds, *values)
                     except Exception as error:
                         return _off_the_fast_path(
-                            Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux), error)
+                            Call(
+                                op,
+                                f,
+                                backend,
+                                x,
+                                seeds,
+                                contexts,
+                                None,
+                                valued,
+                                prep,
+                                None,
+                                has_aux,
+                            ),
+                            error,
+                        )
                 # the full comparison raises on a real mismatch, and lets through what only looked different
-                return _call_slowly(Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux))
+                return _call_slowly(
+                    Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux)
+                )
             # has_aux only when given: an operator family defined outside the package may not take it
             extra = {"has_aux": has_aux} if has_aux is not False else {}
             if y is None:
@@ -122,8 +166,15 @@ def _off_the_fast_path(call, error):
 
 def _raise_explained(error, call):
     """Raise ``error`` as :func:`~diffinterface.core.boundary.explain` rewrites it (chained), or as it is."""
-    better = explain(error, get_adapter(call.prep.backend), call.f, call.x, call.ctx, call.y,
-                     trees=call.prep.op.tree_output)
+    better = explain(
+        error,
+        get_adapter(call.prep.backend),
+        call.f,
+        call.x,
+        call.ctx,
+        call.y,
+        trees=call.prep.op.tree_output,
+    )
     if better is None:
         raise error
     raise better from error
@@ -140,11 +191,18 @@ def _learned_tree_output(error, call):
     keeps working, and array outputs never pay for this.
     """
     op, prep = call.op, call.prep
-    if not (isinstance(error, TypeError) and prep.ytree is None and call.y is None and op.tree_output
-            and op.listed_in(get_adapter(call.backend).output_from_each_call)):
+    if not (
+        isinstance(error, TypeError)
+        and prep.ytree is None
+        and call.y is None
+        and op.tree_output
+        and op.listed_in(get_adapter(call.backend).output_from_each_call)
+    ):
         return False
     try:
-        fresh = prepare(call, prep.strict, learn_output=True)  # has_aux: the call's, checked to be prep's
+        fresh = prepare(
+            call, prep.strict, learn_output=True
+        )  # has_aux: the call's, checked to be prep's
     except TypeError:  # not a pytree either: the original error stands
         return False
     if fresh.ytree is None:
@@ -155,12 +213,14 @@ def _learned_tree_output(error, call):
 
 def _call_slowly(call):
     """Preparing when needed, checking, and handling ``out=`` and ``y=``."""
-    op, prep, x, y, out, valued = call.op, call.prep, call.x, call.y, call.out, call.valued
+    op, prep, y, out, valued = call.op, call.prep, call.y, call.out, call.valued
     if prep is None:
         prep = prepare(call, strict=False, one_off=True)
         call = call._replace(prep=prep)
     elif not isinstance(prep, Preparation):
-        raise TypeError(f"prep: expected the result of prepare_{op.name}(...); got {type(prep).__name__}")
+        raise TypeError(
+            f"prep: expected the result of prepare_{op.name}(...); got {type(prep).__name__}"
+        )
     else:
         prep.check(call)
     try:
@@ -182,6 +242,7 @@ def _written(call, prep, result):
     op, x, y, out, valued = call.op, call.x, call.y, call.out, call.valued
     plan = prep.plan
     if plan.tree is None and plan.ytree is None:
+
         def write(o, r):
             return write_out(o, r, avoid=x)
     else:
@@ -198,6 +259,8 @@ def _written(call, prep, result):
         else:
             derivatives = write(out, tuple(derivatives))
         result = (*result[:n_values], *derivatives)
-    if y is not None and not valued:  # only the value-and method gives the value that must land in y
+    if (
+        y is not None and not valued
+    ):  # only the value-and method gives the value that must land in y
         return result[1] if len(result) == 2 else result[1:]
     return result

@@ -61,7 +61,9 @@ _REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 def is_complex(value):
     """True for an array (of any family, traced values included) of a complex dtype."""
-    return value.__class__ is not float and is_array(value) and dtype_name(value).startswith("complex")
+    return (
+        value.__class__ is not float and is_array(value) and dtype_name(value).startswith("complex")
+    )
 
 
 def has_complex_leaf(x):
@@ -95,7 +97,9 @@ class ComplexView:
             self._flatten = optree.tree_flatten
         self.mask = tuple(is_complex(leaf) for leaf in leaves)
         self.any = any(self.mask)
-        families = [family_of(leaf) for leaf in leaves if leaf.__class__ is not float and is_array(leaf)]
+        families = [
+            family_of(leaf) for leaf in leaves if leaf.__class__ is not float and is_array(leaf)
+        ]
         self.family = FAMILIES[families[0] if families else NUMBERS]
         self.key = (self.family.name, self.mask, self.spec)
         like = next((leaf for leaf, m in zip(leaves, self.mask) if m), None)
@@ -103,8 +107,9 @@ class ComplexView:
         #: ``value`` (shaped like the viewed one) with each complex leaf as its real view
         self.real = compiled(lambda v: self._map(v, self.family.real_view), like)
         #: a result's complex leaves rebuilt from its real view (a numpy scalar as a 0-d array)
-        self.complex_result = compiled(lambda v: self._map(v, lambda r: self.complex_array(r[..., 0], r[..., 1])),
-                                       like)
+        self.complex_result = compiled(
+            lambda v: self._map(v, lambda r: self.complex_array(r[..., 0], r[..., 1])), like
+        )
 
     def _map(self, value, convert):
         if self.spec is None:
@@ -118,7 +123,9 @@ class ComplexView:
 
     def complex_inside(self, value):
         """The complex leaves rebuilt from a real view, inside f (traced values included)."""
-        return self._map(value, lambda r: FAMILIES[family_of(r)].complex_from_parts(r[..., 0], r[..., 1]))
+        return self._map(
+            value, lambda r: FAMILIES[family_of(r)].complex_from_parts(r[..., 0], r[..., 1])
+        )
 
     def complex_array(self, re, im):
         c = self.family.complex_from_parts(re, im)
@@ -136,25 +143,39 @@ def _each(convert):
 def _check_seeds(seeds, like, like_name, name):
     """Raise unless ``seeds`` is a non-empty tuple of values of ``like``'s kind (shape and dtype, leaf by leaf)."""
     if not isinstance(seeds, tuple) or not seeds:
-        raise TypeError(f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch; for one, "
-                        f"({name[:-1]},)); got {describe(seeds) if is_array(seeds) else type(seeds).__name__}")
-    advice = ("a complex x takes complex tangents of its dtype, a complex output complex cotangents, a real "
-              f"one real cotangents. Convert it yourself: diffinterface does not change dtypes; {PAGE}")
+        raise TypeError(
+            f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch; for one, "
+            f"({name[:-1]},)); got {describe(seeds) if is_array(seeds) else type(seeds).__name__}"
+        )
+    advice = (
+        "a complex x takes complex tangents of its dtype, a complex output complex cotangents, a real "
+        f"one real cotangents. Convert it yourself: diffinterface does not change dtypes; {PAGE}"
+    )
     for i, seed in enumerate(seeds):
         where = f"{name}[{i}]"
         if is_array(like):
-            if not is_array(seed) or shape_of(seed) != shape_of(like) or dtype_name(seed) != dtype_name(like):
-                raise TypeError(f"{where}: expected a {dtype_name(like)} array shaped like {like_name}, "
-                                f"{shape_of(like)}; got {describe(seed)}: {advice}")
+            if (
+                not is_array(seed)
+                or shape_of(seed) != shape_of(like)
+                or dtype_name(seed) != dtype_name(like)
+            ):
+                raise TypeError(
+                    f"{where}: expected a {dtype_name(like)} array shaped like {like_name}, "
+                    f"{shape_of(like)}; got {describe(seed)}: {advice}"
+                )
             continue
         expected, given = tree_key(like), tree_key(seed)
         if given != expected:
-            raise ValueError(f"{where}: expected a tree shaped like {like_name}; {expected.difference(given)}: {advice}")
+            raise ValueError(
+                f"{where}: expected a tree shaped like {like_name}; {expected.difference(given)}: {advice}"
+            )
 
 
 def complex_x_refusal(adapter):
     """Why ``adapter`` (or a backend it is made of) cannot differentiate a complex x; None when it can."""
-    return next((part.complex_x_refusal for part in adapter.parts() if part.complex_x_refusal), None)
+    return next(
+        (part.complex_x_refusal for part in adapter.parts() if part.complex_x_refusal), None
+    )
 
 
 def _refuse(call, adapter):
@@ -162,21 +183,28 @@ def _refuse(call, adapter):
     op, x = call.op, call.x
     refusal = complex_x_refusal(adapter)
     if refusal:
-        raise UnsupportedError(f"x: {call.backend!r} does not differentiate a complex x "
-                               f"({describe(x) if is_array(x) else 'a pytree with complex leaves'}): "
-                               f"{refusal}; {PAGE}")
+        raise UnsupportedError(
+            f"x: {call.backend!r} does not differentiate a complex x "
+            f"({describe(x) if is_array(x) else 'a pytree with complex leaves'}): "
+            f"{refusal}; {PAGE}"
+        )
     if call.y is not None:
-        raise UnsupportedError("y: a two-argument f(y, x) at a complex x is not supported; return the output "
-                               f"from a one-argument f(x) instead; {PAGE}")
+        raise UnsupportedError(
+            "y: a two-argument f(y, x) at a complex x is not supported; return the output "
+            f"from a one-argument f(x) instead; {PAGE}"
+        )
     if op.result_shape == "x+x":  # the Hessian
         raise UnsupportedError(
             "x: hessian at a complex x is refused: the second derivative of a real f of complex x is real-linear, "
             "not complex-linear, so no complex matrix x.shape + x.shape holds it. Use hvp (its product with a "
             "complex tangent t, d/dε gradient(x + ε t)), or a real x = (x.real, x.imag) rebuilt inside f for the "
-            f"real Hessian of both parts; {PAGE}")
+            f"real Hessian of both parts; {PAGE}"
+        )
     if op.scalar_x and not (is_array(x) and shape_of(x) == ()):
-        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got "
-                         f"{describe(x) if is_array(x) else 'a pytree'}")
+        raise ValueError(
+            f"x: {op.name} expects a scalar x (shape ()); got "
+            f"{describe(x) if is_array(x) else 'a pytree'}"
+        )
 
 
 def _holomorphic_only(op, yview, x):
@@ -185,11 +213,13 @@ def _holomorphic_only(op, yview, x):
         raise UnsupportedError(
             f"f: {op.name} at a complex x is the complex derivative of a holomorphic f, but f returns real "
             "values (a real-valued f of complex x is holomorphic only when constant). Use gradient (a real "
-            f"scalar), pullback or pushforward, whose real-linear meaning holds for any f; {PAGE}")
+            f"scalar), pullback or pushforward, whose real-linear meaning holds for any f; {PAGE}"
+        )
     if op.result_shape == "y+x" and yview.spec is not None:
         raise UnsupportedError(
             "f: jacobian at a complex x takes an array output (a pytree output is not supported there yet); use "
-            f"pushforward or pullback, which take pytrees; {PAGE}")
+            f"pushforward or pullback, which take pytrees; {PAGE}"
+        )
 
 
 def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
@@ -200,15 +230,19 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
     xplan = None if is_array(x) else TreePlan(x, complex_leaves=True)
     family = family_of(x) if xplan is None else xplan.family
     if family not in adapter.families:
-        raise TypeError(f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
-                        f"arrays; got {describe(x) if xplan is None else f'a tree of {family} arrays'}")
+        raise TypeError(
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"arrays; got {describe(x) if xplan is None else f'a tree of {family} arrays'}"
+        )
     if op.seeds == "tangents":
         _check_seeds(call.seeds, x, "x", "tangents")
     yview = yplan = spec = None
     if not op.scalar_y:  # what f returns decides what the results are: learned once, here
         y = f(x, *call.ctx)
         yview = ComplexView(y)
-        spec = Spec.of(y) if is_array(y) or not op.tree_output else None  # refuses a tree where arrays are due
+        spec = (
+            Spec.of(y) if is_array(y) or not op.tree_output else None
+        )  # refuses a tree where arrays are due
         if op.scalar_x or op.result_shape == "y+x":  # derivatives and the Jacobian
             _holomorphic_only(op, yview, x)
         if op.seeds == "cotangents":
@@ -216,7 +250,9 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
             yplan = None if is_array(y) else TreePlan(y, "y", complex_leaves=True)
     y_result = yview.complex_result if yview is not None and yview.any else _same
     if op.scalar_x:
-        inner, first_argument = _along_real_line(call, f, x, yview, strict, learn_output, one_off, prepare)
+        inner, first_argument = _along_real_line(
+            call, f, x, yview, strict, learn_output, one_off, prepare
+        )
         to_real_x = None
     else:
         inner = _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, prepare)
@@ -227,15 +263,34 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
         derivative = y_result if op.result_shape == "y" else xview.complex_result
     many = _each(derivative)
     plain_result = many if op.seeds is not None else derivative
-    kinds = {"value": y_result, "first": many if op.seeds is not None and op.order == 1 else derivative,
-             "second": many if op.seeds is not None else derivative}
+    kinds = {
+        "value": y_result,
+        "first": many if op.seeds is not None and op.order == 1 else derivative,
+        "second": many if op.seeds is not None else derivative,
+    }
     converts = tuple(kinds[kind] for kind in op.valued_returns)
-    seed_real = (xview.real if op.seeds == "tangents"  # cotangents: each in its own family, as y's may differ
-                 else yview.real_inside if op.seeds == "cotangents" and yview.any else None)
-    methods = _methods(inner.methods, to_real_x, first_argument, seed_real, op.seeds is not None,
-                       plain_result, converts)
-    return Preparation(op, call.backend, strict,
-                       Plan(call, _ComplexImpl(inner.impl), spec, strict, methods, xplan, yplan))
+    seed_real = (
+        xview.real
+        if op.seeds == "tangents"  # cotangents: each in its own family, as y's may differ
+        else yview.real_inside
+        if op.seeds == "cotangents" and yview.any
+        else None
+    )
+    methods = _methods(
+        inner.methods,
+        to_real_x,
+        first_argument,
+        seed_real,
+        op.seeds is not None,
+        plain_result,
+        converts,
+    )
+    return Preparation(
+        op,
+        call.backend,
+        strict,
+        Plan(call, _ComplexImpl(inner.impl), spec, strict, methods, xplan, yplan),
+    )
 
 
 def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, prepare):
@@ -257,19 +312,24 @@ def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, pre
                 if op.scalar_y and is_complex(y):
                     raise TypeError(
                         f"f: {op.name} needs a real-valued f; at a complex x it returned {describe(y)}. Return a "
-                        f"real loss (xp.real(...), xp.abs(...) ** 2), or use pullback for a complex output; {PAGE}")
+                        f"real loss (xp.real(...), xp.abs(...) ** 2), or use pullback for a complex output; {PAGE}"
+                    )
                 return y
 
         return _named_like(f_real, f)
 
     # one function per f and views, so that the backends' own caches (JAX's compiled functions) serve it again
-    f_real = cached_function((f, "complex-view", xview.key, None if yview is None else yview.key, op.name), build)
+    f_real = cached_function(
+        (f, "complex-view", xview.key, None if yview is None else yview.key, op.name), build
+    )
     seeds = call.seeds
     if op.seeds == "tangents":
         seeds = tuple(xview.real(t) for t in seeds)
     elif op.seeds == "cotangents" and to_real_y is not None:
         seeds = tuple(yview.real_inside(c) for c in seeds)
-    return prepare(call._replace(f=f_real, x=xview.real(x), seeds=seeds), strict, learn_output, one_off).plan
+    return prepare(
+        call._replace(f=f_real, x=xview.real(x), seeds=seeds), strict, learn_output, one_off
+    ).plan
 
 
 def _along_real_line(call, f, x, yview, strict, learn_output, one_off, prepare):
@@ -307,7 +367,10 @@ def _jacobian_result(yview, xview, y_shape):
     """
     head = (slice(None),) * len(y_shape)
     # (real part of y, imaginary part of y) indexes, for a real leaf of x and a complex one
-    indexes = {False: (head + (0,), head + (1,)), True: (head + (0, Ellipsis, 0), head + (1, Ellipsis, 0))}
+    indexes = {
+        False: (head + (0,), head + (1,)),
+        True: (head + (0, Ellipsis, 0), head + (1, Ellipsis, 0)),
+    }
 
     def columns(jacobian, complex_leaf):
         re, im = indexes[complex_leaf]
@@ -316,7 +379,8 @@ def _jacobian_result(yview, xview, y_shape):
     if xview.spec is None:
         return lambda jacobian: columns(jacobian, True)
     return lambda jacobian: xview.spec.unflatten(
-        [columns(leaf, m) for leaf, m in zip(xview._flatten(jacobian)[0], xview.mask)])
+        [columns(leaf, m) for leaf, m in zip(xview._flatten(jacobian)[0], xview.mask)]
+    )
 
 
 def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, converts):
@@ -328,20 +392,28 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
 
     if first_argument is not None:  # the real line: x goes as the first context
         s0 = first_argument
-        return ((lambda x, *ctx: plain_result(inner_plain(s0, x, *ctx))),
-                (lambda x, *ctx: valued_result(inner_valued(s0, x, *ctx))))
+        return (
+            (lambda x, *ctx: plain_result(inner_plain(s0, x, *ctx))),
+            (lambda x, *ctx: valued_result(inner_valued(s0, x, *ctx))),
+        )
     if not seeded:
-        return ((lambda x, *ctx: plain_result(inner_plain(to_real_x(x), *ctx))),
-                (lambda x, *ctx: valued_result(inner_valued(to_real_x(x), *ctx))))
+        return (
+            (lambda x, *ctx: plain_result(inner_plain(to_real_x(x), *ctx))),
+            (lambda x, *ctx: valued_result(inner_valued(to_real_x(x), *ctx))),
+        )
     if seed_real is None:
-        return ((lambda x, seeds, *ctx: plain_result(inner_plain(to_real_x(x), seeds, *ctx))),
-                (lambda x, seeds, *ctx: valued_result(inner_valued(to_real_x(x), seeds, *ctx))))
+        return (
+            (lambda x, seeds, *ctx: plain_result(inner_plain(to_real_x(x), seeds, *ctx))),
+            (lambda x, seeds, *ctx: valued_result(inner_valued(to_real_x(x), seeds, *ctx))),
+        )
 
     def real_seeds(seeds):
         return tuple(seed_real(s) for s in seeds)
 
-    return ((lambda x, seeds, *ctx: plain_result(inner_plain(to_real_x(x), real_seeds(seeds), *ctx))),
-            (lambda x, seeds, *ctx: valued_result(inner_valued(to_real_x(x), real_seeds(seeds), *ctx))))
+    return (
+        (lambda x, seeds, *ctx: plain_result(inner_plain(to_real_x(x), real_seeds(seeds), *ctx))),
+        (lambda x, seeds, *ctx: valued_result(inner_valued(to_real_x(x), real_seeds(seeds), *ctx))),
+    )
 
 
 class _ComplexImpl:

@@ -59,7 +59,12 @@ def derivatives_in_x_dtype(op, problem, methods):
     and differs from x's, both real floating dtypes.
     """
     spec, x_dtype = problem._spec, problem.x_dtype
-    if spec is None or spec.dtype == x_dtype or spec.dtype not in _FLOAT_DTYPES or x_dtype not in _FLOAT_DTYPES:
+    if (
+        spec is None
+        or spec.dtype == x_dtype
+        or spec.dtype not in _FLOAT_DTYPES
+        or x_dtype not in _FLOAT_DTYPES
+    ):
         return None
     plain, valued = methods
     n_values = op.n_values

@@ -55,19 +55,27 @@ class EmptyAnswer:
     def __init__(self, problem, spec):
         family, like = problem.family, problem.x
         f = problem.f if problem.y is not None else problem.adapter.prepare_evaluation(problem)
-        self.x_shape, self.x_dtype, self.y_shape, self.y_dtype = problem.x_shape, problem.x_dtype, spec.shape, spec.dtype
+        self.x_shape, self.x_dtype, self.y_shape, self.y_dtype = (
+            problem.x_shape,
+            problem.x_dtype,
+            spec.shape,
+            spec.dtype,
+        )
         y_shape, y_dtype = self.y_shape, self.y_dtype
 
         def zeros(shape, dtype):
             return from_numpy(np.zeros(shape, dtype=dtype), family, like)
 
         if problem.y is None and FAMILIES[family].scalar_results:
+
             def value(x, ctx):
                 return np.asarray(f(x, *ctx))  # a 0-d array, not a scalar (see core/adapter.py)
         elif problem.y is None:
+
             def value(x, ctx):
                 return f(x, *ctx)
         else:
+
             def value(x, ctx):
                 # a fresh buffer: the core copies the value into the user's y
                 y = zeros(y_shape, y_dtype)
@@ -89,7 +97,9 @@ class EmptyAnswer:
         def plain(x, seeds, *ctx):
             return tuple(like() for _ in seeds)
 
-        return Impl(**{op.plain: plain, op.valued: lambda x, seeds, *ctx: (first(x, ctx), plain(x, seeds))})
+        return Impl(
+            **{op.plain: plain, op.valued: lambda x, seeds, *ctx: (first(x, ctx), plain(x, seeds))}
+        )
 
 
 def prepare_empty(op, problem):

@@ -47,7 +47,11 @@ def _foreign(value, family, adapter):
 
 def foreign_constants(contexts, family, adapter):
     """The positions of the ``Constant`` contexts whose array values must be converted to ``family``."""
-    return tuple(i for i, c in enumerate(contexts) if isinstance(c, Constant) and _foreign(c.value, family, adapter))
+    return tuple(
+        i
+        for i, c in enumerate(contexts)
+        if isinstance(c, Constant) and _foreign(c.value, family, adapter)
+    )
 
 
 def _convert(value, family):
@@ -56,7 +60,9 @@ def _convert(value, family):
 
 def converted_contexts(contexts, positions, family):
     """``contexts`` with the Constants at ``positions`` holding their values in ``family``."""
-    return tuple(Constant(_convert(c.value, family)) if i in positions else c for i, c in enumerate(contexts))
+    return tuple(
+        Constant(_convert(c.value, family)) if i in positions else c for i, c in enumerate(contexts)
+    )
 
 
 def converting_contexts(methods, positions, seeded, family):

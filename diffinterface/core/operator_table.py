@@ -40,8 +40,13 @@ class Rules:
 
     __slots__ = ("fallback", "empty", "flat_x", "flat_y")
 
-    def __init__(self, fallback: Callable, empty: Callable, flat_x: Optional[Callable] = None,
-                 flat_y: Optional[Callable] = None):
+    def __init__(
+        self,
+        fallback: Callable,
+        empty: Callable,
+        flat_x: Optional[Callable] = None,
+        flat_y: Optional[Callable] = None,
+    ):
         self.fallback, self.empty, self.flat_x, self.flat_y = fallback, empty, flat_x, flat_y
 
 

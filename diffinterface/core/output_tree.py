@@ -35,9 +35,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import FAMILIES, array_namespace, describe, dtype_name, family_of, from_numpy, is_array, shape_of, size_of
+from ..families import (
+    FAMILIES,
+    array_namespace,
+    describe,
+    dtype_name,
+    family_of,
+    from_numpy,
+    is_array,
+    shape_of,
+    size_of,
+)
 from ..families import cast as _cast
-from .pytree import _FLOAT_DTYPES, _inside, _reshape, _optree, _path_name, _promoted, cached_function
+from .pytree import (
+    _FLOAT_DTYPES,
+    _inside,
+    _reshape,
+    _optree,
+    _path_name,
+    _promoted,
+    cached_function,
+)
 
 
 class OutputPlan:
@@ -53,11 +71,17 @@ class OutputPlan:
     def __init__(self, paths, leaves, spec, family):
         self.spec, self.paths, self.family = spec, tuple(paths), family
         for path, leaf in zip(paths, leaves):
-            if not is_array(leaf) or (leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES):
-                raise TypeError(f"f: expected f to return an array, a number or a pytree of real floating-point "
-                                f"arrays; its output{_path_name(path)} is {describe(leaf)}")
+            if not is_array(leaf) or (
+                leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES
+            ):
+                raise TypeError(
+                    f"f: expected f to return an array, a number or a pytree of real floating-point "
+                    f"arrays; its output{_path_name(path)} is {describe(leaf)}"
+                )
         self.shapes = tuple(shape_of(leaf) for leaf in leaves)
-        self.dtypes = tuple("float64" if leaf.__class__ is float else dtype_name(leaf) for leaf in leaves)
+        self.dtypes = tuple(
+            "float64" if leaf.__class__ is float else dtype_name(leaf) for leaf in leaves
+        )
         self.sizes = tuple(size_of(s) for s in self.shapes)
         bounds = np.cumsum((0, *self.sizes))
         self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
@@ -68,7 +92,9 @@ class OutputPlan:
         self._unflatten = spec.unflatten
 
     def __repr__(self):
-        leaves = ", ".join(f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves))
+        leaves = ", ".join(
+            f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves)
+        )
         return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
 
     # -- the flat output inside f (any family, traced values included) ---------------------------------
@@ -87,7 +113,9 @@ class OutputPlan:
     def flat_output(self, f, two_argument=False):
         """``f`` returning the flat output array, cached like :meth:`TreePlan.flat_function`."""
         if two_argument:
-            raise TypeError("y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it")
+            raise TypeError(
+                "y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it"
+            )
         ravel = self.ravel_output
 
         def build():
@@ -107,18 +135,26 @@ class OutputPlan:
         except Exception:  # noqa: BLE001 - an unflattenable value is reported as such
             paths, leaves, spec = (), (), None
         if spec != self.spec:
-            raise ValueError(f"{name}: expected a tree shaped like the output y = f(x), {self.spec}; "
-                             f"got {spec if spec is not None else type(tree).__name__}")
+            raise ValueError(
+                f"{name}: expected a tree shaped like the output y = f(x), {self.spec}; "
+                f"got {spec if spec is not None else type(tree).__name__}"
+            )
         for path, leaf, (shape, dtype) in zip(paths, leaves, self._leaves):
             where = name + _path_name(path)
             if not is_array(leaf) or shape_of(leaf) != shape:
-                raise ValueError(f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
-                                 f"got {describe(leaf)}")
+                raise ValueError(
+                    f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
+                    f"got {describe(leaf)}"
+                )
             if leaf.__class__ is not float and family_of(leaf) != self.family:
-                raise TypeError(f"{where}: expected a {self.family} array like x; got {describe(leaf)}")
+                raise TypeError(
+                    f"{where}: expected a {self.family} array like x; got {describe(leaf)}"
+                )
             if dtype_name(leaf) != dtype and leaf.__class__ is not float:
-                raise TypeError(f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
-                                "Convert it yourself: diffinterface does not change dtypes.")
+                raise TypeError(
+                    f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
+                    "Convert it yourself: diffinterface does not change dtypes."
+                )
 
     def fits(self, tree):
         """True when ``tree`` has the output's structure and leaf shapes and dtypes (the per-call check)."""
@@ -129,7 +165,9 @@ class OutputPlan:
         if spec != self.spec:
             return False
         for leaf, (shape, dtype) in zip(leaves, self._leaves):
-            if getattr(leaf, "shape", ()) != shape or (leaf.__class__ is not float and dtype_name(leaf) != dtype):
+            if getattr(leaf, "shape", ()) != shape or (
+                leaf.__class__ is not float and dtype_name(leaf) != dtype
+            ):
                 return False
         return True
 
@@ -137,14 +175,17 @@ class OutputPlan:
         """A (checked) cotangent tree as one flat array of the promoted dtype, in the user's family."""
         leaves = self._flatten(tree)[0]
         like = next((leaf for leaf in leaves if leaf.__class__ is not float), None)
-        leaves = [from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
-                  for leaf in leaves]
+        leaves = [
+            from_numpy(np.asarray(leaf), self.family, like) if leaf.__class__ is float else leaf
+            for leaf in leaves
+        ]
         return FAMILIES[self.family].ravel(leaves, self.dtype)
 
     def unravel(self, flat):
         """The output tree from a flat array: each leaf reshaped and cast back to its own dtype."""
-        return self._unflatten([_cast(_reshape(flat[s], shape), d)
-                                for s, (shape, d) in zip(self.slices, self._leaves)])
+        return self._unflatten(
+            [_cast(_reshape(flat[s], shape), d) for s, (shape, d) in zip(self.slices, self._leaves)]
+        )
 
     def unravel_first(self, jacobian, x_tree):
         """A flat-output Jacobian (leading axis of size ``size``) as a y-tree of blocks, as ``jax.jacobian``.
@@ -154,14 +195,21 @@ class OutputPlan:
         ``[y_leaf]`` is then shaped ``y_leaf.shape + x.shape`` (or a tree like x
         of ``y_leaf.shape + x_leaf.shape``).
         """
+
         def block(s, shape, dtype, a):
             return _cast(_reshape(a[s], (*shape, *a.shape[1:])), _promoted((dtype, dtype_name(a))))
 
         if x_tree is None:
-            return self._unflatten([block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)])
+            return self._unflatten(
+                [block(s, shape, d, jacobian) for s, (shape, d) in zip(self.slices, self._leaves)]
+            )
         x_leaves = x_tree.leaves(jacobian)
-        return self._unflatten([x_tree.unflatten([block(s, shape, d, a) for a in x_leaves])
-                                for s, (shape, d) in zip(self.slices, self._leaves)])
+        return self._unflatten(
+            [
+                x_tree.unflatten([block(s, shape, d, a) for a in x_leaves])
+                for s, (shape, d) in zip(self.slices, self._leaves)
+            ]
+        )
 
     def wrap(self, op, methods, x_tree):
         """(plain, valued) methods of ``op`` taking and returning y-trees, over the flat-output ``methods``."""

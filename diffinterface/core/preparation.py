@@ -85,12 +85,19 @@ class Plan:
         self.call = call
         #: a same-point plan whose methods are its impl's own, which ``impl.move(x)`` can serve at another x
         self.movable = False
-        self.methods = methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
+        self.methods = (
+            methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
+        )
         self.recorded = signature(call)
         # nothing more to compare for an array x: a float's kind is its class; methods that check x themselves
-        x_checked = tree is None and (call.x.__class__ is float or getattr(impl, "checks_x", False) is True)
-        self.check = (FastCheck(call, tree, ytree if op.seeds == "cotangents" else None, x_checked)
-                      if strict else None)
+        x_checked = tree is None and (
+            call.x.__class__ is float or getattr(impl, "checks_x", False) is True
+        )
+        self.check = (
+            FastCheck(call, tree, ytree if op.seeds == "cotangents" else None, x_checked)
+            if strict
+            else None
+        )
 
 
 class Preparation:
@@ -140,7 +147,12 @@ class Preparation:
     __slots__ = ("op", "backend", "strict", "plan", "methods", "quick_check", "has_aux")
 
     def __init__(self, op, backend, strict, plan, has_aux=False):
-        for slot, value in (("op", op), ("backend", backend), ("strict", bool(strict)), ("has_aux", has_aux)):
+        for slot, value in (
+            ("op", op),
+            ("backend", backend),
+            ("strict", bool(strict)),
+            ("has_aux", has_aux),
+        ):
             object.__setattr__(self, slot, value)
         self._take(plan)
 
@@ -167,9 +179,13 @@ class Preparation:
 
     def __repr__(self):
         aux = " (has_aux)" if self.has_aux else ""
-        size = getattr(self.plan.impl, "batch_size", None)  # seeds per vectorized pass of its sweeps
-        return (f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
-                f"{aux}{'' if self.strict else ' (strict=False)'}>")
+        size = getattr(
+            self.plan.impl, "batch_size", None
+        )  # seeds per vectorized pass of its sweeps
+        return (
+            f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
+            f"{aux}{'' if self.strict else ' (strict=False)'}>"
+        )
 
     def check(self, call):
         """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""

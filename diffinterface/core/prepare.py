@@ -71,7 +71,8 @@ def check_tangents(tangents, like, like_name, name="tangents", family=None):
         dtype = dtype_name(t)
         if dtype != like.dtype:
             kind = (
-                "a real floating-point array" if dtype not in _FLOAT_DTYPES
+                "a real floating-point array"
+                if dtype not in _FLOAT_DTYPES
                 else f"the dtype of {like_name}"
             )
             raise TypeError(
@@ -97,7 +98,9 @@ def _check_y(call, adapter):
             "For a pytree output, return it from a one-argument f(x) instead"
         )
     if not is_array(y) or family_of(y) != family_of(call.x):
-        raise TypeError(f"y: expected an output buffer of the same array family as x; got {describe(y)}")
+        raise TypeError(
+            f"y: expected an output buffer of the same array family as x; got {describe(y)}"
+        )
 
 
 def prepare(call, strict, learn_output=False, one_off=False, point_checked=False):
@@ -111,11 +114,15 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
     """
     op, f, x = call.op, call.f, call.x
     adapter = get_adapter(call.backend)
-    if call.has_aux:  # before any wrapper's own preparation: every backend prepares the f without aux
+    if (
+        call.has_aux
+    ):  # before any wrapper's own preparation: every backend prepares the f without aux
         if not callable(f):
             raise TypeError(f"f: expected a callable; got {type(f).__name__}")
         return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
-    if adapter.prepares_calls:  # a wrapper preparing the whole call through other backends (AutoSelect)
+    if (
+        adapter.prepares_calls
+    ):  # a wrapper preparing the whole call through other backends (AutoSelect)
         return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
         raise TypeError(f"f: expected a callable; got {type(f).__name__}")
@@ -134,25 +141,44 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
         _check_y(call, adapter)
     family = tree.family if tree is not None else family_of(x)
     foreign = foreign_constants(call.contexts, family, adapter)
-    if foreign:  # f sees them in x's family; the preparation keeps the call as given, for its checks
-        plan = prepare(call._replace(contexts=converted_contexts(call.contexts, foreign, family)), strict,
-                       learn_output, one_off).plan
+    if (
+        foreign
+    ):  # f sees them in x's family; the preparation keeps the call as given, for its checks
+        plan = prepare(
+            call._replace(contexts=converted_contexts(call.contexts, foreign, family)),
+            strict,
+            learn_output,
+            one_off,
+        ).plan
         methods = converting_contexts(plan.methods, foreign, op.seeds is not None, family)
-        return Preparation(op, call.backend, strict,
-                           Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree))
+        return Preparation(
+            op,
+            call.backend,
+            strict,
+            Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree),
+        )
     if tree is not None:
         return _prepare_tree(call, adapter, tree, strict, learn_output, one_off)
-    problem = Problem(adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off)
+    problem = Problem(
+        adapter, f, x, call.seeds, call.contexts, call.y, strict=strict, one_off=one_off
+    )
     problem.aux, problem.aux_entry, problem.same_point = capture_of(f), f, call.same_point
     ytree = None
     try:
         if op.tree_output and call.y is None:
             problem, ytree = _output_tree(op, problem, learn_output)
         if op.seeds == "cotangents":
-            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents",
-                           None if ytree is not None else problem.family)
+            check_tangents(
+                problem.tangents,
+                problem.spec,
+                "the output y",
+                "cotangents",
+                None if ytree is not None else problem.family,
+            )
         elif op.seeds == "tangents":
-            check_tangents(call.seeds, Spec(problem.x_shape, problem.x_dtype), "x", family=problem.family)
+            check_tangents(
+                call.seeds, Spec(problem.x_shape, problem.x_dtype), "x", family=problem.family
+            )
         impl = _impl(op, problem)
     except Exception as error:
         better = explain(error, adapter, f, x, problem.ctx, call.y, trees=op.tree_output)
@@ -160,24 +186,35 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
             raise
         raise better from error
     own = (getattr(impl, op.plain), getattr(impl, op.valued))
-    methods = derivatives_in_x_dtype(op, problem, own) if ytree is None else ytree.wrap(op, own, None)
+    methods = (
+        derivatives_in_x_dtype(op, problem, own) if ytree is None else ytree.wrap(op, own, None)
+    )
     methods = _zero_d_results_as_arrays(op, impl, adapter, problem, methods) or methods
-    return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree))
+    return Preparation(
+        op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, ytree=ytree)
+    )
 
 
 def _prepare_with_aux(call, adapter, strict, learn_output, one_off):
     """The preparation of ``call`` whose f returns ``(y, aux)`` (:mod:`diffinterface.core.aux`)."""
     require_has_aux(call.has_aux)
     if call.y is not None:
-        raise TypeError("has_aux: two-argument functions f(y, x) write their output into y and return no aux; "
-                        "return (y, aux) from a one-argument f(x) instead")
+        raise TypeError(
+            "has_aux: two-argument functions f(y, x) write their output into y and return no aux; "
+            "return (y, aux) from a one-argument f(x) instead"
+        )
     capture = AuxCapture(call.f, primal_of(adapter))
     if one_off:  # an evaluation at x while preparing gives the aux of the call that follows
         capture.prime(call.x)
     plan = prepare(call._replace(f=capture, has_aux=False), strict, learn_output, one_off).plan
     methods = aux_methods(call.op, capture, plan.methods)
-    return Preparation(call.op, call.backend, strict,
-                       Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree), has_aux=True)
+    return Preparation(
+        call.op,
+        call.backend,
+        strict,
+        Plan(call, plan.impl, plan.spec, strict, methods, plan.tree, plan.ytree),
+        has_aux=True,
+    )
 
 
 def _output_tree(op, problem, learn_output=False):
@@ -189,8 +226,15 @@ def _output_tree(op, problem, learn_output=False):
     the adapter's own evaluation (JAX traces it, so leaves may be tracers:
     only their shapes and dtypes are kept).
     """
-    if not learn_output and problem._spec is None and op.listed_in(problem.adapter.output_from_each_call):
-        return problem, None  # learning the output here would cost an evaluation the native recipe does not make
+    if (
+        not learn_output
+        and problem._spec is None
+        and op.listed_in(problem.adapter.output_from_each_call)
+    ):
+        return (
+            problem,
+            None,
+        )  # learning the output here would cost an evaluation the native recipe does not make
     try:
         problem.spec
         return problem, None
@@ -224,7 +268,9 @@ def _output_tree(op, problem, learn_output=False):
         raise refusal
     plan = plans[-1]
     problem = problem.replace(f=plan.flat_output(f), _spec=spec)
-    if problem.aux_entry is f:  # the flat output's f still reaches the aux capture once per evaluation
+    if (
+        problem.aux_entry is f
+    ):  # the flat output's f still reaches the aux capture once per evaluation
         problem.aux_entry = problem.f
     if op.seeds == "cotangents":
         cotangents = problem.tangents
@@ -259,7 +305,9 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
     if not (x_scalar or y_scalar):
         return None
     plain, valued = methods or (getattr(impl, op.plain), getattr(impl, op.valued))
-    plain_scalar = {"x": x_scalar, "y": y_scalar, "y+x": x_scalar and y_scalar, "x+x": x_scalar}[op.result_shape]
+    plain_scalar = {"x": x_scalar, "y": y_scalar, "y+x": x_scalar and y_scalar, "x+x": x_scalar}[
+        op.result_shape
+    ]
     if not plain_scalar:
         return plain, (lambda *args: _as_array(valued(*args)))
     ndarray = np.ndarray
@@ -281,7 +329,9 @@ def _impl(op, problem):
     handles_empty = op.listed_in(problem.adapter.own_empty_results)
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
-    impl = (problem.same_point and problem.adapter.prepare_same_point(op.name, problem)) or problem.impl(op.name)
+    impl = (
+        problem.same_point and problem.adapter.prepare_same_point(op.name, problem)
+    ) or problem.impl(op.name)
     if problem._spec is not None:  # an adapter that learned the output its own way
         require_real_output(problem._spec, problem.x_dtype, problem.f)
     if not handles_empty and is_empty(op, problem):
@@ -298,15 +348,19 @@ def _tree_plan(x, adapter, op):
             f"arrays; got a tree of {tree.family} arrays"
         )
     if op.scalar_x:
-        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got a tree of {len(tree.shapes)} leaves")
+        raise ValueError(
+            f"x: {op.name} expects a scalar x (shape ()); got a tree of {len(tree.shapes)} leaves"
+        )
     return tree
 
 
 def _check_tree_seeds(seeds, plan, name, like):
     """Raise unless ``seeds`` is a non-empty tuple of trees that ``plan`` (of x or of y) fits."""
     if not isinstance(seeds, tuple) or not seeds:
-        raise TypeError(f"{name}: expected a non-empty tuple of trees shaped like {like} (a batch); "
-                        f"got {type(seeds).__name__}")
+        raise TypeError(
+            f"{name}: expected a non-empty tuple of trees shaped like {like} (a batch); "
+            f"got {type(seeds).__name__}"
+        )
     for i, seed in enumerate(seeds):
         plan.check(seed, f"{name}[{i}]")
 
@@ -318,16 +372,28 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
         _check_tree_seeds(seeds, tree, "tangents", "x")
     native = adapter.takes_tree(op.name, tree)
     if native:
-        problem = Problem(adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict, one_off=one_off)
+        problem = Problem(
+            adapter, f, x, seeds, call.contexts, y, tree=tree, strict=strict, one_off=one_off
+        )
     else:
         flat_seeds = tuple(tree.ravel(t) for t in seeds) if op.seeds == "tangents" else seeds
         flat_f = tree.flat_function(f, two_argument=y is not None)
-        problem = Problem(adapter, flat_f, tree.ravel(x), flat_seeds, call.contexts, y, strict=strict,
-                          one_off=one_off)
+        problem = Problem(
+            adapter,
+            flat_f,
+            tree.ravel(x),
+            flat_seeds,
+            call.contexts,
+            y,
+            strict=strict,
+            one_off=one_off,
+        )
         if tree.mixed:
             problem.leaf_dtypes = tuple(zip(tree.slices, tree.dtypes))
     problem.aux, problem.aux_entry, problem.same_point = capture_of(f), problem.f, call.same_point
-    if problem.aux is not None and not native:  # the flat x an evaluation sees while preparing is the call's
+    if (
+        problem.aux is not None and not native
+    ):  # the flat x an evaluation sees while preparing is the call's
         problem.aux.stand_in(problem.x)
     ytree = None
     if op.tree_output and y is None and not native:
@@ -339,11 +405,18 @@ def _prepare_tree(call, adapter, tree, strict, learn_output=False, one_off=False
     methods = None
     if not native:
         own = (getattr(impl, op.plain), getattr(impl, op.valued))
-        if problem.aux is not None:  # each call's flat copy of x stands for the call's x (core/aux.py)
+        if (
+            problem.aux is not None
+        ):  # each call's flat copy of x stands for the call's x (core/aux.py)
             own = tuple(map(problem.aux.noting_stand_in, own))
-        methods = tree.wrap(op, (derivatives_in_x_dtype(op, problem, own) if ytree is None else None) or own,
-                            problem)
+        methods = tree.wrap(
+            op,
+            (derivatives_in_x_dtype(op, problem, own) if ytree is None else None) or own,
+            problem,
+        )
         if ytree is not None:
             methods = ytree.wrap(op, methods, tree)
         methods = _zero_d_results_as_arrays(op, None, adapter, problem, methods) or methods
-    return Preparation(op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, tree, ytree))
+    return Preparation(
+        op, call.backend, strict, Plan(call, impl, problem._spec, strict, methods, tree, ytree)
+    )

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of
+from ..families import (
+    describe,
+    dtype_name,
+    family_of,
+    from_numpy,
+    is_array,
+    namespace,
+    shape_of,
+    size_of,
+)
 from .batching import choose_batch_size, cut
 from .dtypes import require_real_output
 from .operator_table import FALLBACKS, OPERATORS
@@ -30,7 +39,9 @@ class Spec:
     @classmethod
     def of(cls, a):
         if not is_array(a):
-            raise TypeError(f"f: expected f to return an array or a number; it returned {describe(a)}")
+            raise TypeError(
+                f"f: expected f to return an array or a number; it returned {describe(a)}"
+            )
         return cls(shape_of(a), dtype_name(a))
 
     def __repr__(self):
@@ -148,7 +159,9 @@ class Seeded:
         #: seeds per vectorized pass: the primitive's own bound where it has one, else the batches'
         self.batch_size = getattr(impls[0], "batch_size", None) or step if impls else None
         plain = [(getattr(impl, operator), batch) for impl, batch in zip(impls, batches)]
-        valued = [(getattr(impl, "value_and_" + operator), batch) for impl, batch in zip(impls, batches)]
+        valued = [
+            (getattr(impl, "value_and_" + operator), batch) for impl, batch in zip(impls, batches)
+        ]
         if len(batches) == 1:
             (fn, batch), (value_fn, _) = plain[0], valued[0]
             self.results = lambda x, *ctx: fn(x, batch, *ctx)

@@ -44,7 +44,19 @@ from collections import OrderedDict
 import numpy as np
 
 from ..families import cast as _cast
-from ..families import FAMILIES, NUMBERS, describe, dtype_name, family_of, from_numpy, is_array, namespace, shape_of, size_of, write_out
+from ..families import (
+    FAMILIES,
+    NUMBERS,
+    describe,
+    dtype_name,
+    family_of,
+    from_numpy,
+    is_array,
+    namespace,
+    shape_of,
+    size_of,
+    write_out,
+)
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
@@ -128,7 +140,12 @@ def _promoted(dtypes):
     return max(dtypes, key=order.index)
 
 
-_COMPLEX = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+_COMPLEX = {
+    "float16": "complex64",
+    "bfloat16": "complex64",
+    "float32": "complex64",
+    "float64": "complex128",
+}
 
 
 def _reshape(a, shape):
@@ -167,15 +184,23 @@ class TreeKey:
         """One line naming the first leaf where ``given`` differs from this (prepared) tree."""
         if not isinstance(given, TreeKey):
             return f"prepared {self!r}, given {given}"
-        prepared_paths, given_paths = dict(zip(self.paths, self.leaves)), dict(zip(given.paths, given.leaves))
-        prepared_kinds, given_kinds = dict(zip(self.paths, self.kinds)), dict(zip(given.paths, given.kinds))
+        prepared_paths, given_paths = (
+            dict(zip(self.paths, self.leaves)),
+            dict(zip(given.paths, given.leaves)),
+        )
+        prepared_kinds, given_kinds = (
+            dict(zip(self.paths, self.kinds)),
+            dict(zip(given.paths, given.kinds)),
+        )
         for path, leaf in prepared_paths.items():
             if path not in given_paths:
                 return f"leaf {_path_name(path)} is missing from the given tree (prepared {self.spec}, given {given.spec})"
             if given_kinds[path] != prepared_kinds[path]:
                 (_, d0, s0), (_, d1, s1) = leaf, given_paths[path]
-                return (f"leaf {_path_name(path)}: prepared {leaf[0]} {d0} {s0}, "
-                        f"given {given_paths[path][0]} {d1} {s1}")
+                return (
+                    f"leaf {_path_name(path)}: prepared {leaf[0]} {d0} {s0}, "
+                    f"given {given_paths[path][0]} {d1} {s1}"
+                )
         for path in given_paths:
             if path not in prepared_paths:
                 return f"leaf {_path_name(path)} was not prepared (prepared {self.spec}, given {given.spec})"
@@ -186,7 +211,12 @@ def tree_key(tree):
     """The :class:`TreeKey` of ``tree`` (its structure and leaves' type, dtype and shape)."""
     optree = _optree()
     paths, leaves, spec = optree.tree_flatten_with_path(tree)
-    return TreeKey(spec, tuple(paths), tuple(_leaf_key(leaf) for leaf in leaves), tuple(leaf_kind(leaf) for leaf in leaves))
+    return TreeKey(
+        spec,
+        tuple(paths),
+        tuple(_leaf_key(leaf) for leaf in leaves),
+        tuple(leaf_kind(leaf) for leaf in leaves),
+    )
 
 
 class TreePlan:
@@ -197,19 +227,25 @@ class TreePlan:
         optree = _optree()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
-            raise TypeError(f"{name}: expected a float, an array or a pytree of arrays; got {type(tree).__name__} "
-                            "with no array leaves")
+            raise TypeError(
+                f"{name}: expected a float, an array or a pytree of arrays; got {type(tree).__name__} "
+                "with no array leaves"
+            )
         families = set()
         for path, leaf in zip(paths, leaves):
             where = name + _path_name(path) if path else name
             if not is_array(leaf):
-                raise TypeError(f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}")
+                raise TypeError(
+                    f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}"
+                )
             if not (complex_leaves and dtype_name(leaf).startswith("complex")):
                 require_real_float(leaf, where, "Convert it yourself")
             if leaf.__class__ is not float:  # a Python float takes the family of the other leaves
                 families.add(family_of(leaf))
         if len(families) > 1:
-            raise TypeError(f"{name}: expected every leaf in one array family; got leaves of {sorted(families)}")
+            raise TypeError(
+                f"{name}: expected every leaf in one array family; got leaves of {sorted(families)}"
+            )
         self.spec = spec
         self.paths = tuple(paths)
         self.family = families.pop() if families else NUMBERS
@@ -226,10 +262,16 @@ class TreePlan:
         # leaf's dtype (``Problem.leaf_dtypes``), so a float32 leaf's step survives the cast back.
         self.dtype = None if complex_leaves else _promoted(self.dtypes)
         self.mixed = len(set(self.dtypes)) > 1
-        self.key = TreeKey(spec, self.paths, tuple(_leaf_key(leaf) for leaf in leaves),
-                           tuple(leaf_kind(leaf) for leaf in leaves))
-        self._checks = tuple((leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None), kind)
-                             for leaf, kind in zip(leaves, self.key.kinds))
+        self.key = TreeKey(
+            spec,
+            self.paths,
+            tuple(_leaf_key(leaf) for leaf in leaves),
+            tuple(leaf_kind(leaf) for leaf in leaves),
+        )
+        self._checks = tuple(
+            (leaf.__class__, getattr(leaf, "shape", ()), getattr(leaf, "dtype", None), kind)
+            for leaf, kind in zip(leaves, self.key.kinds)
+        )
         self._flatten = optree.tree_flatten
         self._unflatten = spec.unflatten
 
@@ -271,7 +313,9 @@ class TreePlan:
     def check(self, tree, name):
         """Raise a ValueError naming the leaf where ``tree`` does not fit the plan (tangents)."""
         if not self.fits(tree):
-            raise ValueError(f"{name}: expected a tree shaped like x; {self.key.difference(tree_key(tree))}")
+            raise ValueError(
+                f"{name}: expected a tree shaped like x; {self.key.difference(tree_key(tree))}"
+            )
 
     # -- ravel / unravel --------------------------------------------------------------------------------
 
@@ -282,21 +326,33 @@ class TreePlan:
     def unravel(self, flat):
         """The tree of the plan's structure from a flat array (any family, traced values included)."""
         if self.mixed:
-            return self._unflatten([_cast(_reshape(flat[s], shape), _inside(flat, d))
-                                    for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
-        return self._unflatten([_reshape(flat[s], shape) for s, shape in zip(self.slices, self.shapes)])
+            return self._unflatten(
+                [
+                    _cast(_reshape(flat[s], shape), _inside(flat, d))
+                    for s, shape, d in zip(self.slices, self.shapes, self.dtypes)
+                ]
+            )
+        return self._unflatten(
+            [_reshape(flat[s], shape) for s, shape in zip(self.slices, self.shapes)]
+        )
 
     def unravel_last(self, a, lead):
         """``a`` of shape ``lead + (size,)`` as a tree of leaves shaped ``lead + leaf.shape`` (Jacobians)."""
-        return self._unflatten([_cast(_reshape(a[..., s], (*lead, *shape)), d)
-                                for s, shape, d in zip(self.slices, self.shapes, self.dtypes)])
+        return self._unflatten(
+            [
+                _cast(_reshape(a[..., s], (*lead, *shape)), d)
+                for s, shape, d in zip(self.slices, self.shapes, self.dtypes)
+            ]
+        )
 
     def unravel_square(self, h):
         """``h`` of shape ``(size, size)`` as a tree of trees, block ``[i][j]`` shaped ``leaf_i + leaf_j``."""
         rows = []
         for si, shape_i, di in zip(self.slices, self.shapes, self.dtypes):
-            row = [_cast(_reshape(h[si, sj], (*shape_i, *shape_j)), _promoted((di, dj)))
-                   for sj, shape_j, dj in zip(self.slices, self.shapes, self.dtypes)]
+            row = [
+                _cast(_reshape(h[si, sj], (*shape_i, *shape_j)), _promoted((di, dj)))
+                for sj, shape_j, dj in zip(self.slices, self.shapes, self.dtypes)
+            ]
             rows.append(self._unflatten(row))
         return self._unflatten(rows)
 
@@ -373,9 +429,9 @@ def write_tree_out(out, result, name="out"):
     paths, results, spec = optree.tree_flatten_with_path(result)
     buffers, out_spec = optree.tree_flatten(out)
     if out_spec != spec:
-        raise ValueError(f"{name}: expected buffers in a tree shaped like the result, {spec}; got {out_spec}")
+        raise ValueError(
+            f"{name}: expected buffers in a tree shaped like the result, {spec}; got {out_spec}"
+        )
     for path, buffer, leaf in zip(paths, buffers, results):
         write_out(buffer, leaf, name + _path_name(path))
     return out
-
-

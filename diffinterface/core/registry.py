@@ -54,8 +54,16 @@ _LOCK = allocate_lock()
 _ENTRY_POINTS_LOADED = False
 
 
-def register_backend(selector, adapter, *, extra=None, test_backends=None, returns_zeros=False, framework=None,
-                     differentiate_with=None):
+def register_backend(
+    selector,
+    adapter,
+    *,
+    extra=None,
+    test_backends=None,
+    returns_zeros=False,
+    framework=None,
+    differentiate_with=None,
+):
     """Route a selector type to its adapter.
 
     Parameters
@@ -109,7 +117,13 @@ def register_backend(selector, adapter, *, extra=None, test_backends=None, retur
         )
     with _LOCK:
         _REGISTRATIONS[selector] = Registration(
-            selector, adapter, extra, dict(test_backends or {}), bool(returns_zeros), framework, differentiate_with
+            selector,
+            adapter,
+            extra,
+            dict(test_backends or {}),
+            bool(returns_zeros),
+            framework,
+            differentiate_with,
         )
         for backend in [b for b in _ADAPTERS if type(b) is selector]:
             del _ADAPTERS[backend]
@@ -153,7 +167,11 @@ def _imported(entry, value, needed_by):
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        hint = f"pip install 'diffinterface[{entry.extra}]'" if entry.extra else "pip install diffinterface"
+        hint = (
+            f"pip install 'diffinterface[{entry.extra}]'"
+            if entry.extra
+            else "pip install diffinterface"
+        )
         raise MissingBackendError(
             f"{needed_by} needs {error.name or module_name}, which is not installed: {hint}"
         ) from error
@@ -193,8 +211,16 @@ def framework_bridge(framework):
         return _BRIDGES[framework]
     except KeyError:
         pass
-    entries = [r for r in _REGISTRATIONS.values() if r.framework == framework and r.differentiate_with is not None]
-    bridge = _imported(entries[-1], entries[-1].differentiate_with, f"{framework} arrays") if entries else None
+    entries = [
+        r
+        for r in _REGISTRATIONS.values()
+        if r.framework == framework and r.differentiate_with is not None
+    ]
+    bridge = (
+        _imported(entries[-1], entries[-1].differentiate_with, f"{framework} arrays")
+        if entries
+        else None
+    )
     with _LOCK:
         _BRIDGES[framework] = bridge
     return bridge

@@ -29,7 +29,8 @@ def _same_values(given, prepared):
     try:
         given_leaves, prepared_leaves = _leaves(given), _leaves(prepared)
         return len(given_leaves) == len(prepared_leaves) and all(
-            g is p or (np.array_equal(as_numpy(g), as_numpy(p)) if is_array(g) and is_array(p) else g == p)
+            g is p
+            or (np.array_equal(as_numpy(g), as_numpy(p)) if is_array(g) and is_array(p) else g == p)
             for g, p in zip(given_leaves, prepared_leaves)
         )
     except Exception:  # noqa: BLE001 - values that cannot be compared are not the prepared ones
@@ -42,8 +43,12 @@ def same_point_plan(call, plan, strict):
 
     op, impl = call.op, plan.impl
     own = plan.methods == (getattr(impl, op.plain), getattr(impl, op.valued))
-    point_plan = Plan(call, impl, plan.spec, strict, same_point_methods(call, plan.methods), plan.tree, plan.ytree)
-    point_plan.movable = own and plan.tree is None and plan.ytree is None and callable(getattr(impl, "move", None))
+    point_plan = Plan(
+        call, impl, plan.spec, strict, same_point_methods(call, plan.methods), plan.tree, plan.ytree
+    )
+    point_plan.movable = (
+        own and plan.tree is None and plan.ytree is None and callable(getattr(impl, "move", None))
+    )
     return point_plan
 
 

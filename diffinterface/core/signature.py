@@ -93,7 +93,9 @@ def _array_key(a):
     if not is_array(a):
         return tree_key(a)
     shape = shape_of(a)
-    if not shape and (a.__class__ is float or a.__class__ is np.ndarray or isinstance(a, np.generic)):
+    if not shape and (
+        a.__class__ is float or a.__class__ is np.ndarray or isinstance(a, np.generic)
+    ):
         name = _NUMPY_SCALAR
     else:
         name = a.__class__.__module__ + "." + a.__class__.__qualname__
@@ -118,12 +120,16 @@ def signature(call):
         "backend": call.backend,
         "x": _array_key(call.x),
         "tangents": (
-            None if seeds is None
-            else tuple(_array_key(t) for t in seeds) if isinstance(seeds, tuple)
+            None
+            if seeds is None
+            else tuple(_array_key(t) for t in seeds)
+            if isinstance(seeds, tuple)
             else ("not a tuple", type(seeds).__name__)
         ),
-        "contexts": tuple(_context_key(c) if isinstance(c, Context) else ("not a context", type(c).__name__)
-                          for c in call.contexts),
+        "contexts": tuple(
+            _context_key(c) if isinstance(c, Context) else ("not a context", type(c).__name__)
+            for c in call.contexts
+        ),
         "y": _array_key(call.y),
     }
 
@@ -144,7 +150,11 @@ def _format(slot, value):
 def _mismatch_line(slot, prepared, given):
     if slot == "x" and isinstance(prepared, TreeKey):
         return f"  x: MISMATCH, {prepared.difference(given)}"
-    if slot == "tangents" and isinstance(prepared, tuple) and any(isinstance(p, TreeKey) for p in prepared):
+    if (
+        slot == "tangents"
+        and isinstance(prepared, tuple)
+        and any(isinstance(p, TreeKey) for p in prepared)
+    ):
         if isinstance(given, tuple) and len(given) == len(prepared):
             i = next(i for i, (p, g) in enumerate(zip(prepared, given)) if p != g)
             if isinstance(prepared[i], TreeKey):
@@ -164,9 +174,12 @@ def mismatch_report(name, recorded, given):
             lines.append(_mismatch_line(slot, prepared, now))
     if not mismatch:
         return None
-    return (f"prep: the call does not match the preparation of {name}:\n" + "\n".join(lines)
-            + "\n(prepare again for these arguments, or prepare with strict=False to skip this check "
-            "at your own risk)")
+    return (
+        f"prep: the call does not match the preparation of {name}:\n"
+        + "\n".join(lines)
+        + "\n(prepare again for these arguments, or prepare with strict=False to skip this check "
+        "at your own risk)"
+    )
 
 
 # -- the per-call form: the cheapest tests of the same slots ---------------------------------------------
@@ -222,11 +235,24 @@ def _rest(x_plan, seeds, contexts, y_plan):
     """
     tree_fits = x_plan.fits if x_plan is not None else None
     n_seeds = None if seeds is None else len(seeds)
-    seed_kinds = () if seeds is None else tuple(
-        _kind(s, y_plan.fits if y_plan is not None else x_plan.fits if x_plan is not None and not is_array(s) else None)
-        for s in seeds)
+    seed_kinds = (
+        ()
+        if seeds is None
+        else tuple(
+            _kind(
+                s,
+                y_plan.fits
+                if y_plan is not None
+                else x_plan.fits
+                if x_plan is not None and not is_array(s)
+                else None,
+            )
+            for s in seeds
+        )
+    )
     classes = tuple(c.__class__ for c in contexts)
     kinds = (*seed_kinds, *(_kind(c.value) for c in contexts))
+
     def rest(x, seeds, contexts):
         if tree_fits is not None and not tree_fits(x):
             return False
@@ -239,7 +265,9 @@ def _rest(x_plan, seeds, contexts, y_plan):
         else:
             values = seeds
         if contexts or classes:
-            if len(contexts) != len(classes) or any(c.__class__ is not k for c, k in zip(contexts, classes)):
+            if len(contexts) != len(classes) or any(
+                c.__class__ is not k for c, k in zip(contexts, classes)
+            ):
                 return False
             values = (*values, *[c.value for c in contexts])
         for v, (cls, attr, shape, dtype, fits) in zip(values, kinds):
@@ -271,19 +299,43 @@ class FastCheck:
     contexts)`` compares a pytree x leaf by leaf, the seeds and the contexts.
     """
 
-    __slots__ = ("f", "backend", "x_class", "x_known", "x_attr", "x_shape", "x_dtype", "plain", "one_seed",
-                 "seed_class", "seed_attr", "seed_shape", "seed_dtype", "rest")
+    __slots__ = (
+        "f",
+        "backend",
+        "x_class",
+        "x_known",
+        "x_attr",
+        "x_shape",
+        "x_dtype",
+        "plain",
+        "one_seed",
+        "seed_class",
+        "seed_attr",
+        "seed_shape",
+        "seed_dtype",
+        "rest",
+    )
 
     def __init__(self, call, x_plan, y_plan, x_checked):
         x, seeds, contexts = call.x, call.seeds, call.contexts
         self.f, self.backend, self.x_class = call.f, call.backend, x.__class__
         # a pytree x is compared by its plan, in rest
         self.x_known = x_checked or x_plan is not None or not hasattr(x, "shape")
-        self.x_attr, self.x_shape, self.x_dtype = (None, None, None) if self.x_known else _shape_and_dtype(x)
+        self.x_attr, self.x_shape, self.x_dtype = (
+            (None, None, None) if self.x_known else _shape_and_dtype(x)
+        )
         self.plain = x_plan is None and seeds is None and not contexts
         seed = seeds[0] if seeds is not None and len(seeds) == 1 else None
-        self.one_seed = (x_plan is None and not contexts and y_plan is None and seed is not None
-                         and seed.__class__ is not float and is_array(seed))
+        self.one_seed = (
+            x_plan is None
+            and not contexts
+            and y_plan is None
+            and seed is not None
+            and seed.__class__ is not float
+            and is_array(seed)
+        )
         self.seed_class = seed.__class__
-        self.seed_attr, self.seed_shape, self.seed_dtype = _shape_and_dtype(seed) if self.one_seed else (None,) * 3
+        self.seed_attr, self.seed_shape, self.seed_dtype = (
+            _shape_and_dtype(seed) if self.one_seed else (None,) * 3
+        )
         self.rest = _rest(x_plan, seeds, contexts, y_plan)

@@ -147,8 +147,11 @@ class Shipped:
                 # token would then evaluate the dead batch's functions
                 self._payload = (uuid.uuid4().hex, cloudpickle.dumps(self.functions))
             except Exception as error:
-                hint = ("define f at module level, or install cloudpickle (pip install cloudpickle)"
-                        if cloudpickle is pickle else "use threads (a concurrent.futures.ThreadPoolExecutor)")
+                hint = (
+                    "define f at module level, or install cloudpickle (pip install cloudpickle)"
+                    if cloudpickle is pickle
+                    else "use threads (a concurrent.futures.ThreadPoolExecutor)"
+                )
                 raise WorkerError(
                     f"workers: f (or a context) cannot be sent to another process: {error}. Where f holds "
                     f"what cannot be pickled (a lock, an open file, a compiled extension object), {hint}"
@@ -195,8 +198,12 @@ class _OwnedPool:
         from concurrent.futures import ProcessPoolExecutor
 
         # forkserver: a fork of a process that runs threads (JAX's, torch's) can deadlock; spawn elsewhere
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        self.executor = ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context(method))
+        method = (
+            "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        )
+        self.executor = ProcessPoolExecutor(
+            self.size, mp_context=multiprocessing.get_context(method)
+        )
         # the workers started now (one task each), not by the first call
         for future in [self.executor.submit(os.getpid) for _ in range(self.size)]:
             future.result()
@@ -258,7 +265,9 @@ def close_workers(prep=None):
 def crosses_processes(workers):
     """True when ``workers`` runs tasks in other processes (their functions are then pickled at preparation)."""
     kind = workers_kind(workers)
-    return kind in ("processes", "client") or (kind == "executor" and type(workers).__name__ == "ProcessPoolExecutor")
+    return kind in ("processes", "client") or (
+        kind == "executor" and type(workers).__name__ == "ProcessPoolExecutor"
+    )
 
 
 class Dispatcher:

@@ -46,7 +46,23 @@ register_family(AutogradFamily())
 register_family(TensorFlowFamily())
 
 __all__ = [
-    "FAMILIES", "NUMBERS", "Family", "array_namespace", "as_numpy", "cast", "describe", "dtype_name", "family_of",
-    "from_numpy", "is_array", "namespace", "register_family", "shape_of", "size_of", "sparse_family",
-    "sparse_format", "unregister_family", "write_out",
+    "FAMILIES",
+    "NUMBERS",
+    "Family",
+    "array_namespace",
+    "as_numpy",
+    "cast",
+    "describe",
+    "dtype_name",
+    "family_of",
+    "from_numpy",
+    "is_array",
+    "namespace",
+    "register_family",
+    "shape_of",
+    "size_of",
+    "sparse_family",
+    "sparse_format",
+    "unregister_family",
+    "write_out",
 ]

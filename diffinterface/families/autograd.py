@@ -47,7 +47,9 @@ class AutogradFamily(Family):
     def ravel(self, leaves, dtype):
         import autograd.numpy as anp
 
-        return anp.concatenate([(a if dtype_name(a) == dtype else self.cast(a, dtype)).reshape(-1) for a in leaves])
+        return anp.concatenate(
+            [(a if dtype_name(a) == dtype else self.cast(a, dtype)).reshape(-1) for a in leaves]
+        )
 
     def stack(self, arrays, axis=0):
         import autograd.numpy as anp

@@ -142,7 +142,12 @@ class Family:
     def ravel(self, leaves, dtype: str):
         """The ``leaves`` (arrays of this family) cast to ``dtype``, flattened and concatenated into one 1-D array."""
         xp = self.namespace()
-        return xp.concat([xp.reshape(a if dtype_name(a) == dtype else self.cast(a, dtype), (-1,)) for a in leaves])
+        return xp.concat(
+            [
+                xp.reshape(a if dtype_name(a) == dtype else self.cast(a, dtype), (-1,))
+                for a in leaves
+            ]
+        )
 
     def stack(self, arrays, axis: int = 0):
         """The ``arrays`` (of this family, one shape) joined along a new axis ``axis``."""
@@ -171,7 +176,9 @@ class Family:
         This default is for host-only families: their one device is "cpu".
         """
         if device != "cpu":
-            raise ValueError(f"device: {self.name} arrays live on the CPU only (device 'cpu'); got {device!r}")
+            raise ValueError(
+                f"device: {self.name} arrays live on the CPU only (device 'cpu'); got {device!r}"
+            )
         return a
 
     # -- sparse matrices -------------------------------------------------------------------------

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
 
-from .registry import FAMILIES, describe, dtype_name, family_of, shape_of, sparse_family, sparse_format
+from .registry import (
+    FAMILIES,
+    describe,
+    dtype_name,
+    family_of,
+    shape_of,
+    sparse_family,
+    sparse_format,
+)
 
 
 def from_numpy(a, family, like):
@@ -57,11 +64,17 @@ def _check_sparse_buffer(out, result, name):
     """The sparse ``out`` must have ``result``'s format, shape, dtype and pattern (only values are written)."""
     family = sparse_family(result)
     if family.write is None:
-        raise ValueError(f"{name}: {family.sparse_type} are immutable and cannot be written in place; "
-                         f"call without {name}=")
+        raise ValueError(
+            f"{name}: {family.sparse_type} are immutable and cannot be written in place; "
+            f"call without {name}="
+        )
     sparse = sparse_format(result)
     expected = f"a {sparse} matrix of shape {shape_of(result)} and dtype {dtype_name(result)} with the prepared pattern"
-    if sparse_format(out) != sparse or shape_of(out) != shape_of(result) or dtype_name(out) != dtype_name(result):
+    if (
+        sparse_format(out) != sparse
+        or shape_of(out) != shape_of(result)
+        or dtype_name(out) != dtype_name(result)
+    ):
         given = f"{sparse_format(out) or type(out).__name__} of shape {shape_of(out)} and dtype {dtype_name(out)}"
         raise ValueError(f"{name}: expected {expected}; got a {given}")
     if not family.same_sparse_pattern(out, result):
@@ -87,7 +100,8 @@ def _pairs(out, result, name):
         if not isinstance(out, tuple) or len(out) != len(result):
             raise ValueError(
                 f"{name}: expected a tuple of {len(result)} buffers (None entries allowed); "
-                f"got {type(out).__name__}" + (f" of length {len(out)}" if isinstance(out, tuple) else "")
+                f"got {type(out).__name__}"
+                + (f" of length {len(out)}" if isinstance(out, tuple) else "")
             )
         for i, (o, r) in enumerate(zip(out, result)):
             if o is not None:
@@ -102,7 +116,9 @@ def _check_buffer(out, result, name, avoid):
         or shape_of(out) != shape_of(result)
         or dtype_name(out) != dtype_name(result)
     ):
-        raise ValueError(f"{name}: expected a buffer like the result, a {describe(result)}; got a {describe(out)}")
+        raise ValueError(
+            f"{name}: expected a buffer like the result, a {describe(result)}; got a {describe(out)}"
+        )
     family = FAMILIES[family_of(out)]
     if family.write is None:
         raise ValueError(
@@ -111,8 +127,15 @@ def _check_buffer(out, result, name, avoid):
     if getattr(out, "flags", None) is not None and not out.flags.writeable:
         raise ValueError(f"{name}: expected a writable buffer; got a read-only {describe(out)}")
     if getattr(out, "requires_grad", False):
-        raise ValueError(f"{name}: expected a buffer outside autograd's graph; got a tensor that requires grad")
-    if avoid is not None and family_of(avoid) == family_of(out) and family.shares_memory(out, avoid):
-        raise ValueError(f"{name}: the buffer shares memory with x, which diffinterface never modifies; "
-                         "pass a separate buffer")
-
+        raise ValueError(
+            f"{name}: expected a buffer outside autograd's graph; got a tensor that requires grad"
+        )
+    if (
+        avoid is not None
+        and family_of(avoid) == family_of(out)
+        and family.shares_memory(out, avoid)
+    ):
+        raise ValueError(
+            f"{name}: the buffer shares memory with x, which diffinterface never modifies; "
+            "pass a separate buffer"
+        )

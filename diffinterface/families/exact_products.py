@@ -52,7 +52,9 @@ def cumulative_prod(xp, x, /, *, axis=None, dtype=None, include_initial=False):
     """Running products of ``x`` along ``axis``, one multiplication per step."""
     if axis is None:
         if len(x.shape) != 1:
-            raise ValueError(f"cumulative_prod: axis: expected an axis for a {len(x.shape)}-d array; got None")
+            raise ValueError(
+                f"cumulative_prod: axis: expected an axis for a {len(x.shape)}-d array; got None"
+            )
         axis = 0
     axis = axis % len(x.shape)
     x = x if dtype is None else xp.astype(x, dtype)

@@ -67,7 +67,9 @@ class JaxFamily(Family):
         # float64 survives only under x64; the switch is thread-local and undone on exit.
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
-                return jax.dlpack.from_dlpack(a.detach() if hasattr(a, "detach") else a)  # a torch tensor: shared
+                return jax.dlpack.from_dlpack(
+                    a.detach() if hasattr(a, "detach") else a
+                )  # a torch tensor: shared
             return jax.numpy.asarray(as_numpy(a))
 
     def cast(self, a, dtype):
@@ -91,7 +93,9 @@ class JaxFamily(Family):
 
         # float64 exists in JAX only under x64: on for this thread only
         with jax.enable_x64(dtype == "float64"):
-            return jax.numpy.concatenate([(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves])
+            return jax.numpy.concatenate(
+                [(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves]
+            )
 
     def stack(self, arrays, axis=0):
         import jax.numpy as jnp
@@ -108,8 +112,10 @@ class JaxFamily(Family):
         try:
             target = jax.devices(platform)[int(index or 0)]
         except (RuntimeError, IndexError, ValueError) as error:
-            raise ValueError(f"device: expected a JAX platform and an index JAX has, such as 'gpu', 'gpu:0' or "
-                             f"'cpu:1'; got {device!r} ({error})") from None
+            raise ValueError(
+                f"device: expected a JAX platform and an index JAX has, such as 'gpu', 'gpu:0' or "
+                f"'cpu:1'; got {device!r} ({error})"
+            ) from None
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             return jax.device_put(a, target)
 
@@ -136,16 +142,23 @@ class JaxFamily(Family):
 
         # float64 values while x64 is off globally: the compiled function must run under x64 (this
         # thread only), or JAX would truncate them to float32.
-        return x64_call(jax.jit(fn), str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global())
+        return x64_call(
+            jax.jit(fn),
+            str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global(),
+        )
 
     def sparse_builder(self, rows, cols, shape, like):
         from jax.experimental.sparse import BCOO
 
         indices = self.index_array(np.stack([rows, cols], axis=1), like)
-        return lambda data: BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
+        return lambda data: BCOO(
+            (data, indices), shape=shape, indices_sorted=True, unique_indices=True
+        )
 
     def dense_builder(self, rows, cols, shape, dense_shape, like):
         import jax.numpy as jnp
 
         rows, cols = self.index_array(rows, like), self.index_array(cols, like)
-        return lambda data: jnp.zeros(shape, dtype=data.dtype).at[rows, cols].set(data).reshape(dense_shape)
+        return lambda data: (
+            jnp.zeros(shape, dtype=data.dtype).at[rows, cols].set(data).reshape(dense_shape)
+        )

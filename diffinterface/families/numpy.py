@@ -1,10 +1,10 @@
 """The numpy family: numpy arrays and scalars, Python numbers, and scipy.sparse matrices as its sparse type.
 
-    >>> import numpy as np
-    >>> from diffinterface.families import FAMILIES
-    >>> numpy_family = FAMILIES["numpy"]
-    >>> numpy_family.ravel([np.ones((2, 2)), np.zeros(1, dtype=np.float32)], "float64")
-    array([1., 1., 1., 1., 0.])
+>>> import numpy as np
+>>> from diffinterface.families import FAMILIES
+>>> numpy_family = FAMILIES["numpy"]
+>>> numpy_family.ravel([np.ones((2, 2)), np.zeros(1, dtype=np.float32)], "float64")
+array([1., 1., 1., 1., 0.])
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ class NumpyFamily(Family):
         return a.astype(dtype)
 
     def ravel(self, leaves, dtype):
-        return np.concatenate([(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves])
+        return np.concatenate(
+            [(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves]
+        )
 
     def stack(self, arrays, axis=0):
         return np.stack(arrays, axis=axis)
@@ -68,7 +70,11 @@ class NumpyFamily(Family):
         return None
 
     def shares_memory(self, a, b):
-        return np.shares_memory(a, b) if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else a is b
+        return (
+            np.shares_memory(a, b)
+            if isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            else a is b
+        )
 
     def device(self, a):
         return "cpu"
@@ -84,7 +90,8 @@ class NumpyFamily(Family):
     def same_sparse_pattern(self, out, result):
         return out.indices is result.indices or (
             out.indices.shape == result.indices.shape
-            and np.array_equal(out.indices, result.indices) and np.array_equal(out.indptr, result.indptr)
+            and np.array_equal(out.indices, result.indices)
+            and np.array_equal(out.indptr, result.indptr)
         )
 
     def sparse_coordinates(self, matrix):

@@ -66,8 +66,10 @@ def register_family(family: Family) -> Family:
     'unknown'
     """
     if not isinstance(family, Family):
-        raise TypeError(f"family: expected an instance of a diffinterface.families.Family subclass; "
-                        f"got {type(family).__name__}")
+        raise TypeError(
+            f"family: expected an instance of a diffinterface.families.Family subclass; "
+            f"got {type(family).__name__}"
+        )
     FAMILIES[family.name] = family
     _forget_types()
     return family
@@ -133,13 +135,20 @@ def sparse_family(a) -> Optional[Family]:
         return _SPARSE_BY_TYPE[cls]
     except KeyError:
         module = cls.__module__
-        family = next((f for f in FAMILIES.values() if f.sparse_modules and module.startswith(f.sparse_modules)), None)
+        family = next(
+            (
+                f
+                for f in FAMILIES.values()
+                if f.sparse_modules and module.startswith(f.sparse_modules)
+            ),
+            None,
+        )
         _SPARSE_BY_TYPE[cls] = family
         return family
 
 
 def sparse_format(a) -> Optional[str]:
-    """"scipy-csr", "torch-csr" or "bcoo" for the sparse matrices diffinterface returns, else None.
+    """ "scipy-csr", "torch-csr" or "bcoo" for the sparse matrices diffinterface returns, else None.
 
     >>> import numpy as np
     >>> sparse_format(np.eye(2)) is None

@@ -84,7 +84,10 @@ class TensorFlowFamily(Family):
     def ravel(self, leaves, dtype):
         import tensorflow as tf
 
-        return tf.concat([tf.reshape(a if dtype_name(a) == dtype else tf.cast(a, dtype), (-1,)) for a in leaves], 0)
+        return tf.concat(
+            [tf.reshape(a if dtype_name(a) == dtype else tf.cast(a, dtype), (-1,)) for a in leaves],
+            0,
+        )
 
     def stack(self, arrays, axis=0):
         import tensorflow as tf
@@ -111,7 +114,9 @@ class TensorFlowFamily(Family):
         return matrix.values
 
     def same_sparse_pattern(self, out, result):
-        return out.indices is result.indices or bool(np.array_equal(out.indices.numpy(), result.indices.numpy()))
+        return out.indices is result.indices or bool(
+            np.array_equal(out.indices.numpy(), result.indices.numpy())
+        )
 
     def sparse_coordinates(self, matrix):
         indices = matrix.indices.numpy()

@@ -42,7 +42,14 @@ int32, int64, bool = tnp.int32, tnp.int64, tnp.bool_
 
 # the array API's names of numpy functions tf.experimental.numpy has under numpy's names
 acos, asin, atan, acosh, asinh, atanh, atan2 = (
-    tnp.arccos, tnp.arcsin, tnp.arctan, tnp.arccosh, tnp.arcsinh, tnp.arctanh, tnp.arctan2)
+    tnp.arccos,
+    tnp.arcsin,
+    tnp.arctan,
+    tnp.arccosh,
+    tnp.arcsinh,
+    tnp.arctanh,
+    tnp.arctan2,
+)
 pow = tnp.power
 bitwise_invert = tnp.bitwise_not
 
@@ -85,7 +92,9 @@ def trunc(x, /):
 
 
 def copysign(x1, x2, /):
-    return tf.abs(x1) * tf.where(tnp.signbit(x2), tf.constant(-1, x1.dtype), tf.constant(1, x1.dtype))
+    return tf.abs(x1) * tf.where(
+        tnp.signbit(x2), tf.constant(-1, x1.dtype), tf.constant(1, x1.dtype)
+    )
 
 
 def _cumulative(op, x, axis, include_initial, initial):
@@ -101,14 +110,17 @@ def _cumulative(op, x, axis, include_initial, initial):
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    return _cumulative(tf.cumsum, x if dtype is None else tf.cast(x, dtype), axis, include_initial, 0)
+    return _cumulative(
+        tf.cumsum, x if dtype is None else tf.cast(x, dtype), axis, include_initial, 0
+    )
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     # TensorFlow's cumprod and the second derivative of its reduce_prod divide by the factors
     # (silently wrong where one is zero): products of the factors only.
-    return exact_products.cumulative_prod(sys.modules[__name__], x, axis=axis, dtype=dtype,
-                                          include_initial=include_initial)
+    return exact_products.cumulative_prod(
+        sys.modules[__name__], x, axis=axis, dtype=dtype, include_initial=include_initial
+    )
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -149,7 +161,9 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
-    return tf.argsort(x, axis=axis, direction="DESCENDING" if descending else "ASCENDING", stable=stable)
+    return tf.argsort(
+        x, axis=axis, direction="DESCENDING" if descending else "ASCENDING", stable=stable
+    )
 
 
 def flip(x, /, *, axis=None):
@@ -225,7 +239,9 @@ def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
         elif ord in (2, -2):
             result = (tf.reduce_max if ord == 2 else tf.reduce_min)(singular, axis=-1)
         else:
-            raise ValueError(f"linalg.matrix_norm(ord=...): expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}")
+            raise ValueError(
+                f"linalg.matrix_norm(ord=...): expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}"
+            )
         result = result[..., None, None]
     return result if keepdims else tf.squeeze(result, axis=axes)
 
@@ -234,7 +250,9 @@ def _solve(x1, x2, /):
     if len(x2.shape) == 1:  # a vector right-hand side (the array API's rule)
         return tf.linalg.solve(x1, x2[:, None])[..., 0]
     batch = tf.broadcast_static_shape(x1.shape[:-2], x2.shape[:-2])
-    return tf.linalg.solve(tf.broadcast_to(x1, [*batch, *x1.shape[-2:]]), tf.broadcast_to(x2, [*batch, *x2.shape[-2:]]))
+    return tf.linalg.solve(
+        tf.broadcast_to(x1, [*batch, *x1.shape[-2:]]), tf.broadcast_to(x2, [*batch, *x2.shape[-2:]])
+    )
 
 
 def _slogdet(x, /):
@@ -261,7 +279,8 @@ def _diagonal(x, /, *, offset=0):
 def _cross(x1, x2, /, *, axis=-1):
     if axis != -1:
         return tf.experimental.numpy.moveaxis(
-            tf.linalg.cross(tnp.moveaxis(x1, axis, -1), tnp.moveaxis(x2, axis, -1)), -1, axis)
+            tf.linalg.cross(tnp.moveaxis(x1, axis, -1), tnp.moveaxis(x2, axis, -1)), -1, axis
+        )
     return tf.linalg.cross(x1, x2)
 
 
@@ -275,12 +294,27 @@ def _svd(x, /, *, full_matrices=True):
 
 
 linalg = types.SimpleNamespace(
-    vector_norm=_vector_norm, matrix_norm=_matrix_norm, solve=_solve, slogdet=_slogdet,
-    matrix_power=_matrix_power, trace=_trace, diagonal=_diagonal, cross=_cross, eigh=_eigh, svd=_svd,
-    det=tf.linalg.det, inv=tf.linalg.inv, cholesky=tf.linalg.cholesky, pinv=tf.linalg.pinv,
-    eigvalsh=tf.linalg.eigvalsh, svdvals=lambda x, /: tf.linalg.svd(x, compute_uv=False),
-    outer=lambda x1, x2, /: tf.tensordot(x1, x2, axes=0), matmul=tf.linalg.matmul,
-    matrix_transpose=matrix_transpose, tensordot=tnp.tensordot, vecdot=vecdot,
+    vector_norm=_vector_norm,
+    matrix_norm=_matrix_norm,
+    solve=_solve,
+    slogdet=_slogdet,
+    matrix_power=_matrix_power,
+    trace=_trace,
+    diagonal=_diagonal,
+    cross=_cross,
+    eigh=_eigh,
+    svd=_svd,
+    det=tf.linalg.det,
+    inv=tf.linalg.inv,
+    cholesky=tf.linalg.cholesky,
+    pinv=tf.linalg.pinv,
+    eigvalsh=tf.linalg.eigvalsh,
+    svdvals=lambda x, /: tf.linalg.svd(x, compute_uv=False),
+    outer=lambda x1, x2, /: tf.tensordot(x1, x2, axes=0),
+    matmul=tf.linalg.matmul,
+    matrix_transpose=matrix_transpose,
+    tensordot=tnp.tensordot,
+    vecdot=vecdot,
 )
 
 

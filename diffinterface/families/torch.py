@@ -75,7 +75,9 @@ class TorchFamily(Family):
     def ravel(self, leaves, dtype):
         import torch
 
-        return torch.cat([(a if dtype_name(a) == dtype else self.cast(a, dtype)).reshape(-1) for a in leaves])
+        return torch.cat(
+            [(a if dtype_name(a) == dtype else self.cast(a, dtype)).reshape(-1) for a in leaves]
+        )
 
     def stack(self, arrays, axis=0):
         import torch

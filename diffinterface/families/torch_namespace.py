@@ -42,8 +42,12 @@ def _eigvalsh(x, /):
 
 
 linalg = types.ModuleType(__name__ + ".linalg", _compat_linalg.__doc__)
-linalg.__dict__.update({name: value for name, value in vars(_compat_linalg).items() if not name.startswith("__")})
-linalg.__dict__.update(cholesky=_cholesky, eigh=_eigh, eigvalsh=_eigvalsh, __all__=list(_compat_linalg.__all__))
+linalg.__dict__.update(
+    {name: value for name, value in vars(_compat_linalg).items() if not name.startswith("__")}
+)
+linalg.__dict__.update(
+    cholesky=_cholesky, eigh=_eigh, eigvalsh=_eigvalsh, __all__=list(_compat_linalg.__all__)
+)
 
 __all__ = list(_compat.__all__)
 

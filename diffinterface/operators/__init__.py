@@ -1,7 +1,12 @@
 """Operator families: one module each (prepare_X, X, value_and_X and X's fallback)."""
 
 # the order of these imports is the operator table's order (each module registers its row)
-from .pushforward import prepare_pushforward, prepare_pushforward_same_point, pushforward, value_and_pushforward  # isort: skip
+from .pushforward import (
+    prepare_pushforward,
+    prepare_pushforward_same_point,
+    pushforward,
+    value_and_pushforward,
+)  # isort: skip
 from .pullback import prepare_pullback, prepare_pullback_same_point, pullback, value_and_pullback  # isort: skip
 from .derivative import derivative, prepare_derivative, value_and_derivative  # isort: skip
 from .gradient import gradient, prepare_gradient, value_and_gradient  # isort: skip
@@ -15,13 +20,31 @@ from .hvp import gradient_and_hvp, hvp, prepare_hvp, prepare_hvp_same_point  # i
 from .hessian import hessian, prepare_hessian, value_gradient_and_hessian  # isort: skip
 
 __all__ = [
-    "derivative", "prepare_derivative", "value_and_derivative",
-    "gradient", "prepare_gradient", "value_and_gradient",
-    "jacobian", "prepare_jacobian", "value_and_jacobian",
-    "prepare_pullback", "pullback", "value_and_pullback",
-    "prepare_pushforward", "pushforward", "value_and_pushforward",
-    "second_derivative", "prepare_second_derivative", "value_derivative_and_second_derivative",
-    "hvp", "prepare_hvp", "gradient_and_hvp",
-    "hessian", "prepare_hessian", "value_gradient_and_hessian",
-    "prepare_pushforward_same_point", "prepare_pullback_same_point", "prepare_hvp_same_point",
+    "derivative",
+    "prepare_derivative",
+    "value_and_derivative",
+    "gradient",
+    "prepare_gradient",
+    "value_and_gradient",
+    "jacobian",
+    "prepare_jacobian",
+    "value_and_jacobian",
+    "prepare_pullback",
+    "pullback",
+    "value_and_pullback",
+    "prepare_pushforward",
+    "pushforward",
+    "value_and_pushforward",
+    "second_derivative",
+    "prepare_second_derivative",
+    "value_derivative_and_second_derivative",
+    "hvp",
+    "prepare_hvp",
+    "gradient_and_hvp",
+    "hessian",
+    "prepare_hessian",
+    "value_gradient_and_hessian",
+    "prepare_pushforward_same_point",
+    "prepare_pullback_same_point",
+    "prepare_hvp_same_point",
 ]

@@ -21,7 +21,9 @@ _SEEDS = {
 def _parameters(op, x, *, prepare, same_point=False):
     f = "f : callable\n    ``f(x, *contexts)``, returning an array (or a number)."
     if op.allows_y:
-        f += " With ``y=``, a two-argument ``f(y, x, *contexts)`` that writes its output into ``y``."
+        f += (
+            " With ``y=``, a two-argument ``f(y, x, *contexts)`` that writes its output into ``y``."
+        )
     lines = [
         f,
         "backend : backend selector\n    Which library differentiates: ``di.AutoJAX()``, ``di.AutoTorch()``, "
@@ -37,7 +39,9 @@ def _parameters(op, x, *, prepare, same_point=False):
     )
     if prepare:
         if op.allows_y and not same_point:
-            lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; its shape gives the output's.")
+            lines.append(
+                "y : array, optional\n    The output buffer of a two-argument ``f``; its shape gives the output's."
+            )
         lines.append(
             "strict : bool, default True\n    Every prepared call checks that its arguments fit this preparation "
             "(the function object, the backend, x's type, shape and dtype"
@@ -57,7 +61,9 @@ def _parameters(op, x, *, prepare, same_point=False):
         "for several, None entries allowed) written in place and returned."
     )
     if op.allows_y:
-        lines.append("y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards.")
+        lines.append(
+            "y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards."
+        )
     lines.append(_HAS_AUX)
     return lines
 
@@ -80,8 +86,16 @@ def _wrapped(entry):
     head, _, description = entry.partition("\n")
     if not description:
         return entry
-    return head + "\n" + textwrap.fill(
-        description.strip(), 88, initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+    return (
+        head
+        + "\n"
+        + textwrap.fill(
+            description.strip(),
+            88,
+            initial_indent="    ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
     )
 
 
@@ -101,12 +115,16 @@ def _raises(op, *, prepare):
     ]
     if not prepare:
         lines.append(
-            f"PreparationMismatchError\n    ``prep`` was made by another operator, or (checked preparations) "
+            "PreparationMismatchError\n    ``prep`` was made by another operator, or (checked preparations) "
             "for other arguments; the message lists every slot."
         )
     if op.allows_y:
-        lines.append("UnsupportedError\n    ``y=`` on a backend that cannot differentiate two-argument functions.")
-    lines.append("MissingBackendError\n    The backend's framework is not installed (the message names the pip extra).")
+        lines.append(
+            "UnsupportedError\n    ``y=`` on a backend that cannot differentiate two-argument functions."
+        )
+    lines.append(
+        "MissingBackendError\n    The backend's framework is not installed (the message names the pip extra)."
+    )
     return lines
 
 
@@ -122,21 +140,29 @@ def _docstring(summary, body, op, x, returns, example, *, prepare, see_also, sam
     return "\n".join(lines).rstrip() + "\n"
 
 
-def document(op, prepare_function, plain, valued, *, summary, x, result, example, valued_summary=None):
+def document(
+    op, prepare_function, plain, valued, *, summary, x, result, example, valued_summary=None
+):
     """Write the docstrings of one family's three public functions.
 
     ``result`` describes what the plain operator returns; the value form
     returns, in the order of ``op.valued_returns``, the value ``f(x)``, the
     first derivative and (second order) the plain result.
     """
-    first = {1: result, 2: "the first derivative (the gradient, or the derivative for a scalar x)"}[op.order]
+    first = {1: result, 2: "the first derivative (the gradient, or the derivative for a scalar x)"}[
+        op.order
+    ]
     described = {
         "value": "``f(x)``: for a scalar-valued f, a 0-d array of x's family and dtype",
         "first": first,
         "second": result,
     }
     # "name : type" lines, as the NumPy docstring standard reads Returns entries
-    names = {"value": "value", "first": op.name if op.order == 1 else "first_derivative", "second": op.name}
+    names = {
+        "value": "value",
+        "first": op.name if op.order == 1 else "first_derivative",
+        "second": op.name,
+    }
 
     def entry(field):
         kind = "tuple" if described[field].startswith("tuple") else "array"
@@ -145,12 +171,24 @@ def document(op, prepare_function, plain, valued, *, summary, x, result, example
     plain_returns = [entry(op.returns)]
     valued_returns = [entry(field) for field in op.valued_returns]
     plain.__doc__ = _docstring(
-        summary, None, op, x, plain_returns, example, prepare=False,
+        summary,
+        None,
+        op,
+        x,
+        plain_returns,
+        example,
+        prepare=False,
         see_also=[f"prepare_{op.name}", op.valued],
     )
     valued.__doc__ = _docstring(
-        valued_summary or f"``{op.name}`` together with ``f(x)``, from the same pass (no second evaluation).",
-        None, op, x, valued_returns, example, prepare=False,
+        valued_summary
+        or f"``{op.name}`` together with ``f(x)``, from the same pass (no second evaluation).",
+        None,
+        op,
+        x,
+        valued_returns,
+        example,
+        prepare=False,
         see_also=[op.name, f"prepare_{op.name}"],
     )
     prepare_function.__doc__ = _docstring(
@@ -158,7 +196,11 @@ def document(op, prepare_function, plain, valued, *, summary, x, result, example
         "Decides once what every call can reuse: the output's shape and dtype, seeds and batches, "
         "compiled functions (JAX), buffers. Pass the result as ``prep=``; preparing at one point and "
         "calling at others of the same shapes and dtypes is the intended use.",
-        op, x, ["Preparation\n    Pass it as ``prep=`` to the calls."], example, prepare=True,
+        op,
+        x,
+        ["Preparation\n    Pass it as ``prep=`` to the calls."],
+        example,
+        prepare=True,
         see_also=[op.name, op.valued],
     )
 
@@ -173,6 +215,11 @@ def document_same_point(op, prepare_function, *, example):
         "very objects, or equal values); another x raises ``PreparationMismatchError``. Changing x in place "
         "after preparing is your risk: the results stay those at the prepared values. Backends without "
         "such a recipe give the ordinary preparation, with the same check.",
-        op, "array or pytree", ["Preparation\n    Pass it as ``prep=`` to the calls at this x."], example,
-        prepare=True, see_also=[f"prepare_{op.name}", op.name], same_point=True,
+        op,
+        "array or pytree",
+        ["Preparation\n    Pass it as ``prep=`` to the calls at this x."],
+        example,
+        prepare=True,
+        see_also=[f"prepare_{op.name}", op.name],
+        same_point=True,
     )

@@ -103,8 +103,10 @@ def _prepared_at_first_use(problem, operator):
         return prepared[0]
 
     value_and_name = "value_and_" + operator
-    return (lambda x, *ctx: getattr(impl(), value_and_name)(x, *ctx),
-            lambda x, *ctx: getattr(impl(), operator)(x, *ctx))
+    return (
+        lambda x, *ctx: getattr(impl(), value_and_name)(x, *ctx),
+        lambda x, *ctx: getattr(impl(), operator)(x, *ctx),
+    )
 
 
 def _common_dtype(a, b):
@@ -132,8 +134,13 @@ def differentiated_problem(problem, operator, *, with_value=False):
     """
     outer, inner = problem.adapter.outer, problem.adapter.inner
     # An evaluating outer may ask for the gradients at all its points in one call.
-    batched = (outer.batches_points and inner.batches_gradients and operator == "gradient"
-               and not with_value and problem.tree is None)
+    batched = (
+        outer.batches_points
+        and inner.batches_gradients
+        and operator == "gradient"
+        and not with_value
+        and problem.tree is None
+    )
     value_and_first, plain_first = _first_derivative(problem, outer, inner, operator, batched)
     if operator == "gradient":
         first_spec = Spec(problem.x_shape, problem.x_dtype)
@@ -163,11 +170,14 @@ def differentiated_problem(problem, operator, *, with_value=False):
             return array_namespace(derivative).stack((value, derivative))
 
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
-    differentiated = Problem(outer, first, problem.x, None, problem.contexts, None, strict=problem.strict)
+    differentiated = Problem(
+        outer, first, problem.x, None, problem.contexts, None, strict=problem.strict
+    )
     differentiated._spec = spec
     if batched:
         inner_problem = problem.replace(adapter=inner)
         differentiated.batched_f = lambda tangents, formulas: inner.prepare_batched_gradient(
-            inner_problem.replace(tangents=tangents), formulas)
+            inner_problem.replace(tangents=tangents), formulas
+        )
     differentiated.constant_output_is_zero = True
     return differentiated

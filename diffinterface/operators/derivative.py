@@ -16,8 +16,15 @@ from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "derivative", 1, None, ("derivative", "value_and_derivative"), ("value", "first"), "first", scalar_x=True,
-    allows_y=True, result_shape="y"
+    "derivative",
+    1,
+    None,
+    ("derivative", "value_and_derivative"),
+    ("value", "first"),
+    "first",
+    scalar_x=True,
+    allows_y=True,
+    result_shape="y",
 )
 
 
@@ -45,7 +52,10 @@ def _derivative_fallback(problem):
             y, (dy,) = value_and_pushforward(x, seed, *ctx)
             return y, dy
 
-        return Impl(value_and_derivative=value_and_derivative, derivative=lambda x, *ctx: pushforward(x, seed, *ctx)[0])
+        return Impl(
+            value_and_derivative=value_and_derivative,
+            derivative=lambda x, *ctx: pushforward(x, seed, *ctx)[0],
+        )
 
     xp, spec = problem.xp, problem.spec
     rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
@@ -53,18 +63,23 @@ def _derivative_fallback(problem):
 
 
 def _empty(answer):
-    return Impl(derivative=lambda x, *ctx: answer.y_like(),
-                value_and_derivative=lambda x, *ctx: (answer.value(x, ctx), answer.y_like()))
+    return Impl(
+        derivative=lambda x, *ctx: answer.y_like(),
+        value_and_derivative=lambda x, *ctx: (answer.value(x, ctx), answer.y_like()),
+    )
 
 
 register_operator(_OP, fallback=_derivative_fallback, empty=_empty)
 
 
 document(
-    _OP, prepare_derivative, derivative, value_and_derivative,
-    summary='The derivative ``df/dx`` at a scalar ``x``, shaped like ``f(x)``.',
-    x='float or 0-d array',
-    result='array shaped like ``f(x)``',
+    _OP,
+    prepare_derivative,
+    derivative,
+    value_and_derivative,
+    summary="The derivative ``df/dx`` at a scalar ``x``, shaped like ``f(x)``.",
+    x="float or 0-d array",
+    result="array shaped like ``f(x)``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: np.stack([np.sin(x), x ** 2])), di.AutoFiniteDiff()

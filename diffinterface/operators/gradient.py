@@ -10,13 +10,29 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
+from ..core import (
+    Operator,
+    Call,
+    Impl,
+    call,
+    prepare,
+    prepared_call,
+    register_operator,
+    require_scalar_output,
+)
 from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "gradient", 1, None, ("gradient", "value_and_gradient"), ("value", "first"), "first", scalar_y=True,
-    prefers="reverse", for_array_outputs="jacobian"
+    "gradient",
+    1,
+    None,
+    ("gradient", "value_and_gradient"),
+    ("value", "first"),
+    "first",
+    scalar_y=True,
+    prefers="reverse",
+    for_array_outputs="jacobian",
 )
 
 
@@ -45,7 +61,10 @@ def _gradient_fallback(problem):
             y, (g,) = value_and_pullback(x, seed, *ctx)
             return y, g
 
-        return Impl(value_and_gradient=value_and_gradient, gradient=lambda x, *ctx: pullback(x, seed, *ctx)[0])
+        return Impl(
+            value_and_gradient=value_and_gradient,
+            gradient=lambda x, *ctx: pullback(x, seed, *ctx)[0],
+        )
 
     xp, shape = problem.xp, problem.x_shape
     columns = problem.seeded("pushforward", problem.basis(shape, problem.x_dtype))
@@ -53,8 +72,10 @@ def _gradient_fallback(problem):
 
 
 def _empty(answer):
-    return Impl(gradient=lambda x, *ctx: answer.x_like(),
-                value_and_gradient=lambda x, *ctx: (answer.value(x, ctx), answer.x_like()))
+    return Impl(
+        gradient=lambda x, *ctx: answer.x_like(),
+        value_and_gradient=lambda x, *ctx: (answer.value(x, ctx), answer.x_like()),
+    )
 
 
 def _flat_x(plan, gradient, value_and_gradient, problem):
@@ -71,10 +92,13 @@ register_operator(_OP, fallback=_gradient_fallback, empty=_empty, flat_x=_flat_x
 
 
 document(
-    _OP, prepare_gradient, gradient, value_and_gradient,
-    summary='The gradient of a scalar-valued ``f`` at ``x``, shaped like ``x``.',
-    x='array or float',
-    result='array shaped like ``x``',
+    _OP,
+    prepare_gradient,
+    gradient,
+    value_and_gradient,
+    summary="The gradient of a scalar-valued ``f`` at ``x``, shaped like ``x``.",
+    x="array or float",
+    result="array shaped like ``x``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: (x ** 2).sum()), di.AutoFiniteDiff()

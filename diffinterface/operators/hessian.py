@@ -17,14 +17,30 @@ time.
 from __future__ import annotations
 
 from ..families import cast
-from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
+from ..core import (
+    Operator,
+    Call,
+    Impl,
+    call,
+    prepare,
+    prepared_call,
+    register_operator,
+    require_scalar_output,
+)
 from ..core.batching import record
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
-    "hessian", 2, None, ("hessian", "value_gradient_and_hessian"), ("value", "first", "second"), "second",
-    scalar_y=True, prefers="reverse", result_shape="x+x"
+    "hessian",
+    2,
+    None,
+    ("hessian", "value_gradient_and_hessian"),
+    ("value", "first", "second"),
+    "second",
+    scalar_y=True,
+    prefers="reverse",
+    result_shape="x+x",
 )
 
 
@@ -77,15 +93,24 @@ def _hessian_fallback(problem):
             cast(xp.reshape(rows, shape), x_dtype),
         )
 
-    return record(Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian), seeded.batch_size)
+    return record(
+        Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian),
+        seeded.batch_size,
+    )
 
 
 def _empty(answer):
     def hessian(x, *ctx):
         return answer.zeros(answer.x_shape + answer.x_shape, answer.x_dtype)
 
-    return Impl(hessian=hessian,
-                value_gradient_and_hessian=lambda x, *ctx: (answer.value(x, ctx), answer.x_like(), hessian(x)))
+    return Impl(
+        hessian=hessian,
+        value_gradient_and_hessian=lambda x, *ctx: (
+            answer.value(x, ctx),
+            answer.x_like(),
+            hessian(x),
+        ),
+    )
 
 
 def _flat_x(plan, hessian, value_gradient_and_hessian, problem):
@@ -103,11 +128,14 @@ register_operator(_OP, fallback=_hessian_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(
-    _OP, prepare_hessian, hessian, value_gradient_and_hessian,
-    summary='The Hessian of a scalar-valued ``f`` at ``x``, of shape ``x.shape + x.shape``.',
-    x='array',
-    result='array of shape ``x.shape + x.shape``',
-    valued_summary='``f(x)``, the gradient and the Hessian, from one pass.',
+    _OP,
+    prepare_hessian,
+    hessian,
+    value_gradient_and_hessian,
+    summary="The Hessian of a scalar-valued ``f`` at ``x``, of shape ``x.shape + x.shape``.",
+    x="array",
+    result="array of shape ``x.shape + x.shape``",
+    valued_summary="``f(x)``, the gradient and the Hessian, from one pass.",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: (x[0] * x[1]) ** 2), di.AutoFiniteDiff()

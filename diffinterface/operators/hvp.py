@@ -14,13 +14,28 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator, require_scalar_output
+from ..core import (
+    Operator,
+    Call,
+    Impl,
+    call,
+    prepare,
+    prepared_call,
+    register_operator,
+    require_scalar_output,
+)
 from ._docs import document, document_same_point
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
-    "hvp", 2, "tangents", ("hvp", "gradient_and_hvp"), ("first", "second"), "second", scalar_y=True,
-    prefers="reverse"
+    "hvp",
+    2,
+    "tangents",
+    ("hvp", "gradient_and_hvp"),
+    ("first", "second"),
+    "second",
+    scalar_y=True,
+    prefers="reverse",
 )
 
 
@@ -30,7 +45,6 @@ def prepare_hvp(f, backend, x, tangents, *contexts, strict=True, has_aux=False):
 
 def prepare_hvp_same_point(f, backend, x, tangents, *contexts, strict=True):
     return prepare(Call(_OP, f, backend, x, tangents, contexts, same_point=True), strict)
-
 
 
 @prepared_call(_OP, 0)
@@ -55,7 +69,9 @@ def _hvp_fallback(problem):
 
 
 def _empty(answer):
-    return answer.per_seed(_OP, answer.x_like, first=lambda x, ctx: answer.x_like())  # the gradient, then products
+    return answer.per_seed(
+        _OP, answer.x_like, first=lambda x, ctx: answer.x_like()
+    )  # the gradient, then products
 
 
 def _flat_x(plan, hvp, gradient_and_hvp, problem):
@@ -66,19 +82,26 @@ def _flat_x(plan, hvp, gradient_and_hvp, problem):
         g, products = gradient_and_hvp(ravel(x), tuple(map(ravel, tangents)), *ctx)
         return unravel(g), tuple(map(unravel, products))
 
-    return (lambda x, tangents, *ctx: tuple(map(unravel, hvp(ravel(x), tuple(map(ravel, tangents)), *ctx))),
-            gradient_and_tree_hvp)
+    return (
+        lambda x, tangents, *ctx: tuple(
+            map(unravel, hvp(ravel(x), tuple(map(ravel, tangents)), *ctx))
+        ),
+        gradient_and_tree_hvp,
+    )
 
 
 register_operator(_OP, fallback=_hvp_fallback, empty=_empty, flat_x=_flat_x)
 
 
 document(
-    _OP, prepare_hvp, hvp, gradient_and_hvp,
-    summary='Hessian-vector products ``H(x) @ t`` of a scalar-valued ``f``, one per tangent.',
-    x='array or float',
-    result='tuple of arrays, one per tangent, each shaped like ``x``',
-    valued_summary='The gradient and the Hessian-vector products, from the same pass (no second gradient).',
+    _OP,
+    prepare_hvp,
+    hvp,
+    gradient_and_hvp,
+    summary="Hessian-vector products ``H(x) @ t`` of a scalar-valued ``f``, one per tangent.",
+    x="array or float",
+    result="tuple of arrays, one per tangent, each shaped like ``x``",
+    valued_summary="The gradient and the Hessian-vector products, from the same pass (no second gradient).",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: (x[0] * x[1]) ** 2), di.AutoFiniteDiff()
@@ -89,10 +112,14 @@ array([8., 8.])
 """,
 )
 
-document_same_point(_OP, prepare_hvp_same_point, example="""\
+document_same_point(
+    _OP,
+    prepare_hvp_same_point,
+    example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend, x = (lambda x: (x ** 3).sum()), di.AutoFiniteDiff(), np.array([1.0, 2.0])
 >>> prep = di.prepare_hvp_same_point(f, backend, x, (np.zeros(2),))
 >>> di.hvp(f, backend, x, (np.array([1.0, 1.0]),), prep=prep)[0].round(3)
 array([ 6., 12.])
-""")
+""",
+)

@@ -17,8 +17,16 @@ from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "jacobian", 1, None, ("jacobian", "value_and_jacobian"), ("value", "first"), "first", allows_y=True,
-    tree_output=True, prefers="smaller side", result_shape="y+x"
+    "jacobian",
+    1,
+    None,
+    ("jacobian", "value_and_jacobian"),
+    ("value", "first"),
+    "first",
+    allows_y=True,
+    tree_output=True,
+    prefers="smaller side",
+    result_shape="y+x",
 )
 
 
@@ -46,14 +54,18 @@ def _jacobian_fallback(problem):
         seeded = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
         axis = 0  # each pullback is a row
 
-    return impl_from_seeded(_OP, seeded, lambda parts: xp.reshape(xp.stack(parts, axis=axis), shape))
+    return impl_from_seeded(
+        _OP, seeded, lambda parts: xp.reshape(xp.stack(parts, axis=axis), shape)
+    )
 
 
 def _empty(answer):
     def jacobian(x, *ctx):
         return answer.zeros(answer.y_shape + answer.x_shape, answer.y_dtype)
 
-    return Impl(jacobian=jacobian, value_and_jacobian=lambda x, *ctx: (answer.value(x, ctx), jacobian(x)))
+    return Impl(
+        jacobian=jacobian, value_and_jacobian=lambda x, *ctx: (answer.value(x, ctx), jacobian(x))
+    )
 
 
 def _flat_x(plan, jacobian, value_and_jacobian, problem):
@@ -64,7 +76,9 @@ def _flat_x(plan, jacobian, value_and_jacobian, problem):
         value, j = value_and_jacobian(ravel(x), *ctx)
         return value, plan.unravel_last(j, lead)
 
-    return (lambda x, *ctx: plan.unravel_last(jacobian(ravel(x), *ctx), lead)), value_and_tree_jacobian
+    return (
+        lambda x, *ctx: plan.unravel_last(jacobian(ravel(x), *ctx), lead)
+    ), value_and_tree_jacobian
 
 
 def _flat_y(plan, jacobian, value_and_jacobian, x_plan):
@@ -82,10 +96,13 @@ register_operator(_OP, fallback=_jacobian_fallback, empty=_empty, flat_x=_flat_x
 
 
 document(
-    _OP, prepare_jacobian, jacobian, value_and_jacobian,
-    summary='The Jacobian of ``f`` at ``x``, of shape ``f(x).shape + x.shape``.',
-    x='array',
-    result='array of shape ``f(x).shape + x.shape``',
+    _OP,
+    prepare_jacobian,
+    jacobian,
+    value_and_jacobian,
+    summary="The Jacobian of ``f`` at ``x``, of shape ``f(x).shape + x.shape``.",
+    x="array",
+    result="array of shape ``f(x).shape + x.shape``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()

@@ -16,8 +16,15 @@ from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "pullback", 1, "cotangents", ("pullback", "value_and_pullback"), ("value", "first"), "first",
-    allows_y=True, tree_output=True, prefers="reverse"
+    "pullback",
+    1,
+    "cotangents",
+    ("pullback", "value_and_pullback"),
+    ("value", "first"),
+    "first",
+    allows_y=True,
+    tree_output=True,
+    prefers="reverse",
 )
 
 
@@ -29,14 +36,15 @@ def prepare_pullback_same_point(f, backend, x, cotangents, *contexts, strict=Tru
     return prepare(Call(_OP, f, backend, x, cotangents, contexts, same_point=True), strict)
 
 
-
 @prepared_call(_OP, 0)
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
     return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+def value_and_pullback(
+    f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False
+):
     return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
 
 
@@ -64,7 +72,9 @@ def _flat_x(plan, pullback, value_and_pullback, problem):
         value, results = value_and_pullback(ravel(x), cotangents, *ctx)
         return value, tuple(map(unravel, results))
 
-    return (lambda x, cotangents, *ctx: tuple(map(unravel, pullback(ravel(x), cotangents, *ctx)))), value_and_tree_pullback
+    return (
+        lambda x, cotangents, *ctx: tuple(map(unravel, pullback(ravel(x), cotangents, *ctx)))
+    ), value_and_tree_pullback
 
 
 def _flat_y(plan, pullback, value_and_pullback, x_plan):
@@ -75,17 +85,24 @@ def _flat_y(plan, pullback, value_and_pullback, x_plan):
         value, results = value_and_pullback(x, tuple(map(ravel, cotangents)), *ctx)
         return unravel(value), results
 
-    return (lambda x, cotangents, *ctx: pullback(x, tuple(map(ravel, cotangents)), *ctx)), value_and_tree_pullback
+    return (
+        lambda x, cotangents, *ctx: pullback(x, tuple(map(ravel, cotangents)), *ctx)
+    ), value_and_tree_pullback
 
 
-register_operator(_OP, fallback=_pullback_from_pushforwards, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
+register_operator(
+    _OP, fallback=_pullback_from_pushforwards, empty=_empty, flat_x=_flat_x, flat_y=_flat_y
+)
 
 
 document(
-    _OP, prepare_pullback, pullback, value_and_pullback,
-    summary='Pullbacks (vector-Jacobian products) ``c @ J(x)`` for each cotangent ``c``.',
-    x='array or float',
-    result='tuple of arrays, one per cotangent, each shaped like ``x``',
+    _OP,
+    prepare_pullback,
+    pullback,
+    value_and_pullback,
+    summary="Pullbacks (vector-Jacobian products) ``c @ J(x)`` for each cotangent ``c``.",
+    x="array or float",
+    result="tuple of arrays, one per cotangent, each shaped like ``x``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()
@@ -96,7 +113,10 @@ array([0., 4.])
 """,
 )
 
-document_same_point(_OP, prepare_pullback_same_point, example="""\
+document_same_point(
+    _OP,
+    prepare_pullback_same_point,
+    example="""\
 >>> import numpy as np, diffinterface as di
 >>> backend, x = di.AutoFiniteDiff(), np.array([1.0, 2.0])
 >>> def f(x):
@@ -106,4 +126,5 @@ document_same_point(_OP, prepare_pullback_same_point, example="""\
 ...     print(di.pullback(f, backend, x, (u,), prep=prep)[0].round(4))
 [2. 1.]
 [0. 4.]
-""")
+""",
+)

@@ -16,8 +16,15 @@ from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "pushforward", 1, "tangents", ("pushforward", "value_and_pushforward"), ("value", "first"), "first",
-    allows_y=True, tree_output=True, result_shape="y"
+    "pushforward",
+    1,
+    "tangents",
+    ("pushforward", "value_and_pushforward"),
+    ("value", "first"),
+    "first",
+    allows_y=True,
+    tree_output=True,
+    result_shape="y",
 )
 
 
@@ -29,14 +36,15 @@ def prepare_pushforward_same_point(f, backend, x, tangents, *contexts, strict=Tr
     return prepare(Call(_OP, f, backend, x, tangents, contexts, same_point=True), strict)
 
 
-
 @prepared_call(_OP, 0)
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
     return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
 @prepared_call(_OP, 1)
-def value_and_pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
+def value_and_pushforward(
+    f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False
+):
     return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y, has_aux)
 
 
@@ -59,8 +67,12 @@ def _empty(answer):
 def _flat_x(plan, pushforward, value_and_pushforward, problem):
     """Tangents like a pytree x, raveled; the results are shaped like y already."""
     ravel = plan.ravel
-    return (lambda x, tangents, *ctx: pushforward(ravel(x), tuple(map(ravel, tangents)), *ctx),
-            lambda x, tangents, *ctx: value_and_pushforward(ravel(x), tuple(map(ravel, tangents)), *ctx))
+    return (
+        lambda x, tangents, *ctx: pushforward(ravel(x), tuple(map(ravel, tangents)), *ctx),
+        lambda x, tangents, *ctx: value_and_pushforward(
+            ravel(x), tuple(map(ravel, tangents)), *ctx
+        ),
+    )
 
 
 def _flat_y(plan, pushforward, value_and_pushforward, x_plan):
@@ -71,17 +83,24 @@ def _flat_y(plan, pushforward, value_and_pushforward, x_plan):
         value, results = value_and_pushforward(x, tangents, *ctx)
         return unravel(value), tuple(map(unravel, results))
 
-    return (lambda x, tangents, *ctx: tuple(map(unravel, pushforward(x, tangents, *ctx)))), value_and_tree_pushforward
+    return (
+        lambda x, tangents, *ctx: tuple(map(unravel, pushforward(x, tangents, *ctx)))
+    ), value_and_tree_pushforward
 
 
-register_operator(_OP, fallback=_pushforward_from_pullbacks, empty=_empty, flat_x=_flat_x, flat_y=_flat_y)
+register_operator(
+    _OP, fallback=_pushforward_from_pullbacks, empty=_empty, flat_x=_flat_x, flat_y=_flat_y
+)
 
 
 document(
-    _OP, prepare_pushforward, pushforward, value_and_pushforward,
-    summary='Pushforwards (Jacobian-vector products) ``J(x) @ t`` for each tangent ``t``.',
-    x='array or float',
-    result='tuple of arrays, one per tangent, each shaped like ``f(x)``',
+    _OP,
+    prepare_pushforward,
+    pushforward,
+    value_and_pushforward,
+    summary="Pushforwards (Jacobian-vector products) ``J(x) @ t`` for each tangent ``t``.",
+    x="array or float",
+    result="tuple of arrays, one per tangent, each shaped like ``f(x)``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend = (lambda x: x ** 2), di.AutoFiniteDiff()
@@ -92,10 +111,14 @@ document(
 """,
 )
 
-document_same_point(_OP, prepare_pushforward_same_point, example="""\
+document_same_point(
+    _OP,
+    prepare_pushforward_same_point,
+    example="""\
 >>> import numpy as np, diffinterface as di
 >>> f, backend, x = (lambda x: x ** 2), di.AutoFiniteDiff(), np.array([1.0, 2.0])
 >>> prep = di.prepare_pushforward_same_point(f, backend, x, (np.zeros(2),))
 >>> di.pushforward(f, backend, x, (np.array([1.0, 1.0]),), prep=prep)[0].round(4)
 array([2., 4.])
-""")
+""",
+)

@@ -16,8 +16,14 @@ from ._docs import document
 from ._second_order import differentiated_problem
 
 _OP = Operator(
-    "second_derivative", 2, None, ("second_derivative", "value_derivative_and_second_derivative"),
-    ("value", "first", "second"), "second", scalar_x=True, result_shape="y"
+    "second_derivative",
+    2,
+    None,
+    ("second_derivative", "value_derivative_and_second_derivative"),
+    ("value", "first", "second"),
+    "second",
+    scalar_x=True,
+    result_shape="y",
 )
 
 
@@ -31,7 +37,9 @@ def second_derivative(f, backend, x, *contexts, prep=None, out=None, has_aux=Fal
 
 
 @prepared_call(_OP, 1)
-def value_derivative_and_second_derivative(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
+def value_derivative_and_second_derivative(
+    f, backend, x, *contexts, prep=None, out=None, has_aux=False
+):
     return call(_OP, 1, f, backend, x, None, contexts, prep, out, None, has_aux)
 
 
@@ -52,18 +60,27 @@ def _second_derivative_fallback(problem):
 
 def _empty(answer):
     y_like = answer.y_like
-    return Impl(second_derivative=lambda x, *ctx: y_like(),
-                value_derivative_and_second_derivative=lambda x, *ctx: (answer.value(x, ctx), y_like(), y_like()))
+    return Impl(
+        second_derivative=lambda x, *ctx: y_like(),
+        value_derivative_and_second_derivative=lambda x, *ctx: (
+            answer.value(x, ctx),
+            y_like(),
+            y_like(),
+        ),
+    )
 
 
 register_operator(_OP, fallback=_second_derivative_fallback, empty=_empty)
 
 
 document(
-    _OP, prepare_second_derivative, second_derivative, value_derivative_and_second_derivative,
-    summary='The second derivative ``d2f/dx2`` at a scalar ``x``, shaped like ``f(x)``.',
-    x='float or 0-d array',
-    result='array shaped like ``f(x)``',
+    _OP,
+    prepare_second_derivative,
+    second_derivative,
+    value_derivative_and_second_derivative,
+    summary="The second derivative ``d2f/dx2`` at a scalar ``x``, shaped like ``f(x)``.",
+    x="float or 0-d array",
+    result="array shaped like ``f(x)``",
     example="""\
 >>> import numpy as np, diffinterface as di
 >>> backend = di.AutoFiniteDiff()

@@ -49,7 +49,9 @@ class ODE:
            [ 0., -2.]]))
     """
 
-    def __init__(self, f: Callable[..., Any], backend: Any, y0: np.ndarray, t0: float, contexts: tuple):
+    def __init__(
+        self, f: Callable[..., Any], backend: Any, y0: np.ndarray, t0: float, contexts: tuple
+    ):
         self.f = f
         self.backend = backend
         self.contexts = contexts
@@ -68,7 +70,11 @@ class ODE:
         # A 0-d array of y's dtype on every call: f can use xp.cos(t) on every backend
         # (the backend converts it like any Constant array), and a strict preparation sees
         # the same type whether solve_ivp passes a float or a numpy scalar.
-        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating, np.ndarray)) or np.ndim(t):
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, (int, float, np.integer, np.floating, np.ndarray))
+            or np.ndim(t)
+        ):
             raise TypeError(f"t: expected a real number; got {type(t).__name__}")
         return np.asarray(t, dtype=self._point.dtype)
 
@@ -80,7 +86,11 @@ class ODE:
     def jac(self, t: Any, y: Any) -> np.ndarray:
         """The Jacobian of ``f(y, t)`` with respect to ``y``, an ``(n, n)`` array."""
         jacobian = di.jacobian(
-            self.f, self.backend, self._point(y), di.Constant(self._time(t)), *self.contexts,
+            self.f,
+            self.backend,
+            self._point(y),
+            di.Constant(self._time(t)),
+            *self.contexts,
             prep=self._jacobian_prep,
         )
         self.calls["jacobian"] += 1

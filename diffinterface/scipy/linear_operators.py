@@ -41,9 +41,25 @@ from .points import check_backend, check_function
 class _Products:
     """One operator's products at x over numpy columns: seeds in x's family, a same-point preparation per batch."""
 
-    def __init__(self, prepare: Callable, apply: Callable, f: Any, backend: Any, x: Any, contexts: tuple,
-                 seed_shape: tuple, dtype: np.dtype):
-        self.prepare, self.apply, self.f, self.backend, self.x, self.contexts = prepare, apply, f, backend, x, contexts
+    def __init__(
+        self,
+        prepare: Callable,
+        apply: Callable,
+        f: Any,
+        backend: Any,
+        x: Any,
+        contexts: tuple,
+        seed_shape: tuple,
+        dtype: np.dtype,
+    ):
+        self.prepare, self.apply, self.f, self.backend, self.x, self.contexts = (
+            prepare,
+            apply,
+            f,
+            backend,
+            x,
+            contexts,
+        )
         self.seed_shape, self.dtype, self.family = seed_shape, dtype, family_of(x)
         # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of columns
         self.batch = requested(backend)[0] or WHOLE_SWEEP_SEEDS
@@ -52,13 +68,19 @@ class _Products:
         self.out_size = 0
 
     def _seed(self, column: np.ndarray) -> Any:
-        return from_numpy(np.ascontiguousarray(column, dtype=self.dtype).reshape(self.seed_shape), self.family, self.x)
+        return from_numpy(
+            np.ascontiguousarray(column, dtype=self.dtype).reshape(self.seed_shape),
+            self.family,
+            self.x,
+        )
 
     def run(self, seeds: tuple) -> tuple:
         """``(first, products)``: the value (or gradient) at x and the product with each seed."""
         prep = self.preparations.get(len(seeds))
         if prep is None:
-            prep = self.preparations[len(seeds)] = self.prepare(self.f, self.backend, self.x, seeds, *self.contexts)
+            prep = self.preparations[len(seeds)] = self.prepare(
+                self.f, self.backend, self.x, seeds, *self.contexts
+            )
         return self.apply(self.f, self.backend, self.x, seeds, *self.contexts, prep=prep)
 
     def __call__(self, columns: np.ndarray) -> np.ndarray:
@@ -66,7 +88,10 @@ class _Products:
         columns = np.asarray(columns)
         out: list = []
         for start in range(0, columns.shape[1], self.batch):
-            seeds = tuple(self._seed(columns[:, j]) for j in range(start, min(start + self.batch, columns.shape[1])))
+            seeds = tuple(
+                self._seed(columns[:, j])
+                for j in range(start, min(start + self.batch, columns.shape[1]))
+            )
             out.extend(as_numpy(r).reshape(-1) for r in self.run(seeds)[1])
         return np.stack(out, axis=1) if out else np.zeros((self.out_size, 0), dtype=self.dtype)
 
@@ -78,8 +103,10 @@ def _check_x(x: Any, complex_x: str = "") -> Any:
     if dtype_name(x) in ("complex64", "complex128") and not complex_x:
         return x
     if dtype_name(x) not in ("float32", "float64"):
-        raise TypeError(f"x: expected a real floating-point array (float32 or float64); got {dtype_name(x)}. "
-                        f"{complex_x}")
+        raise TypeError(
+            f"x: expected a real floating-point array (float32 or float64); got {dtype_name(x)}. "
+            f"{complex_x}"
+        )
     return x
 
 
@@ -118,18 +145,36 @@ class JacobianOperator(LinearOperator):
         dtype = np.dtype(dtype_name(x))
         x_shape = shape_of(x)
         self.x = x
-        self._forward = _Products(di.prepare_pushforward_same_point, di.value_and_pushforward, f, backend, x,
-                                  contexts, x_shape, dtype)
+        self._forward = _Products(
+            di.prepare_pushforward_same_point,
+            di.value_and_pushforward,
+            f,
+            backend,
+            x,
+            contexts,
+            x_shape,
+            dtype,
+        )
         zero = np.zeros((int(np.prod(x_shape)), 1), dtype=dtype)
         value, _ = self._forward.run((self._forward._seed(zero[:, 0]),))
         value = as_numpy(value)
         if dtype.kind == "c" and value.dtype != dtype:
-            raise TypeError(f"f: jacobian_operator at a complex x ({dtype}) is the complex-linear map of a holomorphic "
-                            f"f, which returns {dtype} values; f returned {value.dtype}. Use di.pushforward and "
-                            "di.pullback, which are real-linear for any f (docs/complex.md)")
+            raise TypeError(
+                f"f: jacobian_operator at a complex x ({dtype}) is the complex-linear map of a holomorphic "
+                f"f, which returns {dtype} values; f returned {value.dtype}. Use di.pushforward and "
+                "di.pullback, which are real-linear for any f (docs/complex.md)"
+            )
         self.value = value.reshape(-1)
-        self._reverse = _Products(di.prepare_pullback_same_point, di.value_and_pullback, f, backend, x, contexts,
-                                  value.shape, dtype)
+        self._reverse = _Products(
+            di.prepare_pullback_same_point,
+            di.value_and_pullback,
+            f,
+            backend,
+            x,
+            contexts,
+            value.shape,
+            dtype,
+        )
         self._forward.out_size, self._reverse.out_size = value.size, zero.shape[0]
         super().__init__(dtype, (value.size, zero.shape[0]))
 
@@ -181,8 +226,16 @@ class HessianOperator(LinearOperator):
         dtype = np.dtype(dtype_name(x))
         n = int(np.prod(shape_of(x)))
         self.x = x
-        self._products = _Products(di.prepare_hvp_same_point, di.gradient_and_hvp, f, backend, x, contexts,
-                                   shape_of(x), dtype)
+        self._products = _Products(
+            di.prepare_hvp_same_point,
+            di.gradient_and_hvp,
+            f,
+            backend,
+            x,
+            contexts,
+            shape_of(x),
+            dtype,
+        )
         gradient, _ = self._products.run((self._products._seed(np.zeros(n, dtype=dtype)),))
         self._products.out_size = n
         self.gradient = as_numpy(gradient).reshape(-1)
@@ -203,11 +256,15 @@ class HessianOperator(LinearOperator):
 
 
 #: why hessian_operator refuses a complex x
-_HESSIAN_COMPLEX_X = ("A Hessian of a real f of complex x is real-linear, not a complex matrix: use di.hvp at the "
-                      "complex x, or pass (x.real, x.imag) stacked as a real x (docs/complex.md)")
+_HESSIAN_COMPLEX_X = (
+    "A Hessian of a real f of complex x is real-linear, not a complex matrix: use di.hvp at the "
+    "complex x, or pass (x.real, x.imag) stacked as a real x (docs/complex.md)"
+)
 
 
-def jacobian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: Any) -> JacobianOperator:
+def jacobian_operator(
+    f: Callable[..., Any], backend: Any, x: Any, *contexts: Any
+) -> JacobianOperator:
     """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``, never formed.
 
     ``J @ v`` is a pushforward, ``J.T @ u`` (``rmatvec``) a pullback, ``J @ M``
@@ -255,7 +312,9 @@ def jacobian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: An
     return JacobianOperator(f, backend, _check_x(x), contexts)
 
 
-def hessian_operator(f: Callable[..., Any], backend: Any, x: Any, *contexts: Any) -> HessianOperator:
+def hessian_operator(
+    f: Callable[..., Any], backend: Any, x: Any, *contexts: Any
+) -> HessianOperator:
     """The Hessian of a scalar ``f`` at ``x`` as a symmetric ``scipy.sparse.linalg.LinearOperator``.
 
     ``H @ v`` is a Hessian-vector product from ``prepare_hvp_same_point`` at

@@ -93,7 +93,9 @@ class Objective:
             return cached.copy()
         point = self._point(x)
         if self._hessian_prep is None:
-            self._hessian_prep = di.prepare_hessian(self.f, self.backend, point, *self.contexts, strict=True)
+            self._hessian_prep = di.prepare_hessian(
+                self.f, self.backend, point, *self.contexts, strict=True
+            )
         hessian = di.hessian(self.f, self.backend, point, *self.contexts, prep=self._hessian_prep)
         self.calls["hessian"] += 1
         n = self._point.size
@@ -109,11 +111,15 @@ class Objective:
         tangent = self._tangent(p)
         prepared = self._hvp_point.get(x)
         if prepared is None:
-            point = self._point(x).copy()  # scipy may reuse its array: the preparation holds its own x
+            point = self._point(
+                x
+            ).copy()  # scipy may reuse its array: the preparation holds its own x
             # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled again)
             prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
             if not prep:
-                prep = di.prepare_hvp_same_point(self.f, self.backend, point, (tangent,), *self.contexts)
+                prep = di.prepare_hvp_same_point(
+                    self.f, self.backend, point, (tangent,), *self.contexts
+                )
             prepared = self._hvp_point.put(x, (point, prep))
             self.calls["hvp_preparations"] += 1
         point, prep = prepared
@@ -229,7 +235,9 @@ class Residuals:
 
     def jac(self, x: Any, *args: Any) -> np.ndarray:
         """The Jacobian at ``x`` as an ``(m, n)`` array (``args`` from scipy are ignored)."""
-        jacobian = di.jacobian(self.f, self.backend, self._point(x), *self.contexts, prep=self._jacobian_prep)
+        jacobian = di.jacobian(
+            self.f, self.backend, self._point(x), *self.contexts, prep=self._jacobian_prep
+        )
         self.calls["jacobian"] += 1
         return np.asarray(jacobian).reshape(-1, self._point.size)
 

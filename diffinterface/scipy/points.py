@@ -38,7 +38,9 @@ def starting_point(x0: Any, name: str) -> np.ndarray:
             f"got {a.dtype}; pass np.asarray({name}, dtype=np.float64)"
         )
     if a.size == 0:
-        raise ValueError(f"{name}: expected at least one value; got an empty array of shape {a.shape}")
+        raise ValueError(
+            f"{name}: expected at least one value; got an empty array of shape {a.shape}"
+        )
     return a
 
 
@@ -81,4 +83,3 @@ class LastPoint:
         self.key = np.array(x, copy=True)
         self.results = results
         return results
-

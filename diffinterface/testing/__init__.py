@@ -29,12 +29,36 @@ from .runner import build_cases, pytest_cases, test_differentiation
 from .tolerances import default_tolerances
 from .pytree_scenarios import pytree_scenarios
 from .edge_scenarios import edge_scenarios
-from .scenarios import FIRST_ORDER, SECOND_ORDER, Scenario, default_scenarios, second_order_scenarios
+from .scenarios import (
+    FIRST_ORDER,
+    SECOND_ORDER,
+    Scenario,
+    default_scenarios,
+    second_order_scenarios,
+)
 
 __all__ = [
-    "BACKENDS", "ZERO_BACKENDS",
-    "Scenario", "default_scenarios", "edge_scenarios", "pytree_scenarios", "second_order_scenarios", "FIRST_ORDER", "SECOND_ORDER",
-    "test_differentiation", "benchmark_differentiation", "pytest_cases", "build_cases",
-    "BadInput", "BadInputCase", "Problems", "bad_inputs", "bad_input_cases",
-    "Case", "CaseResult", "CountingFunction", "Report", "default_tolerances",
+    "BACKENDS",
+    "ZERO_BACKENDS",
+    "Scenario",
+    "default_scenarios",
+    "edge_scenarios",
+    "pytree_scenarios",
+    "second_order_scenarios",
+    "FIRST_ORDER",
+    "SECOND_ORDER",
+    "test_differentiation",
+    "benchmark_differentiation",
+    "pytest_cases",
+    "build_cases",
+    "BadInput",
+    "BadInputCase",
+    "Problems",
+    "bad_inputs",
+    "bad_input_cases",
+    "Case",
+    "CaseResult",
+    "CountingFunction",
+    "Report",
+    "default_tolerances",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..families import array_namespace
 
+
 def const(values, dtype):
     return np.asarray(values, dtype=dtype)
 
@@ -58,7 +59,9 @@ def array_to_scalar(x):
     p = np.exp(x) / np.sum(np.exp(x))
     grad = p + np.cos(x)
     pf = p.reshape(-1)
-    hess = (np.diag(pf) - np.outer(pf, pf) - np.diag(np.sin(x).reshape(-1))).reshape(x.shape + x.shape)
+    hess = (np.diag(pf) - np.outer(pf, pf) - np.diag(np.sin(x).reshape(-1))).reshape(
+        x.shape + x.shape
+    )
     return f, value, grad, hess
 
 

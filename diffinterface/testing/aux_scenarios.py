@@ -86,7 +86,9 @@ def _tree_vector_f(x):
 
 def _tree_scalar_f(x):
     xp = array_namespace(x["a"])
-    return xp.sum(xp.sin(x["a"]) * x["a"] * x["a"]) + xp.sum(x["b"] * x["b"] * x["b"]) * xp.sum(x["a"])
+    return xp.sum(xp.sin(x["a"]) * x["a"] * x["a"]) + xp.sum(x["b"] * x["b"] * x["b"]) * xp.sum(
+        x["a"]
+    )
 
 
 #: operator -> (f, seeds) at a dict x of two leaves (``_TREE_SHAPES``); operators of a scalar or array x only
@@ -138,7 +140,8 @@ class _CountingAtX(CountingFunction):
             try:
                 given, wanted = _leaves(args[0]), _leaves(self.x)
                 self.at_x = len(given) == len(wanted) and all(
-                    np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted))
+                    np.array_equal(as_numpy(self.primal(g)), w) for g, w in zip(given, wanted)
+                )
             except Exception:  # noqa: BLE001 - a traced value: no values to compare
                 self.traced = True
         return super().__call__(*args)
@@ -149,14 +152,19 @@ class _CountingAtX(CountingFunction):
 
 def _point(shape, shift=0.0):
     if isinstance(shape, dict):
-        return {key: _point(leaf_shape, shift + 0.1 * i) for i, (key, leaf_shape) in enumerate(shape.items())}
+        return {
+            key: _point(leaf_shape, shift + 0.1 * i)
+            for i, (key, leaf_shape) in enumerate(shape.items())
+        }
     n = int(np.prod(shape))
     return (np.linspace(0.3, 1.2, n).reshape(shape) + shift) if shape else np.asarray(0.7 + shift)
 
 
 def _tangent(shape, k):
     if isinstance(shape, dict):
-        return {key: _tangent(leaf_shape, k + i) for i, (key, leaf_shape) in enumerate(shape.items())}
+        return {
+            key: _tangent(leaf_shape, k + i) for i, (key, leaf_shape) in enumerate(shape.items())
+        }
     return np.linspace(-1.0, 1.0 + k, int(np.prod(shape)) or 1).reshape(shape)
 
 
@@ -196,26 +204,40 @@ class _Check:
             self.found.append(f"{what}: aux {aux!r} is not the dict f returned")
             return
         others = aux["stats"][1:]
-        if aux["label"] is not _LABEL or len(others) != 3 or any(
-                got is not wanted for got, wanted in zip(others, (_COUNT, _SCALE, None))):
-            self.found.append(f"{what}: aux's string, int, float and None are not the objects f returned: {aux!r}")
+        if (
+            aux["label"] is not _LABEL
+            or len(others) != 3
+            or any(got is not wanted for got, wanted in zip(others, (_COUNT, _SCALE, None)))
+        ):
+            self.found.append(
+                f"{what}: aux's string, int, float and None are not the objects f returned: {aux!r}"
+            )
         squares, double = _aux_arrays(x)
-        for name, leaf, wanted in (("stats[0]", aux["stats"][0], squares), ("double", aux["double"], double)):
+        for name, leaf, wanted in (
+            ("stats[0]", aux["stats"][0], squares),
+            ("double", aux["double"], double),
+        ):
             if not is_array(leaf):
                 self.found.append(f"{what}: aux[{name}] is {type(leaf).__name__}, not an array")
             elif getattr(leaf, "requires_grad", False):
                 self.found.append(f"{what}: aux[{name}] still records gradients")
             elif not np.allclose(as_numpy(leaf), wanted, rtol=1e-12, atol=1e-12):
-                self.found.append(f"{what}: aux[{name}] = {as_numpy(leaf)!r}, not its value at x, {wanted!r}")
+                self.found.append(
+                    f"{what}: aux[{name}] = {as_numpy(leaf)!r}, not its value at x, {wanted!r}"
+                )
 
     def mismatch(self, what, call):
         try:
             call()
         except PreparationMismatchError as error:
             if not re.search("has_aux", str(error)):
-                self.found.append(f"{what}: PreparationMismatchError without naming has_aux: {error}")
+                self.found.append(
+                    f"{what}: PreparationMismatchError without naming has_aux: {error}"
+                )
         except Exception as error:  # noqa: BLE001 - reported
-            self.found.append(f"{what}: expected PreparationMismatchError naming has_aux; got {type(error).__name__}: {error}")
+            self.found.append(
+                f"{what}: expected PreparationMismatchError naming has_aux; got {type(error).__name__}: {error}"
+            )
         else:
             self.found.append(f"{what}: no error")
 
@@ -240,7 +262,9 @@ class ProbeCase:
         except Exception as error:  # noqa: BLE001 - reported; a backend that fails to import included, never a skip
             found.append(f"raised {type(error).__name__}: {error}")
         status = "failed" if found else "passed"
-        return CaseResult(self.backend_id, f"{self.kind}-{self.operator}", self.operator, "numpy", status, found)
+        return CaseResult(
+            self.backend_id, f"{self.kind}-{self.operator}", self.operator, "numpy", status, found
+        )
 
     def check(self):
         """The :class:`CaseResult`; AssertionError listing what was found when the case failed."""
@@ -267,8 +291,12 @@ class AuxCase(ProbeCase):
 
     @property
     def id(self):
-        return (super().id + ("-tree" if self.tree else "") + ("-ytree" if self.output_tree else "")
-                + (f"-{self.n_seeds}seeds" if self.n_seeds != 1 else ""))
+        return (
+            super().id
+            + ("-tree" if self.tree else "")
+            + ("-ytree" if self.output_tree else "")
+            + (f"-{self.n_seeds}seeds" if self.n_seeds != 1 else "")
+        )
 
     def _run(self, found):
         self._check(_Check(found))
@@ -287,9 +315,14 @@ class AuxCase(ProbeCase):
         valued_op = getattr(di, di.core.OPERATORS[name].valued)
         n_values = di.core.OPERATORS[name].n_values
         x, x2 = _point(shape), _point(shape, 0.25)
-        seeds = () if seeds_like is None else tuple(
-            (_tangent(shape, k) if seeds_like == "x" else _filled_like(f(x), 1.0 + k))
-            for k in range(self.n_seeds))
+        seeds = (
+            ()
+            if seeds_like is None
+            else tuple(
+                (_tangent(shape, k) if seeds_like == "x" else _filled_like(f(x), 1.0 + k))
+                for k in range(self.n_seeds)
+            )
+        )
         seeded = (seeds,) if seeds else ()
         adapter = di.core.get_adapter(backend)
         primal = di.core.aux.primal_of(adapter)
@@ -317,14 +350,24 @@ class AuxCase(ProbeCase):
             return (prep, prepared_g), counts, at_x, outcomes
 
         (plain_prep, g), without, at_x, (plain2, valued2, plain1, valued1) = costs(f, False)
-        (prep, g_aux), with_aux, _, (aux_plain2, aux_valued2, aux_plain1, aux_valued1) = costs(f_aux, True)
-        for what, got, wanted, at in (("prepared", aux_plain2, plain2, x2), ("unprepared", aux_plain1, plain1, x)):
+        (prep, g_aux), with_aux, _, (aux_plain2, aux_valued2, aux_plain1, aux_valued1) = costs(
+            f_aux, True
+        )
+        for what, got, wanted, at in (
+            ("prepared", aux_plain2, plain2, x2),
+            ("unprepared", aux_plain1, plain1, x),
+        ):
             if not (isinstance(got, tuple) and len(got) == 2):
-                check.found.append(f"{what} {name}: expected (result, aux); got {type(got).__name__}")
+                check.found.append(
+                    f"{what} {name}: expected (result, aux); got {type(got).__name__}"
+                )
                 continue
             check.same(f"{what} {name}'s result", got[0], wanted)
             check.aux(f"{what} {name}'s aux", got[1], at)
-        for what, got, wanted, at in (("prepared", aux_valued2, valued2, x2), ("unprepared", aux_valued1, valued1, x)):
+        for what, got, wanted, at in (
+            ("prepared", aux_valued2, valued2, x2),
+            ("unprepared", aux_valued1, valued1, x),
+        ):
             if n_values:
                 (value, aux), rest = got[0], got[1:]
                 check.same(f"{what} value form's value", value, wanted[0])
@@ -333,17 +376,28 @@ class AuxCase(ProbeCase):
                 derivatives, aux = got
                 check.same(f"{what} value form's results", derivatives, wanted)
             check.aux(f"{what} value form's aux", aux, at)
-        labels = ("preparation", "prepared call", "prepared value-and call", "unprepared call",
-                  "unprepared value-and call")
+        labels = (
+            "preparation",
+            "prepared call",
+            "prepared value-and call",
+            "unprepared call",
+            "unprepared value-and call",
+        )
         for i, label in enumerate(labels):
             allowed = without[i] + (0 if at_x[i] and not (i and declared) else 1)
             if with_aux[i] > allowed:
-                check.found.append(f"{label} with has_aux evaluated f {with_aux[i]} times; {allowed} allowed "
-                                   f"(without aux: {without[i]}, {'' if at_x[i] else 'not '}at x)")
-        check.mismatch("a has_aux=True preparation called without has_aux",
-                       lambda: plain_op(g_aux, backend, x, *seeded, prep=prep))
-        check.mismatch("a preparation without has_aux called with has_aux=True",
-                       lambda: plain_op(g, backend, x, *seeded, prep=plain_prep, has_aux=True))
+                check.found.append(
+                    f"{label} with has_aux evaluated f {with_aux[i]} times; {allowed} allowed "
+                    f"(without aux: {without[i]}, {'' if at_x[i] else 'not '}at x)"
+                )
+        check.mismatch(
+            "a has_aux=True preparation called without has_aux",
+            lambda: plain_op(g_aux, backend, x, *seeded, prep=prep),
+        )
+        check.mismatch(
+            "a preparation without has_aux called with has_aux=True",
+            lambda: plain_op(g, backend, x, *seeded, prep=plain_prep, has_aux=True),
+        )
 
 
 def aux_cases(backends, operators=None):

@@ -15,7 +15,8 @@ from ..core import registrations
 
 BACKENDS = {
     test_id: selector
-    for entry in registrations() if not entry.returns_zeros
+    for entry in registrations()
+    if not entry.returns_zeros
     for test_id, selector in entry.test_backends.items()
 }
 """The tested backends that compute derivatives: a dict test id -> selector.
@@ -33,7 +34,8 @@ True
 
 ZERO_BACKENDS = {
     test_id: selector
-    for entry in registrations() if entry.returns_zeros
+    for entry in registrations()
+    if entry.returns_zeros
     for test_id, selector in entry.test_backends.items()
 }
 """The tested backends that return zeros by design: a dict test id -> selector.

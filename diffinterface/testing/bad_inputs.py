@@ -50,9 +50,13 @@ def _sines(x):
 
 def _bare_tangent(backend, problems, zero):
     t = np.ones(3)
-    problems.expect_error("pushforward with a bare array as tangents",
-                          lambda: pushforward(_sines, backend, X, t),
-                          TypeError, r"tangents: expected a non-empty tuple of arrays shaped like x", (t,))
+    problems.expect_error(
+        "pushforward with a bare array as tangents",
+        lambda: pushforward(_sines, backend, X, t),
+        TypeError,
+        r"tangents: expected a non-empty tuple of arrays shaped like x",
+        (t,),
+    )
 
 
 def _bare_tangent_prepared(backend, problems, zero):
@@ -60,18 +64,32 @@ def _bare_tangent_prepared(backend, problems, zero):
 
     t = np.ones(3)
     prep = prepare_pushforward(_sines, backend, X, (t,))
-    problems.expect_error("prepared pushforward with a bare array as tangents",
-                          lambda: pushforward(_sines, backend, X, t, prep=prep),
-                          (TypeError, ValueError), r"tangents", (t,))
+    problems.expect_error(
+        "prepared pushforward with a bare array as tangents",
+        lambda: pushforward(_sines, backend, X, t, prep=prep),
+        (TypeError, ValueError),
+        r"tangents",
+        (t,),
+    )
 
 
 def _tangent_dtype(dtype):
     def run(backend, problems, zero):
         t = np.ones(3, dtype=dtype)
-        problems.expect_error(f"pushforward with a {dtype} tangent", lambda: pushforward(_sines, backend, X, (t,)),
-                              TypeError, r"tangents\[0\]: expected .*float64 like x; got numpy " + dtype, (t,))
-        problems.expect_error(f"pullback with a {dtype} cotangent", lambda: pullback(_sines, backend, X, (t,)),
-                              TypeError, r"cotangents\[0\]: expected .*float64 like the output y", (t,))
+        problems.expect_error(
+            f"pushforward with a {dtype} tangent",
+            lambda: pushforward(_sines, backend, X, (t,)),
+            TypeError,
+            r"tangents\[0\]: expected .*float64 like x; got numpy " + dtype,
+            (t,),
+        )
+        problems.expect_error(
+            f"pullback with a {dtype} cotangent",
+            lambda: pullback(_sines, backend, X, (t,)),
+            TypeError,
+            r"cotangents\[0\]: expected .*float64 like the output y",
+            (t,),
+        )
 
     return run
 
@@ -79,35 +97,59 @@ def _tangent_dtype(dtype):
 def _read_only_out(backend, problems, zero):
     out = np.zeros(3)
     out.flags.writeable = False
-    problems.expect_error("gradient into a read-only out=", lambda: gradient(_square_sum, backend, X, out=out),
-                          ValueError, "out: expected a writable buffer", (out,))
+    problems.expect_error(
+        "gradient into a read-only out=",
+        lambda: gradient(_square_sum, backend, X, out=out),
+        ValueError,
+        "out: expected a writable buffer",
+        (out,),
+    )
 
 
 def _out_aliasing_x(backend, problems, zero):
     x = X.copy()
-    problems.expect_error("gradient with out=x", lambda: gradient(_square_sum, backend, x, out=x),
-                          ValueError, "out: the buffer shares memory with x", (x,))
+    problems.expect_error(
+        "gradient with out=x",
+        lambda: gradient(_square_sum, backend, x, out=x),
+        ValueError,
+        "out: the buffer shares memory with x",
+        (x,),
+    )
 
 
 def _out_of_the_wrong_type(backend, problems, zero):
-    problems.expect_error("gradient into a list", lambda: gradient(_square_sum, backend, X, out=[0.0, 0.0, 0.0]),
-                          ValueError, "out: expected a buffer like the result")
+    problems.expect_error(
+        "gradient into a list",
+        lambda: gradient(_square_sum, backend, X, out=[0.0, 0.0, 0.0]),
+        ValueError,
+        "out: expected a buffer like the result",
+    )
 
 
 def _second_buffer_wrong(backend, problems, zero):
     first, second = np.zeros(3), np.zeros(2)
-    problems.expect_error("pushforward into (good, wrong-shaped) buffers",
-                          lambda: pushforward(_sines, backend, X, (np.ones(3), np.ones(3)), out=(first, second)),
-                          ValueError, r"out\[1\]", (first,))
+    problems.expect_error(
+        "pushforward into (good, wrong-shaped) buffers",
+        lambda: pushforward(_sines, backend, X, (np.ones(3), np.ones(3)), out=(first, second)),
+        ValueError,
+        r"out\[1\]",
+        (first,),
+    )
 
 
 def _non_array_output(returned):
     def run(backend, problems, zero):
         f = lambda x: returned  # noqa: E731
-        for name, call in (("gradient", lambda: gradient(f, backend, X)),
-                           ("pushforward", lambda: pushforward(f, backend, X, (np.ones(3),)))):
-            problems.expect_error(f"{name} of f returning {returned!r}", call, TypeError,
-                                  r"f: expected f to return an array or a number; it returned ")
+        for name, call in (
+            ("gradient", lambda: gradient(f, backend, X)),
+            ("pushforward", lambda: pushforward(f, backend, X, (np.ones(3),))),
+        ):
+            problems.expect_error(
+                f"{name} of f returning {returned!r}",
+                call,
+                TypeError,
+                r"f: expected f to return an array or a number; it returned ",
+            )
 
     return run
 
@@ -116,17 +158,21 @@ def _numpy_on_the_input(backend, problems, zero):
     def f(x):
         return np.sum(np.sin(x))  # numpy, not the array namespace: wrong on traced arrays
 
-    problems.expect_right_or_explained("gradient of f calling numpy on x", lambda: gradient(f, backend, X),
-                                       np.cos(X), zero)
+    problems.expect_right_or_explained(
+        "gradient of f calling numpy on x", lambda: gradient(f, backend, X), np.cos(X), zero
+    )
 
 
 def _float_of_the_input(backend, problems, zero):
     def f(x):
         xp = array_namespace(x)
-        return float(xp.sum(x**2))  # float() leaves the framework's graph (and drops a complex step's part)
+        return float(
+            xp.sum(x**2)
+        )  # float() leaves the framework's graph (and drops a complex step's part)
 
-    problems.expect_right_or_explained("gradient of f calling float() on x", lambda: gradient(f, backend, X),
-                                       2 * X, zero)
+    problems.expect_right_or_explained(
+        "gradient of f calling float() on x", lambda: gradient(f, backend, X), 2 * X, zero
+    )
 
 
 def _zero_through_the_graph(backend, problems, zero):
@@ -134,7 +180,9 @@ def _zero_through_the_graph(backend, problems, zero):
         xp = array_namespace(x)
         return 0.0 * xp.sum(x)  # ignores x in a way every framework sees: the derivative is zero
 
-    problems.expect_right_or_explained("gradient of 0 * sum(x)", lambda: gradient(f, backend, X), np.zeros(3), zero)
+    problems.expect_right_or_explained(
+        "gradient of 0 * sum(x)", lambda: gradient(f, backend, X), np.zeros(3), zero
+    )
 
 
 def bad_inputs():
@@ -155,21 +203,55 @@ def bad_inputs():
     True
     """
     return [
-        BadInput("tangents_not_a_tuple", "a bare array as tangents: TypeError naming tangents", _bare_tangent),
-        BadInput("tangents_not_a_tuple_prepared", "the same, on a prepared call", _bare_tangent_prepared),
-        *(BadInput(f"tangent_{d}", f"a {d} tangent or cotangent for float64 x: TypeError naming it", _tangent_dtype(d))
-          for d in ("int64", "complex128", "float32")),
-        BadInput("out_read_only", "a read-only out=: ValueError naming out, out unchanged", _read_only_out),
+        BadInput(
+            "tangents_not_a_tuple",
+            "a bare array as tangents: TypeError naming tangents",
+            _bare_tangent,
+        ),
+        BadInput(
+            "tangents_not_a_tuple_prepared", "the same, on a prepared call", _bare_tangent_prepared
+        ),
+        *(
+            BadInput(
+                f"tangent_{d}",
+                f"a {d} tangent or cotangent for float64 x: TypeError naming it",
+                _tangent_dtype(d),
+            )
+            for d in ("int64", "complex128", "float32")
+        ),
+        BadInput(
+            "out_read_only",
+            "a read-only out=: ValueError naming out, out unchanged",
+            _read_only_out,
+        ),
         BadInput("out_aliasing_x", "out=x: ValueError naming out, x unchanged", _out_aliasing_x),
         BadInput("out_wrong_type", "a list as out=: ValueError naming out", _out_of_the_wrong_type),
-        BadInput("out_second_buffer", "the second of two buffers wrong: ValueError naming out[1]", _second_buffer_wrong),
-        *(BadInput(f"f_returns_{name}", f"f returning {name}: the same TypeError on every backend", _non_array_output(v))
-          for name, v in (("str", "abc"), ("None", None), ("list", [1.0, 2.0]))),
-        BadInput("numpy_on_the_input", "numpy called on x: the derivative or an error naming the fix",
-                 _numpy_on_the_input),
-        BadInput("float_of_the_input", "float() of a value of x: the derivative or an error, never zeros",
-                 _float_of_the_input),
-        BadInput("zero_through_the_graph", "0 * sum(x): zeros, not an error", _zero_through_the_graph),
+        BadInput(
+            "out_second_buffer",
+            "the second of two buffers wrong: ValueError naming out[1]",
+            _second_buffer_wrong,
+        ),
+        *(
+            BadInput(
+                f"f_returns_{name}",
+                f"f returning {name}: the same TypeError on every backend",
+                _non_array_output(v),
+            )
+            for name, v in (("str", "abc"), ("None", None), ("list", [1.0, 2.0]))
+        ),
+        BadInput(
+            "numpy_on_the_input",
+            "numpy called on x: the derivative or an error naming the fix",
+            _numpy_on_the_input,
+        ),
+        BadInput(
+            "float_of_the_input",
+            "float() of a value of x: the derivative or an error, never zeros",
+            _float_of_the_input,
+        ),
+        BadInput(
+            "zero_through_the_graph", "0 * sum(x): zeros, not an error", _zero_through_the_graph
+        ),
         *regressions(),
     ]
 
@@ -213,7 +295,9 @@ class BadInputCase:
         return f"{self.backend_id}-bad_input-{self.bad_input.name}"
 
     def run(self) -> CaseResult:
-        result = CaseResult(self.backend_id, f"bad_input-{self.bad_input.name}", "bad_input", "numpy", "passed")
+        result = CaseResult(
+            self.backend_id, f"bad_input-{self.bad_input.name}", "bad_input", "numpy", "passed"
+        )
         problems = Problems()
         try:
             self.bad_input.run(self.backend, problems, self.zero)

@@ -124,7 +124,11 @@ def with_batch_size(selector, size):
 
 def _family(selector):
     families = get_adapter(selector).families
-    return "numpy" if "numpy" in families else next((f for f in families if f in ("torch", "jax")), "numpy")
+    return (
+        "numpy"
+        if "numpy" in families
+        else next((f for f in families if f in ("torch", "jax")), "numpy")
+    )
 
 
 def _run(operator, backend, x, seeds):
@@ -148,7 +152,9 @@ def _run(operator, backend, x, seeds):
     if operator == "hvp":
         prep = di.prepare_hvp(_scalar, backend, x, seeds)
         return di.hvp(_scalar, backend, x, seeds, prep=prep), prep
-    sparse = di.AutoSparse(backend, sparsity_detector=di.DenseSparsityDetector(backend), dense_result=True)
+    sparse = di.AutoSparse(
+        backend, sparsity_detector=di.DenseSparsityDetector(backend), dense_result=True
+    )
     prep = di.prepare_jacobian(_banded, sparse, x)
     return di.jacobian(_banded, sparse, x, prep=prep), prep
 
@@ -186,7 +192,11 @@ class BatchCase:
 
     def __init__(self, backend_id, backend, operator):
         self.backend_id, self.backend, self.operator = backend_id, backend, operator
-        self.id = f"{backend_id}-batch-{operator}" if takes_batch_size(backend) else f"{backend_id}-no-batch-size"
+        self.id = (
+            f"{backend_id}-batch-{operator}"
+            if takes_batch_size(backend)
+            else f"{backend_id}-no-batch-size"
+        )
 
     def __repr__(self):
         return f"BatchCase({self.id})"
@@ -206,34 +216,53 @@ class BatchCase:
         results, chosen_sizes = {}, set()
         for size in SIZES:
             result, prep = _run(self.operator, with_batch_size(self.backend, size), x, seeds)
-            result = np.stack([to_numpy(r) for r in result]) if isinstance(result, tuple) else to_numpy(result)
+            result = (
+                np.stack([to_numpy(r) for r in result])
+                if isinstance(result, tuple)
+                else to_numpy(result)
+            )
             chosen = _batch_size(prep)
             assert chosen is None or 1 <= chosen <= size, (
                 f"{self.id}: batch_size={size} asked, di.batch_size(prep) = {chosen}"
             )
-            np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{self.id}: batch_size={size} against the known answer")
+            np.testing.assert_allclose(
+                result,
+                expected,
+                rtol=1e-5,
+                atol=1e-6,
+                err_msg=f"{self.id}: batch_size={size} against the known answer",
+            )
             results[size] = result
             chosen_sizes.add(chosen)
-        bound = TERMS_ULPS * np.finfo(results[N].dtype).eps * _magnitudes(self.operator, x_np, seeds_np)
+        bound = (
+            TERMS_ULPS * np.finfo(results[N].dtype).eps * _magnitudes(self.operator, x_np, seeds_np)
+        )
         for size in SIZES[:-1]:
             if chosen_sizes == {1}:  # one seed at a time whatever was asked: nothing can differ
-                np.testing.assert_array_equal(results[size], results[N],
-                                              err_msg=f"{self.id}: batch_size={size} against batch_size={N}")
+                np.testing.assert_array_equal(
+                    results[size],
+                    results[N],
+                    err_msg=f"{self.id}: batch_size={size} against batch_size={N}",
+                )
                 continue
             difference = np.abs(results[size] - results[N])
             worst = np.unravel_index(np.argmax(difference - bound), difference.shape)
             assert (difference <= bound).all(), (
                 f"{self.id}: batch_size={size} against batch_size={N}: entry {worst} differs by "
-                f"{difference[worst]:.3g}, more than the rounding of its terms' order ({bound[worst]:.3g})")
+                f"{difference[worst]:.3g}, more than the rounding of its terms' order ({bound[worst]:.3g})"
+            )
 
     def _check_declared(self):
         try:
             with_batch_size(self.backend, 2)
         except TypeError as error:
-            assert "batch_size" in str(error), f"{self.id}: the refusal does not name batch_size: {error}"
+            assert "batch_size" in str(error), (
+                f"{self.id}: the refusal does not name batch_size: {error}"
+            )
             return
-        raise AssertionError(f"{self.id}: {self.backend!r} has no batch_size field, yet took batch_size=2")
+        raise AssertionError(
+            f"{self.id}: {self.backend!r} has no batch_size field, yet took batch_size=2"
+        )
 
 
 def _batch_size(prep):

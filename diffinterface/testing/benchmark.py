@@ -26,8 +26,16 @@ from .counting import CountingFunction
 from .runner import _as_backend_dict, _capabilities
 from .families import CONVERTIBLE_FAMILIES, to_family
 
-_COLUMNS = ("backend", "scenario", "family", "operator", "prepared", "evaluations", "median_time_s",
-            "preparation_time_s")
+_COLUMNS = (
+    "backend",
+    "scenario",
+    "family",
+    "operator",
+    "prepared",
+    "evaluations",
+    "median_time_s",
+    "preparation_time_s",
+)
 
 
 class BenchmarkRows(list):
@@ -38,7 +46,9 @@ class BenchmarkRows(list):
         try:
             import pandas
         except ImportError as error:
-            raise ImportError("BenchmarkRows.dataframe() needs pandas, which is not installed: pip install pandas") from error
+            raise ImportError(
+                "BenchmarkRows.dataframe() needs pandas, which is not installed: pip install pandas"
+            ) from error
         return pandas.DataFrame(list(self), columns=list(_COLUMNS))
 
     def __str__(self):
@@ -113,7 +123,11 @@ def benchmark_differentiation(backends, scenarios, *, repeats=10, families=("num
             for family in families:
                 if family not in accepted or family not in CONVERTIBLE_FAMILIES:
                     continue
-                rows.extend(_benchmark_one(backend_id, backend, to_family(scenario, family), scenario, family, repeats))
+                rows.extend(
+                    _benchmark_one(
+                        backend_id, backend, to_family(scenario, family), scenario, family, repeats
+                    )
+                )
     return rows
 
 
@@ -134,19 +148,49 @@ def _benchmark_one(backend_id, backend, s, original, family, repeats):
         operator(*args, prep=prep, **kwargs)
         evaluations = f.take()
         median = _measure(lambda: operator(*args, prep=prep, **kwargs), repeats)
-        rows.append({**base, "prepared": True, "evaluations": evaluations, "median_time_s": median,
-                     "preparation_time_s": preparation_time})
+        rows.append(
+            {
+                **base,
+                "prepared": True,
+                "evaluations": evaluations,
+                "median_time_s": median,
+                "preparation_time_s": preparation_time,
+            }
+        )
     except Exception as error:  # noqa: BLE001 - a benchmark records failures instead of stopping
-        rows.append({**base, "prepared": True, "evaluations": None, "median_time_s": None,
-                     "preparation_time_s": None, "error": f"{type(error).__name__}: {error}"})
+        rows.append(
+            {
+                **base,
+                "prepared": True,
+                "evaluations": None,
+                "median_time_s": None,
+                "preparation_time_s": None,
+                "error": f"{type(error).__name__}: {error}",
+            }
+        )
     try:
         f.take()
         operator(*args, **kwargs)
         evaluations = f.take()
         median = _measure(lambda: operator(*args, **kwargs), repeats)
-        rows.append({**base, "prepared": False, "evaluations": evaluations, "median_time_s": median,
-                     "preparation_time_s": None})
+        rows.append(
+            {
+                **base,
+                "prepared": False,
+                "evaluations": evaluations,
+                "median_time_s": median,
+                "preparation_time_s": None,
+            }
+        )
     except Exception as error:  # noqa: BLE001
-        rows.append({**base, "prepared": False, "evaluations": None, "median_time_s": None,
-                     "preparation_time_s": None, "error": f"{type(error).__name__}: {error}"})
+        rows.append(
+            {
+                **base,
+                "prepared": False,
+                "evaluations": None,
+                "median_time_s": None,
+                "preparation_time_s": None,
+                "error": f"{type(error).__name__}: {error}",
+            }
+        )
     return rows

@@ -87,39 +87,125 @@ def buffer_scenarios():
     x = _x((3,), "float64")
     f, value, jac = _writes_sin_into_cache(x)
     ts = _three(x.shape, x.dtype, 20)
-    add(Scenario("pushforward", f, x, tangents=ts, contexts=_cache(x), value=value,
-                 first=tuple(_contract_x(jac, t, 1) for t in ts), name="pushforward-cache_context-batched3-float64"))
+    add(
+        Scenario(
+            "pushforward",
+            f,
+            x,
+            tangents=ts,
+            contexts=_cache(x),
+            value=value,
+            first=tuple(_contract_x(jac, t, 1) for t in ts),
+            name="pushforward-cache_context-batched3-float64",
+        )
+    )
     cs = _three(value.shape, x.dtype, 23)
-    add(Scenario("pullback", f, x, tangents=cs, contexts=_cache(x), value=value,
-                 first=tuple(_contract_y(jac, c, 1) for c in cs), name="pullback-cache_context-batched3-float64"))
-    add(Scenario("jacobian", f, x, contexts=_cache(x), value=value, first=jac, name="jacobian-cache_context-float64"))
+    add(
+        Scenario(
+            "pullback",
+            f,
+            x,
+            tangents=cs,
+            contexts=_cache(x),
+            value=value,
+            first=tuple(_contract_y(jac, c, 1) for c in cs),
+            name="pullback-cache_context-batched3-float64",
+        )
+    )
+    add(
+        Scenario(
+            "jacobian",
+            f,
+            x,
+            contexts=_cache(x),
+            value=value,
+            first=jac,
+            name="jacobian-cache_context-float64",
+        )
+    )
     xv = _x((4,), "float32")
     f, value, grad, _ = _scalar_through_cache(xv)
-    add(Scenario("gradient", f, xv, contexts=_cache(xv), value=np.float32(value), first=grad.astype("float32"),
-                 name="gradient-cache_context-float32"))
+    add(
+        Scenario(
+            "gradient",
+            f,
+            xv,
+            contexts=_cache(xv),
+            value=np.float32(value),
+            first=grad.astype("float32"),
+            name="gradient-cache_context-float32",
+        )
+    )
     f, value, jac = _writes_y_in_parts(x)
     y = np.zeros(3)
     cs = _three(value.shape, x.dtype, 29)
-    add(Scenario("pushforward", f, x, y=y, tangents=ts, value=value, first=tuple(_contract_x(jac, t, 1) for t in ts),
-                 name="pushforward-two_argument_partial_writes-batched3-float64"))
-    add(Scenario("pullback", f, x, y=y, tangents=cs, value=value, first=tuple(_contract_y(jac, c, 1) for c in cs),
-                 name="pullback-two_argument_partial_writes-batched3-float64"))
-    add(Scenario("jacobian", f, x, y=y, value=value, first=jac, name="jacobian-two_argument_partial_writes-float64"))
+    add(
+        Scenario(
+            "pushforward",
+            f,
+            x,
+            y=y,
+            tangents=ts,
+            value=value,
+            first=tuple(_contract_x(jac, t, 1) for t in ts),
+            name="pushforward-two_argument_partial_writes-batched3-float64",
+        )
+    )
+    add(
+        Scenario(
+            "pullback",
+            f,
+            x,
+            y=y,
+            tangents=cs,
+            value=value,
+            first=tuple(_contract_y(jac, c, 1) for c in cs),
+            name="pullback-two_argument_partial_writes-batched3-float64",
+        )
+    )
+    add(
+        Scenario(
+            "jacobian",
+            f,
+            x,
+            y=y,
+            value=value,
+            first=jac,
+            name="jacobian-two_argument_partial_writes-float64",
+        )
+    )
     return scenarios
 
 
 def buffer_second_order_scenarios():
     """hvp (three tangents) and hessian of a scalar function that writes into a Cache.
 
-        >>> [s.name for s in buffer_second_order_scenarios()]
-        ['hvp-cache_context-batched3-float64', 'hessian-cache_context-float64']
+    >>> [s.name for s in buffer_second_order_scenarios()]
+    ['hvp-cache_context-batched3-float64', 'hessian-cache_context-float64']
     """
     x = _x((3,), "float64")
     f, value, grad, hess = _scalar_through_cache(x)
     ts = _three(x.shape, x.dtype, 26)
     return [
-        Scenario("hvp", f, x, tangents=ts, contexts=_cache(x), value=np.float64(value), first=grad,
-                 second=tuple(hess @ t for t in ts), name="hvp-cache_context-batched3-float64"),
-        Scenario("hessian", f, x, contexts=_cache(x), value=np.float64(value), first=grad, second=hess,
-                 name="hessian-cache_context-float64"),
+        Scenario(
+            "hvp",
+            f,
+            x,
+            tangents=ts,
+            contexts=_cache(x),
+            value=np.float64(value),
+            first=grad,
+            second=tuple(hess @ t for t in ts),
+            name="hvp-cache_context-batched3-float64",
+        ),
+        Scenario(
+            "hessian",
+            f,
+            x,
+            contexts=_cache(x),
+            value=np.float64(value),
+            first=grad,
+            second=hess,
+            name="hessian-cache_context-float64",
+        ),
     ]

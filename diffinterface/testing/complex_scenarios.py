@@ -90,10 +90,14 @@ class _Found:
             message = str(raised)
             missing = [w for w in words if w not in message]
             if missing:
-                self.found.append(f"{what}: the {error.__name__} does not name {missing}: {message}")
+                self.found.append(
+                    f"{what}: the {error.__name__} does not name {missing}: {message}"
+                )
             return
         except Exception as raised:  # noqa: BLE001 - reported
-            self.found.append(f"{what}: {type(raised).__name__} ({raised}), expected {error.__name__}")
+            self.found.append(
+                f"{what}: {type(raised).__name__} ({raised}), expected {error.__name__}"
+            )
             return
         self.found.append(f"{what}: no error, expected {error.__name__}")
 
@@ -113,8 +117,13 @@ class ComplexCase(ProbeCase):
         if complex_x_refusal(get_adapter(self.backend)):
             import diffinterface as di
 
-            check.raises("gradient at a complex x", lambda: di.gradient(real_loss, self.backend, Z),
-                         UnsupportedError, "x:", "complex")
+            check.raises(
+                "gradient at a complex x",
+                lambda: di.gradient(real_loss, self.backend, Z),
+                UnsupportedError,
+                "x:",
+                "complex",
+            )
             return
         getattr(self, "_" + self.operator)(check)
 
@@ -124,7 +133,12 @@ class ComplexCase(ProbeCase):
         b = self.backend
         for z, dtype in ((Z, "complex128"), (Z.astype(np.complex64), "complex64")):
             check.rtol = 1e-5 if dtype == "complex128" else 1e-3
-            check.close(f"gradient ({dtype})", di.gradient(real_loss, b, z), 4 * z.real.astype(z.dtype), dtype)
+            check.close(
+                f"gradient ({dtype})",
+                di.gradient(real_loss, b, z),
+                4 * z.real.astype(z.dtype),
+                dtype,
+            )
         check.rtol = 1e-5
         value, g = di.value_and_gradient(real_loss, b, Z)
         check.close("value_and_gradient's gradient", g, 4 * Z.real + 0j)
@@ -134,8 +148,12 @@ class ComplexCase(ProbeCase):
         for _ in range(50):
             z = z - 0.05 * di.gradient(real_loss, b, z, prep=prep)
         if check.values_known and not real_loss(z) < 1e-6 * real_loss(Z):
-            check.found.append(f"50 steps of z - 0.05 g: the loss went from {real_loss(Z)} to {real_loss(z)}, not ~0")
-        (pulled,) = di.pullback(real_loss, b, Z, (np.asarray(2.0),))  # a real cotangent for a real output
+            check.found.append(
+                f"50 steps of z - 0.05 g: the loss went from {real_loss(Z)} to {real_loss(z)}, not ~0"
+            )
+        (pulled,) = di.pullback(
+            real_loss, b, Z, (np.asarray(2.0),)
+        )  # a real cotangent for a real output
         check.close("pullback of the real loss", pulled, 8 * Z.real + 0j)
         (h,) = di.hvp(real_loss, b, Z, (T,))
         check.close("hvp", h, 4 * T.real + 0j)
@@ -162,7 +180,11 @@ class ComplexCase(ProbeCase):
         z = np.asarray(0.5 - 0.25j)
         check.close("derivative", di.derivative(holomorphic, b, z), np.cos(z) * z + np.sin(z))
         check.rtol, check.atol = 1e-4, 1e-5  # finite differences of second order
-        check.close("second_derivative", di.second_derivative(holomorphic, b, z), 2 * np.cos(z) - z * np.sin(z))
+        check.close(
+            "second_derivative",
+            di.second_derivative(holomorphic, b, z),
+            2 * np.cos(z) - z * np.sin(z),
+        )
 
     def _mixed_tree(self, check):
         import diffinterface as di
@@ -175,7 +197,9 @@ class ComplexCase(ProbeCase):
         tangent = {"w": T, "b": np.array([1.0, 0.5, -0.25])}
         (pushed,) = di.pushforward(_tree_map, b, x, (tangent,))
         check.close("pushforward", pushed, T * x["b"] + Z * tangent["b"])
-        jacobian = di.jacobian(_tree_map, b, x)  # complex, C-linear in w and (as a complex map) in b
+        jacobian = di.jacobian(
+            _tree_map, b, x
+        )  # complex, C-linear in w and (as a complex map) in b
         check.close("jacobian['w']", jacobian["w"], np.diag(x["b"]) + 0j)
         check.close("jacobian['b']", jacobian["b"], np.diag(Z))
         (pulled,) = di.pullback(_tree_map, b, x, (U,))
@@ -186,15 +210,34 @@ class ComplexCase(ProbeCase):
         import diffinterface as di
 
         b = self.backend
-        check.raises("a real tangent for a complex x", lambda: di.pushforward(holomorphic, b, Z, (T.real,)),
-                     TypeError, "tangents[0]", "complex128")
-        check.raises("a complex cotangent for a real output",
-                     lambda: di.pullback(real_loss, b, Z, (np.asarray(1 + 0j),)), TypeError, "cotangents[0]")
-        check.raises("hessian at a complex x", lambda: di.hessian(real_loss, b, Z), UnsupportedError, "hvp")
-        check.raises("jacobian of a real-valued f", lambda: di.jacobian(lambda z: z.real * z.imag, b, Z),
-                     UnsupportedError, "holomorphic")
-        check.raises("gradient of a complex-valued f", lambda: di.gradient(lambda z: array_namespace(z).sum(z * z), b, Z),
-                     TypeError, "real-valued")
+        check.raises(
+            "a real tangent for a complex x",
+            lambda: di.pushforward(holomorphic, b, Z, (T.real,)),
+            TypeError,
+            "tangents[0]",
+            "complex128",
+        )
+        check.raises(
+            "a complex cotangent for a real output",
+            lambda: di.pullback(real_loss, b, Z, (np.asarray(1 + 0j),)),
+            TypeError,
+            "cotangents[0]",
+        )
+        check.raises(
+            "hessian at a complex x", lambda: di.hessian(real_loss, b, Z), UnsupportedError, "hvp"
+        )
+        check.raises(
+            "jacobian of a real-valued f",
+            lambda: di.jacobian(lambda z: z.real * z.imag, b, Z),
+            UnsupportedError,
+            "holomorphic",
+        )
+        check.raises(
+            "gradient of a complex-valued f",
+            lambda: di.gradient(lambda z: array_namespace(z).sum(z * z), b, Z),
+            TypeError,
+            "real-valued",
+        )
 
 
 #: the scenarios, in order

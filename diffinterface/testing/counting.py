@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 class CountingFunction:
     """``f`` with a counter: each call adds one to ``count`` (for a jitted JAX function, each trace).
 

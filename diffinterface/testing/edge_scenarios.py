@@ -60,59 +60,159 @@ def _scalar_times_empty(x):
 def _empty_first_order():
     scenarios = []
     add = scenarios.append
-    for shape, kind, dtype in (((0,), "empty_vector", "float64"), ((2, 0), "empty_matrix", "float32")):
+    for shape, kind, dtype in (
+        ((0,), "empty_vector", "float64"),
+        ((2, 0), "empty_matrix", "float32"),
+    ):
         x = np.zeros(shape, dtype=dtype)
         # x empty, output of 3 entries: a (3, *x.shape) Jacobian of size 0
         offset = np.linspace(0.5, 1.5, 3).astype(dtype)
         f, value = _offset_by_empty_sum(offset), offset
         jac = np.zeros((3, *shape), dtype=dtype)
         for operator in ("jacobian", "pushforward", "pullback"):
-            add(_scenario(operator, f, x, value, jac, batched=operator != "jacobian", seed=20,
-                          name=f"{operator}-{kind}_to_vector-{dtype}"))
-        add(_scenario("jacobian", f, x, value, jac, two_argument=True, name=f"jacobian-{kind}_to_vector-two_argument-{dtype}"))
+            add(
+                _scenario(
+                    operator,
+                    f,
+                    x,
+                    value,
+                    jac,
+                    batched=operator != "jacobian",
+                    seed=20,
+                    name=f"{operator}-{kind}_to_vector-{dtype}",
+                )
+            )
+        add(
+            _scenario(
+                "jacobian",
+                f,
+                x,
+                value,
+                jac,
+                two_argument=True,
+                name=f"jacobian-{kind}_to_vector-two_argument-{dtype}",
+            )
+        )
         # x empty, scalar output: the gradient is empty
         scalar = np.asarray(1.25, dtype=dtype)
         f = _offset_by_empty_sum(scalar)
-        add(_scenario("gradient", f, x, scalar, np.zeros(shape, dtype=dtype), name=f"gradient-{kind}_to_scalar-{dtype}"))
+        add(
+            _scenario(
+                "gradient",
+                f,
+                x,
+                scalar,
+                np.zeros(shape, dtype=dtype),
+                name=f"gradient-{kind}_to_scalar-{dtype}",
+            )
+        )
         # x empty, output empty too
         f, value = _empty_output(x)
         jac = np.zeros(value.shape + shape, dtype=dtype)
         for operator in ("jacobian", "pushforward", "pullback"):
-            add(_scenario(operator, f, x, value, jac, seed=21, name=f"{operator}-{kind}_to_empty-{dtype}"))
+            add(
+                _scenario(
+                    operator, f, x, value, jac, seed=21, name=f"{operator}-{kind}_to_empty-{dtype}"
+                )
+            )
     for shape, kind, dtype in (((3,), "vector", "float64"), ((2, 3), "matrix", "float32")):
         # x non-empty, output empty: a Jacobian with no rows
         x = np.linspace(0.2, 1.1, int(np.prod(shape))).reshape(shape).astype(dtype)
         f, value = _empty_output(x)
         jac = np.zeros(value.shape + shape, dtype=dtype)
         for operator in ("jacobian", "pushforward", "pullback"):
-            add(_scenario(operator, f, x, value, jac, batched=operator == "pullback", seed=22,
-                          name=f"{operator}-{kind}_to_empty-{dtype}"))
-        add(_scenario("pullback", f, x, value, jac, two_argument=True, seed=23,
-                      name=f"pullback-{kind}_to_empty-two_argument-{dtype}"))
+            add(
+                _scenario(
+                    operator,
+                    f,
+                    x,
+                    value,
+                    jac,
+                    batched=operator == "pullback",
+                    seed=22,
+                    name=f"{operator}-{kind}_to_empty-{dtype}",
+                )
+            )
+        add(
+            _scenario(
+                "pullback",
+                f,
+                x,
+                value,
+                jac,
+                two_argument=True,
+                seed=23,
+                name=f"pullback-{kind}_to_empty-two_argument-{dtype}",
+            )
+        )
     x = np.asarray(0.7)
     f = _scalar_times_empty(x)
-    add(_scenario("derivative", f, x, np.zeros(0), np.zeros(0), name="derivative-scalar_to_empty-float64"))
-    add(_scenario("derivative", f, x, np.zeros(0), np.zeros(0), two_argument=True,
-                  name="derivative-scalar_to_empty-two_argument-float64"))
+    add(
+        _scenario(
+            "derivative", f, x, np.zeros(0), np.zeros(0), name="derivative-scalar_to_empty-float64"
+        )
+    )
+    add(
+        _scenario(
+            "derivative",
+            f,
+            x,
+            np.zeros(0),
+            np.zeros(0),
+            two_argument=True,
+            name="derivative-scalar_to_empty-two_argument-float64",
+        )
+    )
     return scenarios
 
 
 def _empty_second_order():
     scenarios = []
     add = scenarios.append
-    for shape, kind, dtype in (((0,), "empty_vector", "float64"), ((2, 0), "empty_matrix", "float32")):
+    for shape, kind, dtype in (
+        ((0,), "empty_vector", "float64"),
+        ((2, 0), "empty_matrix", "float32"),
+    ):
         x = np.zeros(shape, dtype=dtype)
         value = np.asarray(1.25, dtype=dtype)
         f, empty = _offset_by_empty_sum(value), np.zeros(shape, dtype=dtype)
         t = _tangent(shape, dtype, 24)
-        add(Scenario("hvp", f, x, tangents=(t, -t), value=value, first=empty, second=(empty, empty),
-                     name=f"hvp-{kind}_to_scalar-batched-{dtype}"))
-        add(Scenario("hessian", f, x, value=value, first=empty, second=np.zeros(shape + shape, dtype=dtype),
-                     name=f"hessian-{kind}_to_scalar-{dtype}"))
+        add(
+            Scenario(
+                "hvp",
+                f,
+                x,
+                tangents=(t, -t),
+                value=value,
+                first=empty,
+                second=(empty, empty),
+                name=f"hvp-{kind}_to_scalar-batched-{dtype}",
+            )
+        )
+        add(
+            Scenario(
+                "hessian",
+                f,
+                x,
+                value=value,
+                first=empty,
+                second=np.zeros(shape + shape, dtype=dtype),
+                name=f"hessian-{kind}_to_scalar-{dtype}",
+            )
+        )
     x = np.asarray(0.7)
     empty = np.zeros(0)
-    add(Scenario("second_derivative", _scalar_times_empty(x), x, value=empty, first=empty, second=empty,
-                 name="second_derivative-scalar_to_empty-float64"))
+    add(
+        Scenario(
+            "second_derivative",
+            _scalar_times_empty(x),
+            x,
+            value=empty,
+            first=empty,
+            second=empty,
+            name="second_derivative-scalar_to_empty-float64",
+        )
+    )
     return scenarios
 
 

@@ -1,12 +1,12 @@
 """Moving scenarios between array families (numpy, torch, jax, tensorflow), importing a framework only when asked.
 
-    >>> from diffinterface.testing import default_scenarios
-    >>> from diffinterface.testing.families import to_family, to_numpy
-    >>> s = default_scenarios(operators="gradient")[0]
-    >>> to_family(s, "numpy") is s
-    True
-    >>> to_numpy(s.x).dtype
-    dtype('float64')
+>>> from diffinterface.testing import default_scenarios
+>>> from diffinterface.testing.families import to_family, to_numpy
+>>> s = default_scenarios(operators="gradient")[0]
+>>> to_family(s, "numpy") is s
+True
+>>> to_numpy(s.x).dtype
+dtype('float64')
 """
 
 from __future__ import annotations
@@ -87,7 +87,9 @@ def to_family(scenario, family, device=None):
         x=convert(scenario.x, family, device),
         y=convert(scenario.y, family, device),
         tangents=convert(scenario.tangents, family, device),
-        contexts=tuple(_convert_context(c, family, device) for c in scenario.contexts if isinstance(c, Context)),
+        contexts=tuple(
+            _convert_context(c, family, device) for c in scenario.contexts if isinstance(c, Context)
+        ),
         value=convert(scenario.value, family, device),
         first=convert(scenario.first, family, device),
         second=convert(scenario.second, family, device),
@@ -128,6 +130,7 @@ def reshaped_other(x, family, device=None):
 
     For a tree, the same tree with one more element in its first leaf.
     """
+
     def grown(leaf):
         flat = np.reshape(to_numpy(leaf), (-1,))
         return convert(np.concatenate([flat, np.zeros(1, dtype=flat.dtype)]), family, device)

@@ -34,7 +34,11 @@ def _in_first_leaf(change, x, family):
 
 def _other_structure(x):
     """The tree x with one more leaf (a copy of its first) in a new node."""
-    return {"x": x, "extra": x} if not isinstance(x, dict) else {**x, "extra leaf": next(iter(x.values()))}
+    return (
+        {"x": x, "extra": x}
+        if not isinstance(x, dict)
+        else {**x, "extra leaf": next(iter(x.values()))}
+    )
 
 
 def mismatched_calls(case, scenario, args, op):
@@ -47,15 +51,28 @@ def mismatched_calls(case, scenario, args, op):
         return (f, backend, x, *((seeds,) if op.seeds else ()), *contexts)
 
     yield "x shape", call(x=reshaped_other(x, family, case.device))
-    yield "x dtype", call(x=_in_first_leaf(lambda leaf, family: _other_dtype(leaf, family, case.device), x, family))
+    yield (
+        "x dtype",
+        call(
+            x=_in_first_leaf(
+                lambda leaf, family: _other_dtype(leaf, family, case.device), x, family
+            )
+        ),
+    )
     yield "x array type", call(x=_in_first_leaf(_other_type, x, family))
     if is_container(x):
         yield "x tree structure", call(x=_other_structure(x))
     if op.seeds:
         yield f"{op.seeds} count", call(seeds=seeds + (seeds[0],))
-        yield f"{op.seeds} shape", call(seeds=tuple(reshaped_other(t, family, case.device) for t in seeds))
+        yield (
+            f"{op.seeds} shape",
+            call(seeds=tuple(reshaped_other(t, family, case.device) for t in seeds)),
+        )
     yield "function object", call(f=lambda *a: f(*a))
-    yield "backend", call(backend=AutoZeroReverse() if backend == AutoZeroForward() else AutoZeroForward())
+    yield (
+        "backend",
+        call(backend=AutoZeroReverse() if backend == AutoZeroForward() else AutoZeroForward()),
+    )
     if contexts:
         first = contexts[0]
         flipped = (Cache if isinstance(first, Constant) else Constant)(first.value)

@@ -65,12 +65,18 @@ class Problems:
             call()
         except error as raised:
             if not re.search(pattern, str(raised)):
-                self.found.append(f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}")
+                self.found.append(
+                    f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}"
+                )
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; "
-                              f"got {type(raised).__name__}: {str(raised)[:300]}")
+            self.found.append(
+                f"{what}: expected {_names(error)} matching {pattern!r}; "
+                f"got {type(raised).__name__}: {str(raised)[:300]}"
+            )
         else:
-            self.found.append(f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised")
+            self.found.append(
+                f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised"
+            )
         for i, (a, copy) in enumerate(zip(unchanged, before)):
             if not np.array_equal(to_numpy(a), copy):
                 self.found.append(f"{what}: argument {i} of the refused call was modified")
@@ -81,17 +87,24 @@ class Problems:
             got = call()
         except DifferentiationError as raised:
             if "di.array_namespace" not in str(raised):
-                self.found.append(f"{what}: {type(raised).__name__} does not name the fix di.array_namespace: {raised}")
+                self.found.append(
+                    f"{what}: {type(raised).__name__} does not name the fix di.array_namespace: {raised}"
+                )
             return
         except Exception as raised:  # noqa: BLE001
-            self.found.append(f"{what}: expected the derivative or a DifferentiationError; got "
-                              f"{type(raised).__name__}: {str(raised)[:300]}")
+            self.found.append(
+                f"{what}: expected the derivative or a DifferentiationError; got "
+                f"{type(raised).__name__}: {str(raised)[:300]}"
+            )
             return
         if not is_array(got) or np.shape(to_numpy(got)) != np.shape(expected):
-            self.found.append(f"{what}: expected an array of shape {np.shape(expected)}; got {got!r}")
+            self.found.append(
+                f"{what}: expected an array of shape {np.shape(expected)}; got {got!r}"
+            )
         elif not zero and not np.allclose(to_numpy(got), expected, rtol=1e-4, atol=1e-6):
-            self.found.append(f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}")
-
+            self.found.append(
+                f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}"
+            )
 
     def expect_result(self, what, call, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
         """``call()`` returns ``expected``'s values in ``like``'s family, shape and dtype (any values for a zero backend).
@@ -102,7 +115,9 @@ class Problems:
         try:
             got = call()
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            self.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+            self.found.append(
+                f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
+            )
             return None
         self.check_result(what, got, expected, like=like, zero=zero, rtol=rtol, atol=atol)
         return got
@@ -113,12 +128,20 @@ class Problems:
         if not is_array(got):
             self.found.append(f"{what}: expected an array; got {describe(got)}")
             return
-        if family_of(got) != family_of(like) and not (family_of(like) == NUMBERS and family_of(got) == "numpy"):
-            self.found.append(f"{what}: expected a result in x's family {family_of(like)}; got {describe(got)}")
+        if family_of(got) != family_of(like) and not (
+            family_of(like) == NUMBERS and family_of(got) == "numpy"
+        ):
+            self.found.append(
+                f"{what}: expected a result in x's family {family_of(like)}; got {describe(got)}"
+            )
         if shape_of(got) != expected.shape or dtype_name(got) != dtype_name(like):
-            self.found.append(f"{what}: expected shape {expected.shape} and dtype {dtype_name(like)}; got {describe(got)}")
+            self.found.append(
+                f"{what}: expected shape {expected.shape} and dtype {dtype_name(like)}; got {describe(got)}"
+            )
         elif not zero and not np.allclose(to_numpy(got), expected, rtol=rtol, atol=atol):
-            self.found.append(f"{what}: wrong values without an error: got {to_numpy(got)!r}, expected {expected!r}")
+            self.found.append(
+                f"{what}: wrong values without an error: got {to_numpy(got)!r}, expected {expected!r}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -91,7 +91,9 @@ def selected_devices(config):
     for item in text.split(","):
         family, equals, device = item.strip().partition("=")
         if not equals or not family or not device:
-            raise pytest.UsageError(f"--di-devices: expected FAMILY=DEVICE items such as torch=cuda,jax=gpu; got {text!r}")
+            raise pytest.UsageError(
+                f"--di-devices: expected FAMILY=DEVICE items such as torch=cuda,jax=gpu; got {text!r}"
+            )
         devices[family] = device
     return devices
 
@@ -119,8 +121,8 @@ def _import_backends(spec):
 def select_backends(text):
     """``{id: selector}`` for a comma-separated selection (None or empty: every known backend).
 
-        >>> sorted(select_backends("finitediff"))
-        ['finitediff-central', 'finitediff-complex', 'finitediff-forward']
+    >>> sorted(select_backends("finitediff"))
+    ['finitediff-central', 'finitediff-complex', 'finitediff-forward']
     """
     known = known_backends()
     if not text or not text.strip():
@@ -154,10 +156,18 @@ def selected_backends(config):
 
 def _case_params(config, scenarios):
     backends = selected_backends(config)
-    cases = build_cases(backends, scenarios, zero=tuple(k for k in backends if k in ZERO_BACKENDS),
-                        device=selected_devices(config))
+    cases = build_cases(
+        backends,
+        scenarios,
+        zero=tuple(k for k in backends if k in ZERO_BACKENDS),
+        device=selected_devices(config),
+    )
     return [
-        pytest.param(case, id=case.id, marks=[pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else [])
+        pytest.param(
+            case,
+            id=case.id,
+            marks=[pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else [],
+        )
         for case in cases
     ]
 
@@ -176,7 +186,9 @@ def pytest_generate_tests(metafunc):
     if "di_edge_case" in metafunc.fixturenames:
         metafunc.parametrize("di_edge_case", _case_params(config, edge_scenarios()))
     if "di_aux_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_aux_case", [pytest.param(c, id=c.id) for c in aux_cases(selected_backends(config))])
+        metafunc.parametrize(
+            "di_aux_case", [pytest.param(c, id=c.id) for c in aux_cases(selected_backends(config))]
+        )
     if "di_same_point_case" in metafunc.fixturenames:
         cases = same_point_cases(selected_backends(config))
         metafunc.parametrize("di_same_point_case", [pytest.param(c, id=c.id) for c in cases])
@@ -189,7 +201,10 @@ def pytest_generate_tests(metafunc):
         cases = complex_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
         metafunc.parametrize("di_complex_case", [pytest.param(c, id=c.id) for c in cases])
     if "di_batch_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_batch_case", [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))])
+        metafunc.parametrize(
+            "di_batch_case",
+            [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))],
+        )
     if "di_worker_case" in metafunc.fixturenames:
         cases = worker_cases(selected_backends(config))
         metafunc.parametrize("di_worker_case", [pytest.param(c, id=c.id) for c in cases])

@@ -60,13 +60,33 @@ def _dict_scenarios():
     grad = {"a": ga, "b": gb}
     hess = {"a": {"a": haa, "b": hab}, "b": {"a": hba, "b": hbb}}
     t = {"a": np.array([1.0, -0.5, 0.25]), "b": np.array([[0.5, 0.0], [-1.0, 2.0]])}
-    ht = {"a": haa @ t["a"] + hab.reshape(3, 4) @ t["b"].reshape(4),
-          "b": (hba.reshape(4, 3) @ t["a"] + hbb.reshape(4, 4) @ t["b"].reshape(4)).reshape(2, 2)}
+    ht = {
+        "a": haa @ t["a"] + hab.reshape(3, 4) @ t["b"].reshape(4),
+        "b": (hba.reshape(4, 3) @ t["a"] + hbb.reshape(4, 4) @ t["b"].reshape(4)).reshape(2, 2),
+    }
     return [
-        Scenario("gradient", f, x, value=np.float64(value), first=grad, name="gradient-dict-float64"),
-        Scenario("hessian", f, x, value=np.float64(value), first=grad, second=hess, name="hessian-dict-float64"),
-        Scenario("hvp", f, x, tangents=(t,), value=np.float64(value), first=grad, second=(ht,),
-                 name="hvp-dict-float64"),
+        Scenario(
+            "gradient", f, x, value=np.float64(value), first=grad, name="gradient-dict-float64"
+        ),
+        Scenario(
+            "hessian",
+            f,
+            x,
+            value=np.float64(value),
+            first=grad,
+            second=hess,
+            name="hessian-dict-float64",
+        ),
+        Scenario(
+            "hvp",
+            f,
+            x,
+            tangents=(t,),
+            value=np.float64(value),
+            first=grad,
+            second=(ht,),
+            name="hvp-dict-float64",
+        ),
     ]
 
 
@@ -87,10 +107,24 @@ def _vector_output_scenarios():
     push = np.sum(b) * t["a"] + a * np.sum(t["b"])
     return [
         Scenario("jacobian", f, x, value=value, first=jac, name="jacobian-dict_to_vector-float64"),
-        Scenario("pullback", f, x, tangents=(c, -c), value=value, first=(pull, {k: -v for k, v in pull.items()}),
-                 name="pullback-dict_to_vector-batched-float64"),
-        Scenario("pushforward", f, x, tangents=(t,), value=value, first=(push,),
-                 name="pushforward-dict_to_vector-float64"),
+        Scenario(
+            "pullback",
+            f,
+            x,
+            tangents=(c, -c),
+            value=value,
+            first=(pull, {k: -v for k, v in pull.items()}),
+            name="pullback-dict_to_vector-batched-float64",
+        ),
+        Scenario(
+            "pushforward",
+            f,
+            x,
+            tangents=(t,),
+            value=value,
+            first=(push,),
+            name="pushforward-dict_to_vector-float64",
+        ),
     ]
 
 
@@ -105,8 +139,14 @@ def _nested_tuple_scenario():
 
     value = np.sum(a**3) * c + np.sum(a) * np.sum(b**2)
     first = (3 * a**2 * c + np.sum(b**2), (2 * b * np.sum(a), np.array(np.sum(a**3))))
-    return Scenario("gradient", f, (a, (b, c)), value=np.float64(value), first=first,
-                    name="gradient-nested_tuple-float64")
+    return Scenario(
+        "gradient",
+        f,
+        (a, (b, c)),
+        value=np.float64(value),
+        first=first,
+        name="gradient-nested_tuple-float64",
+    )
 
 
 def _mixed_dtype_scenario():
@@ -119,16 +159,26 @@ def _mixed_dtype_scenario():
 
     value = 0.5 * np.sum(w.astype(np.float64) ** 2) + np.sum(b**3)
     first = Layer(w.copy(), 3 * b**2)
-    return Scenario("gradient", f, Layer(w, b), value=np.float64(value), first=first,
-                    name="gradient-namedtuple_mixed_dtypes-float32")
+    return Scenario(
+        "gradient",
+        f,
+        Layer(w, b),
+        value=np.float64(value),
+        first=first,
+        name="gradient-namedtuple_mixed_dtypes-float32",
+    )
 
 
 def _mlp_scenario():
     """Squared error of a one-hidden-layer tanh MLP, as a function of its parameter dict."""
     rng = np.random.default_rng(12)
     inputs, targets = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
-    params = {"w1": 0.5 * rng.normal(size=(3, 4)), "b1": 0.1 * rng.normal(size=(4,)),
-              "w2": 0.5 * rng.normal(size=(4, 2)), "b2": 0.1 * rng.normal(size=(2,))}
+    params = {
+        "w1": 0.5 * rng.normal(size=(3, 4)),
+        "b1": 0.1 * rng.normal(size=(4,)),
+        "w2": 0.5 * rng.normal(size=(4, 2)),
+        "b2": 0.1 * rng.normal(size=(2,)),
+    }
 
     def f(p):
         xp = array_namespace(p["w1"])
@@ -140,8 +190,14 @@ def _mlp_scenario():
     r = h @ params["w2"] + params["b2"] - targets
     dh = (r @ params["w2"].T) * (1 - h**2)
     first = {"w1": inputs.T @ dh, "b1": dh.sum(0), "w2": h.T @ r, "b2": r.sum(0)}
-    return Scenario("gradient", f, params, value=np.float64(0.5 * np.sum(r**2)), first=first,
-                    name="gradient-mlp_parameters-float64")
+    return Scenario(
+        "gradient",
+        f,
+        params,
+        value=np.float64(0.5 * np.sum(r**2)),
+        first=first,
+        name="gradient-mlp_parameters-float64",
+    )
 
 
 def _dict_output_scenarios():
@@ -161,9 +217,24 @@ def _dict_output_scenarios():
     pull = 2 * x * c["a"] + c["b"] * 3 * x**2
     return [
         Scenario("jacobian", f, x, value=value, first=jac, name="jacobian-vector_to_dict-float64"),
-        Scenario("pushforward", f, x, tangents=(t1, t2), value=value, first=push,
-                 name="pushforward-vector_to_dict-batched-float64"),
-        Scenario("pullback", f, x, tangents=(c,), value=value, first=(pull,), name="pullback-vector_to_dict-float64"),
+        Scenario(
+            "pushforward",
+            f,
+            x,
+            tangents=(t1, t2),
+            value=value,
+            first=push,
+            name="pushforward-vector_to_dict-batched-float64",
+        ),
+        Scenario(
+            "pullback",
+            f,
+            x,
+            tangents=(c,),
+            value=value,
+            first=(pull,),
+            name="pullback-vector_to_dict-float64",
+        ),
     ]
 
 
@@ -177,13 +248,23 @@ def _tuple_output_scenarios():
         return (t["a"] * xp.sum(t["b"]), xp.sum(t["a"] ** 2))
 
     value = (a * np.sum(b), np.asarray(np.sum(a**2)))
-    jac = ({"a": np.sum(b) * np.eye(3), "b": np.broadcast_to(a[:, None, None], (3, 2, 2)).copy()},
-           {"a": 2 * a, "b": np.zeros((2, 2))})
+    jac = (
+        {"a": np.sum(b) * np.eye(3), "b": np.broadcast_to(a[:, None, None], (3, 2, 2)).copy()},
+        {"a": 2 * a, "b": np.zeros((2, 2))},
+    )
     c = (np.array([1.0, -2.0, 0.5]), np.asarray(0.5))
     pull = {"a": np.sum(b) * c[0] + 2 * c[1] * a, "b": np.full((2, 2), c[0] @ a)}
     return [
         Scenario("jacobian", f, x, value=value, first=jac, name="jacobian-dict_to_tuple-float64"),
-        Scenario("pullback", f, x, tangents=(c,), value=value, first=(pull,), name="pullback-dict_to_tuple-float64"),
+        Scenario(
+            "pullback",
+            f,
+            x,
+            tangents=(c,),
+            value=value,
+            first=(pull,),
+            name="pullback-dict_to_tuple-float64",
+        ),
     ]
 
 
@@ -198,8 +279,15 @@ def _mixed_dtype_output_scenario():
     t = {"w": np.array([1.0, -1.0], dtype=np.float32), "b": np.array([0.5, 2.0])}
     value = {"w": 3 * w, "b": b**2}
     push = {"w": (3 * t["w"]).astype(np.float32), "b": 2 * b * t["b"]}
-    return Scenario("pushforward", f, x, tangents=(t,), value=value, first=(push,),
-                    name="pushforward-mixed_dtype_dict_to_dict-float32")
+    return Scenario(
+        "pushforward",
+        f,
+        x,
+        tangents=(t,),
+        value=value,
+        first=(push,),
+        name="pushforward-mixed_dtype_dict_to_dict-float32",
+    )
 
 
 def pytree_scenarios(operators=None):
@@ -222,9 +310,16 @@ def pytree_scenarios(operators=None):
     ['pushforward-dict_to_vector-float64', 'pushforward-vector_to_dict-batched-float64',
      'pushforward-mixed_dtype_dict_to_dict-float32']
     """
-    scenarios = [*_dict_scenarios(), *_vector_output_scenarios(), _nested_tuple_scenario(),
-                 _mixed_dtype_scenario(), _mlp_scenario(), *_dict_output_scenarios(), *_tuple_output_scenarios(),
-                 _mixed_dtype_output_scenario()]
+    scenarios = [
+        *_dict_scenarios(),
+        *_vector_output_scenarios(),
+        _nested_tuple_scenario(),
+        _mixed_dtype_scenario(),
+        _mlp_scenario(),
+        *_dict_output_scenarios(),
+        *_tuple_output_scenarios(),
+        _mixed_dtype_output_scenario(),
+    ]
     if operators is None:
         return scenarios
     if isinstance(operators, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 class Report:
     """The results of :func:`test_differentiation`; ``str(report)`` is a table, one row per case.
 
@@ -67,7 +68,9 @@ class Report:
         for r in self.results:
             if r.status != "passed" or not r.counts:
                 continue
-            cell = ranges.setdefault((r.backend_id, r.operator, r.family), {"prepare": [], "call": []})
+            cell = ranges.setdefault(
+                (r.backend_id, r.operator, r.family), {"prepare": [], "call": []}
+            )
             for stage in cell:
                 cell[stage].append(r.counts.get(stage, 0))
 
@@ -80,14 +83,32 @@ class Report:
         return _format_table(rows)
 
     def __str__(self):
-        header = ("backend", "scenario", "family", "status", "prep", "call", "value_and", "unprepared")
+        header = (
+            "backend",
+            "scenario",
+            "family",
+            "status",
+            "prep",
+            "call",
+            "value_and",
+            "unprepared",
+        )
         rows = [header]
         for r in self.results:
             c = r.counts
-            rows.append((r.backend_id, r.scenario, r.family, r.status,
-                         *(str(c.get(k, "")) for k in ("prepare", "call", "value_and", "unprepared"))))
+            rows.append(
+                (
+                    r.backend_id,
+                    r.scenario,
+                    r.family,
+                    r.status,
+                    *(str(c.get(k, "")) for k in ("prepare", "call", "value_and", "unprepared")),
+                )
+            )
         lines = _format_table(rows).splitlines()
-        lines.append(f"{len(self.passed)} passed, {len(self.failed)} failed, {len(self.excluded)} excluded")
+        lines.append(
+            f"{len(self.passed)} passed, {len(self.failed)} failed, {len(self.excluded)} excluded"
+        )
         for r in self.failed + self.excluded:
             lines.append(r.message())
         return "\n".join(lines)

@@ -1,10 +1,10 @@
 """Building the cases (backends × scenarios × array families) and running them: ``test_differentiation``.
 
-    >>> import diffinterface as di
-    >>> from diffinterface.testing import default_scenarios, test_differentiation
-    >>> report = test_differentiation(di.AutoFiniteDiff(), default_scenarios(operators="gradient"))
-    >>> report.ok, len(report.passed)
-    (True, 5)
+>>> import diffinterface as di
+>>> from diffinterface.testing import default_scenarios, test_differentiation
+>>> report = test_differentiation(di.AutoFiniteDiff(), default_scenarios(operators="gradient"))
+>>> report.ok, len(report.passed)
+(True, 5)
 """
 
 from __future__ import annotations
@@ -28,13 +28,17 @@ def _as_backend_dict(backends):
     if isinstance(backends, dict):
         for key, value in backends.items():
             if not isinstance(value, AbstractBackend):
-                raise TypeError(f"backends[{key!r}]: expected a backend selector such as di.AutoJAX(); got {value!r}")
+                raise TypeError(
+                    f"backends[{key!r}]: expected a backend selector such as di.AutoJAX(); got {value!r}"
+                )
         return dict(backends)
     if isinstance(backends, (list, tuple)):
         result = {}
         for i, b in enumerate(backends):
             if not isinstance(b, AbstractBackend):
-                raise TypeError(f"backends[{i}]: expected a backend selector such as di.AutoJAX(); got {b!r}")
+                raise TypeError(
+                    f"backends[{i}]: expected a backend selector such as di.AutoJAX(); got {b!r}"
+                )
             result[_default_id(b)] = b
         return result
     raise TypeError(
@@ -66,8 +70,18 @@ def _writes_cache(backend):
         return True
 
 
-def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(), families=None,
-                device=None):
+def build_cases(
+    backends,
+    scenarios,
+    *,
+    excluded=(),
+    rtol=None,
+    atol=None,
+    counts=True,
+    zero=(),
+    families=None,
+    device=None,
+):
     """Every (backend, scenario, family) case, with exclusions decided from the backends' capabilities.
 
     A scenario a backend declares it cannot run (a two-argument ``f`` without
@@ -131,13 +145,22 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
     cases = []
     for backend_id, backend in backends.items():
         accepted, inplace = _capabilities(backend)
-        wanted = [f for f in CONVERTIBLE_FAMILIES if f in accepted and (families is None or f in families)
-                  and (not isinstance(device, dict) or f in device)]
+        wanted = [
+            f
+            for f in CONVERTIBLE_FAMILIES
+            if f in accepted
+            and (families is None or f in families)
+            and (not isinstance(device, dict) or f in device)
+        ]
         for s in scenarios:
-            reason = "excluded by the caller" if s.operator in excluded or s.name in excluded else None
+            reason = (
+                "excluded by the caller" if s.operator in excluded or s.name in excluded else None
+            )
             refused = None
             if s.y is not None and not inplace:
-                refused = "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
+                refused = (
+                    "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
+                )
             elif reason is None and any(c.kind == "Cache" for c in s.contexts):
                 # nothing to refuse at preparation: f's write into the Cache fails inside the framework
                 if not inplace:
@@ -147,8 +170,21 @@ def build_cases(backends, scenarios, *, excluded=(), rtol=None, atol=None, count
             for family in wanted:
                 if s.python_number and family != "numpy":
                     continue  # a Python float stays a Python float: there is no torch or JAX variant
-                cases.append(Case(backend_id, backend, s, family, backend_id in zero, rtol, atol, counts, reason,
-                                  refused, device.get(family) if isinstance(device, dict) else device))
+                cases.append(
+                    Case(
+                        backend_id,
+                        backend,
+                        s,
+                        family,
+                        backend_id in zero,
+                        rtol,
+                        atol,
+                        counts,
+                        reason,
+                        refused,
+                        device.get(family) if isinstance(device, dict) else device,
+                    )
+                )
     return cases
 
 
@@ -189,8 +225,19 @@ def pytest_cases(backends, scenarios, **options):
     return [pytest.param(case, id=case.id) for case in build_cases(backends, scenarios, **options)]
 
 
-def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=None, counts=True, zero=(),
-                         families=None, device=None, raise_on_failure=None):
+def test_differentiation(
+    backends,
+    scenarios,
+    *,
+    excluded=(),
+    rtol=None,
+    atol=None,
+    counts=True,
+    zero=(),
+    families=None,
+    device=None,
+    raise_on_failure=None,
+):
     """Check backends against the contract on scenarios; return a :class:`Report`.
 
     For one pytest test id per case, use :func:`pytest_cases` or the
@@ -226,8 +273,17 @@ def test_differentiation(backends, scenarios, *, excluded=(), rtol=None, atol=No
     AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  1     2     3          3
     1 passed, 0 failed, 0 excluded
     """
-    cases = build_cases(backends, scenarios, excluded=excluded, rtol=rtol, atol=atol, counts=counts, zero=zero,
-                        families=families, device=device)
+    cases = build_cases(
+        backends,
+        scenarios,
+        excluded=excluded,
+        rtol=rtol,
+        atol=atol,
+        counts=counts,
+        zero=zero,
+        families=families,
+        device=device,
+    )
     report = Report(case.run() for case in cases)
     if raise_on_failure is None:
         raise_on_failure = "PYTEST_CURRENT_TEST" in os.environ

@@ -38,7 +38,7 @@ def _vector_f(x):
 
 def _scalar_f(x):
     xp = array_namespace(x)
-    return xp.sum(xp.exp(x[1:] * x[:-1])) + xp.sum(x ** 4)
+    return xp.sum(xp.exp(x[1:] * x[:-1])) + xp.sum(x**4)
 
 
 def _zero_hessian_f(x):
@@ -47,12 +47,17 @@ def _zero_hessian_f(x):
 
 
 #: operator -> (functions, whether seeds are shaped like f(x) rather than x)
-_OPERATORS = {"pushforward": ((_vector_f,), False), "pullback": ((_vector_f,), True),
-              "hvp": ((_scalar_f, _zero_hessian_f), False)}
+_OPERATORS = {
+    "pushforward": ((_vector_f,), False),
+    "pullback": ((_vector_f,), True),
+    "hvp": ((_scalar_f, _zero_hessian_f), False),
+}
 
 
 def _close(got, wanted):
-    return all(np.allclose(as_numpy(g), as_numpy(w), rtol=1e-9, atol=1e-9) for g, w in zip(got, wanted))
+    return all(
+        np.allclose(as_numpy(g), as_numpy(w), rtol=1e-9, atol=1e-9) for g, w in zip(got, wanted)
+    )
 
 
 class SamePointCase(ProbeCase):
@@ -80,10 +85,16 @@ class SamePointCase(ProbeCase):
         if takes_batch_size(backend):
             bounded = with_batch_size(backend, 2)
             prep_2 = getattr(di, f"prepare_{name}_same_point")(f, bounded, x, seeds)
-            if not _close(plain(f, bounded, x, seeds, prep=prep_2), plain(f, backend, x, seeds, prep=prep)):
-                found.append(f"{name} with batch_size=2 differs from the whole batch of {len(seeds)} seeds")
+            if not _close(
+                plain(f, bounded, x, seeds, prep=prep_2), plain(f, backend, x, seeds, prep=prep)
+            ):
+                found.append(
+                    f"{name} with batch_size=2 differs from the whole batch of {len(seeds)} seeds"
+                )
             if (di.batch_size(prep_2) or 0) > 2:
-                found.append(f"{name} with batch_size=2: di.batch_size(prep) = {di.batch_size(prep_2)}")
+                found.append(
+                    f"{name} with batch_size=2: di.batch_size(prep) = {di.batch_size(prep_2)}"
+                )
         try:
             plain(f, backend, x + 0.5, batches[-1], prep=prep)
             found.append(f"{name} at another x: no error")
@@ -108,11 +119,18 @@ class SamePointCase(ProbeCase):
             if not may_refuse:
                 raise
             try:
-                getattr(di, name)(f, backend, x, seeds, prep=getattr(di, f"prepare_{name}_same_point")(
-                    f, backend, x, seeds))
+                getattr(di, name)(
+                    f,
+                    backend,
+                    x,
+                    seeds,
+                    prep=getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds),
+                )
             except type(error):
                 return
-            found.append(f"{what}: the ordinary {name} raised {type(error).__name__}, the same-point one did not")
+            found.append(
+                f"{what}: the ordinary {name} raised {type(error).__name__}, the same-point one did not"
+            )
             return
         prep = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds)
         for at, label in ((x, "the prepared x"), (x.copy(), "a copy of x")):

@@ -107,15 +107,21 @@ class Scenario:
                 f"tangents: {self.operator} scenarios need a non-empty tuple of tangents; got {self.tangents!r}"
             )
         if not needs_tangents and self.tangents is not None:
-            raise TypeError(f"tangents: {self.operator} takes no tangents; got {type(self.tangents).__name__}")
+            raise TypeError(
+                f"tangents: {self.operator} takes no tangents; got {type(self.tangents).__name__}"
+            )
         if self.y is not None and self.operator not in TWO_ARGUMENT_OPERATORS:
             raise ValueError(f"y: {self.operator} has no two-argument form; y must be None")
         if not isinstance(self.contexts, tuple):
-            raise TypeError(f"contexts: expected a tuple of di.Constant/di.Cache; got {type(self.contexts).__name__}")
+            raise TypeError(
+                f"contexts: expected a tuple of di.Constant/di.Cache; got {type(self.contexts).__name__}"
+            )
         if self.first is None and self.operator in FIRST_ORDER:
             raise ValueError(f"first: a {self.operator} scenario needs its expected result")
         if self.second is None and self.operator in SECOND_ORDER:
-            raise ValueError(f"second: a {self.operator} scenario needs its expected second-order result")
+            raise ValueError(
+                f"second: a {self.operator} scenario needs its expected second-order result"
+            )
         if not self.name:
             object.__setattr__(self, "name", f"{self.operator}-{self.dtype}")
 
@@ -135,7 +141,9 @@ class Scenario:
         from .families import is_container, tree_leaves
 
         if is_container(self.x):
-            return min((dtype_name(leaf) for leaf in tree_leaves(self.x)), key=("float32", "float64").index)
+            return min(
+                (dtype_name(leaf) for leaf in tree_leaves(self.x)), key=("float32", "float64").index
+            )
         return dtype_name(self.x)
 
     @property
@@ -179,4 +187,8 @@ def _tangent(shape, dtype, seed):
 def _x(shape, dtype):
     """A deterministic, well-scaled input: values in [0.2, 1.1], all distinct."""
     n = int(np.prod(shape))
-    return np.linspace(0.2, 1.1, n).reshape(shape).astype(dtype) if shape else np.asarray(0.7, dtype=dtype)
+    return (
+        np.linspace(0.2, 1.1, n).reshape(shape).astype(dtype)
+        if shape
+        else np.asarray(0.7, dtype=dtype)
+    )

@@ -24,10 +24,23 @@ import dataclasses
 
 import numpy as np
 
-from .analytic_functions import (array_to_scalar, gradient_with_context, jacobian_with_context, matrix_to_matrix,
-                                 matrix_to_vector, scalar_to_array, scalar_to_scalar, scalar_with_context, vector_to_matrix,
-                                 vector_to_vector)
-from .scenario import FIRST_ORDER, OPERATORS, SECOND_ORDER, TWO_ARGUMENT_OPERATORS, Scenario, _contract_x, _contract_y, _tangent, _x  # noqa: F401 (re-exported)
+from .analytic_functions import (
+    array_to_scalar,
+    gradient_with_context,
+    jacobian_with_context,
+    matrix_to_matrix,
+    matrix_to_vector,
+    scalar_to_array,
+    scalar_to_scalar,
+    scalar_with_context,
+    vector_to_matrix,
+    vector_to_vector,
+)
+
+# re-exported for the scenario modules that import them from here
+from .scenario import FIRST_ORDER, SECOND_ORDER, Scenario, _contract_x, _contract_y, _tangent, _x
+from .scenario import OPERATORS as OPERATORS
+from .scenario import TWO_ARGUMENT_OPERATORS as TWO_ARGUMENT_OPERATORS
 
 
 # -- turning a function into scenarios -------------------------------------------------------------------
@@ -43,7 +56,9 @@ def _two_argument(f):
     return f_in_place
 
 
-def _scenario(operator, f, x, value, jac, *, name, contexts=(), batched=False, two_argument=False, seed=0):
+def _scenario(
+    operator, f, x, value, jac, *, name, contexts=(), batched=False, two_argument=False, seed=0
+):
     """A first-order scenario for ``operator`` from the analytic Jacobian ``jac``."""
     from ..contexts import Constant
 
@@ -55,11 +70,16 @@ def _scenario(operator, f, x, value, jac, *, name, contexts=(), batched=False, t
     if operator == "pushforward":
         t = _tangent(x.shape, dtype, seed)
         tangents = (t, -t) if batched else (t,)
-        first = tuple(np.asarray(_contract_x(jac, t, x_ndim), dtype=dtype).reshape(y_shape) for t in tangents)
+        first = tuple(
+            np.asarray(_contract_x(jac, t, x_ndim), dtype=dtype).reshape(y_shape) for t in tangents
+        )
     elif operator == "pullback":
         c = _tangent(y_shape, dtype, seed)
         tangents = (c, -c) if batched else (c,)
-        first = tuple(np.asarray(_contract_y(jac, c, len(y_shape)), dtype=dtype).reshape(x.shape) for c in tangents)
+        first = tuple(
+            np.asarray(_contract_y(jac, c, len(y_shape)), dtype=dtype).reshape(x.shape)
+            for c in tangents
+        )
     elif operator == "derivative":
         first = jac.reshape(y_shape)
     elif operator == "gradient":
@@ -71,8 +91,15 @@ def _scenario(operator, f, x, value, jac, *, name, contexts=(), batched=False, t
         f = _two_argument(f)
         y = np.zeros(y_shape, dtype=dtype)
     return Scenario(
-        operator, f, x, y=y, tangents=tangents, contexts=tuple(Constant(c) for c in contexts),
-        value=value, first=first, name=name,
+        operator,
+        f,
+        x,
+        y=y,
+        tangents=tangents,
+        contexts=tuple(Constant(c) for c in contexts),
+        value=value,
+        first=first,
+        name=name,
     )
 
 
@@ -88,32 +115,66 @@ def _first_order_set():
     x = _x((), "float64")
     f, value, d, _ = scalar_to_array(x, (3,))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_vector-float64"))
-    add(_scenario("derivative", f, x, value, d, two_argument=True, name="derivative-scalar_to_vector-two_argument-float64"))
+    add(
+        _scenario(
+            "derivative",
+            f,
+            x,
+            value,
+            d,
+            two_argument=True,
+            name="derivative-scalar_to_vector-two_argument-float64",
+        )
+    )
     # a Python float x (the contract accepts numbers; results are numpy float64)
     f, value, d, _ = scalar_to_array(x, (2,))
-    python_float = _scenario("derivative", f, x, value, d, name="derivative-python_float_to_vector-float64")
+    python_float = _scenario(
+        "derivative", f, x, value, d, name="derivative-python_float_to_vector-float64"
+    )
     add(dataclasses.replace(python_float, x=float(x)))
     x = _x((), "float32")
     f, value, d, _ = scalar_to_array(x, (2, 3))
     add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_matrix-float32"))
     x = _x((), "float64")
     f, ctx, value, d, _ = scalar_with_context(x)
-    add(_scenario("derivative", f, x, value, d, contexts=ctx, name="derivative-constant_context-float64"))
+    add(
+        _scenario(
+            "derivative", f, x, value, d, contexts=ctx, name="derivative-constant_context-float64"
+        )
+    )
 
     # gradient: vector and matrix x; float32; Constant context
-    for shape, kind, dtype in (((4,), "vector", "float64"), ((4,), "vector", "float32"), ((2, 3), "matrix", "float64")):
+    for shape, kind, dtype in (
+        ((4,), "vector", "float64"),
+        ((4,), "vector", "float32"),
+        ((2, 3), "matrix", "float64"),
+    ):
         x = _x(shape, dtype)
         f, value, grad, _ = array_to_scalar(x)
         add(_scenario("gradient", f, x, value, grad, name=f"gradient-{kind}_to_scalar-{dtype}"))
     x = _x((2, 2), "float64")
     f, ctx, value, grad, _ = gradient_with_context(x)
-    add(_scenario("gradient", f, x, value, grad, contexts=ctx, name="gradient-constant_context-float64"))
+    add(
+        _scenario(
+            "gradient", f, x, value, grad, contexts=ctx, name="gradient-constant_context-float64"
+        )
+    )
 
     # jacobian: vector/matrix in and out; two-argument; Constant context
     x = _x((3,), "float64")
     f, value, jac = vector_to_vector(x, 4)
     add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_vector-float64"))
-    add(_scenario("jacobian", f, x, value, jac, two_argument=True, name="jacobian-vector_to_vector-two_argument-float64"))
+    add(
+        _scenario(
+            "jacobian",
+            f,
+            x,
+            value,
+            jac,
+            two_argument=True,
+            name="jacobian-vector_to_vector-two_argument-float64",
+        )
+    )
     x32 = _x((3,), "float32")
     f, value, jac = vector_to_vector(x32, 2)
     add(_scenario("jacobian", f, x32, value, jac, name="jacobian-vector_to_vector-float32"))
@@ -126,38 +187,139 @@ def _first_order_set():
     add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_matrix-float64"))
     xm32 = _x((2, 3), "float32")
     f, value, jac = matrix_to_matrix(xm32)
-    add(_scenario("jacobian", f, xm32, value, jac, two_argument=True, name="jacobian-matrix_to_matrix-two_argument-float32"))
+    add(
+        _scenario(
+            "jacobian",
+            f,
+            xm32,
+            value,
+            jac,
+            two_argument=True,
+            name="jacobian-matrix_to_matrix-two_argument-float32",
+        )
+    )
     f, ctx, value, jac = jacobian_with_context(x, 2)
-    add(_scenario("jacobian", f, x, value, jac, contexts=ctx, name="jacobian-constant_context-float64"))
+    add(
+        _scenario(
+            "jacobian", f, x, value, jac, contexts=ctx, name="jacobian-constant_context-float64"
+        )
+    )
 
     # pushforward: batched tangents (t, -t); scalar and matrix outputs; two-argument; context
     f, value, jac = vector_to_vector(x, 4)
-    add(_scenario("pushforward", f, x, value, jac, batched=True, seed=1, name="pushforward-vector_to_vector-batched-float64"))
+    add(
+        _scenario(
+            "pushforward",
+            f,
+            x,
+            value,
+            jac,
+            batched=True,
+            seed=1,
+            name="pushforward-vector_to_vector-batched-float64",
+        )
+    )
     f, value, jac = matrix_to_matrix(xm32)
-    add(_scenario("pushforward", f, xm32, value, jac, seed=2, name="pushforward-matrix_to_matrix-float32"))
+    add(
+        _scenario(
+            "pushforward", f, xm32, value, jac, seed=2, name="pushforward-matrix_to_matrix-float32"
+        )
+    )
     xv = _x((4,), "float64")
     f, value, grad, _ = array_to_scalar(xv)
-    add(_scenario("pushforward", f, xv, value, grad, seed=3, name="pushforward-vector_to_scalar-float64"))
+    add(
+        _scenario(
+            "pushforward", f, xv, value, grad, seed=3, name="pushforward-vector_to_scalar-float64"
+        )
+    )
     f, value, jac = vector_to_matrix(x)
-    add(_scenario("pushforward", f, x, value, jac, batched=True, two_argument=True, seed=4,
-                  name="pushforward-vector_to_matrix-two_argument-batched-float64"))
+    add(
+        _scenario(
+            "pushforward",
+            f,
+            x,
+            value,
+            jac,
+            batched=True,
+            two_argument=True,
+            seed=4,
+            name="pushforward-vector_to_matrix-two_argument-batched-float64",
+        )
+    )
     f, ctx, value, jac = jacobian_with_context(x, 2)
-    add(_scenario("pushforward", f, x, value, jac, contexts=ctx, seed=5, name="pushforward-constant_context-float64"))
+    add(
+        _scenario(
+            "pushforward",
+            f,
+            x,
+            value,
+            jac,
+            contexts=ctx,
+            seed=5,
+            name="pushforward-constant_context-float64",
+        )
+    )
 
     # pullback: batched cotangents; scalar x; scalar output; two-argument; context
     f, value, jac = vector_to_vector(x, 4)
-    add(_scenario("pullback", f, x, value, jac, batched=True, seed=6, name="pullback-vector_to_vector-batched-float64"))
+    add(
+        _scenario(
+            "pullback",
+            f,
+            x,
+            value,
+            jac,
+            batched=True,
+            seed=6,
+            name="pullback-vector_to_vector-batched-float64",
+        )
+    )
     f, value, jac = matrix_to_vector(xm32)
-    add(_scenario("pullback", f, xm32, value, jac, seed=7, name="pullback-matrix_to_vector-float32"))
+    add(
+        _scenario("pullback", f, xm32, value, jac, seed=7, name="pullback-matrix_to_vector-float32")
+    )
     f, value, grad, _ = array_to_scalar(xm)
     add(_scenario("pullback", f, xm, value, grad, seed=8, name="pullback-matrix_to_scalar-float64"))
     xs = _x((), "float64")
     f, value, d, _ = scalar_to_array(xs, (3,))
-    add(_scenario("pullback", f, xs, value, d, batched=True, seed=9, name="pullback-scalar_to_vector-batched-float64"))
+    add(
+        _scenario(
+            "pullback",
+            f,
+            xs,
+            value,
+            d,
+            batched=True,
+            seed=9,
+            name="pullback-scalar_to_vector-batched-float64",
+        )
+    )
     f, value, jac = vector_to_vector(x, 2)
-    add(_scenario("pullback", f, x, value, jac, two_argument=True, seed=10, name="pullback-vector_to_vector-two_argument-float64"))
+    add(
+        _scenario(
+            "pullback",
+            f,
+            x,
+            value,
+            jac,
+            two_argument=True,
+            seed=10,
+            name="pullback-vector_to_vector-two_argument-float64",
+        )
+    )
     f, ctx, value, grad, _ = gradient_with_context(xv)
-    add(_scenario("pullback", f, xv, value, grad, contexts=ctx, seed=11, name="pullback-constant_context-float64"))
+    add(
+        _scenario(
+            "pullback",
+            f,
+            xv,
+            value,
+            grad,
+            contexts=ctx,
+            seed=11,
+            name="pullback-constant_context-float64",
+        )
+    )
     return scenarios
 
 
@@ -174,18 +336,40 @@ def _second_order_set():
             second_result = tuple(cast(a) for a in second_result)
         else:
             second_result = cast(second_result)
-        add(Scenario(operator, f, x, tangents=tangents, contexts=tuple(Constant(c) for c in contexts),
-                     value=cast(value), first=cast(first), second=second_result, name=name))
+        add(
+            Scenario(
+                operator,
+                f,
+                x,
+                tangents=tangents,
+                contexts=tuple(Constant(c) for c in contexts),
+                value=cast(value),
+                first=cast(first),
+                second=second_result,
+                name=name,
+            )
+        )
 
     for dtype in ("float64", "float32"):
         x = _x((), dtype)
         f, value, d, d2 = scalar_to_scalar(x)
-        second("second_derivative", f, x, value, d, d2, f"second_derivative-scalar_to_scalar-{dtype}")
+        second(
+            "second_derivative", f, x, value, d, d2, f"second_derivative-scalar_to_scalar-{dtype}"
+        )
     x = _x((), "float64")
     f, value, d, d2 = scalar_to_array(x, (3,))
     second("second_derivative", f, x, value, d, d2, "second_derivative-scalar_to_vector-float64")
     f, ctx, value, d, d2 = scalar_with_context(x)
-    second("second_derivative", f, x, value, d, d2, "second_derivative-constant_context-float64", contexts=ctx)
+    second(
+        "second_derivative",
+        f,
+        x,
+        value,
+        d,
+        d2,
+        "second_derivative-constant_context-float64",
+        contexts=ctx,
+    )
 
     for shape, kind, dtype in (((4,), "vector", "float64"), ((2, 3), "matrix", "float32")):
         x = _x(shape, dtype)
@@ -194,13 +378,31 @@ def _second_order_set():
         tangents = (t, -t) if kind == "vector" else (t,)
         hvps = tuple(_contract_x(hess, t, x.ndim).reshape(shape) for t in tangents)
         label = "-batched" if len(tangents) > 1 else ""
-        second("hvp", f, x, value, grad, hvps, f"hvp-{kind}_to_scalar{label}-{dtype}", tangents=tangents)
+        second(
+            "hvp",
+            f,
+            x,
+            value,
+            grad,
+            hvps,
+            f"hvp-{kind}_to_scalar{label}-{dtype}",
+            tangents=tangents,
+        )
         second("hessian", f, x, value, grad, hess, f"hessian-{kind}_to_scalar-{dtype}")
     x = _x((3,), "float64")
     f, ctx, value, grad, hess = gradient_with_context(x)
     t = _tangent((3,), "float64", 13)
-    second("hvp", f, x, value, grad, (_contract_x(hess, t, 1),), "hvp-constant_context-float64", contexts=ctx,
-           tangents=(t,))
+    second(
+        "hvp",
+        f,
+        x,
+        value,
+        grad,
+        (_contract_x(hess, t, 1),),
+        "hvp-constant_context-float64",
+        contexts=ctx,
+        tangents=(t,),
+    )
     second("hessian", f, x, value, grad, hess, "hessian-constant_context-float64", contexts=ctx)
     return scenarios
 

@@ -64,12 +64,19 @@ def to_dense_numpy(matrix):
 
 
 #: the class of each family's sparse result, by module prefix and name
-SPARSE_TYPES = {"numpy": ("scipy.sparse", "csr_array"), "jax": ("jax.experimental.sparse", "BCOO"),
-                "torch": ("torch", "Tensor"), "tensorflow": ("tensorflow", "SparseTensor")}
+SPARSE_TYPES = {
+    "numpy": ("scipy.sparse", "csr_array"),
+    "jax": ("jax.experimental.sparse", "BCOO"),
+    "torch": ("torch", "Tensor"),
+    "tensorflow": ("tensorflow", "SparseTensor"),
+}
 
 #: the coloring of the ``orders`` cases: several orders (the fewest colors kept), acyclic for Hessians
-ORDERS_COLORING = {"order": ("natural", "smallest_last", "incidence_degree", "random"), "seed": 3,
-                   "decompression": "substitution"}
+ORDERS_COLORING = {
+    "order": ("natural", "smallest_last", "incidence_degree", "random"),
+    "seed": 3,
+    "decompression": "substitution",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +100,9 @@ class SparseCase:
         if self.variant == "mixed":
             return di_wrappers.AutoSparse(di_wrappers.MixedMode(self.backend, self.backend))
         if self.variant == "orders":
-            return di_wrappers.AutoSparse(self.backend, coloring_algorithm=di_wrappers.GreedyColoring(**ORDERS_COLORING))
+            return di_wrappers.AutoSparse(
+                self.backend, coloring_algorithm=di_wrappers.GreedyColoring(**ORDERS_COLORING)
+            )
         return di_wrappers.AutoSparse(self.backend)
 
     def check(self):
@@ -112,24 +121,47 @@ class SparseCase:
         else:
             prep = di_operators.prepare_hessian(s.f, sparse, x)
             result = di_operators.hessian(s.f, sparse, x, prep=prep)
-            value, gradient, valued = di_operators.value_gradient_and_hessian(s.f, sparse, x, prep=prep)
-            dense_value, dense_gradient, dense = di_operators.value_gradient_and_hessian(s.f, backend, x)
-            np.testing.assert_allclose(to_numpy(gradient), to_numpy(dense_gradient), rtol=rtol, atol=atol,
-                                       err_msg=f"{self.id}: gradient of value_gradient_and_hessian")
+            value, gradient, valued = di_operators.value_gradient_and_hessian(
+                s.f, sparse, x, prep=prep
+            )
+            dense_value, dense_gradient, dense = di_operators.value_gradient_and_hessian(
+                s.f, backend, x
+            )
+            np.testing.assert_allclose(
+                to_numpy(gradient),
+                to_numpy(dense_gradient),
+                rtol=rtol,
+                atol=atol,
+                err_msg=f"{self.id}: gradient of value_gradient_and_hessian",
+            )
             m = s.x.size
         module, name = SPARSE_TYPES[self.family]
         for what, matrix in (("result", result), ("value_and result", valued)):
             assert type(matrix).__module__.startswith(module) and type(matrix).__name__ == name, (
-                f"{self.id}: {what} is a {type(matrix).__module__}.{type(matrix).__name__}, expected {module}.{name}")
-            assert tuple(matrix.shape) == (m, s.x.size), f"{self.id}: {what} has shape {tuple(matrix.shape)}"
+                f"{self.id}: {what} is a {type(matrix).__module__}.{type(matrix).__name__}, expected {module}.{name}"
+            )
+            assert tuple(matrix.shape) == (m, s.x.size), (
+                f"{self.id}: {what} has shape {tuple(matrix.shape)}"
+            )
         expected = to_numpy(dense).reshape(m, s.x.size)
-        np.testing.assert_allclose(to_dense_numpy(result), expected, rtol=rtol, atol=atol, err_msg=f"{self.id}: values")
-        np.testing.assert_allclose(to_dense_numpy(valued), expected, rtol=rtol, atol=atol,
-                                   err_msg=f"{self.id}: values of the value_and variant")
-        np.testing.assert_allclose(to_numpy(value), to_numpy(dense_value), rtol=1e-12, err_msg=f"{self.id}: value")
+        np.testing.assert_allclose(
+            to_dense_numpy(result), expected, rtol=rtol, atol=atol, err_msg=f"{self.id}: values"
+        )
+        np.testing.assert_allclose(
+            to_dense_numpy(valued),
+            expected,
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"{self.id}: values of the value_and variant",
+        )
+        np.testing.assert_allclose(
+            to_numpy(value), to_numpy(dense_value), rtol=1e-12, err_msg=f"{self.id}: value"
+        )
         pattern = di_wrappers.sparsity_pattern(prep).toarray()
         missing = np.argwhere(s.structure & ~pattern)
-        assert not len(missing), f"{self.id}: the detected pattern misses true entries {missing[:5].tolist()}"
+        assert not len(missing), (
+            f"{self.id}: the detected pattern misses true entries {missing[:5].tolist()}"
+        )
         self._check_coloring(prep)
         if self.family in ("numpy", "torch"):
             self._check_out(sparse, prep, x, result)
@@ -140,15 +172,20 @@ class SparseCase:
         coloring = di_wrappers.coloring(prep)
         pattern = di_wrappers.sparsity_pattern(prep).tocoo()
         if coloring.kind != "bidirectional":  # a bicoloring's entries are checked by the values
-            assert is_valid_coloring(coloring.kind, np.asarray(pattern.row), np.asarray(pattern.col),
-                                     coloring.colors), f"{self.id}: the {coloring.kind} coloring is not valid"
+            assert is_valid_coloring(
+                coloring.kind, np.asarray(pattern.row), np.asarray(pattern.col), coloring.colors
+            ), f"{self.id}: the {coloring.kind} coloring is not valid"
         expected_kind = {"mixed": "bidirectional"}.get(self.variant)
         if self.variant == "orders" and self.scenario.operator == "hessian":
             expected_kind = "acyclic"
-        assert expected_kind in (None, coloring.kind), f"{self.id}: a {coloring.kind} coloring, expected {expected_kind}"
+        assert expected_kind in (None, coloring.kind), (
+            f"{self.id}: a {coloring.kind} coloring, expected {expected_kind}"
+        )
         bound = self.scenario.max_bidirectional_colors
         if self.variant == "mixed" and bound is not None:
-            assert coloring.ncolors <= bound, f"{self.id}: {coloring.ncolors} colors, expected at most {bound}"
+            assert coloring.ncolors <= bound, (
+                f"{self.id}: {coloring.ncolors} colors, expected at most {bound}"
+            )
 
     def _check_out(self, sparse, prep, x, result):
         s = self.scenario
@@ -163,7 +200,9 @@ class SparseCase:
         else:
             returned = di_operators.hessian(s.f, sparse, x, prep=prep, out=buffer)
         assert returned is buffer, f"{self.id}: out= returned another object"
-        np.testing.assert_array_equal(to_dense_numpy(buffer), to_dense_numpy(result), err_msg=f"{self.id}: out=")
+        np.testing.assert_array_equal(
+            to_dense_numpy(buffer), to_dense_numpy(result), err_msg=f"{self.id}: out="
+        )
 
 
 def _does_both_modes(backend):
@@ -199,7 +238,9 @@ def sparse_cases(backends, scenarios=None):
         variants.append(("orders", [s for s in scenarios if s.name in ORDERS_SCENARIOS]))
         for variant, chosen in variants:
             for s in chosen:
-                cases.extend(SparseCase(backend_id, backend, s, family, variant) for family in families)
+                cases.extend(
+                    SparseCase(backend_id, backend, s, family, variant) for family in families
+                )
     return cases
 
 

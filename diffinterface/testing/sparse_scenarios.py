@@ -17,6 +17,7 @@ import numpy as np
 
 from ..families import array_namespace
 
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class SparseScenario:
     """A jacobian or hessian of ``f`` at ``x`` (numpy float64) whose true structure is ``structure``.
@@ -85,7 +86,7 @@ def _arrow():
 
     def f(x):
         xp = array_namespace(x)
-        return _concat(xp, (x[1:] * x[0], xp.reshape(xp.sum(x ** 2), (1,))))
+        return _concat(xp, (x[1:] * x[0], xp.reshape(xp.sum(x**2), (1,))))
 
     x = _n()
     n = x.size
@@ -112,7 +113,9 @@ def _arrowhead():
     n = x.size
     structure = np.eye(n, dtype=bool)
     structure[0, :] = structure[:, 0] = True
-    return SparseScenario("jacobian", f, x, structure, "jacobian-arrowhead", max_bidirectional_colors=4)
+    return SparseScenario(
+        "jacobian", f, x, structure, "jacobian-arrowhead", max_bidirectional_colors=4
+    )
 
 
 def _random():
@@ -136,7 +139,7 @@ def _dense_row():
 
     def f(x):
         xp = array_namespace(x)
-        return _concat(xp, (xp.reshape(xp.sum(x ** 3), (1,)), x[1:] * x[:-1]))
+        return _concat(xp, (xp.reshape(xp.sum(x**3), (1,)), x[1:] * x[:-1]))
 
     x = _n()
     n = x.size
@@ -151,7 +154,7 @@ def _dense_column():
     """y = x * x_0 + x**2: the diagonal and one dense column."""
 
     def f(x):
-        return x * x[0] + x ** 2
+        return x * x[0] + x**2
 
     x = _n()
     structure = np.eye(x.size, dtype=bool)
@@ -168,7 +171,7 @@ def _chain():
     def f(x):
         xp = array_namespace(x)
         r1, r2 = x[1:] - x[:-1], x[2:] - x[:-2]
-        return xp.sum(r1 ** 2 + r1 ** 4 + xp.exp(-r1)) + xp.sum(-0.1 * r2 ** 3)
+        return xp.sum(r1**2 + r1**4 + xp.exp(-r1)) + xp.sum(-0.1 * r2**3)
 
     x = _n()
     n = x.size
@@ -219,6 +222,17 @@ def _random_hessian():
 
 def sparse_scenarios(operators=None):
     """The sparse scenarios (all, or those of ``operators``: "jacobian", "hessian")."""
-    scenarios = [_banded(), _block_diagonal(), _arrow(), _random(), _dense_row(), _dense_column(), _arrowhead(),
-                 _chain(), _block_hessian(), _arrow_hessian(), _random_hessian()]
+    scenarios = [
+        _banded(),
+        _block_diagonal(),
+        _arrow(),
+        _random(),
+        _dense_row(),
+        _dense_column(),
+        _arrowhead(),
+        _chain(),
+        _block_hessian(),
+        _arrow_hessian(),
+        _random_hessian(),
+    ]
     return [s for s in scenarios if operators is None or s.operator in operators]

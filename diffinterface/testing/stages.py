@@ -24,7 +24,6 @@ def _api(name):
     return function
 
 
-
 class CaseRun:
     """Runs the stages of one case, collecting problems instead of stopping at the first."""
 
@@ -71,7 +70,9 @@ class CaseRun:
             if a.__class__ in (int, float):
                 return 0.5 * a + 0.25
             base = np.asarray(a)
-            return convert(np.asarray(0.5 * base + 0.25, dtype=base.dtype), family, self.case.device)
+            return convert(
+                np.asarray(0.5 * base + 0.25, dtype=base.dtype), family, self.case.device
+            )
 
         args = (self.f, self.case.backend, moved(numpy_scenario.x))
         if self.op.seeds:
@@ -79,7 +80,11 @@ class CaseRun:
         return args + tuple(type(c)(moved(c.value)) for c in numpy_scenario.contexts)
 
     def y_buffer(self):
-        return None if self.s.y is None else zeros_like(self.case.scenario.y, self.case.family, self.case.device)
+        return (
+            None
+            if self.s.y is None
+            else zeros_like(self.case.scenario.y, self.case.family, self.case.device)
+        )
 
     def y_kwargs(self):
         y = self.y_buffer()
@@ -93,18 +98,26 @@ class CaseRun:
         label = f"{stage}: {what}"
         if isinstance(expected, dict):
             if not isinstance(got, dict) or sorted(got) != sorted(expected):
-                self.problem(f"{label}: expected a dict with keys {sorted(expected)}; got {_describe_any(got)}")
+                self.problem(
+                    f"{label}: expected a dict with keys {sorted(expected)}; got {_describe_any(got)}"
+                )
                 return
             for k in expected:
                 self.compare(stage, f"{what}[{k!r}]", got[k], expected[k], derivative)
             return
-        if isinstance(expected, tuple) and hasattr(expected, "_fields") and type(got) is not type(expected):
+        if (
+            isinstance(expected, tuple)
+            and hasattr(expected, "_fields")
+            and type(got) is not type(expected)
+        ):
             self.problem(f"{label}: expected a {type(expected).__name__}; got {_describe_any(got)}")
             return
         if isinstance(expected, (tuple, list)):
             kind = list if isinstance(expected, list) else tuple
             if not isinstance(got, kind) or len(got) != len(expected):
-                self.problem(f"{label}: expected a {kind.__name__} of {len(expected)} results; got {_describe_any(got)}")
+                self.problem(
+                    f"{label}: expected a {kind.__name__} of {len(expected)} results; got {_describe_any(got)}"
+                )
                 return
             for i, (g, e) in enumerate(zip(got, expected)):
                 self.compare(stage, f"{what}[{i}]", g, e, derivative)
@@ -115,11 +128,15 @@ class CaseRun:
             self.problem(f"{label}: expected a {self.case.family} result; got {_describe_any(got)}")
             return
         if self.placed_on is not None and _device_name(got, family) != self.placed_on:
-            self.problem(f"{label}: expected a result on x's device {self.placed_on}; got one on {_device_name(got, family)}")
+            self.problem(
+                f"{label}: expected a result on x's device {self.placed_on}; got one on {_device_name(got, family)}"
+            )
             return
         if family == "numpy" and not isinstance(got, np.ndarray):
             # the contract: numpy results are arrays, a 0-d one for a scalar (not a NumPy scalar or float)
-            self.problem(f"{label}: expected a numpy.ndarray (0-d for a scalar); got {type(got).__name__} {got!r}")
+            self.problem(
+                f"{label}: expected a numpy.ndarray (0-d for a scalar); got {type(got).__name__} {got!r}"
+            )
             return
         if shape_of(got) != expected.shape or dtype_name(got) != str(expected.dtype):
             self.problem(
@@ -131,7 +148,9 @@ class CaseRun:
         got_np = to_numpy(got)
         if not np.allclose(got_np, expected, rtol=self.rtol, atol=self.atol, equal_nan=False):
             error = np.abs(got_np - expected)
-            worst = np.unravel_index(np.argmax(error - self.rtol * np.abs(expected)), expected.shape)
+            worst = np.unravel_index(
+                np.argmax(error - self.rtol * np.abs(expected)), expected.shape
+            )
             self.problem(
                 f"{label}: values differ (rtol={self.rtol:g}, atol={self.atol:g}); at index {tuple(int(i) for i in worst)} "
                 f"got {got_np[worst]!r}, expected {expected[worst]!r}; max abs error {error.max():.3g}"
@@ -139,7 +158,9 @@ class CaseRun:
 
     def compare_layout(self, stage, got, layout):
         if not isinstance(got, tuple) or len(got) != len(layout):
-            self.problem(f"{stage}: expected a tuple ({', '.join(layout)}); got {_describe_any(got)}")
+            self.problem(
+                f"{stage}: expected a tuple ({', '.join(layout)}); got {_describe_any(got)}"
+            )
             return
         for field, part in zip(layout, got):
             self.compare(stage, field, part, self.expected(field), derivative=field != "value")
@@ -147,7 +168,9 @@ class CaseRun:
     def check_y(self, stage, y):
         """With a two-argument f, y must hold f(x) after the call."""
         if y is not None:
-            self.compare(stage, "y (the output buffer)", y, self.expected("value"), derivative=False)
+            self.compare(
+                stage, "y (the output buffer)", y, self.expected("value"), derivative=False
+            )
 
     def attempt(self, stage, action):
         try:
@@ -173,7 +196,9 @@ class CaseRun:
         op = self.op
         for label, call in (("prepare", _api("prepare_" + op.name)), ("call", _api(op.name))):
             # Not y_kwargs(): the family conversion drops y for families that cannot be written.
-            y = convert(np.zeros_like(np.asarray(self.case.scenario.y)), self.case.family, self.case.device)
+            y = convert(
+                np.zeros_like(np.asarray(self.case.scenario.y)), self.case.family, self.case.device
+            )
             kwargs = {"y": y}
             before = np.array(to_numpy(y), copy=True)
             try:
@@ -181,9 +206,13 @@ class CaseRun:
             except UnsupportedError:
                 pass
             except Exception as error:  # noqa: BLE001 - any other error is the problem reported
-                self.problem(f"{label} with y=: expected UnsupportedError, got {type(error).__name__}: {error}")
+                self.problem(
+                    f"{label} with y=: expected UnsupportedError, got {type(error).__name__}: {error}"
+                )
             else:
-                self.problem(f"{label} with y=: expected UnsupportedError (check_inplace is False), got a result")
+                self.problem(
+                    f"{label} with y=: expected UnsupportedError (check_inplace is False), got a result"
+                )
             if not np.array_equal(to_numpy(y), before):
                 self.problem(f"{label} with y=: the refused call modified y")
 
@@ -214,7 +243,9 @@ class CaseRun:
         kwargs, _ = self.y_kwargs()
         if not strict:
             kwargs["strict"] = False
-        prep, prepared = self.attempt(f"{tag}prepare", lambda: prepare(*self.preparation_args(), **kwargs))
+        prep, prepared = self.attempt(
+            f"{tag}prepare", lambda: prepare(*self.preparation_args(), **kwargs)
+        )
         self.count(key + "prepare")
         if not prepared:
             return
@@ -235,7 +266,9 @@ class CaseRun:
             label = f"{tag}prepared with out="
             out = self.out_buffers((op.returns,))
             kwargs, y = self.y_kwargs()
-            got, ok = self.attempt(label, lambda: operator(*self.args(), prep=prep, out=out, **kwargs))
+            got, ok = self.attempt(
+                label, lambda: operator(*self.args(), prep=prep, out=out, **kwargs)
+            )
             self.count(key + "out")
             if ok:
                 if not _same_objects(got, out):
@@ -255,11 +288,17 @@ class CaseRun:
             derivative_fields = tuple(f for f in op.valued_returns if f != "value")
             out = self.out_buffers(derivative_fields)
             kwargs, y = self.y_kwargs()
-            got, ok = self.attempt(label, lambda: value_and(*self.args(), prep=prep, out=out, **kwargs))
+            got, ok = self.attempt(
+                label, lambda: value_and(*self.args(), prep=prep, out=out, **kwargs)
+            )
             self.count(key + "value_and_out")
             if ok:
                 self.check_value_and(label, got, y)
-                parts = got[len(op.valued_returns) - len(derivative_fields):] if isinstance(got, tuple) else ()
+                parts = (
+                    got[len(op.valued_returns) - len(derivative_fields) :]
+                    if isinstance(got, tuple)
+                    else ()
+                )
                 wanted = out if len(derivative_fields) > 1 else (out,)
                 if not _same_objects(tuple(parts), wanted):
                     self.problem(f"{label}: the derivatives are not the out= buffers")
@@ -318,8 +357,10 @@ def _describe_any(a):
 
 def _same_objects(got, wanted):
     if isinstance(wanted, tuple):
-        return isinstance(got, tuple) and len(got) == len(wanted) and all(
-            _same_objects(g, w) for g, w in zip(got, wanted)
+        return (
+            isinstance(got, tuple)
+            and len(got) == len(wanted)
+            and all(_same_objects(g, w) for g, w in zip(got, wanted))
         )
     return got is wanted
 

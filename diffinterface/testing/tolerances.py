@@ -15,8 +15,12 @@ FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32":
 def _uses_finite_differences(backend):
     if isinstance(backend, AutoSparse):
         return _uses_finite_differences(backend.dense_backend)
-    if isinstance(backend, AutoSelect):  # it may choose finite differences (None: among every backend)
-        return backend.candidates is None or any(_uses_finite_differences(c) for c in backend.candidates)
+    if isinstance(
+        backend, AutoSelect
+    ):  # it may choose finite differences (None: among every backend)
+        return backend.candidates is None or any(
+            _uses_finite_differences(c) for c in backend.candidates
+        )
     if isinstance(backend, SecondOrder):
         return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
     return isinstance(backend, AutoFiniteDiff)
@@ -54,7 +58,11 @@ def default_tolerances(backend, dtype, order=1):
     (2e-05, 2e-06)
     """
     if _uses_finite_differences(backend):
-        table = FINITE_DIFFERENCE_TOLERANCES if order == 1 else FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES
+        table = (
+            FINITE_DIFFERENCE_TOLERANCES
+            if order == 1
+            else FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES
+        )
     else:
         table = EXACT_TOLERANCES
     return table.get(dtype, table["float32"])

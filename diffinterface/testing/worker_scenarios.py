@@ -58,7 +58,11 @@ class WorkerCase:
 
     def __init__(self, backend_id, backend, operator):
         self.backend_id, self.backend, self.operator = backend_id, backend, operator
-        self.id = f"{backend_id}-workers-{operator}" if takes_workers(backend) else f"{backend_id}-no-workers"
+        self.id = (
+            f"{backend_id}-workers-{operator}"
+            if takes_workers(backend)
+            else f"{backend_id}-no-workers"
+        )
 
     def __repr__(self):
         return f"WorkerCase({self.id})"
@@ -78,7 +82,9 @@ class WorkerCase:
                 return
             serial = self._numpy(_result(self.operator, with_workers(self.backend, None), x, seeds))
             for label, workers in (("an Executor", pool), ("a map-like callable", pool.map)):
-                got = self._numpy(_result(self.operator, with_workers(self.backend, workers), x, seeds))
+                got = self._numpy(
+                    _result(self.operator, with_workers(self.backend, workers), x, seeds)
+                )
                 assert got.dtype == serial.dtype and np.array_equal(got, serial), (
                     f"{self.id}: with {label} as workers the result differs from the serial one "
                     f"(largest difference {np.max(np.abs(got - serial))})"
@@ -98,8 +104,12 @@ class WorkerCase:
         try:
             di.gradient(_fails_off_x, with_workers(self.backend, pool), x)
         except di.WorkerError as error:
-            assert "evaluation" in str(error) and "entry 2" in str(error), f"{self.id}: {error} names no evaluation"
-            assert isinstance(error.__cause__, FloatingPointError), f"{self.id}: not chained to f's error: {error!r}"
+            assert "evaluation" in str(error) and "entry 2" in str(error), (
+                f"{self.id}: {error} names no evaluation"
+            )
+            assert isinstance(error.__cause__, FloatingPointError), (
+                f"{self.id}: not chained to f's error: {error!r}"
+            )
             return
         raise AssertionError(f"{self.id}: f raised in a worker, and no di.WorkerError came back")
 
@@ -109,7 +119,9 @@ class WorkerCase:
         except TypeError as error:
             assert "workers" in str(error), f"{self.id}: the refusal does not name workers: {error}"
             return
-        raise AssertionError(f"{self.id}: {self.backend!r} has no workers field, yet took workers=2")
+        raise AssertionError(
+            f"{self.id}: {self.backend!r} has no workers field, yet took workers=2"
+        )
 
 
 def worker_cases(backends):
@@ -122,4 +134,3 @@ def worker_cases(backends):
         else:
             cases.append(WorkerCase(backend_id, backend, None))
     return cases
-

@@ -22,12 +22,20 @@ from typing import TYPE_CHECKING
 from ..core import register_backend
 from ..selectors import SecondOrder
 
-if TYPE_CHECKING:  # the names below, for type checkers and IDEs; imported on first access at run time
+if (
+    TYPE_CHECKING
+):  # the names below, for type checkers and IDEs; imported on first access at run time
     from .auto_select.config import AutoSelect
     from .auto_select.report import explain, selected_backend
     from .differentiate_with import DifferentiateWith
-    from .sparse.config import (AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, MixedMode,
-                                TracerSparsityDetector)
+    from .sparse.config import (
+        AutoSparse,
+        DenseSparsityDetector,
+        GreedyColoring,
+        KnownSparsity,
+        MixedMode,
+        TracerSparsityDetector,
+    )
     from .sparse.introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
@@ -39,12 +47,27 @@ LAZY_NAMES = {
     "DifferentiateWith": "differentiate_with",
     "AutoSelect": "auto_select.config",
     **{name: "auto_select.report" for name in ("explain", "selected_backend")},
-    **{name: "sparse.config" for name in (
-        "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "MixedMode", "TracerSparsityDetector",
-    )},
-    **{name: "sparse.introspection" for name in (
-        "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",
-    )},
+    **{
+        name: "sparse.config"
+        for name in (
+            "AutoSparse",
+            "DenseSparsityDetector",
+            "GreedyColoring",
+            "KnownSparsity",
+            "MixedMode",
+            "TracerSparsityDetector",
+        )
+    },
+    **{
+        name: "sparse.introspection"
+        for name in (
+            "Coloring",
+            "coloring",
+            "ncolors",
+            "plot_sparsity",
+            "sparsity_pattern",
+        )
+    },
 }
 
 __all__ = ["SecondOrder", *LAZY_NAMES]

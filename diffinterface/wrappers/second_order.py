@@ -86,8 +86,11 @@ class SecondOrderAdapter(DelegatingAdapter):
         op, family, like = OPERATORS[name], FAMILIES[problem.family], problem.x
         seeded = op.seeds is not None
         tangents = problem.tangents
-        impl = problem.replace(x=as_numpy(like), family=NUMBERS,
-                               tangents=None if tangents is None else tuple(as_numpy(t) for t in tangents)).impl(name)
+        impl = problem.replace(
+            x=as_numpy(like),
+            family=NUMBERS,
+            tangents=None if tangents is None else tuple(as_numpy(t) for t in tangents),
+        ).impl(name)
 
         def back(result):
             if result.__class__ is tuple:
@@ -112,10 +115,14 @@ def _second_order(name):
     def prepare(self, problem):
         # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
         if self.backend.outer != self.backend.inner:
-            return None if problem.family in self.outer.families else self.through_numpy(name, problem)
+            return (
+                None if problem.family in self.outer.families else self.through_numpy(name, problem)
+            )
         return getattr(self.inner, "prepare_" + name)(self.delegated(problem))
 
-    prepare.__doc__ = f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
+    prepare.__doc__ = (
+        f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
+    )
     return prepare
 
 

@@ -42,8 +42,14 @@ def compare(label, mine, native, rounds=41, loops=None):
         mine_times.append(m)
         native_times.append(n)
     q = statistics.quantiles(ratios, n=4)
-    row = {"row": label, "interface_s": statistics.median(mine_times), "native_s": statistics.median(native_times),
-           "ratio": statistics.median(ratios), "iqr": [q[0], q[2]], "loops": loops}
+    row = {
+        "row": label,
+        "interface_s": statistics.median(mine_times),
+        "native_s": statistics.median(native_times),
+        "ratio": statistics.median(ratios),
+        "iqr": [q[0], q[2]],
+        "loops": loops,
+    }
     print(json.dumps(row), flush=True)
     return row
 
@@ -60,19 +66,31 @@ def jax_rows():
         backend = di.AutoJAX()
         prep = di.prepare_gradient(energy, backend, x)
         native = jax.jit(jax.grad(energy))
-        assert np.allclose(np.asarray(di.gradient(energy, backend, x, prep=prep)), np.asarray(native(x)), rtol=1e-5)
-        compare(f"jax gradient n={n} {jnp.dtype(dtype).name}, stored backend",
-                lambda: di.gradient(energy, backend, x, prep=prep).block_until_ready(),
-                lambda: native(x).block_until_ready())
-        compare(f"jax gradient n={n} {jnp.dtype(dtype).name}, inline di.AutoJAX()",
-                lambda: di.gradient(energy, di.AutoJAX(), x, prep=prep).block_until_ready(),
-                lambda: native(x).block_until_ready())
+        assert np.allclose(
+            np.asarray(di.gradient(energy, backend, x, prep=prep)), np.asarray(native(x)), rtol=1e-5
+        )
+        compare(
+            f"jax gradient n={n} {jnp.dtype(dtype).name}, stored backend",
+            lambda: di.gradient(energy, backend, x, prep=prep).block_until_ready(),
+            lambda: native(x).block_until_ready(),
+        )
+        compare(
+            f"jax gradient n={n} {jnp.dtype(dtype).name}, inline di.AutoJAX()",
+            lambda: di.gradient(energy, di.AutoJAX(), x, prep=prep).block_until_ready(),
+            lambda: native(x).block_until_ready(),
+        )
     x = jax.device_put(jnp.linspace(0.1, 1.0, 100, dtype=jnp.float32), jax.devices("gpu")[0])
-    for mode, native in (("forward", jax.jit(jax.jacfwd(jnp.square))), ("reverse", jax.jit(jax.jacrev(jnp.square)))):
+    for mode, native in (
+        ("forward", jax.jit(jax.jacfwd(jnp.square))),
+        ("reverse", jax.jit(jax.jacrev(jnp.square))),
+    ):
         backend = di.AutoJAX(mode=mode)
         prep = di.prepare_jacobian(jnp.square, backend, x)
-        compare(f"jax jacobian of x**2 n=100, {mode}", lambda: di.jacobian(jnp.square, backend, x, prep=prep).block_until_ready(),
-                lambda: native(x).block_until_ready())
+        compare(
+            f"jax jacobian of x**2 n=100, {mode}",
+            lambda: di.jacobian(jnp.square, backend, x, prep=prep).block_until_ready(),
+            lambda: native(x).block_until_ready(),
+        )
 
 
 def torch_rows():

@@ -71,13 +71,19 @@ def _breaks(problem):
 
 def _check_output(value):
     if not is_array(getval(value)):
-        raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
+        raise TypeError(
+            f"f: expected f to return an array or a number; it returned {describe(value)}"
+        )
 
 
 def _real_for_real_x(end_value, x, f):
     """Refuse a complex-valued f of a real x: autograd learns f's output dtype only as it runs."""
     value = getval(end_value)
-    if getattr(value, "dtype", None) is not None and value.dtype.kind == "c" and np.result_type(x).kind == "f":
+    if (
+        getattr(value, "dtype", None) is not None
+        and value.dtype.kind == "c"
+        and np.result_type(x).kind == "f"
+    ):
         require_real_output(Spec(np.shape(value), str(value.dtype)), str(np.result_type(x)), f)
 
 
@@ -130,7 +136,9 @@ def _check_scalar(value, operator):
     if shape == () or (shape is None and isinstance(value, (float, int))):
         return
     if shape is None:
-        raise TypeError(f"f: expected f to return an array or a number; it returned {describe(value)}")
+        raise TypeError(
+            f"f: expected f to return an array or a number; it returned {describe(value)}"
+        )
     raise ValueError(
         f"f: {operator} needs f to return a scalar; it returns shape {tuple(shape)}"
         + (" (use jacobian for array outputs)" if operator == "gradient" else "")
@@ -144,7 +152,9 @@ def _shape_and_dtype(value):
         return tuple(shape), value.dtype
     if isinstance(getval(value), (float, int)):
         return (), np.float64
-    raise TypeError(f"f: expected f to return an array or a number; it returned {describe(getval(value))}")
+    raise TypeError(
+        f"f: expected f to return an array or a number; it returned {describe(getval(value))}"
+    )
 
 
 def _rows(vjp, shape, dtype, xp):
@@ -212,7 +222,11 @@ class AutogradAdapter(Adapter):
         # make_jvp re-runs f for each tangent, make_vjp records f once for any
         # number of cotangents: forward only where one tangent is enough (prepare_derivative
         # still goes reverse for a scalar output, which it learns from its first call).
-        return "forward" if operator in ("derivative", "pushforward", "second_derivative") else "reverse"
+        return (
+            "forward"
+            if operator in ("derivative", "pushforward", "second_derivative")
+            else "reverse"
+        )
 
     # -- primitives -------------------------------------------------------------------------
 
@@ -340,8 +354,14 @@ class AutogradAdapter(Adapter):
         def value_gradient_and_hessian(x, *ctx):
             values = []
             # The Hessian is symmetric: its rows are the vjps of the gradient.
-            vjp, gradient = make_vjp(gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x)
-            return values[0], _in(gradient, x_dtype), _in(xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape), x_dtype)
+            vjp, gradient = make_vjp(
+                gradient_of(_bound(f, ctx), seed, values, "hessian", broken), x
+            )
+            return (
+                values[0],
+                _in(gradient, x_dtype),
+                _in(xp.reshape(_rows(vjp, x_shape, x_dtype, xp), shape), x_dtype),
+            )
 
         return _valued_impl("hessian", value_gradient_and_hessian)
 

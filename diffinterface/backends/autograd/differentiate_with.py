@@ -83,7 +83,10 @@ def _no_third(*_):
 
 def _derivatives(primitive, vjps, jvps):
     """Declare ``primitive``'s vjp and jvp along each argument, each written as ``rule(g, *args)``."""
-    defvjp(primitive, *[(lambda rule: lambda ans, *args: lambda g: rule(g, *args))(rule) for rule in vjps])
+    defvjp(
+        primitive,
+        *[(lambda rule: lambda ans, *args: lambda g: rule(g, *args))(rule) for rule in vjps],
+    )
     defjvp(primitive, *[(lambda rule: lambda g, ans, *args: rule(g, *args))(rule) for rule in jvps])
 
 
@@ -94,13 +97,21 @@ _derivatives(
 )
 _derivatives(
     _pushforward,
-    vjps=[lambda g, x, t, call: _pushforward_along_x(call, x, t, g), lambda g, x, t, call: _pullback(x, g, call)],
-    jvps=[lambda g, x, t, call: _pushforward_along_x_forward(call, x, t, g),
-          lambda g, x, t, call: _pushforward(x, g, call)],
+    vjps=[
+        lambda g, x, t, call: _pushforward_along_x(call, x, t, g),
+        lambda g, x, t, call: _pullback(x, g, call),
+    ],
+    jvps=[
+        lambda g, x, t, call: _pushforward_along_x_forward(call, x, t, g),
+        lambda g, x, t, call: _pushforward(x, g, call),
+    ],
 )
 _derivatives(  # c @ J is linear in c; along x it is sum_k c_k H_k (symmetric: vjp and jvp alike)
     _pullback,
-    vjps=[lambda g, x, c, call: _hvp(x, c, g, call), lambda g, x, c, call: _pushforward(x, g, call)],
+    vjps=[
+        lambda g, x, c, call: _hvp(x, c, g, call),
+        lambda g, x, c, call: _pushforward(x, g, call),
+    ],
     jvps=[lambda g, x, c, call: _hvp(x, c, g, call), lambda g, x, c, call: _pullback(x, g, call)],
 )
 _derivatives(  # linear and symmetric in v; x and c would need third derivatives

@@ -29,5 +29,9 @@ def prepare_same_point(operator, problem, vjp_of, bound, breaks, to_x_dtype):
         return tuple(to_x_dtype(vjp(s), x_dtype) for s in seeds)
 
     plain, valued = OPERATORS[operator].methods
-    return Impl(**{plain: lambda x, seeds, *ctx: products(seeds),
-                   valued: lambda x, seeds, *ctx: (np.array(first), products(seeds))})
+    return Impl(
+        **{
+            plain: lambda x, seeds, *ctx: products(seeds),
+            valued: lambda x, seeds, *ctx: (np.array(first), products(seeds)),
+        }
+    )

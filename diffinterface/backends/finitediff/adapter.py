@@ -92,7 +92,10 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 def along(s):  # s: (1, *batch) -> (m, *batch)
                     batch = s.shape[1:]
                     flat = s.reshape(1, -1)
-                    values = [np.reshape(evaluate(x + flat[0, k] * t, ctx), (-1,)) for k in range(flat.shape[1])]
+                    values = [
+                        np.reshape(evaluate(x + flat[0, k] * t, ctx), (-1,))
+                        for k in range(flat.shape[1])
+                    ]
                     return np.stack(values, axis=-1).reshape((-1, *batch))
 
                 result = scipy_jacobian(along, np.zeros(1, dtype=np.asarray(x).dtype))
@@ -174,7 +177,11 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
 
             # The columns of a scalar f are NumPy scalars: one array of them is several times cheaper
             # to build than np.stack's (which expands each to 1-d first), and holds the same values.
-            stack = np.array if problem.spec.shape == () else (lambda columns: np.stack(columns, axis=-1))
+            stack = (
+                np.array
+                if problem.spec.shape == ()
+                else (lambda columns: np.stack(columns, axis=-1))
+            )
 
             def scaled(columns, inverse):
                 # a product streams faster than a quotient over n x m entries; a scalar (equal steps) faster still
@@ -222,7 +229,9 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 flat = np.reshape(x, -1)
                 h = steps_at(flat)
                 flat_complex = np.asarray(flat, dtype=complex_type)
-                values = [evaluate_complex(p, *ctx) for p in points(flat_complex, flat_complex + 1j * h)]
+                values = [
+                    evaluate_complex(p, *ctx) for p in points(flat_complex, flat_complex + 1j * h)
+                ]
                 columns = np.stack(values, axis=-1)
                 derivative = (np.imag(columns) / h).astype(out_dtype)
                 return np.real(values[-1]).astype(out_dtype), np.reshape(derivative, shape)
@@ -306,10 +315,12 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         if scalar is not None:
             return Impl(**{operator: scalar[0], "value_and_" + operator: scalar[1]})
         jacobian = self._jacobian(problem, shape)
-        return Impl(**{
-            operator: lambda x, *ctx: jacobian(x, ctx, False)[1],
-            "value_and_" + operator: lambda x, *ctx: jacobian(x, ctx, True),
-        })
+        return Impl(
+            **{
+                operator: lambda x, *ctx: jacobian(x, ctx, False)[1],
+                "value_and_" + operator: lambda x, *ctx: jacobian(x, ctx, True),
+            }
+        )
 
     def prepare_derivative(self, problem):
         return self._impl(problem, "derivative", problem.spec.shape)

@@ -60,7 +60,9 @@ class FiniteDiffSecondOrder:
         if not support.any():
             return float(self._outer_steps(np.zeros((), x.dtype), scale=scale)[0])
         size = np.max(np.abs(x[support]))
-        return float(self._outer_steps(np.asarray(size, x.dtype), scale=scale)[0]) / float(np.max(np.abs(t)))
+        return float(self._outer_steps(np.asarray(size, x.dtype), scale=scale)[0]) / float(
+            np.max(np.abs(t))
+        )
 
     def _inner_derivatives(self, problem):
         """``first(point, ctx) -> the gradient of the scalar f at point, flat``.
@@ -73,7 +75,9 @@ class FiniteDiffSecondOrder:
         seeds = np.eye(n, dtype=np.asarray(problem.x).dtype).reshape((n, *problem.x_shape))
 
         def first(point, ctx):
-            return np.concatenate([np.reshape(directional(point, seed, ctx, None)[1], (1,)) for seed in seeds])
+            return np.concatenate(
+                [np.reshape(directional(point, seed, ctx, None)[1], (1,)) for seed in seeds]
+            )
 
         return first
 
@@ -117,7 +121,10 @@ class FiniteDiffSecondOrder:
                 plus, minus = flat.copy(), flat.copy()
                 plus[j] += h[j]
                 minus[j] -= h[j]
-                columns.append((first(plus.reshape(shape), ctx) - first(minus.reshape(shape), ctx)) / (2 * h[j]))
+                columns.append(
+                    (first(plus.reshape(shape), ctx) - first(minus.reshape(shape), ctx))
+                    / (2 * h[j])
+                )
             result = np.stack(columns, axis=1)
             return (0.5 * (result + result.T)).astype(flat.dtype).reshape(shape + shape)
 
@@ -125,7 +132,9 @@ class FiniteDiffSecondOrder:
 
     def prepare_hessian(self, problem):
         require_scalar_output(problem, "hessian")
-        hessian = (self._complex_hessian if self.method == "complex" else self._real_hessian)(problem)
+        hessian = (self._complex_hessian if self.method == "complex" else self._real_hessian)(
+            problem
+        )
         value_and_gradient = self._jacobian(problem, problem.x_shape)
         # The real second differences reuse f(x) when the first-order method evaluated it.
         reuse_value = self.method != "complex"
@@ -134,8 +143,13 @@ class FiniteDiffSecondOrder:
             value, gradient = value_and_gradient(x, ctx, True)
             return value, gradient, hessian(x, ctx, value if reuse_value else None)
 
-        return record(Impl(hessian=lambda x, *ctx: hessian(x, ctx, None),
-                           value_gradient_and_hessian=value_gradient_and_hessian), 1)
+        return record(
+            Impl(
+                hessian=lambda x, *ctx: hessian(x, ctx, None),
+                value_gradient_and_hessian=value_gradient_and_hessian,
+            ),
+            1,
+        )
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
@@ -165,8 +179,10 @@ class FiniteDiffSecondOrder:
                     plus[i] += h[i]
                     minus[i] -= h[i]
                     mixed = (
-                        evaluate((plus + shift).reshape(shape), ctx) - evaluate((plus - shift).reshape(shape), ctx)
-                        - evaluate((minus + shift).reshape(shape), ctx) + evaluate((minus - shift).reshape(shape), ctx)
+                        evaluate((plus + shift).reshape(shape), ctx)
+                        - evaluate((plus - shift).reshape(shape), ctx)
+                        - evaluate((minus + shift).reshape(shape), ctx)
+                        + evaluate((minus - shift).reshape(shape), ctx)
                     )
                     result[i] = mixed / (4 * h[i] * d)
                 return result.reshape(shape)
@@ -199,7 +215,9 @@ class FiniteDiffSecondOrder:
                 h = self._outer_step_along(x, np.ones(()))
                 if fx is None:
                     fx = evaluate(x, ctx)
-                return np.asarray((evaluate(x + h, ctx) - 2 * fx + evaluate(x - h, ctx)) / (h * h)).astype(out_dtype)
+                return np.asarray(
+                    (evaluate(x + h, ctx) - 2 * fx + evaluate(x - h, ctx)) / (h * h)
+                ).astype(out_dtype)
 
         reuse_value = self.method != "complex"
 

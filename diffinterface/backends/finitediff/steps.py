@@ -21,7 +21,9 @@ class FiniteDiffSteps:
         For the flat x of a tree whose leaves have several dtypes (``problem.leaf_dtypes``), each
         entry has its own relative and absolute step; the step along ``t`` is the largest over its support.
         """
-        rel, absolute = self._entry_rel_abs(problem) if problem is not None else self._rel_abs(dtype)
+        rel, absolute = (
+            self._entry_rel_abs(problem) if problem is not None else self._rel_abs(dtype)
+        )
         if not np.isscalar(rel):
 
             def step_per_entry(x, t):
@@ -31,7 +33,9 @@ class FiniteDiffSteps:
                 if not t_max:
                     return float(np.max(absolute))
                 scale = float(np.max(rel * np.abs(x), where=support, initial=0.0))
-                return max(scale, float(np.max(absolute, where=support, initial=0.0))) / float(t_max)
+                return max(scale, float(np.max(absolute, where=support, initial=0.0))) / float(
+                    t_max
+                )
 
             return step_per_entry
 

@@ -33,7 +33,15 @@ from ...core.workers import Dispatcher, Shipped, crosses_processes
 from ...errors import UnsupportedError
 
 #: the operators FiniteDiffAdapter prepares itself: each goes through the workers
-OPERATORS = ("pushforward", "derivative", "gradient", "jacobian", "hessian", "hvp", "second_derivative")
+OPERATORS = (
+    "pushforward",
+    "derivative",
+    "gradient",
+    "jacobian",
+    "hessian",
+    "hvp",
+    "second_derivative",
+)
 
 
 class Tape:
@@ -57,7 +65,9 @@ class Tape:
             tasks = self.tasks
             if tasks is not None:
                 if caches:
-                    ctx = tuple(np.array(c, copy=True) if i in caches else c for i, c in enumerate(ctx))
+                    ctx = tuple(
+                        np.array(c, copy=True) if i in caches else c for i, c in enumerate(ctx)
+                    )
                 tasks.append((len(tasks), index, x, ctx))
                 return np.zeros(shape, dtype)
             value = self.values[self.position]
@@ -83,8 +93,10 @@ def _through(method, tape, dispatcher, shipped, lock):
             finally:
                 tape.values = None
             if tape.position != len(tasks):  # the replay must take the recorded path exactly
-                raise RuntimeError(f"workers: the recipe evaluated f {tape.position} times on replay, {len(tasks)} "
-                                   "times while recording (a recipe that picks points from f's values)")
+                raise RuntimeError(
+                    f"workers: the recipe evaluated f {tape.position} times on replay, {len(tasks)} "
+                    "times while recording (a recipe that picks points from f's values)"
+                )
             return result
 
     return run
@@ -117,5 +129,8 @@ def evaluate_through_workers(adapter):
     and every serial adapter, stay as they are)."""
     for name in OPERATORS:
         prepare = getattr(type(adapter), "prepare_" + name)
-        setattr(adapter, "prepare_" + name,
-                lambda problem, prepare=prepare: prepare_through_workers(adapter, prepare, problem))
+        setattr(
+            adapter,
+            "prepare_" + name,
+            lambda problem, prepare=prepare: prepare_through_workers(adapter, prepare, problem),
+        )

@@ -48,10 +48,14 @@ from .transforms import (
 )
 
 #: jax.errors raised when f converts the tracer it is differentiated at
-_TRACED_ARRAY_ERRORS = frozenset((
-    "TracerArrayConversionError", "ConcretizationTypeError", "TracerBoolConversionError",
-    "TracerIntegerConversionError",
-))
+_TRACED_ARRAY_ERRORS = frozenset(
+    (
+        "TracerArrayConversionError",
+        "ConcretizationTypeError",
+        "TracerBoolConversionError",
+        "TracerIntegerConversionError",
+    )
+)
 #: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must be Tensor,
 #: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute __dlpack_device__")
 _JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
@@ -62,7 +66,9 @@ _FLOAT_TRACER = re.compile(r"traced array with shape (float|complex|bfloat)")
 
 
 def _not_an_array(out):
-    raise TypeError(f"f: expected f to return an array or a number; it returned {type(out).__name__}")
+    raise TypeError(
+        f"f: expected f to return an array or a number; it returned {type(out).__name__}"
+    )
 
 
 def _refusal(problem, backend, error, compiling):
@@ -73,8 +79,11 @@ def _refusal(problem, backend, error, compiling):
     on x's values (``if x[0] > 0``) while ``compiling``: jit traces without values.
     """
     caches = [i for i, c in enumerate(problem.contexts) if isinstance(c, Cache)]
-    if caches and (isinstance(error, jax.errors.TracerArrayConversionError)
-                   or isinstance(error, TypeError) and "immutable" in str(error)):
+    if caches and (
+        isinstance(error, jax.errors.TracerArrayConversionError)
+        or isinstance(error, TypeError)
+        and "immutable" in str(error)
+    ):
         return UnsupportedError(
             f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it with a "
             f"di.Cache: JAX cannot write into a buffer (its arrays are immutable, and what f computes from x is "
@@ -104,7 +113,9 @@ def _check_no_value_taken_out(problem, backend, static, ctx):
     except (jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
         return
     except jax.errors.ConcretizationTypeError as error:
-        if _FLOAT_TRACER.search(str(error)):  # an integer one is a size or an index: eager JAX has its value
+        if _FLOAT_TRACER.search(
+            str(error)
+        ):  # an integer one is a size or an index: eager JAX has its value
             raise traced_array(problem.f, backend, "JAX tracer", error) from error
     except Exception:  # noqa: BLE001 - the eager evaluation that follows raises f's own errors
         return
@@ -162,15 +173,22 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         return prepare_same_point(self, operator, problem)
 
     def primal_value(self, value):
-        if isinstance(value, jax.core.Tracer):  # no values to compare or return: not an evaluation at x's values
+        if isinstance(
+            value, jax.core.Tracer
+        ):  # no values to compare or return: not an evaluation at x's values
             raise TypeError("a JAX tracer has no concrete value")
         return value
 
     def is_traced_array_error(self, error):
-        if type(error).__module__.startswith("jax"):  # numpy, float(), bool() or .item() on a tracer
+        if type(error).__module__.startswith(
+            "jax"
+        ):  # numpy, float(), bool() or .item() on a tracer
             return type(error).__name__ in _TRACED_ARRAY_ERRORS
         # another framework's function called on x (torch.sin(x))
-        return isinstance(error, (TypeError, AttributeError)) and _JAX_ARRAY_NAMED.search(str(error)) is not None
+        return (
+            isinstance(error, (TypeError, AttributeError))
+            and _JAX_ARRAY_NAMED.search(str(error)) is not None
+        )
 
     # jax.grad takes pytrees as they are: no ravel per call.
     pytrees = frozenset({"gradient"})
@@ -178,7 +196,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def takes_tree(self, operator, tree):
         # Node types registered with optree only are unknown to JAX: those trees go flat.
         if operator not in self.pytrees or self.backend.mode == "forward":
-            return False  # jacfwd's gradients take the output's dtype: the flat path casts them back
+            return (
+                False  # jacfwd's gradients take the output's dtype: the flat path casts them back
+            )
         positions = list(range(len(tree.shapes)))
         return jax.tree_util.tree_leaves(tree.unflatten(positions)) == positions
 
@@ -199,7 +219,11 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     @staticmethod
     def _static(problem, offset):
         """Positions (in the compiled function's arguments) of contexts passed as static values."""
-        return tuple(offset + i for i, value in enumerate(problem.ctx) if not _traceable(value) and _hashable(value))
+        return tuple(
+            offset + i
+            for i, value in enumerate(problem.ctx)
+            if not _traceable(value) and _hashable(value)
+        )
 
     def _compiles(self, problem):
         """True when ``problem``'s functions are compiled: with jit, for an explicit preparation.
@@ -223,10 +247,16 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         """
         wide, compiles = self._wide(problem), self._compiles(problem)
         x, tangents = problem.x, problem.tangents
-        scalars = tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value)) if compiles else ()
+        scalars = (
+            tuple(i for i, value in enumerate(problem.ctx) if _scalar_like(value))
+            if compiles
+            else ()
+        )
         mixed = _mixed_positions(problem.ctx) if compiles else ()
-        ctx = tuple(_canonical_scalar(v) if i in scalars else _Mixed(v) if i in mixed else v
-                    for i, v in enumerate(problem.ctx))
+        ctx = tuple(
+            _canonical_scalar(v) if i in scalars else _Mixed(v) if i in mixed else v
+            for i, v in enumerate(problem.ctx)
+        )
         flat = batched and problem.family == "numpy"
         if not batched:
             args = (x, *ctx)
@@ -239,15 +269,24 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         # a compiled function is then specific to them. Not with x64 off (and no x64 switch): JAX would
         # trace a float64 x as float32, unseen. Eager functions leave the check to the core.
         traced_dtype_is_x_dtype = wide or _X64.get_global()
-        guard = (None if problem.tree is not None or not problem.strict or not traced_dtype_is_x_dtype
-                 or not compiles else (shape_of(x), dtype_name(x)))
+        guard = (
+            None
+            if problem.tree is not None
+            or not problem.strict
+            or not traced_dtype_is_x_dtype
+            or not compiles
+            else (shape_of(x), dtype_name(x))
+        )
         methods = {}
-        aux = native_aux(problem, builders)  # has_aux: the builders' functions return (results, aux)
+        aux = native_aux(
+            problem, builders
+        )  # has_aux: the builders' functions return (results, aux)
         with _x64_scope(wide):
             for position, (name, build) in enumerate(builders.items()):
                 built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
+
                     # The operator's own method (the first) is compiled now. The others (value_and_...) are
                     # traced and lowered now, so f's errors surface at preparation, and JAX compiles them at
                     # their first call from that lowering: a preparation compiles only what a caller uses.
@@ -282,7 +321,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
             return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
         with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
-            out = _traced_at_values(problem, lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx))
+            out = _traced_at_values(
+                problem,
+                lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx),
+            )
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
             _not_an_array(out)
         return Spec(out.shape, str(out.dtype))
@@ -297,28 +339,42 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         (f, aux), k = traced_function(problem), len(problem.tangents)
         f = f if aux else _output_checked(f)  # with aux, the pair checks y itself
         bound, chosen = sweep_batch(self, problem, k, "forward")
-        return record(self._impl(
-            problem,
-            ("pushforward", k),
-            {
-                "pushforward": lambda flat: _batched(f, _forward_products, k, False, flat, bound, aux),
-                "value_and_pushforward": lambda flat: _batched(f, _forward_products, k, True, flat, bound, aux),
-            },
-            batched=True,
-        ), chosen)
+        return record(
+            self._impl(
+                problem,
+                ("pushforward", k),
+                {
+                    "pushforward": lambda flat: _batched(
+                        f, _forward_products, k, False, flat, bound, aux
+                    ),
+                    "value_and_pushforward": lambda flat: _batched(
+                        f, _forward_products, k, True, flat, bound, aux
+                    ),
+                },
+                batched=True,
+            ),
+            chosen,
+        )
 
     def prepare_pullback(self, problem):
         (f, aux), k = traced_function(problem), len(problem.tangents)
         bound, chosen = sweep_batch(self, problem, k, "reverse")
-        return record(self._impl(
-            problem,
-            ("pullback", k),
-            {
-                "pullback": lambda flat: _batched(f, _reverse_products, k, False, flat, bound, aux),
-                "value_and_pullback": lambda flat: _batched(f, _reverse_products, k, True, flat, bound, aux),
-            },
-            batched=True,
-        ), chosen)
+        return record(
+            self._impl(
+                problem,
+                ("pullback", k),
+                {
+                    "pullback": lambda flat: _batched(
+                        f, _reverse_products, k, False, flat, bound, aux
+                    ),
+                    "value_and_pullback": lambda flat: _batched(
+                        f, _reverse_products, k, True, flat, bound, aux
+                    ),
+                },
+                batched=True,
+            ),
+            chosen,
+        )
 
     # -- first-order overrides ------------------------------------------------------------------
 
@@ -338,7 +394,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         require_scalar_output(problem, "gradient")
         mode = problem.mode("gradient")
         bound = chosen = None
-        if mode == "forward" and problem.tree is None:  # one tangent per entry of x: a bounded sweep
+        if (
+            mode == "forward" and problem.tree is None
+        ):  # one tangent per entry of x: a bounded sweep
             bound, chosen = sweep_batch(self, problem, problem.x_size, mode)
         f, aux = traced_function(problem)
         pair = lambda: _gradient_pair(f, mode, aux, bound)  # noqa: E731
@@ -346,22 +404,30 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             problem,
             ("gradient", mode, bound),
             {"gradient": lambda: pair()[0], "value_and_gradient": lambda: pair()[1]},
-            {"gradient": _owned, "value_and_gradient": _pair_to_numpy} if problem.tree is None
+            {"gradient": _owned, "value_and_gradient": _pair_to_numpy}
+            if problem.tree is None
             else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
         return impl if chosen is None else record(impl, chosen)
 
     def prepare_jacobian(self, problem):
         mode = problem.mode("jacobian")
-        bound, chosen = sweep_batch(self, problem, problem.x_size if mode == "forward" else problem.spec.size, mode)
+        bound, chosen = sweep_batch(
+            self, problem, problem.x_size if mode == "forward" else problem.spec.size, mode
+        )
         transform, (f, aux) = _jacobian_transform(mode, bound), traced_function(problem)
-        return record(self._impl(
-            problem,
-            ("jacobian", mode),
-            {"jacobian": lambda: transform(f, has_aux=aux),
-             "value_and_jacobian": lambda: _value_and(transform, f, aux)},
-            {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
-        ), chosen)
+        return record(
+            self._impl(
+                problem,
+                ("jacobian", mode),
+                {
+                    "jacobian": lambda: transform(f, has_aux=aux),
+                    "value_and_jacobian": lambda: _value_and(transform, f, aux),
+                },
+                {"jacobian": _owned, "value_and_jacobian": _pair_to_numpy},
+            ),
+            chosen,
+        )
 
     # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
 
@@ -382,5 +448,13 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if not can_fuse(self, problem):
             return None
         value_and_gradient = self.differentiable_value_and_gradient(problem)
-        bound = sweep_batch(self, problem, len(seed_matrix), "forward", lambda x, *ctx: value_and_gradient(x, *ctx)[1])[0]
-        return fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, bound)
+        bound = sweep_batch(
+            self,
+            problem,
+            len(seed_matrix),
+            "forward",
+            lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+        )[0]
+        return fused_hessian(
+            problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, bound
+        )

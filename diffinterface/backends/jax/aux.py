@@ -34,7 +34,9 @@ class NativeAux:
 
     def __init__(self, capture, entry):
         self.capture, self.entry = capture, entry
-        self.static = None  # (treedef, {position: leaf}, array positions) of the aux, from the trace
+        self.static = (
+            None  # (treedef, {position: leaf}, array positions) of the aux, from the trace
+        )
         capture.native = self
 
     def pair(self):
@@ -46,7 +48,11 @@ class NativeAux:
             check_output(capture.f, y)
             leaves, treedef = jax.tree_util.tree_flatten(aux, is_leaf=lambda leaf: leaf is None)
             arrays = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
-            self.static = (treedef, {i: leaf for i, leaf in enumerate(leaves) if not _is_array(leaf)}, arrays)
+            self.static = (
+                treedef,
+                {i: leaf for i, leaf in enumerate(leaves) if not _is_array(leaf)},
+                arrays,
+            )
             return y, [leaves[i] for i in arrays]
 
         return f_with_aux
@@ -73,7 +79,11 @@ def _native(problem):
     if capture is None or problem.aux_entry is not problem.f:
         return None
     native = capture.native
-    return native if isinstance(native, NativeAux) and native.entry is problem.f else NativeAux(capture, problem.f)
+    return (
+        native
+        if isinstance(native, NativeAux) and native.entry is problem.f
+        else NativeAux(capture, problem.f)
+    )
 
 
 def traced_function(problem):

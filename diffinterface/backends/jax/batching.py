@@ -50,7 +50,11 @@ def _one_seed_bytes(f, x, ctx, mode, wide):
                 traced = jax.make_jaxpr(product)(xa, seed)
         except Exception:  # noqa: BLE001 - no estimate: the sweep runs whole, and f's own errors come from the sweep
             return None
-        compiled = 0 if analysis is None else int(analysis.temp_size_in_bytes + analysis.output_size_in_bytes)
+        compiled = (
+            0
+            if analysis is None
+            else int(analysis.temp_size_in_bytes + analysis.output_size_in_bytes)
+        )
         # XLA may fuse one seed's product into a reduction that keeps no intermediate (a scalar f of a
         # matrix product), where the batched product materializes them for every seed: the
         # intermediates' sizes bound what a seed adds to a batch from the other side.
@@ -65,10 +69,15 @@ def sweep_batch(adapter, problem, n, mode, f=None):
     (JAX's own ``vmap``, unchanged), or with ``devices`` a :class:`~.sharding.ShardedSweep`."""
     f = problem.f if f is None else f
     chosen = choose_batch_size(
-        adapter.backend, n, _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem)), problem.one_off
+        adapter.backend,
+        n,
+        _one_seed_bytes(f, problem.x, problem.ctx, mode, adapter._wide(problem)),
+        problem.one_off,
     )
     devices = getattr(adapter.backend, "devices", None)
-    if devices is not None:  # the seeds split across the devices (sharding.py), in batches of chosen
+    if (
+        devices is not None
+    ):  # the seeds split across the devices (sharding.py), in batches of chosen
         from .sharding import sharded_sweep
 
         return sharded_sweep(devices, chosen if chosen < n else None), chosen

@@ -66,12 +66,16 @@ def _rules(bridge, x, contexts):
     point = _concrete(x)
     values = [_concrete(c.value) if family_of(c.value) == "jax" else c.value for c in contexts]
     # a Cache is written by the inner f: a writable copy, never a read-only view of a JAX buffer
-    values = [np.array(v) if isinstance(c, Cache) and v is not None and family_of(v) == "jax" else v
-              for c, v in zip(contexts, values)]
+    values = [
+        np.array(v) if isinstance(c, Cache) and v is not None and family_of(v) == "jax" else v
+        for c, v in zip(contexts, values)
+    ]
     if point is not None and all(v is not None for v in values):
         rules = bridge.rules(point, tuple(type(c)(v) for c, v in zip(contexts, values)))
     else:
-        rules = _Pending(bridge, _spec_without_values(bridge, x, contexts), shape_of(x), dtype_name(x))
+        rules = _Pending(
+            bridge, _spec_without_values(bridge, x, contexts), shape_of(x), dtype_name(x)
+        )
     known[key] = rules
     return rules
 
@@ -82,15 +86,23 @@ def _spec_without_values(bridge, x, contexts):
     by ``jax.eval_shape`` where JAX can trace f; else :class:`ValuesNeededError`."""
     f = getattr(bridge, "f", None)
     if f is None:
-        return _values_needed(bridge, x, TypeError("the bridge has no f to evaluate without values"))
+        return _values_needed(
+            bridge, x, TypeError("the bridge has no f to evaluate without values")
+        )
     inner = framework_bridge(bridge.family)
     if inner is not None:
+
         def carrier(a):
             return to_family(np.zeros(shape_of(a), dtype=dtype_name(a)), bridge.family)
 
-        shapes = tuple(type(c)(carrier(c.value)) if family_of(c.value) == "jax" else c for c in contexts)
-        spec = inner.output_spec(lambda x, cs: f(x, *(c.value for c in cs)), carrier(x),
-                                 converted_contexts(shapes, bridge.family))
+        shapes = tuple(
+            type(c)(carrier(c.value)) if family_of(c.value) == "jax" else c for c in contexts
+        )
+        spec = inner.output_spec(
+            lambda x, cs: f(x, *(c.value for c in cs)),
+            carrier(x),
+            converted_contexts(shapes, bridge.family),
+        )
         if spec is not None:
             return spec
     try:

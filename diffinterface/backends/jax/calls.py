@@ -154,7 +154,6 @@ def _x64_scope(wide):
 # -- contexts as jax.jit sees them ---------------------------------------------------------------
 
 
-
 def _scalar_like(value):
     """A Python number, a NumPy scalar or a 0-d numpy array: one kind of Constant (see below)."""
     cls = value.__class__

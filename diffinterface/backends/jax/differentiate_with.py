@@ -62,7 +62,10 @@ def _over_leading(fn, args, core_ndims):
     leads = [a.shape[: a.ndim - k] for a, k in zip(args, core_ndims)]
     lead = np.broadcast_shapes(*leads)
     n = size_of(lead)
-    flat = [np.broadcast_to(a, lead + a.shape[len(l):]).reshape((n,) + a.shape[len(l):]) for a, l in zip(args, leads)]
+    flat = [
+        np.broadcast_to(a, lead + a.shape[len(own) :]).reshape((n,) + a.shape[len(own) :])
+        for a, own in zip(args, leads)
+    ]
     results = [fn(*(a[i] for a in flat)) for i in range(n)]
     if isinstance(results[0], tuple):
         return tuple(np.stack(r).reshape(lead + r[0].shape) for r in zip(*results))
@@ -141,7 +144,10 @@ class _Linear:
         if all(size_of(a.shape[:nlevels]) == 1 for a in res):
             outs = self.apply([a.reshape(a.shape[nlevels:]) for a in res], tuple(vs))
         else:  # x (or c) differs along the batch: one inner call per element
-            flat = [np.broadcast_to(a, lead + a.shape[nlevels:]).reshape((n,) + a.shape[nlevels:]) for a in res]
+            flat = [
+                np.broadcast_to(a, lead + a.shape[nlevels:]).reshape((n,) + a.shape[nlevels:])
+                for a in res
+            ]
             outs = [self.apply([a[i] for a in flat], (vs[i],))[0] for i in range(n)]
         return np.stack(outs).reshape(lead + self.out_shape) if nlevels else outs[0]
 
@@ -183,7 +189,9 @@ def _out_aval(args, rule, nlevels):
 def _impl(*args, rule, nlevels):
     aval = _out_aval(args, rule, nlevels)
     return jax.pure_callback(
-        lambda *a: rule.host(*a, nlevels=nlevels), jax.ShapeDtypeStruct(aval.shape, aval.dtype), *args
+        lambda *a: rule.host(*a, nlevels=nlevels),
+        jax.ShapeDtypeStruct(aval.shape, aval.dtype),
+        *args,
     )
 
 
@@ -202,8 +210,15 @@ def _host_lowering(host_of, impl, multiple_results):
         if getattr(ctx.module_context.axis_context, "num_devices", None) != 1:
             return fallback(ctx, *args, **params)
         results, _, _ = mlir.emit_python_callback(
-            ctx, host_of(**params), None, list(args), ctx.avals_in, ctx.avals_out,
-            has_side_effect=False, returns_token=False)
+            ctx,
+            host_of(**params),
+            None,
+            list(args),
+            ctx.avals_in,
+            ctx.avals_out,
+            has_side_effect=False,
+            returns_token=False,
+        )
         return results
 
     return lower
@@ -220,7 +235,9 @@ mlir.register_lowering(_linear_p, _host_lowering(_linear_host, _impl, multiple_r
 
 def _leading(args, dims):
     """The operands with their vmapped axis first; an operand vmap does not batch gets a leading axis of size 1."""
-    return [jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    return [
+        jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)
+    ]
 
 
 def _batch(args, dims, *, rule, nlevels):
@@ -263,8 +280,13 @@ def _along_x(rule, primals, x_dot, nlevels):
         m = size_of(y_shape)
         eye = np.eye(m, dtype=call.y_dtype).reshape((m,) + (1,) * nlevels + y_shape)
         core = tuple(range(nlevels, nlevels + len(call.rules.x_shape)))
-        rows = [jnp.sum(_linear_p.bind(x, *dyn, jnp.asarray(eye[k]), x_dot, rule=hvp, nlevels=nlevels) * v, axis=core)
-                for k in range(m)]
+        rows = [
+            jnp.sum(
+                _linear_p.bind(x, *dyn, jnp.asarray(eye[k]), x_dot, rule=hvp, nlevels=nlevels) * v,
+                axis=core,
+            )
+            for k in range(m)
+        ]
         lead = rows[0].shape
         return jnp.stack(rows, axis=-1).reshape(lead + y_shape).astype(call.y_dtype)
     raise third_order("differentiating a second derivative with respect to x")
@@ -304,17 +326,23 @@ def _host_avals(avals, outs, nlevels):
 
 
 def _host_impl(*args, host, outs, nlevels):
-    structs = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _host_avals(args, outs, nlevels))
+    structs = tuple(
+        jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _host_avals(args, outs, nlevels)
+    )
     return jax.pure_callback(host, structs, *args)
 
 
 def _host_batch(args, dims, *, host, outs, nlevels):
-    return _host_p.bind(*_leading(args, dims), host=host, outs=outs, nlevels=nlevels + 1), (0,) * len(outs)
+    return _host_p.bind(*_leading(args, dims), host=host, outs=outs, nlevels=nlevels + 1), (
+        0,
+    ) * len(outs)
 
 
 _host_p.def_impl(_host_impl)
 _host_p.def_abstract_eval(lambda *avals, host, outs, nlevels: _host_avals(avals, outs, nlevels))
-mlir.register_lowering(_host_p, _host_lowering(lambda host, outs, nlevels: host, _host_impl, multiple_results=True))
+mlir.register_lowering(
+    _host_p, _host_lowering(lambda host, outs, nlevels: host, _host_impl, multiple_results=True)
+)
 batching.primitive_batchers[_host_p] = _host_batch
 
 
@@ -336,7 +364,10 @@ def _build(call):
     if rules.gradient_route:
         outs = (y_out, (tuple(rules.x_shape), x_struct_dtype))
         value_and_gradient = jax.custom_jvp(
-            lambda x, *dyn: tuple(_host_p.bind(x, *dyn, host=call.value_and_gradient, outs=outs, nlevels=0)))
+            lambda x, *dyn: tuple(
+                _host_p.bind(x, *dyn, host=call.value_and_gradient, outs=outs, nlevels=0)
+            )
+        )
 
         @value_and_gradient.defjvp
         def _(primals, tangents):
@@ -344,8 +375,10 @@ def _build(call):
             y, g = value_and_gradient(x, *dyn)
             hvp = _linear(call, "hvp", rules.x_shape, x_struct_dtype)
             one = jnp.ones((), call.y_dtype)
-            return (y, g), (jnp.sum(g * tangents[0]).astype(call.y_dtype),
-                            _linear_p.bind(x, *dyn, one, tangents[0], rule=hvp, nlevels=0))
+            return (y, g), (
+                jnp.sum(g * tangents[0]).astype(call.y_dtype),
+                _linear_p.bind(x, *dyn, one, tangents[0], rule=hvp, nlevels=0),
+            )
 
         @fn.defjvp
         def _(primals, tangents):

@@ -79,17 +79,25 @@ def prepare_same_point(adapter, operator, problem):
     wide = adapter._wide(problem)
     bound, chosen = _sweep_batch(adapter, operator, problem)
     with _x64_scope(wide):
-        jit = jax.jit if adapter._compiles(problem) else (lambda fn: fn)  # AutoJAX(jit=False): eagerly
-        at, product = _linearization(operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit)
+        jit = (
+            jax.jit if adapter._compiles(problem) else (lambda fn: fn)
+        )  # AutoJAX(jit=False): eagerly
+        at, product = _linearization(
+            operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit
+        )
         one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
         batch = jit(_stacked_products(product, bound))
     at, split = _wrap(at, None, wide), (_split if jit is jax.jit else _split.__wrapped__)
     plain, valued = OPERATORS[operator].methods
-    fresh = np.array if numpy_family else (lambda a: a)  # numpy results are the caller's to write into
+    fresh = (
+        np.array if numpy_family else (lambda a: a)
+    )  # numpy results are the caller's to write into
 
     def impl_at(x, own_point=False):
         first, residuals = at(x)
-        if own_point:  # compiled over this point's residuals as constants: faster products, compiled per point
+        if (
+            own_point
+        ):  # compiled over this point's residuals as constants: faster products, compiled per point
             stacked_products = _stacked_products(product, bound)
             with _x64_scope(wide):
                 apply_one = jit(lambda seed: product(residuals, first, seed))
@@ -111,7 +119,15 @@ def prepare_same_point(adapter, operator, problem):
 
         run = _wrap(products, None, wide)
         value = _owned(first) if numpy_family else first
-        return record(Impl(move=impl_at, **{plain: lambda x, seeds, *ctx: run(seeds),
-                                            valued: lambda x, seeds, *ctx: (fresh(value), run(seeds))}), chosen)
+        return record(
+            Impl(
+                move=impl_at,
+                **{
+                    plain: lambda x, seeds, *ctx: run(seeds),
+                    valued: lambda x, seeds, *ctx: (fresh(value), run(seeds)),
+                },
+            ),
+            chosen,
+        )
 
     return impl_at(problem.x, own_point=True)

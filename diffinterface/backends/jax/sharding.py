@@ -37,7 +37,9 @@ class ShardedSweep:
         self.batch = None if batch is None else -(-batch // self.devices) * self.devices
 
     def _constrained(self, tree):
-        return jax.tree_util.tree_map(lambda a: lax.with_sharding_constraint(a, self.sharding), tree)
+        return jax.tree_util.tree_map(
+            lambda a: lax.with_sharding_constraint(a, self.sharding), tree
+        )
 
     def _split(self, fn, seeds):
         """``vmap(fn)(seeds)`` with the seeds, padded with zeros to a multiple of the devices, split across them."""
@@ -54,8 +56,10 @@ class ShardedSweep:
         if batch is None or batch >= n:
             return self._split(fn, stacked)
         full = n // batch * batch
-        head = lax.map(lambda seeds: self._split(fn, seeds),
-                       stacked[:full].reshape((n // batch, batch, *stacked.shape[1:])))
+        head = lax.map(
+            lambda seeds: self._split(fn, seeds),
+            stacked[:full].reshape((n // batch, batch, *stacked.shape[1:])),
+        )
         head = jax.tree_util.tree_map(lambda a: a.reshape((full, *a.shape[2:])), head)
         if full == n:
             return head
@@ -65,7 +69,9 @@ class ShardedSweep:
 
 def seed_sharding(devices):
     """The sharding that splits a leading (seed) axis over ``devices`` (a Mesh: over all its axes)."""
-    mesh = devices if isinstance(devices, Mesh) else Mesh(np.array(devices, dtype=object), ("seeds",))
+    mesh = (
+        devices if isinstance(devices, Mesh) else Mesh(np.array(devices, dtype=object), ("seeds",))
+    )
     return NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names)))
 
 

@@ -53,11 +53,18 @@ def _entries(compression, ncolors):
     size = compression.product_size
     gather = np.asarray(compression.gather)
     pairs = np.stack([gather // size, gather % size], axis=1).astype(np.int32)
-    numbers = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
+    numbers = lax.GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1)
+    )
 
     def entries(products):
-        return lax.gather(products.reshape(ncolors, size), pairs, numbers, slice_sizes=(1, 1),
-                          mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+        return lax.gather(
+            products.reshape(ncolors, size),
+            pairs,
+            numbers,
+            slice_sizes=(1, 1),
+            mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+        )
 
     return entries
 
@@ -122,11 +129,14 @@ def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler, ba
             def value_and_data(x, *ctx):
                 g = lambda x: f(x, *ctx)  # noqa: E731
                 if batch is None:
-                    value, products = jax.vmap(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),)),
-                                               out_axes=(None, 0))(seeds)
+                    value, products = jax.vmap(
+                        lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),)), out_axes=(None, 0)
+                    )(seeds)
                 else:
                     value = g(x)
-                    products = _mapped(lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),))[1], seeds, batch)
+                    products = _mapped(
+                        lambda s: jax.jvp(g, (x,), (s.astype(x.dtype),))[1], seeds, batch
+                    )
                 return value, entries(products)
         else:
             seeds = _stacked_seeds(compression, seed_matrix, spec.shape)
@@ -139,7 +149,9 @@ def fused_jacobian(problem, compression, seed_matrix, dense_shape, assembler, ba
     return _compiled(value_and_data, compression, problem, dense_shape, assembler, wide)
 
 
-def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, batch=None):
+def fused_hessian(
+    problem, value_and_gradient, compression, seed_matrix, dense_shape, assembler, batch=None
+):
     """``(hessian, value_gradient_and_hessian)``: forward-over-reverse hvps on the seeds (in batches of
     ``batch``; None: all at once) and the gather."""
     x_shape = problem.x_shape
@@ -152,20 +164,35 @@ def fused_hessian(problem, value_and_gradient, compression, seed_matrix, dense_s
         vg = lambda x: value_and_gradient(x, *ctx)  # noqa: E731
         if batch is None:
             (value, gradient), (_, products) = jax.vmap(
-                lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0))(seeds)
+                lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),)), out_axes=(None, 0)
+            )(seeds)
         else:
             value, gradient = vg(x)
-            products = _mapped(lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),))[1][1], seeds, batch)
+            products = _mapped(
+                lambda s: jax.jvp(vg, (x,), (s.astype(x.dtype),))[1][1], seeds, batch
+            )
         return value, gradient, entries(products)
 
-    return _compiled(value_gradient_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=True)
+    return _compiled(
+        value_gradient_and_data,
+        compression,
+        problem,
+        dense_shape,
+        assembler,
+        wide,
+        with_gradient=True,
+    )
 
 
-def _compiled(value_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=False):
+def _compiled(
+    value_and_data, compression, problem, dense_shape, assembler, wide, with_gradient=False
+):
     """``(operator, value_and_operator)`` from ``value_and_data`` (the value, with the gradient when
     ``with_gradient``, then the entries' values): compiled, the entries assembled into the result, the
     value and gradient in x's family."""
-    value_and_data, assemble = _assembled(value_and_data, compression, problem, dense_shape, assembler)
+    value_and_data, assemble = _assembled(
+        value_and_data, compression, problem, dense_shape, assembler
+    )
     data = _compile(lambda x, *ctx: value_and_data(x, *ctx)[-1], problem, wide)
     valued = jax.jit(value_and_data)
     # numpy results own their values (the CSR's data too, so that it can be passed back as ``out=``)

@@ -170,9 +170,13 @@ def _around_gradients(build, compiled=True):
 
     def products(g, x, tangents, batch=None, has_aux=False):
         if compiled:
-            first, stacked = build(jnp, g, lambda fn, stacked: _mapped(fn, stacked, batch))(x, tangents)
+            first, stacked = build(jnp, g, lambda fn, stacked: _mapped(fn, stacked, batch))(
+                x, tangents
+            )
         else:
-            first, stacked = build(np, g, lambda fn, stacked: np.asarray(_mapped(fn, stacked, batch)))(x, tangents)
+            first, stacked = build(
+                np, g, lambda fn, stacked: np.asarray(_mapped(fn, stacked, batch))
+            )(x, tangents)
         return first, (stacked[0] if len(tangents) == 1 else stacked)
 
     return products

@@ -11,7 +11,11 @@ from .boundary import Boundary, as_output, connected, forward_mode, promoting
 
 #: fragments of TensorFlow's messages when f converts the tensor it is differentiated at (TensorFlow 2.21)
 _TRACED_ARRAY_MESSAGES = (
-    "symbolic tf.Tensor", "SymbolicTensor", "Symbolic Tensor", "as a Python `bool`", "out of scope",
+    "symbolic tf.Tensor",
+    "SymbolicTensor",
+    "Symbolic Tensor",
+    "as a Python `bool`",
+    "out of scope",
     "numpy() is only available",
 )
 
@@ -46,15 +50,20 @@ class TensorFlowAdapter(Adapter):
         mode = super().choose_mode(operator, problem)
         # a square Jacobian: TensorFlow's own tape.jacobian traces in about two thirds of the time of a
         # vectorized ForwardAccumulator and runs as fast or faster (n = 10: 0.99x, n = 100: 0.68x)
-        if (operator == "jacobian" and mode == "forward" and self.backend.mode is None
-                and problem.x_size == problem.spec.size):
+        if (
+            operator == "jacobian"
+            and mode == "forward"
+            and self.backend.mode is None
+            and problem.x_size == problem.spec.size
+        ):
             return "reverse"
         return mode
 
     def is_traced_array_error(self, error):
         text = str(error)
-        return isinstance(error, (TypeError, AttributeError, NotImplementedError, ValueError)) and any(
-            part in text for part in _TRACED_ARRAY_MESSAGES)
+        return isinstance(
+            error, (TypeError, AttributeError, NotImplementedError, ValueError)
+        ) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
 
     # -- output and evaluation -----------------------------------------------------------------------
 
@@ -86,6 +95,7 @@ class TensorFlowAdapter(Adapter):
         combined = "gradient_and_hvp" if operator == "hvp" else "value_and_" + operator
         x_in, out = b.x_in, b.out
         if one and b.passes_through:
+
             def valued(x, seeds, *ctx):
                 results = compiled(x, seeds[0], *ctx)
                 return results[values - 1], (results[-1],)
@@ -102,6 +112,7 @@ class TensorFlowAdapter(Adapter):
             def alone(x, seeds, *ctx):
                 return (out(compiled(x_in(x), seed_in(seeds[0]), *ctx)[-1]),)
         elif b.passes_through:
+
             def valued(x, seeds, *ctx):
                 results = compiled(x, seeds, *ctx)
                 return results[values - 1], results[-1]
@@ -116,7 +127,9 @@ class TensorFlowAdapter(Adapter):
                 return out(results[values - 1]), tuple(out(r) for r in results[-1])
 
             def alone(x, seeds, *ctx):
-                return tuple(out(r) for r in compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)[-1])
+                return tuple(
+                    out(r) for r in compiled(x_in(x), tuple(map(seed_in, seeds)), *ctx)[-1]
+                )
 
         return b.handing_over(Impl(**{operator: alone, combined: valued}))
 
@@ -125,7 +138,9 @@ class TensorFlowAdapter(Adapter):
         """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
         compiled = b.compiled(core, *b.example())
         if b.passes_through:
-            return b.handing_over(Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled}))
+            return b.handing_over(
+                Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
+            )
         x_in, out = b.x_in, b.out
 
         def combined(x, *ctx):
@@ -150,13 +165,22 @@ class TensorFlowAdapter(Adapter):
         b = Boundary(self, problem)
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=True)
-        return s.record(self._seeded(b, "pushforward", recipes.pushforwards(b.recorded(), k, b.broken, s.vmap, s.parallel), 1))
+        return s.record(
+            self._seeded(
+                b,
+                "pushforward",
+                recipes.pushforwards(b.recorded(), k, b.broken, s.vmap, s.parallel),
+                1,
+            )
+        )
 
     def prepare_pullback(self, problem):
         b = Boundary(self, problem)
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=False)
-        return s.record(self._seeded(b, "pullback", recipes.pullbacks(b.recorded(), k, b.broken, s.parallel), 1))
+        return s.record(
+            self._seeded(b, "pullback", recipes.pullbacks(b.recorded(), k, b.broken, s.parallel), 1)
+        )
 
     # -- first order ---------------------------------------------------------------------------------
 
@@ -164,9 +188,13 @@ class TensorFlowAdapter(Adapter):
         b = Boundary(self, problem, scalar="gradient")
         if problem.mode("gradient") == "forward":
             s = Sweep(self, b, _size(problem.x_shape), forward=True)
-            core = recipes.or_reverse(recipes.forward_jacobian(b.recorded(), problem.x_shape, (), b.broken, s.vmap),
-                                      recipes.gradient(b.recorded(), b.broken))
-            return self._scalar(b, s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core)))
+            core = recipes.or_reverse(
+                recipes.forward_jacobian(b.recorded(), problem.x_shape, (), b.broken, s.vmap),
+                recipes.gradient(b.recorded(), b.broken),
+            )
+            return self._scalar(
+                b, s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core))
+            )
         core = recipes.gradient(b.recorded(), b.broken)
         return self._scalar(b, self._unseeded(b, ("gradient", "value_and_gradient"), core))
 
@@ -175,8 +203,11 @@ class TensorFlowAdapter(Adapter):
         if problem.mode("jacobian") == "forward":
             s = Sweep(self, b, _size(problem.x_shape), forward=True)
             core = recipes.or_reverse(
-                recipes.forward_jacobian(b.recorded(), problem.x_shape, problem.spec.shape, b.broken, s.vmap),
-                recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel))
+                recipes.forward_jacobian(
+                    b.recorded(), problem.x_shape, problem.spec.shape, b.broken, s.vmap
+                ),
+                recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel),
+            )
         else:
             s = Sweep(self, b, _size(problem.spec.shape), forward=False)
             core = recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel)
@@ -185,8 +216,10 @@ class TensorFlowAdapter(Adapter):
     def prepare_derivative(self, problem):
         b = Boundary(self, problem)
         if problem.mode("derivative") == "forward":
-            core = recipes.or_reverse(recipes.derivative_forward(b.recorded(), b.broken),
-                                      recipes.reverse_jacobian(b.recorded(), b.broken))
+            core = recipes.or_reverse(
+                recipes.derivative_forward(b.recorded(), b.broken),
+                recipes.reverse_jacobian(b.recorded(), b.broken),
+            )
             return self._unseeded(b, ("derivative", "value_and_derivative"), core)
         s = Sweep(self, b, _size(problem.spec.shape), forward=False)
         core = recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel)
@@ -198,18 +231,24 @@ class TensorFlowAdapter(Adapter):
         b = Boundary(self, problem, scalar="hvp")
         k = len(problem.tangents)
         s = Sweep(self, b, k, forward=True)
-        return self._scalar(b, s.record(self._seeded(b, "hvp", recipes.hvps(b.recorded(), k, b.broken, s.vmap), 2)))
+        return self._scalar(
+            b, s.record(self._seeded(b, "hvp", recipes.hvps(b.recorded(), k, b.broken, s.vmap), 2))
+        )
 
     def prepare_hessian(self, problem):
         b = Boundary(self, problem, scalar="hessian")
         s = Sweep(self, b, _size(problem.x_shape), forward=True)
         core = recipes.hessian(b.recorded(), problem.x_shape, b.broken, s.vmap)
-        return self._scalar(b, s.record(self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core)))
+        return self._scalar(
+            b, s.record(self._unseeded(b, ("hessian", "value_gradient_and_hessian"), core))
+        )
 
     def prepare_second_derivative(self, problem):
         b = Boundary(self, problem)
         core = recipes.second_derivative(b.recorded(), b.broken)
-        return self._unseeded(b, ("second_derivative", "value_derivative_and_second_derivative"), core)
+        return self._unseeded(
+            b, ("second_derivative", "value_derivative_and_second_derivative"), core
+        )
 
     # -- first derivatives TensorFlow can differentiate again (SecondOrder pairs) --------------------
 
@@ -234,7 +273,11 @@ class TensorFlowAdapter(Adapter):
                 y = as_output(f(x, *ctx), x)
             return y, connected(acc.jvp(y), y, broken)
 
-        def by_reverse(x, *ctx):  # f holds a DifferentiateWith, whose custom gradients forward mode cannot see
-            return recipes.derivative_by_outputs(lambda z, *c: as_output(f(z, *c), z), x, ctx, broken)
+        def by_reverse(
+            x, *ctx
+        ):  # f holds a DifferentiateWith, whose custom gradients forward mode cannot see
+            return recipes.derivative_by_outputs(
+                lambda z, *c: as_output(f(z, *c), z), x, ctx, broken
+            )
 
         return recipes.or_reverse(value_and_derivative, by_reverse)

@@ -48,7 +48,11 @@ class TracedAux:
 
         def f(x, *ctx):
             y, aux = with_aux(entry, x, ctx)
-            if self._raw is None and self._graph is not None and tf.compat.v1.get_default_graph() is self._graph:
+            if (
+                self._raw is None
+                and self._graph is not None
+                and tf.compat.v1.get_default_graph() is self._graph
+            ):
                 self._raw = (aux,)
             return y
 
@@ -56,19 +60,25 @@ class TracedAux:
 
     def returning(self, core):
         """``core(*args) -> results`` as ``traced(*args) -> (results, aux's tensors)``, for tracing."""
+
         def traced(*args):
             self._graph, self._raw = tf.compat.v1.get_default_graph(), None
             try:
                 results = core(*args)
             finally:
                 self._graph = None
-            if self._raw is None:  # no evaluation in this graph: the core evaluates f once more per call
+            if (
+                self._raw is None
+            ):  # no evaluation in this graph: the core evaluates f once more per call
                 self._plan = None
                 return results, []
             leaves, treedef = _flatten(self._raw[0])
             positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, tf.Tensor)]
-            self._plan = (treedef, {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, tf.Tensor)},
-                          positions)
+            self._plan = (
+                treedef,
+                {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, tf.Tensor)},
+                positions,
+            )
             self._raw = None
             return results, [leaves[i] for i in positions]
 
@@ -77,6 +87,7 @@ class TracedAux:
     def unpacking(self, compiled):
         """The traced function ``compiled`` returning its results only; the aux's tensors are kept for
         :meth:`handing_over`."""
+
         def call(*args):
             results, self._last = compiled(*args)
             return results

@@ -38,7 +38,11 @@ def _one_seed_bytes(boundary):
         spec = tf.TensorSpec(problem.x_shape, boundary.dtype)
         try:
             with promoting():
-                graph = tf.function(lambda x: f(x, *problem.ctx), autograph=False).get_concrete_function(spec).graph
+                graph = (
+                    tf.function(lambda x: f(x, *problem.ctx), autograph=False)
+                    .get_concrete_function(spec)
+                    .graph
+                )
         except Exception:  # noqa: BLE001 - no estimate: the sweep runs whole, and f's own errors come from it
             return None
         total = 0
@@ -67,6 +71,7 @@ def _looped(one, n, parallel):
 def batched_map(parallel):
     """``vmap(fn, seeds)``: ``tf.vectorized_map``'s result, ``parallel`` seeds per vectorized pass (``None``: all
     at once); a loop of single seeds where vectorizing would run a faulty oneDNN matmul (:mod:`.onednn`)."""
+
     def mapped(fn, seeds):
         # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that has it on,
         # and autograph's rewrite of f is not f (f is traced as written, see Boundary.compiled)
@@ -77,7 +82,9 @@ def batched_map(parallel):
         n = seeds.shape[0]
         if parallel is not None and parallel <= 1:
             return _looped(one, n, 1)
-        return vectorized(lambda: pfor(one, n, parallel_iterations=parallel), lambda: _looped(one, n, parallel))
+        return vectorized(
+            lambda: pfor(one, n, parallel_iterations=parallel), lambda: _looped(one, n, parallel)
+        )
 
     return mapped
 

@@ -38,11 +38,14 @@ class ValuesNeededError(UnsupportedError):
 
 
 #: True while :meth:`Boundary.check_no_value_taken_out` traces f without values
-CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_value_check",
-                                                                                default=False)
+CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "tensorflow_value_check", default=False
+)
 #: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function inside refuses,
 #: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
-FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("tensorflow_forward_mode", default=False)
+FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "tensorflow_forward_mode", default=False
+)
 
 
 @contextlib.contextmanager
@@ -53,6 +56,7 @@ def forward_mode():
         yield
     finally:
         FORWARD_MODE.reset(token)
+
 
 _OFF = _PromoMode.OFF
 #: the arguments a traced function takes by shape and dtype alone (new values reuse the trace)
@@ -78,7 +82,9 @@ def connected(result, like, broken):
     ``broken`` (a callable making the GraphBreakError) is None where a
     constant output truly differentiates to zero (SecondOrder's outer, an empty output).
     """
-    if isinstance(result, tf.IndexedSlices):  # a gradient through tf.gather: x's shape, as a dense tensor
+    if isinstance(
+        result, tf.IndexedSlices
+    ):  # a gradient through tf.gather: x's shape, as a dense tensor
         return tf.convert_to_tensor(result)
     if result is not None:
         return result
@@ -130,8 +136,18 @@ def not_promoting():
 
 
 #: operations running graphs of their own (loops, branches, calls), whose tensors ``graph.get_operations()`` omits
-_NESTED_GRAPHS = frozenset({"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
-                            "PartitionedCall", "StatefulPartitionedCall"})
+_NESTED_GRAPHS = frozenset(
+    {
+        "While",
+        "StatelessWhile",
+        "If",
+        "StatelessIf",
+        "Case",
+        "StatelessCase",
+        "PartitionedCall",
+        "StatefulPartitionedCall",
+    }
+)
 
 
 def _all_float64(graph):
@@ -148,7 +164,9 @@ def _all_float64(graph):
         return True
     functions = getattr(graph, "_functions", None)
     return functions is not None and all(
-        hasattr(function, "graph") and _all_float64(function.graph) for function in functions.values())
+        hasattr(function, "graph") and _all_float64(function.graph)
+        for function in functions.values()
+    )
 
 
 def _unchanged(y):
@@ -166,8 +184,11 @@ class Boundary:
         self.backend = adapter.backend
         self.dtype = tf.as_dtype(problem.x_dtype)
         self.numpy = problem.family == "numpy"
-        self.broken = None if problem.constant_output_is_zero else (
-            lambda: graph_break(problem.f, adapter.backend, "TensorFlow"))
+        self.broken = (
+            None
+            if problem.constant_output_is_zero
+            else (lambda: graph_break(problem.f, adapter.backend, "TensorFlow"))
+        )
         self.jit = adapter.backend.jit and not problem.one_off
         self.x_in = self._x_converter(problem)
         #: tensors in, tensors out: the methods call the traced function directly
@@ -199,9 +220,11 @@ class Boundary:
         """``core`` (tensors in and out) as a ``tf.function`` traced now for ``example``'s signature (jit), else
         ``core`` run eagerly; both under :func:`promoting` (the graph keeps the promotions it traced)."""
         if not self.jit:
+
             def eager(*args):
                 with promoting():
                     return core(*args)
+
             return eager
         # autograph off: f is traced as written (a Python branch on x's values is refused, below), and
         # tracing stays as cheap as TensorFlow allows
@@ -212,7 +235,9 @@ class Boundary:
         fn = tf.function(fixed, autograph=False, reduce_retracing=False)
         concrete = self._traced_without_promotion(fn, example)
         if concrete is None:
-            fn = tf.function(fixed, autograph=False, reduce_retracing=False)  # the first keeps its trace
+            fn = tf.function(
+                fixed, autograph=False, reduce_retracing=False
+            )  # the first keeps its trace
         try:
             if concrete is None:
                 with promoting():
@@ -255,7 +280,9 @@ class Boundary:
         return impl if self.aux is None else self.aux.handing_over(impl)
 
     def branch_error(self, error):
-        message = traced_array(self.f, self.backend, "TensorFlow tensor traced by tf.function", error)
+        message = traced_array(
+            self.f, self.backend, "TensorFlow tensor traced by tf.function", error
+        )
         return TracedArrayError(
             f"{message} Where f branches on x's values (if x[0] > 0: ...), tf.function cannot trace it: use "
             "AutoTensorFlow(jit=False), which differentiates eagerly, or write the branch with xp.where or "
@@ -277,13 +304,17 @@ class Boundary:
         try:
             with promoting():
                 tf.function(lambda x: f(x, *ctx), autograph=False).get_concrete_function(spec)
-        except ValuesNeededError:  # a DifferentiateWith inside, not met yet: prepared at the eager call's values
+        except (
+            ValuesNeededError
+        ):  # a DifferentiateWith inside, not met yet: prepared at the eager call's values
             return
         except UnsupportedError:  # f writing into a di.Cache: named as such
             raise
         except Exception as error:  # f's own errors are left to the eager evaluation
             limit = framework_limit(error, adapter, {"tensorflow"}, self.f)
-            if limit is not None:  # TensorFlow's own refusal (its @ falls back to numpy, which then fails)
+            if (
+                limit is not None
+            ):  # TensorFlow's own refusal (its @ falls back to numpy, which then fails)
                 raise limit from error
             if adapter.is_traced_array_error(error) and "as a Python `bool`" not in str(error):
                 raise traced_array(self.f, self.backend, "TensorFlow tensor", error) from error
@@ -332,9 +363,11 @@ class Boundary:
         caches = [i for i, c in enumerate(self.problem.contexts) if isinstance(c, Cache)]
         if not caches:
             if learned is _unchanged:
+
                 def evaluated(x, *ctx):
                     return as_output(f(x, *ctx), x)
             else:
+
                 def evaluated(x, *ctx):
                     return learned(as_output(f(x, *ctx), x))
 

@@ -33,7 +33,12 @@ from ...core.bridge import FrameworkBridge, converted_contexts, to_family
 from ...core.registry import framework_bridge
 from ...families import family_of
 from ...errors import UnsupportedError
-from .boundary import CHECKING_WITHOUT_VALUES, FORWARD_MODE, ForwardThroughBridgeError, ValuesNeededError
+from .boundary import (
+    CHECKING_WITHOUT_VALUES,
+    FORWARD_MODE,
+    ForwardThroughBridgeError,
+    ValuesNeededError,
+)
 
 
 class _Call:
@@ -46,13 +51,20 @@ class _Call:
 
     def __init__(self, bridge, rules, contexts):
         self.rules, self.family = rules, bridge.family
-        self.dynamic = tuple(i for i, c in enumerate(contexts) if family_of(c.value) == "tensorflow")
+        self.dynamic = tuple(
+            i for i, c in enumerate(contexts) if family_of(c.value) == "tensorflow"
+        )
         self.tensors = [contexts[i].value for i in self.dynamic]
         self.kinds = tuple(type(c) for c in contexts)
-        converted = iter(converted_contexts(
-            tuple(c for i, c in enumerate(contexts) if i not in self.dynamic), bridge.family))
+        converted = iter(
+            converted_contexts(
+                tuple(c for i, c in enumerate(contexts) if i not in self.dynamic), bridge.family
+            )
+        )
         # None where a tensor's value comes in through tf.py_function (see run)
-        self.contexts = [None if i in self.dynamic else next(converted) for i in range(len(contexts))]
+        self.contexts = [
+            None if i in self.dynamic else next(converted) for i in range(len(contexts))
+        ]
         self.x_shape, self.x_dtype = tuple(rules.x_shape), tf.as_dtype(str(rules.x_dtype))
         self.y_shape, self.y_dtype = tuple(rules.spec[0]), tf.as_dtype(str(rules.spec[1]))
 
@@ -99,13 +111,16 @@ def _pullback(x, c, call):
 def _pushforward(x, t, call):
     @tf.custom_gradient
     def pushforward(x, t):
-        out = call.run(lambda a, s, ctx: call.rules.pushforward(a, (s,), ctx)[0], [x, t], like_x=False)
+        out = call.run(
+            lambda a, s, ctx: call.rules.pushforward(a, (s,), ctx)[0], [x, t], like_x=False
+        )
 
         def gradient(g):
             if not call.rules.scalar:
                 raise UnsupportedError(
                     "DifferentiateWith: differentiating a pushforward of a non-scalar f with respect to x needs "
-                    "second derivatives of every output; use reverse mode inside (tf.GradientTape)")
+                    "second derivatives of every output; use reverse mode inside (tf.GradientTape)"
+                )
             return _hvp(x, g, t, call), _pullback(x, g, call)
 
         return out, gradient
@@ -116,7 +131,9 @@ def _pushforward(x, t, call):
 def _hvp(x, c, v, call):
     @tf.custom_gradient
     def hvp(x, c, v):
-        out = call.run(lambda a, s, w, ctx: call.rules.hvp(a, s, (w,), ctx)[0], [x, c, v], like_x=True)
+        out = call.run(
+            lambda a, s, w, ctx: call.rules.hvp(a, s, (w,), ctx)[0], [x, c, v], like_x=True
+        )
         # linear and symmetric in v; along x and c it would need third derivatives, which the bridge does
         # not provide: TensorFlow sees no gradient there (None: unconnected, never a zero)
         return out, lambda g: (None, None, _hvp(x, c, g, call))
@@ -131,11 +148,18 @@ def call(bridge, x, contexts):
             "DifferentiateWith inside AutoTensorFlow's forward mode: TensorFlow's ForwardAccumulator does not "
             "differentiate through the bridge's custom gradients (it would return zeros); AutoTensorFlow's "
             "operators go reverse there by themselves. Differentiate f with tf.GradientTape instead of "
-            "tf.autodiff.ForwardAccumulator")
+            "tf.autodiff.ForwardAccumulator"
+        )
     if isinstance(x, tf.Variable):
         x = tf.convert_to_tensor(x)
-    if CHECKING_WITHOUT_VALUES.get() and tf.is_symbolic_tensor(x) and not bridge.has_rules(x, contexts):
-        raise ValuesNeededError("DifferentiateWith: the rules are prepared at the values of the eager call")
+    if (
+        CHECKING_WITHOUT_VALUES.get()
+        and tf.is_symbolic_tensor(x)
+        and not bridge.has_rules(x, contexts)
+    ):
+        raise ValuesNeededError(
+            "DifferentiateWith: the rules are prepared at the values of the eager call"
+        )
     rules = bridge.rules(x, contexts)
     return _value(x, _Call(bridge, rules, contexts))
 

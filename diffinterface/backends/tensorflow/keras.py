@@ -51,12 +51,21 @@ def keras_function(model, loss):
     (['model/dense/bias', 'model/dense/kernel'], (3, 2))
     """
     if not callable(loss):
-        raise TypeError(f"loss: expected a callable loss(model, *contexts) or a keras.losses.Loss; got "
-                        f"{type(loss).__name__}")
-    if not callable(getattr(model, "stateless_call", None)) or not hasattr(model, "trainable_variables"):
-        raise TypeError(f"model: expected a Keras model or layer (keras.Model, keras.Layer); got {type(model).__name__}"
-                        + (". For a torch.nn.Module, use di.module_function" if hasattr(model, "named_parameters")
-                           else ""))
+        raise TypeError(
+            f"loss: expected a callable loss(model, *contexts) or a keras.losses.Loss; got "
+            f"{type(loss).__name__}"
+        )
+    if not callable(getattr(model, "stateless_call", None)) or not hasattr(
+        model, "trainable_variables"
+    ):
+        raise TypeError(
+            f"model: expected a Keras model or layer (keras.Model, keras.Layer); got {type(model).__name__}"
+            + (
+                ". For a torch.nn.Module, use di.module_function"
+                if hasattr(model, "named_parameters")
+                else ""
+            )
+        )
     from .boundary import not_promoting  # imports TensorFlow, which installs Keras
 
     keras = importlib.import_module("keras")  # Keras ships no type information
@@ -66,7 +75,8 @@ def keras_function(model, loss):
         raise ValueError(
             f"model: expected a built Keras model with trainable variables; {type(model).__name__} has none. Build "
             "it first (call it once on a batch, or start a Sequential with keras.Input(shape)), and pass a "
-            "keras.losses.Loss second, as the loss")
+            "keras.losses.Loss second, as the loss"
+        )
     paths = [variable.path for variable in trainable]
     if isinstance(loss, keras.losses.Loss):
         loss = _applied_to_outputs(loss)
@@ -79,7 +89,9 @@ def keras_function(model, loss):
         def run(*inputs, **options):
             return model.stateless_call(values, state, *inputs, **options)[0]
 
-        with not_promoting():  # Keras casts for itself, and its layers fail under TensorFlow's "all" promotion
+        with (
+            not_promoting()
+        ):  # Keras casts for itself, and its layers fail under TensorFlow's "all" promotion
             return loss(run, *contexts)
 
     return f, {path: variable.value for path, variable in zip(paths, trainable)}
@@ -102,4 +114,5 @@ def _no_target(criterion, contexts):
     return TypeError(
         f"loss: the Keras loss {type(criterion).__name__} takes (y_true, y_pred): pass the model's inputs and then "
         f"the target as contexts, f(params, di.Constant(inputs), di.Constant(target)); got {len(contexts)} "
-        f"context{plural}")
+        f"context{plural}"
+    )

@@ -63,7 +63,12 @@ def is_faulty(operation):
     lhs, rhs = _dims(left.shape), _dims(right.shape)
     if lhs is None or rhs is None:
         return lhs is None or len(lhs) == 4
-    return len(lhs) == 4 and lhs[0] != 1 and lhs[1] in (1, None) and all(d in (1, None) for d in rhs[:-2])
+    return (
+        len(lhs) == 4
+        and lhs[0] != 1
+        and lhs[1] in (1, None)
+        and all(d in (1, None) for d in rhs[:-2])
+    )
 
 
 def rolls_along_a_negative_axis(operation):
@@ -79,7 +84,9 @@ def _nested(graph, operation):
     for value in operation.node_def.attr.values():
         names = [value.func.name] if value.HasField("func") else [f.name for f in value.list.func]
         for name in names:
-            function = graph._get_function(name) if name else None  # TensorFlow has no public look-up
+            function = (
+                graph._get_function(name) if name else None
+            )  # TensorFlow has no public look-up
             if getattr(function, "graph", None) is not None:
                 yield function.graph
 
@@ -135,7 +142,11 @@ def vectorized(pfor_route, loop_route):
     """
     if tf.executing_eagerly():
         traced = tf.function(pfor_route, autograph=False).get_concrete_function()
-        return loop_route() if faulty_operations(traced.graph, faulty=_vectorized_wrongly) else traced()
+        return (
+            loop_route()
+            if faulty_operations(traced.graph, faulty=_vectorized_wrongly)
+            else traced()
+        )
     graph = _graph()
     before = len(graph.get_operations())
     result = pfor_route()

@@ -32,7 +32,9 @@ def _zeros(shape, dtype):
 
 def _whole_jacobian(tape, y, x):
     """``tape.jacobian(y, x)`` (a persistent ``tape``): vectorized, or a loop of rows (see :mod:`.onednn`)."""
-    return vectorized(lambda: tape.jacobian(y, x), lambda: tape.jacobian(y, x, experimental_use_pfor=False))
+    return vectorized(
+        lambda: tape.jacobian(y, x), lambda: tape.jacobian(y, x, experimental_use_pfor=False)
+    )
 
 
 def _reverse(f, x, ctx, persistent=False):
@@ -48,6 +50,7 @@ def _pullback_rows(tape, y, x, cotangents, parallel, broken):
     persistent ``tape``. Not ``tape.jacobian(parallel_iterations=)``: its batches run in a while loop whose
     body gathers y's rows anew, off the tape (its rows came back None); the cotangents enter as output
     gradients instead, which need nothing new recorded."""
+
     def pullback(u):
         return connected(tape.gradient(y, x, output_gradients=u), x, broken)
 
@@ -78,11 +81,13 @@ def _seeds(seeds, like):
 def or_reverse(forward, reverse):
     """``forward``, or ``reverse`` where f holds a DifferentiateWith that refuses forward mode (decided while
     tracing, at preparation for a traced function)."""
+
     def core(*args):
         try:
             return forward(*args)
         except ForwardThroughBridgeError:
             return reverse(*args)
+
     return core
 
 
@@ -101,6 +106,7 @@ def pushforwards(f, k, broken, vmap=vectorized_map, parallel=None):
     """``core(x, tangents) -> (y, jvps)``: one accumulator, vectorized over a batch (tuples of tangents and jvps;
     one tangent and one jvp themselves, not in tuples)."""
     if k == 1:  # the one tangent itself, not a tuple: tf.function matches a tensor argument fastest
+
         def core(x, seed, *ctx):
             return _jvp(f, x, tf.cast(seed, x.dtype), ctx, broken)
 
@@ -125,15 +131,21 @@ def pushforwards(f, k, broken, vmap=vectorized_map, parallel=None):
 def pullbacks(f, k, broken, parallel=None):
     """``core(x, cotangents) -> (y, vjps)``: one tape; a batch is ``tape.jacobian`` of the seeded sums."""
     if k == 1:
+
         def core(x, seed, *ctx):
             tape, y = _reverse(f, x, ctx)
-            return y, connected(tape.gradient(y, x, output_gradients=tf.cast(seed, y.dtype)), x, broken)
+            return y, connected(
+                tape.gradient(y, x, output_gradients=tf.cast(seed, y.dtype)), x, broken
+            )
+
         return core
 
     def core(x, seeds, *ctx):
         if parallel is not None:
             tape, y = _reverse(f, x, ctx, persistent=True)
-            return y, tuple(tf.unstack(_pullback_rows(tape, y, x, _seeds(seeds, y), parallel, broken)))
+            return y, tuple(
+                tf.unstack(_pullback_rows(tape, y, x, _seeds(seeds, y), parallel, broken))
+            )
         with tf.GradientTape(persistent=True) as tape:
             tape.watch(x)
             y = f(x, *ctx)
@@ -148,14 +160,19 @@ def gradient(f, broken):
     def core(x, *ctx):
         tape, y = _reverse(f, x, ctx)
         return y, connected(tape.gradient(y, x), x, broken)
+
     return core
 
 
 def reverse_jacobian(f, broken, parallel=None):
     """``core(x) -> (y, J)`` with J of shape ``y.shape + x.shape`` (``tape.jacobian``; a scalar x: the derivative)."""
+
     def core(x, *ctx):
         tape, y = _reverse(f, x, ctx, persistent=True)
-        return y, connected(_jacobian(tape, y, x, parallel, broken), _zeros((*y.shape, *x.shape), x.dtype), broken)
+        return y, connected(
+            _jacobian(tape, y, x, parallel, broken), _zeros((*y.shape, *x.shape), x.dtype), broken
+        )
+
     return core
 
 
@@ -184,6 +201,7 @@ def forward_jacobian(f, x_shape, y_shape, broken, vmap=vectorized_map):
 def derivative_forward(f, broken):
     def core(x, *ctx):
         return _jvp(f, x, tf.ones_like(x), ctx, broken)
+
     return core
 
 
@@ -203,12 +221,20 @@ def _reverse_over_reverse(f, x, seeds, ctx, broken):
         outer.watch(x)
         tape, y = _reverse(f, x, ctx)
         g = connected(tape.gradient(y, x), x, broken)
-    return y, g, [connected(outer.gradient(g, x, output_gradients=tf.cast(t, x.dtype)), g, None) for t in seeds]
+    return (
+        y,
+        g,
+        [
+            connected(outer.gradient(g, x, output_gradients=tf.cast(t, x.dtype)), g, None)
+            for t in seeds
+        ],
+    )
 
 
 def hvps(f, k, broken, vmap=vectorized_map, stacked=False):
     """``core(x, tangents) -> (y, gradient, hvps)``: a tuple of hvps, or with ``stacked`` one stacked tensor."""
     if k == 1 and not stacked:
+
         def core(x, seed, *ctx):
             return _gradient_and_product(f, x, tf.cast(seed, x.dtype), ctx, broken)
 
@@ -224,7 +250,9 @@ def hvps(f, k, broken, vmap=vectorized_map, stacked=False):
         return ys[0], gs[0], hvs if stacked else tuple(tf.unstack(hvs))
 
     def reverse_batch(x, seeds, *ctx):
-        y, g, products = _reverse_over_reverse(f, x, tf.unstack(seeds) if stacked else seeds, ctx, broken)
+        y, g, products = _reverse_over_reverse(
+            f, x, tf.unstack(seeds) if stacked else seeds, ctx, broken
+        )
         return y, g, tf.stack(products) if stacked else tuple(products)
 
     return or_reverse(core, reverse_batch)
@@ -253,7 +281,9 @@ def _outputs(y):
 def _per_output(tape, outputs, like, x, broken):
     """dy/dx at a scalar x shaped like ``like`` (y), one gradient per entry of y: unlike the vectorized
     ``tape.jacobian``, a tape around it differentiates it again."""
-    return tf.reshape(tf.stack([connected(tape.gradient(out, x), x, broken) for out in outputs]), tf.shape(like))
+    return tf.reshape(
+        tf.stack([connected(tape.gradient(out, x), x, broken) for out in outputs]), tf.shape(like)
+    )
 
 
 def derivative_by_outputs(f, x, ctx, broken):
@@ -268,6 +298,7 @@ def derivative_by_outputs(f, x, ctx, broken):
 def second_derivative(f, broken):
     """``core(x) -> (y, d, d2)`` at a scalar x: two nested accumulators (forward over forward); two nested tapes
     where f holds a DifferentiateWith, whose custom gradients forward mode cannot see."""
+
     def core(x, *ctx):
         one = tf.ones_like(x)
         with tf.autodiff.ForwardAccumulator(x, one) as outer:

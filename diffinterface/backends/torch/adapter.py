@@ -56,12 +56,16 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
         self.forward_only = backend.mode == "forward"
         self.reverse_only = backend.mode == "reverse"
         # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go flat).
-        self.pytrees = frozenset() if self.forward_only or backend.compile else frozenset({"gradient"})
+        self.pytrees = (
+            frozenset() if self.forward_only or backend.compile else frozenset({"gradient"})
+        )
 
     def is_traced_array_error(self, error):
         # numpy() / item() on a tensor that requires grad or inside torch.func's transforms
         text = str(error)
-        return isinstance(error, RuntimeError) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
+        return isinstance(error, RuntimeError) and any(
+            part in text for part in _TRACED_ARRAY_MESSAGES
+        )
 
     def prepare_same_point(self, operator, problem):
         from .same_point import prepare_same_point
@@ -81,9 +85,11 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
         tree, recording, back, back_value, f = problem.tree, b.recording, b.back, b.back_value, b.fn
         leaves_of, unflatten = tree.array_leaves, tree.unflatten
         if problem.family == "torch":
+
             def differentiable(leaves):
                 return _differentiable_leaves(leaves, recording)
         else:
+
             def differentiable(leaves):
                 return [recording(leaf) for leaf in leaves]
 
@@ -95,12 +101,17 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
                 y = f(unflatten(leaves), *ctx)
             if not isinstance(y, _Tensor):
                 y = _as_output(y, leaves[0])
-            grads = torch.autograd.grad(y, leaves, allow_unused=True, materialize_grads=True) if y.requires_grad else [
-                torch.zeros_like(leaf) for leaf in leaves]
+            grads = (
+                torch.autograd.grad(y, leaves, allow_unused=True, materialize_grads=True)
+                if y.requires_grad
+                else [torch.zeros_like(leaf) for leaf in leaves]
+            )
             return back_value(y), unflatten([back(g) for g in grads])
 
-        return Impl(value_and_gradient=value_and_gradient,
-                    gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1])
+        return Impl(
+            value_and_gradient=value_and_gradient,
+            gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
+        )
 
     # -- primitives ----------------------------------------------------------------------------------
 
@@ -108,7 +119,13 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
         b = _Boundary(problem)
         if self.forward_only:
             return self._contracted_jacobian(problem, b, "pullback")
-        recording, as_tensor, back, back_value, fn = b.recording, b.as_tensor, b.back, b.back_value, b.fn
+        recording, as_tensor, back, back_value, fn = (
+            b.recording,
+            b.as_tensor,
+            b.back,
+            b.back_value,
+            b.fn,
+        )
         broken = b.broken
 
         if len(problem.tangents) == 1:
@@ -138,10 +155,13 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             seeds = torch.stack([as_tensor(c) for c in cotangents])
             return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken, chunk=chunk))
 
-        return record(Impl(
-            value_and_pullback=value_and_pullback,
-            pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
-        ), chosen)
+        return record(
+            Impl(
+                value_and_pullback=value_and_pullback,
+                pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
+            ),
+            chosen,
+        )
 
     def prepare_pushforward(self, problem):
         b = _Boundary(problem)
@@ -163,7 +183,9 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             def value_and_pushforward(x, tangents, *ctx):
                 if ctx:
                     ctx = _contexts(ctx)
-                value, results = _dual_jvps(fn, as_tensor(x), [as_tensor(t) for t in tangents], ctx, broken)
+                value, results = _dual_jvps(
+                    fn, as_tensor(x), [as_tensor(t) for t in tangents], ctx, broken
+                )
                 return back_value(value), tuple(back_value(r) for r in results)
 
         else:
@@ -177,10 +199,13 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
                 value, results = batched(x, as_tensor(x), seeds, *ctx)
                 return back_value(value), tuple(back_value(r) for r in results)
 
-        return record(Impl(
-            value_and_pushforward=value_and_pushforward,
-            pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
-        ), chosen)
+        return record(
+            Impl(
+                value_and_pushforward=value_and_pushforward,
+                pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
+            ),
+            chosen,
+        )
 
     def _contracted_jacobian(self, problem, b, operator):
         """The primitive of the other mode: the Jacobian in this mode, contracted with each seed.
@@ -211,10 +236,12 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             results = contract(jac, stacked)
             return back_value(value), tuple(back_value(r.reshape(out_shape)) for r in results)
 
-        return Impl(**{
-            "value_and_" + operator: value_and_contracted,
-            operator: lambda x, seeds, *ctx: value_and_contracted(x, seeds, *ctx)[1],
-        })
+        return Impl(
+            **{
+                "value_and_" + operator: value_and_contracted,
+                operator: lambda x, seeds, *ctx: value_and_contracted(x, seeds, *ctx)[1],
+            }
+        )
 
     # -- first-order overrides -----------------------------------------------------------------------
 
@@ -253,7 +280,9 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             return torch.func.grad_and_value(lambda z: fn(z, *ctx))(x)
 
         compiled = torch.compile(gradient_and_value)
-        compiled(as_tensor(problem.x), *_contexts(problem.ctx))  # compile now, not on the first call
+        compiled(
+            as_tensor(problem.x), *_contexts(problem.ctx)
+        )  # compile now, not on the first call
 
         def value_and_gradient(x, *ctx):
             if ctx:

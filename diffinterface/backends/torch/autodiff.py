@@ -52,13 +52,18 @@ def _vjp(y, xr, seed, broken, create_graph=False, keep_graph=False):
     if y.requires_grad:
         keep = create_graph or keep_graph
         if (
-            _engine_run_backward is not None and not _has_torch_function((y, xr))
+            _engine_run_backward is not None
+            and not _has_torch_function((y, xr))
             and (not y.dim() if seed is None else seed.shape == y.shape)
         ):
             seeds = (_ones_like(y),) if seed is None else (seed,)
-            g = _engine_run_backward((y,), seeds, keep, create_graph, (xr,), True, accumulate_grad=False)[0]
+            g = _engine_run_backward(
+                (y,), seeds, keep, create_graph, (xr,), True, accumulate_grad=False
+            )[0]
         else:
-            g = _grad(y, xr, seed, retain_graph=keep, create_graph=create_graph, allow_unused=True)[0]
+            g = _grad(y, xr, seed, retain_graph=keep, create_graph=create_graph, allow_unused=True)[
+                0
+            ]
         if g is not None:
             return g
     if broken is not None and y.numel():
@@ -71,7 +76,9 @@ def _vjps(y, xr, seeds, broken, create_graph=False, chunk=None):
     ``chunk`` of seeds, the graph kept until the last, when ``chunk`` is given)."""
     if y.requires_grad:
         if chunk is None:
-            g = _grad(y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+            g = _grad(
+                y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True
+            )[0]
         else:
             g = _chunked_vjps(y, xr, seeds, create_graph, chunk)
         if g is not None:
@@ -86,8 +93,15 @@ def _chunked_vjps(y, xr, seeds, create_graph, chunk):
     parts, n = [], seeds.shape[0]
     for start in range(0, n, chunk):
         last = start + chunk >= n
-        part = _grad(y, xr, seeds[start:start + chunk], retain_graph=create_graph or not last,
-                     create_graph=create_graph, allow_unused=True, is_grads_batched=True)[0]
+        part = _grad(
+            y,
+            xr,
+            seeds[start : start + chunk],
+            retain_graph=create_graph or not last,
+            create_graph=create_graph,
+            allow_unused=True,
+            is_grads_batched=True,
+        )[0]
         if part is None:
             return None
         parts.append(part)
@@ -102,7 +116,9 @@ def _dual_jvp(fn, x, t, ctx, broken):
             y = _as_output(y, x)
         primal, tangent = fwAD.unpack_dual(y)
     if tangent is None:
-        if broken is not None and primal.numel():  # an empty output has an empty derivative, graph or not
+        if (
+            broken is not None and primal.numel()
+        ):  # an empty output has an empty derivative, graph or not
             raise broken(x)
         tangent = torch.zeros_like(primal)
     return primal, tangent
@@ -160,17 +176,26 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
     def one(x, t, *ctx):
         return _jvp(_dual_output(fn, ctx, broken, has_aux), (x,), (t,), has_aux=has_aux)
 
-    mapped = _vmap(one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0, None) if has_aux else (None, 0))
+    mapped = _vmap(
+        one, in_dims=(None, 0) + (None,) * n_ctx, out_dims=(None, 0, None) if has_aux else (None, 0)
+    )
     if chunk is not None:
         whole = mapped
 
         def mapped(x, tangents, *ctx):
             value, first, *rest_of_first = whole(x, tangents[:chunk], *ctx)
-            rest = [whole(x, tangents[start:start + chunk], *ctx)[1] for start in range(chunk, len(tangents), chunk)]
+            rest = [
+                whole(x, tangents[start : start + chunk], *ctx)[1]
+                for start in range(chunk, len(tangents), chunk)
+            ]
             return (value, torch.cat([first, *rest]), *rest_of_first)
 
     def promoted(parts, tangents):
-        if parts.dtype != tangents.dtype and parts.is_floating_point() and tangents.is_floating_point():
+        if (
+            parts.dtype != tangents.dtype
+            and parts.is_floating_point()
+            and tangents.is_floating_point()
+        ):
             # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose their
             # weak type once batched): the tangents' dtype is what the unbatched jvp gives
             return parts.to(tangents.dtype)
@@ -204,7 +229,9 @@ _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 
 def _forward_jacobian(fn, x, ctx, broken):
     """The Jacobian by forward mode over the input basis, vectorized (no value)."""
-    return _functional_jacobian(_dual_output(fn, ctx, broken), x, vectorize=True, strategy="forward-mode")
+    return _functional_jacobian(
+        _dual_output(fn, ctx, broken), x, vectorize=True, strategy="forward-mode"
+    )
 
 
 def _forward_jacobian_with_value(fn, x, ctx, broken):

@@ -44,13 +44,17 @@ class NativeAux:
         y, aux = self.capture.with_aux(self.entry, x, ctx)
         leaves, treedef = optree.tree_flatten(aux, none_is_leaf=True)
         positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
-        self.static = (treedef, {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, torch.Tensor)},
-                       positions)
+        self.static = (
+            treedef,
+            {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, torch.Tensor)},
+            positions,
+        )
         return y, [leaves[i] for i in positions]
 
     def with_value(self, *ctx):
         """``z -> (y, (y, aux's tensors))``: the value and the aux ride along as a transform's aux output
         (``jacfwd``/``grad_and_value`` with ``has_aux=True``) from one evaluation."""
+
         def both(z):
             y, tensors = self.pair(z, *ctx)
             return y, (y, tensors)

@@ -56,5 +56,7 @@ def _one_seed_bytes(boundary, problem):
 def sweep_batch(adapter, boundary, problem, n):
     """``(chunk, chosen)``: ``chosen`` seeds per vectorized pass of a sweep over ``n`` seeds; ``chunk``
     is ``chosen``, or None when one pass takes all (torch's own, unchanged)."""
-    chosen = choose_batch_size(adapter.backend, n, _one_seed_bytes(boundary, problem), problem.one_off)
+    chosen = choose_batch_size(
+        adapter.backend, n, _one_seed_bytes(boundary, problem), problem.one_off
+    )
     return (chosen if chosen < n else None), chosen

@@ -40,7 +40,9 @@ def _primal_tensor(value):
             while functorch.is_functorch_wrapped_tensor(value):
                 value = functorch.get_unwrapped(value)
             dual = torch.autograd.forward_ad.unpack_dual(value)
-            if dual.tangent is not None:  # unpacking a plain tensor gives a new object: aux keeps f's own
+            if (
+                dual.tangent is not None
+            ):  # unpacking a plain tensor gives a new object: aux keeps f's own
                 value = dual.primal
             if value.requires_grad:
                 value = value.detach()
@@ -72,7 +74,9 @@ def _tensor_recording(x):
     except RuntimeError:
         if not _needs_copy(x):
             raise
-        return _tensor_copy(x).requires_grad_()  # an inference-mode x where the preparation had an ordinary one
+        return _tensor_copy(
+            x
+        ).requires_grad_()  # an inference-mode x where the preparation had an ordinary one
 
 
 def _copy_recording(x):
@@ -82,8 +86,10 @@ def _copy_recording(x):
 def _needs_copy(t):
     """True for a tensor torch cannot differentiate at in place: made under ``torch.inference_mode()``,
     or with elements sharing memory (``expand``, stride 0)."""
-    return isinstance(t, _Tensor) and (t.is_inference() or any(
-        stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape)))
+    return isinstance(t, _Tensor) and (
+        t.is_inference()
+        or any(stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape))
+    )
 
 
 def _materialized(t):
@@ -185,7 +191,8 @@ def _graph_break_at(f, backend, x):
             f"x: expected a tensor {backend!r} can differentiate at; got an inference-mode tensor (made under "
             "torch.inference_mode()), which carries no tangent, for a preparation made at an ordinary tensor. "
             "Prepare with the inference-mode tensor itself (it is then copied on each call), or pass "
-            "x.clone() made outside torch.inference_mode().")
+            "x.clone() made outside torch.inference_mode()."
+        )
     return graph_break(f, backend, "torch")
 
 

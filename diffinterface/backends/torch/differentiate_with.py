@@ -108,8 +108,13 @@ def _compute(call, kind, *tensors):
 
 
 @torch.library.custom_op("diffinterface::bridged", mutates_args=())
-def _bridged(key: int, kind: str, x: torch.Tensor, a: Optional[torch.Tensor] = None,
-             b: Optional[torch.Tensor] = None) -> torch.Tensor:
+def _bridged(
+    key: int,
+    kind: str,
+    x: torch.Tensor,
+    a: Optional[torch.Tensor] = None,
+    b: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
     call = _calls[key]
     if kind == "gradient":
         return _direct(call, "value_and_gradient", x)[1]
@@ -129,7 +134,9 @@ def _in_jvp(function, *args):
     """
     if any(isinstance(a, torch.Tensor) and _functorch_wrapped(a) for a in args):
         return function.apply(*args)
-    return function.forward(*args)  # (batched tangents of torch's older batching go through _compute)
+    return function.forward(
+        *args
+    )  # (batched tangents of torch's older batching go through _compute)
 
 
 _functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
@@ -233,7 +240,9 @@ class _Linear(_Bridged):
     @classmethod
     def backward(cls, ctx, cotangent):
         x, seed = ctx.saved_tensors
-        x_bar = cls.backward_along_x(ctx.call, x, seed, cotangent) if ctx.needs_input_grad[0] else None
+        x_bar = (
+            cls.backward_along_x(ctx.call, x, seed, cotangent) if ctx.needs_input_grad[0] else None
+        )
         return x_bar, cls.transposed().apply(x, cotangent, ctx.call), None
 
     @classmethod
@@ -292,21 +301,27 @@ class _Hvp(_Bridged):
     @staticmethod
     def backward(ctx, cotangent):
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            raise third_order("differentiating a second derivative with respect to x or the cotangent")
+            raise third_order(
+                "differentiating a second derivative with respect to x or the cotangent"
+            )
         x, c, _ = ctx.saved_tensors
         return None, None, _Hvp.apply(x, c, cotangent, ctx.call), None
 
     @staticmethod
     def jvp(ctx, x_dot, c_dot, v_dot, _):
         if x_dot is not None or c_dot is not None:
-            raise third_order("differentiating a second derivative with respect to x or the cotangent")
+            raise third_order(
+                "differentiating a second derivative with respect to x or the cotangent"
+            )
         x, c, _ = ctx.saved_tensors
         return _in_jvp(_Hvp, x, c, v_dot, ctx.call) if v_dot is not None else None
 
     @staticmethod
     def vmap(info, in_dims, x, c, v, call):
         if in_dims[0] is None and in_dims[1] is None and _plain(x, c, v):
-            return call.many(lambda x, c, vs, ctx: call.rules.hvp(x, c, vs, ctx), x, v.movedim(in_dims[2], 0), c), 0
+            return call.many(
+                lambda x, c, vs, ctx: call.rules.hvp(x, c, vs, ctx), x, v.movedim(in_dims[2], 0), c
+            ), 0
         return _Hvp.per_element(info, in_dims, x, c, v, call)
 
 
@@ -329,7 +344,8 @@ def _plain_tensor(t):
             raise ValueError(
                 "DifferentiateWith: a context batched by torch.func.vmap cannot reach the inner backend (its "
                 "values are the whole batch, not one element's): vmap over x only (in_dims=None for the "
-                "contexts), or loop over the batch")
+                "contexts), or loop over the batch"
+            )
         t = functorch.get_unwrapped(t)
     with torch._C._DisableFuncTorch():  # under an active transform, even detach() would wrap again
         return t.detach().cpu()
@@ -362,7 +378,10 @@ class TorchBridge(FrameworkBridge):
 
     def output_spec(self, evaluate, x, contexts):
         try:
-            meta = [type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c for c in contexts]
+            meta = [
+                type(c)(c.value.to("meta")) if isinstance(c.value, torch.Tensor) else c
+                for c in contexts
+            ]
             y = evaluate(x.to("meta"), meta)
             if isinstance(y, torch.Tensor) and y.device.type == "meta":
                 return shape_of(y), dtype_name(y)

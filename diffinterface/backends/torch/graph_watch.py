@@ -122,15 +122,21 @@ class _GraphBreakWatch(TorchFunctionMode):
         self.found = None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if self.found is None and torch.is_grad_enabled():  # not the body of an autograd.Function, say
+        if (
+            self.found is None and torch.is_grad_enabled()
+        ):  # not the body of an autograd.Function, say
             try:
                 what = _BREAKS.get(func)
             except TypeError:  # an unhashable callable: none of the above
                 what = None
             # the tensor taken out: the data of new_tensor(self, data), the first argument of the others
             taken = args[1:2] if func is _Tensor.new_tensor else args[:1]
-            if (what is not None and taken and any(_reaches(t, self.leaves) for t in _graph_tensors(taken[0]))
-                    and not _inside_own_derivative()):
+            if (
+                what is not None
+                and taken
+                and any(_reaches(t, self.leaves) for t in _graph_tensors(taken[0]))
+                and not _inside_own_derivative()
+            ):
                 self.found = what
         return func(*args, **(kwargs or {}))
 
@@ -146,16 +152,20 @@ def watched_call(f, args, leaves, backend):
     except Exception as error:
         if watch.found is None:
             raise
-        raise _broken(f, backend, watch.found) from error  # the break comes first, whatever failed after it
+        raise _broken(
+            f, backend, watch.found
+        ) from error  # the break comes first, whatever failed after it
     if watch.found is not None:
         raise _broken(f, backend, watch.found)
     return y
 
 
 def _broken(f, backend, what):
-    return GraphBreakError(f"{graph_break(f, backend, 'torch')} Here, f called {what} on a tensor computed from x "
-                           "while it was differentiated, which takes that value out of torch's graph: the "
-                           "derivative through it would be missing.")
+    return GraphBreakError(
+        f"{graph_break(f, backend, 'torch')} Here, f called {what} on a tensor computed from x "
+        "while it was differentiated, which takes that value out of torch's graph: the "
+        "derivative through it would be missing."
+    )
 
 
 class WatchedSpec(Spec):
@@ -212,8 +222,10 @@ def _evaluate(adapter, problem, leaves, arguments):
     if problem.constant_output_is_zero:
         with torch.no_grad():
             return problem.f(*arguments())
-    leaves = [leaf.requires_grad_() if leaf.dtype.is_floating_point or leaf.dtype.is_complex else leaf
-              for leaf in leaves]
+    leaves = [
+        leaf.requires_grad_() if leaf.dtype.is_floating_point or leaf.dtype.is_complex else leaf
+        for leaf in leaves
+    ]
     try:
         return watched_call(problem.f, arguments(), leaves, adapter.backend)
     except Exception as error:

@@ -92,8 +92,10 @@ class TorchJacobians:
             value, jac = run(x, ctx)
             return back_value(value), back_value(jac)
 
-        return record(Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative}),
-                      problem.x_size if b.writes else chosen)  # dual numbers: all columns at once
+        return record(
+            Impl(**{operator: derivative, "value_and_" + operator: value_and_derivative}),
+            problem.x_size if b.writes else chosen,
+        )  # dual numbers: all columns at once
 
     def _use_columns(self, problem):
         if self.forward_only:
@@ -105,7 +107,13 @@ class TorchJacobians:
 
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
-        to_torch, recording, back, back_value, fn = b.to_torch, b.recording, b.back, b.back_value, b.fn
+        to_torch, recording, back, back_value, fn = (
+            b.to_torch,
+            b.recording,
+            b.back,
+            b.back_value,
+            b.fn,
+        )
         broken = b.broken
         spec = problem.spec
         if spec.shape == ():
@@ -122,7 +130,11 @@ class TorchJacobians:
                 ctx = _contexts(ctx)
             xr = recording(x)
             y = _traced(fn, xr, ctx)
-            jac = _vjp(y, xr, None, broken) if seeds is None else _vjps(y, xr, seeds, broken, chunk=chunk)
+            jac = (
+                _vjp(y, xr, None, broken)
+                if seeds is None
+                else _vjps(y, xr, seeds, broken, chunk=chunk)
+            )
             return y, (jac.reshape(jac_shape) if reshape else jac)
 
         if raw:
@@ -132,10 +144,15 @@ class TorchJacobians:
             value, jac = rows(x, ctx)
             return back_value(value), back(jac)
 
-        return record(Impl(**{
-            operator: lambda x, *ctx: back(rows(x, ctx)[1]),
-            "value_and_" + operator: value_and_derivative,
-        }), chosen)
+        return record(
+            Impl(
+                **{
+                    operator: lambda x, *ctx: back(rows(x, ctx)[1]),
+                    "value_and_" + operator: value_and_derivative,
+                }
+            ),
+            chosen,
+        )
 
     def prepare_jacobian(self, problem):
         b = _Boundary(problem)
@@ -145,11 +162,15 @@ class TorchJacobians:
 
     def prepare_derivative(self, problem):
         b = _Boundary(problem)
-        if self.reverse_only or (not self.forward_only and problem.spec.size <= _REVERSE_DERIVATIVE_MAX_OUTPUT):
+        if self.reverse_only or (
+            not self.forward_only and problem.spec.size <= _REVERSE_DERIVATIVE_MAX_OUTPUT
+        ):
             return self._reverse_jacobian_impl(problem, b, "derivative")
         as_tensor, back_value, fn = b.as_tensor, b.back_value, b.fn
         broken = b.broken
-        one = torch.ones((), dtype=_torch_dtype(problem.x_dtype), device=as_tensor(problem.x).device)
+        one = torch.ones(
+            (), dtype=_torch_dtype(problem.x_dtype), device=as_tensor(problem.x).device
+        )
 
         def value_and_derivative(x, *ctx):
             if ctx:

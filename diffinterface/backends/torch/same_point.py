@@ -25,16 +25,29 @@ def _backward(outputs, inputs, seeds, chunk):
     """``seeds[i] @ d outputs / d inputs`` for each seed, through the kept graph (zeros where none), in batched
     passes of ``chunk`` seeds (None: all at once)."""
     if not outputs.requires_grad:
-        return torch.zeros((seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device)
+        return torch.zeros(
+            (seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device
+        )
     if chunk is None:
         return _materialized(_batched_backward(outputs, inputs, seeds))
-    return torch.cat([_materialized(_batched_backward(outputs, inputs, seeds[start:start + chunk]))
-                      for start in range(0, seeds.shape[0], chunk)])
+    return torch.cat(
+        [
+            _materialized(_batched_backward(outputs, inputs, seeds[start : start + chunk]))
+            for start in range(0, seeds.shape[0], chunk)
+        ]
+    )
 
 
 def _batched_backward(outputs, inputs, seeds):
-    return torch.autograd.grad(outputs, inputs, seeds, retain_graph=True, is_grads_batched=True,
-                               allow_unused=True, materialize_grads=True)[0]
+    return torch.autograd.grad(
+        outputs,
+        inputs,
+        seeds,
+        retain_graph=True,
+        is_grads_batched=True,
+        allow_unused=True,
+        materialize_grads=True,
+    )[0]
 
 
 def prepare_same_point(operator, problem):
@@ -48,7 +61,9 @@ def prepare_same_point(operator, problem):
         y = _traced(b.fn, xr, ctx)
         first, through, wrt = y, y, xr
         if operator == "hvp":
-            first = through = torch.autograd.grad(y, xr, create_graph=True, materialize_grads=True)[0]
+            first = through = torch.autograd.grad(y, xr, create_graph=True, materialize_grads=True)[
+                0
+            ]
         elif operator == "pushforward":
             u = torch.zeros_like(y, requires_grad=True)
             through = torch.autograd.grad(y, xr, u, create_graph=True, materialize_grads=True)[0]
@@ -60,7 +75,9 @@ def prepare_same_point(operator, problem):
     if len(problem.tangents) == 1:  # vmap's batched tensors cost more than they save for one seed
 
         def products(seeds):
-            return (back(_materialized(_vjp(through, wrt, as_tensor(seeds[0]), None, keep_graph=True))),)
+            return (
+                back(_materialized(_vjp(through, wrt, as_tensor(seeds[0]), None, keep_graph=True))),
+            )
 
     else:
 
@@ -70,5 +87,12 @@ def prepare_same_point(operator, problem):
 
     plain, valued = OPERATORS[operator].methods
     copy = first_value.copy if hasattr(first_value, "copy") else first_value.clone
-    return record(Impl(**{plain: lambda x, seeds, *ctx: products(seeds),
-                          valued: lambda x, seeds, *ctx: (copy(), products(seeds))}), chosen)
+    return record(
+        Impl(
+            **{
+                plain: lambda x, seeds, *ctx: products(seeds),
+                valued: lambda x, seeds, *ctx: (copy(), products(seeds)),
+            }
+        ),
+        chosen,
+    )

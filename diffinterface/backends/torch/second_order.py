@@ -51,10 +51,13 @@ class TorchSecondOrder:
             h = _materialized(_vjps(g, xr, basis, None, chunk=chunk)).reshape(hess_shape)
             return back(y.detach()), back(g.detach()), back(h)
 
-        return record(Impl(
-            value_gradient_and_hessian=value_gradient_and_hessian,
-            hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
-        ), chosen)
+        return record(
+            Impl(
+                value_gradient_and_hessian=value_gradient_and_hessian,
+                hessian=lambda x, *ctx: value_gradient_and_hessian(x, *ctx)[2],
+            ),
+            chosen,
+        )
 
     def prepare_hvp(self, problem):
         require_scalar_output(problem, "hvp")
@@ -69,13 +72,18 @@ class TorchSecondOrder:
                 results = (back(_materialized(_vjp(g, xr, as_tensor(tangents[0]), None))),)
             else:
                 seeds = torch.stack([as_tensor(t) for t in tangents])
-                results = tuple(back(r) for r in _materialized(_vjps(g, xr, seeds, None, chunk=chunk)))
+                results = tuple(
+                    back(r) for r in _materialized(_vjps(g, xr, seeds, None, chunk=chunk))
+                )
             return back(g.detach()), results
 
-        return record(Impl(
-            gradient_and_hvp=gradient_and_hvp,
-            hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
-        ), chosen)
+        return record(
+            Impl(
+                gradient_and_hvp=gradient_and_hvp,
+                hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
+            ),
+            chosen,
+        )
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)
@@ -128,8 +136,14 @@ class TorchSecondOrder:
             def bound(z):
                 return fn(z, *ctx)
 
-            if aux is not None:  # f's aux leaves the transform as its own output (backends/torch/aux.py)
-                transform = torch.func.jacfwd if forward and fwAD.unpack_dual(x).tangent is None else torch.func.grad
+            if (
+                aux is not None
+            ):  # f's aux leaves the transform as its own output (backends/torch/aux.py)
+                transform = (
+                    torch.func.jacfwd
+                    if forward and fwAD.unpack_dual(x).tangent is None
+                    else torch.func.grad
+                )
                 gradient, (value, tensors) = transform(aux.with_value(*ctx), has_aux=True)(x)
                 aux.hand_over(x, tensors)
             elif forward and fwAD.unpack_dual(x).tangent is None:
@@ -153,12 +167,18 @@ class TorchSecondOrder:
             def bound(z):
                 return fn(z, *ctx)
 
-            if aux is not None:  # f's aux leaves the transform as its own output (backends/torch/aux.py)
+            if (
+                aux is not None
+            ):  # f's aux leaves the transform as its own output (backends/torch/aux.py)
                 if forward and fwAD.unpack_dual(x).tangent is None:
-                    value, derivative, tensors = _jvp(aux.with_value(*ctx), (x,), (torch.ones_like(x),), has_aux=True)
+                    value, derivative, tensors = _jvp(
+                        aux.with_value(*ctx), (x,), (torch.ones_like(x),), has_aux=True
+                    )
                     tensors = tensors[1]
                 else:
-                    derivative, (value, tensors) = torch.func.jacrev(aux.with_value(*ctx), has_aux=True)(x)
+                    derivative, (value, tensors) = torch.func.jacrev(
+                        aux.with_value(*ctx), has_aux=True
+                    )(x)
                 aux.hand_over(x, tensors)
                 return value, derivative
             if forward and fwAD.unpack_dual(x).tangent is None:
@@ -167,7 +187,6 @@ class TorchSecondOrder:
             return value, derivative
 
         return value_and_derivative
-
 
 
 # Functions that write into a Cache or the two-argument y: torch.func's transforms refuse the
@@ -187,7 +206,9 @@ def _recorded_value_and_gradient(fn):
         with _enable_grad():
             z = _recording_leaf(x)
             y = fn(z, *ctx)
-            (gradient,) = torch.autograd.grad(y, z, create_graph=True, allow_unused=True, materialize_grads=True)
+            (gradient,) = torch.autograd.grad(
+                y, z, create_graph=True, allow_unused=True, materialize_grads=True
+            )
         return y, gradient
 
     return value_and_gradient
@@ -200,8 +221,12 @@ def _recorded_value_and_derivative(fn, shape):
             y = fn(z, *ctx)
             flat = y.reshape(-1)
             # one backward pass per output: is_grads_batched would vmap over the writes
-            rows = [torch.autograd.grad(flat[i], z, create_graph=True, allow_unused=True, materialize_grads=True)[0]
-                    for i in range(flat.shape[0])]
+            rows = [
+                torch.autograd.grad(
+                    flat[i], z, create_graph=True, allow_unused=True, materialize_grads=True
+                )[0]
+                for i in range(flat.shape[0])
+            ]
         return y, torch.stack(rows).reshape(shape) if rows else torch.zeros_like(y)
 
     return value_and_derivative

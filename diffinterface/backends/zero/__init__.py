@@ -29,7 +29,6 @@ class _ZeroAdapter(Adapter):
         problem.f(buffer, x, *ctx)
         return buffer
 
-
     def _zero_products(self, problem, operator, zeros):
         """The Impl of a primitive ``operator`` whose products are copies of ``zeros``, one per seed."""
         alone, combined = OPERATORS[operator].methods
@@ -38,10 +37,12 @@ class _ZeroAdapter(Adapter):
         def value_and_products(x, seeds, *ctx):
             return value(problem, x, ctx), tuple(zeros.copy() for _ in seeds)
 
-        return Impl(**{
-            combined: value_and_products,
-            alone: lambda x, seeds, *ctx: tuple(zeros.copy() for _ in seeds),
-        })
+        return Impl(
+            **{
+                combined: value_and_products,
+                alone: lambda x, seeds, *ctx: tuple(zeros.copy() for _ in seeds),
+            }
+        )
 
 
 class ZeroForwardAdapter(_ZeroAdapter):
@@ -56,4 +57,6 @@ class ZeroReverseAdapter(_ZeroAdapter):
     mode = "reverse"
 
     def prepare_pullback(self, problem):
-        return self._zero_products(problem, "pullback", np.zeros(problem.x_shape, dtype=problem.x_dtype))
+        return self._zero_products(
+            problem, "pullback", np.zeros(problem.x_shape, dtype=problem.x_dtype)
+        )

@@ -96,17 +96,48 @@ def _not_differentiable(name):
         return function(*(getval(a) for a in args), **{k: getval(v) for k, v in kwargs.items()})
 
     on_values.__name__ = name
-    on_values.__doc__ = f"``numpy.{name}`` on unboxed values (its derivative is zero where it exists)."
+    on_values.__doc__ = (
+        f"``numpy.{name}`` on unboxed values (its derivative is zero where it exists)."
+    )
     return on_values
 
 
-for _name in ("signbit", "nextafter", "bitwise_and", "bitwise_left_shift", "bitwise_invert", "bitwise_or",
-              "bitwise_right_shift", "bitwise_xor", "can_cast", "isdtype", "result_type",
-              "count_nonzero", "nonzero", "searchsorted", "all", "any", "isfinite", "isinf", "isnan",
-              "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-              "logical_and", "logical_or", "logical_xor", "logical_not", "argmax", "argmin"):
+for _name in (
+    "signbit",
+    "nextafter",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_invert",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "can_cast",
+    "isdtype",
+    "result_type",
+    "count_nonzero",
+    "nonzero",
+    "searchsorted",
+    "all",
+    "any",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "argmax",
+    "argmin",
+):
     globals()[_name] = _not_differentiable(_name)
 del _name
+
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """The product over ``axis``, exact where factors are zero (autograd's own divides by them)."""
@@ -115,8 +146,9 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Running products along ``axis``, exact where factors are zero."""
-    return exact_products.cumulative_prod(sys.modules[__name__], x, axis=axis, dtype=dtype,
-                                          include_initial=include_initial)
+    return exact_products.cumulative_prod(
+        sys.modules[__name__], x, axis=axis, dtype=dtype, include_initial=include_initial
+    )
 
 
 #: the linalg extension

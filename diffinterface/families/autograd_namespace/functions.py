@@ -122,9 +122,11 @@ def hypot(x1, x2, /):
 
 # autograd.numpy's hypot has no forward-mode rule.
 # A broadcast argument's cotangent is summed back to its shape (autograd's unbroadcast, differentiable).
-defvjp(hypot,
-       lambda ans, x1, x2: unbroadcast_f(x1, lambda g: g * x1 / ans),
-       lambda ans, x1, x2: unbroadcast_f(x2, lambda g: g * x2 / ans))
+defvjp(
+    hypot,
+    lambda ans, x1, x2: unbroadcast_f(x1, lambda g: g * x1 / ans),
+    lambda ans, x1, x2: unbroadcast_f(x2, lambda g: g * x2 / ans),
+)
 defjvp(hypot, lambda g, ans, x1, x2: g * x1 / ans, lambda g, ans, x1, x2: g * x2 / ans)
 
 
@@ -135,7 +137,9 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     """The variance, divided by ``N - correction``."""
     centered = x - anp.mean(x, axis=axis, keepdims=True)
     count = math.prod(getval(x).shape[a] for a in _axes(axis, anp.ndim(x)))
-    return anp.real(anp.sum(centered * anp.conj(centered), axis=axis, keepdims=keepdims)) / (count - correction)
+    return anp.real(anp.sum(centered * anp.conj(centered), axis=axis, keepdims=keepdims)) / (
+        count - correction
+    )
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -146,7 +150,9 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 def _cumulative_axis(x, axis, name):
     if axis is None:
         if anp.ndim(x) != 1:
-            raise ValueError(f"{name}: axis: expected an axis for a {anp.ndim(x)}-d array; got None")
+            raise ValueError(
+                f"{name}: axis: expected an axis for a {anp.ndim(x)}-d array; got None"
+            )
         return 0
     return axis % anp.ndim(x)
 
@@ -269,7 +275,11 @@ def tile(x, repetitions, /):
     x = anp.reshape(x, (1,) * (ndim - anp.ndim(x)) + getval(x).shape)
     for axis, count in enumerate((1,) * (ndim - len(repetitions)) + repetitions):
         if count != 1:
-            x = anp.concatenate([x] * count, axis=axis) if count else x[_index_along(axis, ndim, slice(0, 0))]
+            x = (
+                anp.concatenate([x] * count, axis=axis)
+                if count
+                else x[_index_along(axis, ndim, slice(0, 0))]
+            )
     return x
 
 
@@ -308,7 +318,9 @@ def where(condition, x1, x2, /):
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     """``x`` sorted along ``axis``, gathered by its ``argsort`` (autograd's own sort is wrong on 2-d arrays)."""
-    return take_along_axis(x, argsort(x, axis=axis, descending=descending, stable=stable), axis=axis)
+    return take_along_axis(
+        x, argsort(x, axis=axis, descending=descending, stable=stable), axis=axis
+    )
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
@@ -350,9 +362,12 @@ def _fall_through(name, autograd_module, numpy_module, prefix=""):
         try:
             return getattr(numpy_module, name)
         except AttributeError:
-            raise AttributeError(f"array_namespace(x) over autograd has no {prefix}{name}") from None
+            raise AttributeError(
+                f"array_namespace(x) over autograd has no {prefix}{name}"
+            ) from None
     traced = getattr(found, "_is_autograd_primitive", False)
     if traced and found not in primitive_vjps and found not in notrace_primitives[VJPNode]:
+
         def refuse_boxes(*args, **kwargs):
             if any(isbox(a) for a in args) or any(isbox(v) for v in kwargs.values()):
                 raise NotImplementedError(

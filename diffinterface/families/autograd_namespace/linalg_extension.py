@@ -63,7 +63,11 @@ class Linalg:
         rows, columns = getval(x).shape[-2:]
         first_row, first_column = max(0, -offset), max(0, offset)
         length = max(0, min(rows - first_row, columns - first_column))
-        return x[..., np.arange(first_row, first_row + length), np.arange(first_column, first_column + length)]
+        return x[
+            ...,
+            np.arange(first_row, first_row + length),
+            np.arange(first_column, first_column + length),
+        ]
 
     @staticmethod
     def trace(x, /, *, offset=0, dtype=None):
@@ -103,8 +107,10 @@ class Linalg:
     @staticmethod
     def pinv(x, /, *, rtol=None):
         if rtol is not None:
-            raise NotImplementedError("array_namespace(x).linalg.pinv: autograd differentiates pinv with its "
-                                      "default cutoff only; call it without rtol")
+            raise NotImplementedError(
+                "array_namespace(x).linalg.pinv: autograd differentiates pinv with its "
+                "default cutoff only; call it without rtol"
+            )
         return rules.pinv(x)
 
     @staticmethod
@@ -133,7 +139,7 @@ class Linalg:
         if ord == 0:
             nonzero = np.sum(getval(x) != 0, axis=axes, keepdims=keepdims)
             return nonzero.astype(getval(magnitude).dtype)
-        return anp.sum(magnitude ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+        return anp.sum(magnitude**ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
 
     @staticmethod
     def matrix_norm(x, /, *, keepdims=False, ord="fro"):
@@ -149,9 +155,10 @@ class Linalg:
             sums = anp.sum(anp.abs(x), axis=-2 if ord in (1, -1) else -1)
             result = anp.max(sums, axis=-1) if ord > 0 else anp.min(sums, axis=-1)
         else:
-            raise ValueError(f"linalg.matrix_norm: ord: expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}")
+            raise ValueError(
+                f"linalg.matrix_norm: ord: expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}"
+            )
         return result[..., None, None] if keepdims else result
 
     def __getattr__(self, name):
         return _fall_through(name, anp.linalg, np.linalg, "linalg.")
-

@@ -90,12 +90,12 @@ def solve(a, b):
     return np.linalg.solve(a, b)
 
 
-defvjp(solve,
-       lambda ans, a, b: lambda g: _unbroadcast(-anp.matmul(solve(_t(a), g), _t(ans)), anp.shape(a)),
-       lambda ans, a, b: lambda g: _unbroadcast(solve(_t(a), g), anp.shape(b)))
-defjvp(solve,
-       lambda g, ans, a, b: -solve(a, anp.matmul(g, ans)),
-       lambda g, ans, a, b: solve(a, g))
+defvjp(
+    solve,
+    lambda ans, a, b: lambda g: _unbroadcast(-anp.matmul(solve(_t(a), g), _t(ans)), anp.shape(a)),
+    lambda ans, a, b: lambda g: _unbroadcast(solve(_t(a), g), anp.shape(b)),
+)
+defjvp(solve, lambda g, ans, a, b: -solve(a, anp.matmul(g, ans)), lambda g, ans, a, b: solve(a, g))
 
 
 @primitive
@@ -187,9 +187,15 @@ def _pinv_jvp(g, ans, a):
     # d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
     rows, columns = anp.shape(a)[-2:]
     g_t = _t(g)
-    return (-anp.matmul(anp.matmul(ans, g), ans)
-            + anp.matmul(anp.matmul(anp.matmul(ans, _t(ans)), g_t), _eye_like(a, rows) - anp.matmul(a, ans))
-            + anp.matmul(anp.matmul(_eye_like(a, columns) - anp.matmul(ans, a), g_t), anp.matmul(_t(ans), ans)))
+    return (
+        -anp.matmul(anp.matmul(ans, g), ans)
+        + anp.matmul(
+            anp.matmul(anp.matmul(ans, _t(ans)), g_t), _eye_like(a, rows) - anp.matmul(a, ans)
+        )
+        + anp.matmul(
+            anp.matmul(_eye_like(a, columns) - anp.matmul(ans, a), g_t), anp.matmul(_t(ans), ans)
+        )
+    )
 
 
 defvjp_argnums(pinv, primitive_vjps[anp.linalg.pinv])

@@ -34,8 +34,14 @@ import importlib
 #: public name -> the module that defines it; imported on first use, so that importing this package (as
 #: pytest does to collect the kit's fuzz test) needs no hypothesis until a campaign runs
 _EXPORTS = {
-    "fuzz_programs": "campaign", "assert_fuzz_passes": "campaign", "FuzzReport": "campaign",
-    "KNOWN_DEFECTS": "known", "KnownDefect": "known", "Finding": "checks", "Program": "programs", "Step": "programs",
+    "fuzz_programs": "campaign",
+    "assert_fuzz_passes": "campaign",
+    "FuzzReport": "campaign",
+    "KNOWN_DEFECTS": "known",
+    "KnownDefect": "known",
+    "Finding": "checks",
+    "Program": "programs",
+    "Step": "programs",
 }
 __all__ = list(_EXPORTS)
 

@@ -20,7 +20,15 @@ import os
 import time
 import warnings
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed as hypothesis_seed, settings
+from hypothesis import (
+    HealthCheck,
+    Phase,
+    Verbosity,
+    assume,
+    given,
+    seed as hypothesis_seed,
+    settings,
+)
 from hypothesis import strategies as st
 
 from ...core import get_adapter
@@ -73,14 +81,18 @@ class FuzzReport:
 
     def summary(self):
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.kinds.items()))
-        return (f"{self.programs} programs ({kinds}), {self.checks} checks, {self.redrawn} points drawn again; "
-                f"{len(self.findings)} findings ({len(self.distinct())} distinct), "
-                f"{len(self.known)} known, {sum(self.refusals.values())} refusals")
+        return (
+            f"{self.programs} programs ({kinds}), {self.checks} checks, {self.redrawn} points drawn again; "
+            f"{len(self.findings)} findings ({len(self.distinct())} distinct), "
+            f"{len(self.known)} known, {sum(self.refusals.values())} refusals"
+        )
 
     def __str__(self):
         lines = [self.summary()]
         for (backend_id, function), n in sorted(self.refusals.items()):
-            lines.append(f"refused: {backend_id} declares it cannot differentiate {function} ({n} times)")
+            lines.append(
+                f"refused: {backend_id} declares it cannot differentiate {function} ({n} times)"
+            )
         for finding, n in self.distinct(self.known):
             lines.append(f"known defect {finding.known} ({n} times): {finding}")
         for finding, n in self.distinct():
@@ -104,9 +116,21 @@ def _returns_zeros(backend):
     return registration(backend).returns_zeros
 
 
-def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operations=tuple(OPERATIONS),
-                  operators=None, per_program=None, checks_per_program=None, all_families=False,
-                  known_defects=KNOWN_DEFECTS, progress=None, time_limit=None):
+def fuzz_programs(
+    backends=None,
+    examples=100,
+    seed=0,
+    *,
+    kinds=KINDS,
+    operations=tuple(OPERATIONS),
+    operators=None,
+    per_program=None,
+    checks_per_program=None,
+    all_families=False,
+    known_defects=KNOWN_DEFECTS,
+    progress=None,
+    time_limit=None,
+):
     """Run ``examples`` random programs on ``backends``; return a :class:`FuzzReport`.
 
     Parameters
@@ -156,8 +180,16 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
 
     def campaign(data):
         kind = data.draw(st.sampled_from(weighted), label="kind")
-        chosen = ids if per_program is None or per_program >= len(ids) else data.draw(
-            st.lists(st.sampled_from(ids), min_size=per_program, max_size=per_program, unique=True), label="backends")
+        chosen = (
+            ids
+            if per_program is None or per_program >= len(ids)
+            else data.draw(
+                st.lists(
+                    st.sampled_from(ids), min_size=per_program, max_size=per_program, unique=True
+                ),
+                label="backends",
+            )
+        )
         rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="tangents"))
         if kind == "tree":
             tree = data.draw(trees(), label="tree")
@@ -165,8 +197,12 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
             report.programs += 1
             report.kinds[kind] += 1
             for backend_id in chosen:
-                report.add(check_tree(tree, expressions, backend_id, backends[backend_id], rng, backend_id in zero),
-                           known_defects)
+                report.add(
+                    check_tree(
+                        tree, expressions, backend_id, backends[backend_id], rng, backend_id in zero
+                    ),
+                    known_defects,
+                )
         else:
             _array_or_sparse(data, kind, chosen, rng)
         if progress is not None:
@@ -176,7 +212,9 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
         if kind == "sparse":
             n = data.draw(st.sampled_from((4, 6, 8, 9)), label="n")
             pattern = data.draw(st.sampled_from(("banded", "block")), label="pattern")
-            width = data.draw(st.sampled_from([w for w in (1, 2, 3) if pattern == "banded" or n % w == 0]))
+            width = data.draw(
+                st.sampled_from([w for w in (1, 2, 3) if pattern == "banded" or n % w == 0])
+            )
             expressions = data.draw(st.lists(st.sampled_from(SMOOTH_UNARY), min_size=1, max_size=3))
             program = sparse_program(n, pattern, width, expressions)
         else:
@@ -188,8 +226,12 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
             far_from_kinks = program.margin(wide) > MARGIN and program.largest_value(wide) < LARGEST
         except Exception as error:  # noqa: BLE001 - a program numpy cannot run is a finding of its own
             report.programs += 1
-            report.add(_reference_outcome(program, point, "numpy", f"raised {type(error).__name__}: {error}"[:400]),
-                       known_defects)
+            report.add(
+                _reference_outcome(
+                    program, point, "numpy", f"raised {type(error).__name__}: {error}"[:400]
+                ),
+                known_defects,
+            )
             return
         if not far_from_kinks:
             report.redrawn += 1
@@ -203,28 +245,54 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
             return references[framework]
 
         first = reference(backends[chosen[0]])
-        if first is not None and max(float(np.max(np.abs(v), initial=0.0)) for v in first.values()) > LARGEST:
+        if (
+            first is not None
+            and max(float(np.max(np.abs(v), initial=0.0)) for v in first.values()) > LARGEST
+        ):
             report.redrawn += 1
             assume(False)
         report.programs += 1
         report.kinds[kind] += 1
         wanted = operators if operators is not None else tuple(ORDERS)
         if checks_per_program is not None and checks_per_program < len(wanted):
-            wanted = data.draw(st.lists(st.sampled_from(wanted), min_size=checks_per_program,
-                                        max_size=checks_per_program, unique=True), label="operators")
+            wanted = data.draw(
+                st.lists(
+                    st.sampled_from(wanted),
+                    min_size=checks_per_program,
+                    max_size=checks_per_program,
+                    unique=True,
+                ),
+                label="operators",
+            )
         for backend_id in chosen:
             backend = backends[backend_id]
             expected = reference(backend)
             if expected is None:
                 continue
             if kind == "sparse":
-                report.add(check_sparse(program, point, backend_id, backend, expected, backend_id in zero),
-                           known_defects)
+                report.add(
+                    check_sparse(program, point, backend_id, backend, expected, backend_id in zero),
+                    known_defects,
+                )
                 continue
             families = _families(backend)
-            for family in families if all_families else [data.draw(st.sampled_from(families), label="family")]:
-                report.add(check_program(program, point, backend_id, backend, family, expected, rng, wanted,
-                                         backend_id in zero), known_defects)
+            for family in (
+                families if all_families else [data.draw(st.sampled_from(families), label="family")]
+            ):
+                report.add(
+                    check_program(
+                        program,
+                        point,
+                        backend_id,
+                        backend,
+                        family,
+                        expected,
+                        rng,
+                        wanted,
+                        backend_id in zero,
+                    ),
+                    known_defects,
+                )
 
     def _reference(program, point, framework):
         """The reference in ``framework``, checked against finite differences; None (and a finding) if it raised."""
@@ -232,8 +300,12 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
         try:
             reference = array_reference(program, wide, framework)
         except Exception as error:  # noqa: BLE001 - a program the reference cannot run is a finding of its own
-            report.add(_reference_outcome(program, point, framework, f"raised {type(error).__name__}: {error}"[:400]),
-                       known_defects)
+            report.add(
+                _reference_outcome(
+                    program, point, framework, f"raised {type(error).__name__}: {error}"[:400]
+                ),
+                known_defects,
+            )
             return None
         disagreement = reference_disagreement(program, wide, reference, framework)
         if disagreement:
@@ -245,9 +317,15 @@ def fuzz_programs(backends=None, examples=100, seed=0, *, kinds=KINDS, operation
     done = 0
     while done < examples and (stop is None or time.monotonic() < stop):
         chunk = min(CHUNK, examples - done)
-        run = settings(max_examples=chunk, database=None, deadline=None, phases=(Phase.generate,),
-                       suppress_health_check=list(HealthCheck), print_blob=False, verbosity=Verbosity.quiet)(
-            hypothesis_seed(seed + done // CHUNK)(given(st.data())(campaign)))
+        run = settings(
+            max_examples=chunk,
+            database=None,
+            deadline=None,
+            phases=(Phase.generate,),
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+            verbosity=Verbosity.quiet,
+        )(hypothesis_seed(seed + done // CHUNK)(given(st.data())(campaign)))
         run()
         done += chunk
     return report
@@ -274,7 +352,9 @@ def assert_fuzz_passes(backends, examples=None, seed=0, default=6, **options):
     if not report.ok:
         raise AssertionError(str(report))
     for finding, n in report.distinct(report.known):
-        warnings.warn(f"known defect {finding.known} ({n} times), not failed: {finding}", stacklevel=2)
+        warnings.warn(
+            f"known defect {finding.known} ({n} times), not failed: {finding}", stacklevel=2
+        )
     return report
 
 
@@ -285,8 +365,16 @@ def _reference_framework(backend):
 
 def _reference_outcome(program, point, framework, message):
     outcome = Outcome(checks=1)
-    outcome.findings.append(Finding(f"reference ({framework})", "numpy", str(point.dtype), "reference", message,
-                                    program.source(point)))
+    outcome.findings.append(
+        Finding(
+            f"reference ({framework})",
+            "numpy",
+            str(point.dtype),
+            "reference",
+            message,
+            program.source(point),
+        )
+    )
     return outcome
 
 

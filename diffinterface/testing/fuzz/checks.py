@@ -40,11 +40,26 @@ from ..tolerances import _uses_finite_differences, default_tolerances
 from .operations import NOT_HOLOMORPHIC
 
 #: operator -> order (the tolerance table it is checked with)
-ORDERS = {"gradient": 1, "jacobian": 1, "pushforward": 1, "pullback": 1, "derivative": 1,
-          "hvp": 2, "hessian": 2, "second_derivative": 2}
+ORDERS = {
+    "gradient": 1,
+    "jacobian": 1,
+    "pushforward": 1,
+    "pullback": 1,
+    "derivative": 1,
+    "hvp": 2,
+    "hessian": 2,
+    "second_derivative": 2,
+}
 #: the words of a refusal, with the function's name
-REFUSAL_WORDS = ("does not support", "cannot differentiate", "not supported", "does not differentiate",
-                 "has no derivative", "no derivative rule", "no forward rule")
+REFUSAL_WORDS = (
+    "does not support",
+    "cannot differentiate",
+    "not supported",
+    "does not differentiate",
+    "has no derivative",
+    "no derivative rule",
+    "no forward rule",
+)
 
 
 @dataclasses.dataclass
@@ -65,12 +80,18 @@ class Finding:
     def signature(self):
         """What makes two findings the same defect: the backend, the operator and the message's words."""
         # numbers, arrays and tree paths (leaf ['a'][0]) differ between findings of one defect
-        words = re.sub(r"(\[[^\]]*\])+", "[]", re.sub(r"array\(.*", "", re.sub(r"[-+]?\d[\d.e+-]*", "#", self.message)))[:120]
+        words = re.sub(
+            r"(\[[^\]]*\])+",
+            "[]",
+            re.sub(r"array\(.*", "", re.sub(r"[-+]?\d[\d.e+-]*", "#", self.message)),
+        )[:120]
         return self.backend_id, self.operator, words
 
     def __str__(self):
-        return (f"{self.backend_id} / {self.operator} / x {self.family} {self.dtype}: {self.message}\n"
-                + "\n".join("    " + line for line in self.source.splitlines()))
+        return (
+            f"{self.backend_id} / {self.operator} / x {self.family} {self.dtype}: {self.message}\n"
+            + "\n".join("    " + line for line in self.source.splitlines())
+        )
 
 
 @dataclasses.dataclass
@@ -133,8 +154,17 @@ class Checker:
         self.differenced = 0.0
 
     def finding(self, operator, message):
-        self.outcome.findings.append(Finding(self.backend_id, self.family, self.dtype, operator, message, self.source,
-                                             self.backend))
+        self.outcome.findings.append(
+            Finding(
+                self.backend_id,
+                self.family,
+                self.dtype,
+                operator,
+                message,
+                self.source,
+                self.backend,
+            )
+        )
 
     def call(self, operator, call):
         """``call()``, or None after recording a refusal or a failure."""
@@ -163,16 +193,24 @@ class Checker:
             rounding = FINITE_DIFFERENCE_ROUNDING * float(np.sqrt(eps)) * self.differenced
             atol = atol * self.curvature + rounding
         problems = Problems()
-        problems.check_result(operator, got, expected, like=self.like, zero=self.zero, rtol=rtol, atol=atol)
+        problems.check_result(
+            operator, got, expected, like=self.like, zero=self.zero, rtol=rtol, atol=atol
+        )
         for message in problems.found:
             self.finding(operator, message.split(": ", 1)[1])
 
 
 def differenced_size(reference):
     """The largest entry of the values a finite-difference rule differences: f's, g's and the gradient's."""
-    return max((float(np.max(np.abs(np.asarray(leaf)), initial=0.0))
-                for name in ("value", "scalar", "gradient") if name in reference
-                for leaf in tree_leaves(reference[name])), default=0.0)
+    return max(
+        (
+            float(np.max(np.abs(np.asarray(leaf)), initial=0.0))
+            for name in ("value", "scalar", "gradient")
+            if name in reference
+            for leaf in tree_leaves(reference[name])
+        ),
+        default=0.0,
+    )
 
 
 def applies(backend, source):
@@ -181,7 +219,9 @@ def applies(backend, source):
     return array_api_applies(backend, ArrayAPICase(None, None, holomorphic=holomorphic))
 
 
-def check_program(program, point, backend_id, backend, family, reference, rng, operators=None, zero=False):
+def check_program(
+    program, point, backend_id, backend, family, reference, rng, operators=None, zero=False
+):
     """Check ``program`` at ``point`` (numpy, its dtype the dtype under test) on ``backend`` with x in ``family``."""
     outcome = Outcome()
     if not applies(backend, program.source()):
@@ -216,19 +256,25 @@ def check_program(program, point, backend_id, backend, family, reference, rng, o
         tangent = random_like(point.shape)
         got = checker.call("pushforward", lambda: di.pushforward(f, backend, x, (tangent,)))
         if got is not None:
-            expected = (flat_jacobian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)).reshape(out_shape)
+            expected = (
+                flat_jacobian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)
+            ).reshape(out_shape)
             checker.compare("pushforward", got[0], expected)
     if "pullback" in wanted:
         cotangent = random_like(out_shape)
         got = checker.call("pullback", lambda: di.pullback(f, backend, x, (cotangent,)))
         if got is not None:
-            expected = (np.asarray(to_numpy(cotangent), dtype=np.float64).reshape(-1) @ flat_jacobian).reshape(point.shape)
+            expected = (
+                np.asarray(to_numpy(cotangent), dtype=np.float64).reshape(-1) @ flat_jacobian
+            ).reshape(point.shape)
             checker.compare("pullback", got[0], expected)
     if "hvp" in wanted:
         tangent = random_like(point.shape)
         got = checker.call("hvp", lambda: di.hvp(g, backend, x, (tangent,)))
         if got is not None:
-            expected = (hessian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)).reshape(point.shape)
+            expected = (
+                hessian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)
+            ).reshape(point.shape)
             checker.compare("hvp", got[0], expected)
     if "hessian" in wanted:
         got = checker.call("hessian", lambda: di.hessian(g, backend, x))

@@ -21,18 +21,37 @@ from .programs import Step
 
 #: smooth everywhere, bounded growth; ``log`` and ``sqrt`` see positive arguments only
 SMOOTH_UNARY = (
-    "xp.sin({a})", "xp.cos({a})", "xp.tanh({a})", "xp.atan({a})", "xp.exp(-({a} ** 2))", "xp.log(1 + {a} ** 2)",
-    "xp.sqrt(1 + {a} ** 2)", "{a} ** 2", "xp.expm1(xp.tanh({a}))", "1 / (1 + {a} ** 2)",
-    "xp.log1p(xp.exp(xp.tanh({a})))", "-{a}", "0.5 * {a} + 0.25", "xp.sinh(xp.tanh({a}))", "xp.square({a})",
-    "xp.tanh({a}) ** 3", "xp.exp(xp.sin({a}))",
+    "xp.sin({a})",
+    "xp.cos({a})",
+    "xp.tanh({a})",
+    "xp.atan({a})",
+    "xp.exp(-({a} ** 2))",
+    "xp.log(1 + {a} ** 2)",
+    "xp.sqrt(1 + {a} ** 2)",
+    "{a} ** 2",
+    "xp.expm1(xp.tanh({a}))",
+    "1 / (1 + {a} ** 2)",
+    "xp.log1p(xp.exp(xp.tanh({a})))",
+    "-{a}",
+    "0.5 * {a} + 0.25",
+    "xp.sinh(xp.tanh({a}))",
+    "xp.square({a})",
+    "xp.tanh({a}) ** 3",
+    "xp.exp(xp.sin({a}))",
 )
 #: (expression, margin): the margin is the distance to the kink, in numpy
 KINKED_UNARY = (
     ("xp.abs({a})", "np.min(np.abs({a}))"),
     ("xp.clip({a}, -0.5, 0.5)", "np.min(np.abs(np.abs({a}) - 0.5))"),
 )
-SMOOTH_BINARY = ("{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1 + {b} ** 2)", "xp.atan2({a}, 2 + {b} ** 2)",
-                 "xp.hypot({a}, 1 + {b} ** 2)")
+SMOOTH_BINARY = (
+    "{a} + {b}",
+    "{a} - {b}",
+    "{a} * {b}",
+    "{a} / (1 + {b} ** 2)",
+    "xp.atan2({a}, 2 + {b} ** 2)",
+    "xp.hypot({a}, 1 + {b} ** 2)",
+)
 KINKED_BINARY = (
     ("xp.maximum({a}, {b})", "np.min(np.abs({a} - {b}))"),
     ("xp.minimum({a}, {b})", "np.min(np.abs({a} - {b}))"),
@@ -40,10 +59,28 @@ KINKED_BINARY = (
 )
 
 #: functions that are not complex-analytic: a program calling one cannot use the complex step
-NOT_HOLOMORPHIC = frozenset((
-    "abs", "clip", "maximum", "minimum", "where", "atan2", "hypot", "max", "min", "var", "std", "sort", "vecdot",
-    "linalg.vector_norm", "linalg.cholesky", "linalg.eigvalsh", "linalg.matrix_norm", "linalg.slogdet",
-))
+NOT_HOLOMORPHIC = frozenset(
+    (
+        "abs",
+        "clip",
+        "maximum",
+        "minimum",
+        "where",
+        "atan2",
+        "hypot",
+        "max",
+        "min",
+        "var",
+        "std",
+        "sort",
+        "vecdot",
+        "linalg.vector_norm",
+        "linalg.cholesky",
+        "linalg.eigvalsh",
+        "linalg.matrix_norm",
+        "linalg.slogdet",
+    )
+)
 
 
 def _axes(shape):
@@ -58,7 +95,11 @@ def _reduced(shape, axis, keepdims):
     if axis is None:
         return tuple(1 for _ in shape) if keepdims else ()
     axis = _normal(axis, len(shape))
-    return tuple(1 if i == axis else n for i, n in enumerate(shape)) if keepdims else shape[:axis] + shape[axis + 1:]
+    return (
+        tuple(1 if i == axis else n for i, n in enumerate(shape))
+        if keepdims
+        else shape[:axis] + shape[axis + 1 :]
+    )
 
 
 def unary(pick, a, shape, earlier):
@@ -120,7 +161,11 @@ def cumulative(pick, a, shape, earlier):
 def indexing(pick, a, shape, earlier):
     if not shape:
         return None
-    choices = [(f"{a}[0]", shape[1:]), (f"{a}[-1]", shape[1:]), (f"{a}[..., ::2]", shape[:-1] + ((shape[-1] + 1) // 2,))]
+    choices = [
+        (f"{a}[0]", shape[1:]),
+        (f"{a}[-1]", shape[1:]),
+        (f"{a}[..., ::2]", shape[:-1] + ((shape[-1] + 1) // 2,)),
+    ]
     if shape[0] >= 2:
         choices.append((f"{a}[1:]", (shape[0] - 1,) + shape[1:]))
     if len(shape) >= 2:
@@ -149,7 +194,9 @@ def reshaping(pick, a, shape, earlier):
         choices.append((f"xp.broadcast_to({a}, {(2,) + shape})", (2,) + shape))
     ones = [i for i, n in enumerate(shape) if n == 1]
     if ones:
-        choices.append((f"xp.squeeze({a}, axis={ones[0]})", shape[:ones[0]] + shape[ones[0] + 1:]))
+        choices.append(
+            (f"xp.squeeze({a}, axis={ones[0]})", shape[: ones[0]] + shape[ones[0] + 1 :])
+        )
     expression, result = pick(choices)
     return Step(expression), result
 
@@ -172,7 +219,10 @@ def matmul(pick, a, shape, earlier):
     if len(shape) >= 2:
         if pick((True, False)):
             return Step(f"{a} @ xp.matrix_transpose({a})"), shape[:-1] + (shape[-2],)
-        return Step(f"xp.matmul(xp.matrix_transpose({a}), xp.sin({a}))"), shape[:-2] + (shape[-1], shape[-1])
+        return Step(f"xp.matmul(xp.matrix_transpose({a}), xp.sin({a}))"), shape[:-2] + (
+            shape[-1],
+            shape[-1],
+        )
     if len(shape) == 1:
         return Step(f"xp.vecdot({a}, xp.cos({a}))"), ()
     return None
@@ -193,12 +243,19 @@ def linalg(pick, a, shape, earlier):
     n = shape[-2]
     m = f"({a} @ xp.matrix_transpose({a}) + 2 * xp.eye({n}, dtype={a}.dtype))"
     batch = shape[:-2]
-    choices = [(f"xp.linalg.det({m})", batch, None), (f"xp.linalg.inv({m})", batch + (n, n), None),
-               (f"xp.linalg.cholesky({m})", batch + (n, n), None), (f"xp.linalg.slogdet({m})[1]", batch, None),
-               (f"xp.linalg.solve({m}, {a})", shape, None),
-               (f"xp.linalg.eigvalsh({m})", batch + (n,),
-                f"gap(np.linalg.eigvalsh({a} @ np.swapaxes({a}, -1, -2)), -1)"),
-               (f"xp.linalg.matrix_norm({a})", batch, f"np.min(np.linalg.norm({a}, axis=(-2, -1)))")]
+    choices = [
+        (f"xp.linalg.det({m})", batch, None),
+        (f"xp.linalg.inv({m})", batch + (n, n), None),
+        (f"xp.linalg.cholesky({m})", batch + (n, n), None),
+        (f"xp.linalg.slogdet({m})[1]", batch, None),
+        (f"xp.linalg.solve({m}, {a})", shape, None),
+        (
+            f"xp.linalg.eigvalsh({m})",
+            batch + (n,),
+            f"gap(np.linalg.eigvalsh({a} @ np.swapaxes({a}, -1, -2)), -1)",
+        ),
+        (f"xp.linalg.matrix_norm({a})", batch, f"np.min(np.linalg.norm({a}, axis=(-2, -1)))"),
+    ]
     expression, result, margin = pick(choices)
     return Step(expression, margin), result
 

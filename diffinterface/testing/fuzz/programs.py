@@ -80,8 +80,16 @@ class Program:
 
     def source(self, x=None):
         """The program as a script: ``f`` (array-valued), ``g`` (scalar-valued) and, given, the point ``x``."""
-        text = ["import numpy as np", "import diffinterface as di", "", self.function_source(), "",
-                "def g(x):", "    xp = di.array_namespace(x)", "    return xp.sum(xp.sin(f(x)))"]
+        text = [
+            "import numpy as np",
+            "import diffinterface as di",
+            "",
+            self.function_source(),
+            "",
+            "def g(x):",
+            "    xp = di.array_namespace(x)",
+            "    return xp.sum(xp.sin(f(x)))",
+        ]
         if x is not None:
             text += ["", f"x = {point_source(x)}"]
         return "\n".join(text)

@@ -25,7 +25,9 @@ def _jax():
     try:
         import jax
     except ImportError as error:  # pragma: no cover - jax is part of the test extra
-        raise ImportError("the fuzz suite's float64 reference needs JAX: pip install 'diffinterface[jax]'") from error
+        raise ImportError(
+            "the fuzz suite's float64 reference needs JAX: pip install 'diffinterface[jax]'"
+        ) from error
     return jax
 
 
@@ -33,8 +35,12 @@ def _wide(fn, *args):
     jax = _jax()
 
     def call():
-        converted = [jax.tree_util.tree_map(lambda a: jax.numpy.asarray(np.asarray(a, dtype=np.float64)), arg)
-                     for arg in args]
+        converted = [
+            jax.tree_util.tree_map(
+                lambda a: jax.numpy.asarray(np.asarray(a, dtype=np.float64)), arg
+            )
+            for arg in args
+        ]
         return jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), fn(*converted))
 
     return x64_call(call, True)()
@@ -44,7 +50,9 @@ def _torch_reference(f, g, x):
     try:
         import torch
     except ImportError as error:  # pragma: no cover - torch is part of the test extra
-        raise ImportError("the fuzz suite's torch reference needs torch: pip install 'diffinterface[torch]'") from error
+        raise ImportError(
+            "the fuzz suite's torch reference needs torch: pip install 'diffinterface[torch]'"
+        ) from error
     from torch.func import jacrev
 
     x = torch.from_numpy(np.array(x, dtype=np.float64))
@@ -52,8 +60,13 @@ def _torch_reference(f, g, x):
     def numpy(a):
         return np.array(a.detach().numpy(force=True), dtype=np.float64)
 
-    result = {"value": numpy(f(x)), "jacobian": numpy(jacrev(f)(x)), "scalar": numpy(g(x)),
-              "gradient": numpy(jacrev(g)(x)), "hessian": numpy(jacrev(jacrev(g))(x))}
+    result = {
+        "value": numpy(f(x)),
+        "jacobian": numpy(jacrev(f)(x)),
+        "scalar": numpy(g(x)),
+        "gradient": numpy(jacrev(g)(x)),
+        "hessian": numpy(jacrev(jacrev(g))(x)),
+    }
     if x.ndim == 0:
         result["second_derivative"] = numpy(jacrev(jacrev(f))(x))
     return result
@@ -79,8 +92,13 @@ def array_reference(program, x, framework="jax"):
 
     def everything(x):
         # one compiled function: far faster than JAX's op-by-op eager transformations
-        result = {"value": f(x), "jacobian": jax.jacfwd(f)(x), "scalar": g(x), "gradient": jax.grad(g)(x),
-                  "hessian": jax.hessian(g)(x)}
+        result = {
+            "value": f(x),
+            "jacobian": jax.jacfwd(f)(x),
+            "scalar": g(x),
+            "gradient": jax.grad(g)(x),
+            "hessian": jax.hessian(g)(x),
+        }
         if x.ndim == 0:
             result["second_derivative"] = jax.jacfwd(jax.jacfwd(f))(x)
         return result
@@ -96,9 +114,13 @@ def tree_reference(f, tree):
 
 def reference_disagreement(program, x, reference, framework="jax"):
     """A sentence when the reference Jacobian disagrees with float64 central finite differences, else None."""
-    estimate = reference_jacobian(lambda a: np.asarray(program.evaluate(a)), np.asarray(x, dtype=np.float64))
+    estimate = reference_jacobian(
+        lambda a: np.asarray(program.evaluate(a)), np.asarray(x, dtype=np.float64)
+    )
     expected = reference["jacobian"]
     scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-    if estimate.shape != expected.shape or not np.allclose(estimate, expected, rtol=1e-5, atol=1e-6 * scale):
+    if estimate.shape != expected.shape or not np.allclose(
+        estimate, expected, rtol=1e-5, atol=1e-6 * scale
+    ):
         return f"the {framework} reference disagrees with float64 finite differences: got {expected!r}, expected {estimate!r}"
     return None

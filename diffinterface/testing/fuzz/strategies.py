@@ -1,9 +1,9 @@
 """Hypothesis strategies: random programs, points, pytrees and sparse patterns.
 
-    >>> from hypothesis import find
-    >>> program = find(programs(), lambda p: len(p.steps) >= 2)
-    >>> len(program.steps)
-    2
+>>> from hypothesis import find
+>>> program = find(programs(), lambda p: len(p.steps) >= 2)
+>>> len(program.steps)
+2
 """
 
 from __future__ import annotations
@@ -15,7 +15,21 @@ from .operations import OPERATIONS
 from .programs import Program
 
 #: 0-d, size 1, vectors, matrices and 3-D arrays; at most 8 elements, so Hessians stay small
-SHAPES = ((), (1,), (2,), (3,), (4,), (1, 1), (1, 3), (2, 2), (2, 3), (3, 2), (2, 1, 3), (2, 2, 2), (1, 2, 2))
+SHAPES = (
+    (),
+    (1,),
+    (2,),
+    (3,),
+    (4,),
+    (1, 1),
+    (1, 3),
+    (2, 2),
+    (2, 3),
+    (3, 2),
+    (2, 1, 3),
+    (2, 2, 2),
+    (1, 2, 2),
+)
 DTYPES = ("float64", "float32")
 #: a value larger than this is too large for a float32 comparison: the program is drawn again
 MAX_SIZE = 24
@@ -48,7 +62,8 @@ def programs(draw, operations=tuple(OPERATIONS), max_steps=4, shapes=SHAPES):
 def points(shape, dtype):
     """Points of ``shape`` in ``dtype`` with two decimals in [-1.5, 1.5] (so a failure prints them briefly)."""
     return st.integers(0, 2**32 - 1).map(
-        lambda seed: np.random.default_rng(seed).uniform(-1.5, 1.5, shape).round(2).astype(dtype))
+        lambda seed: np.random.default_rng(seed).uniform(-1.5, 1.5, shape).round(2).astype(dtype)
+    )
 
 
 #: the kinds of pytree leaves: one kind by the design (a 0-d array, a NumPy scalar, a Python float), and arrays
@@ -60,8 +75,11 @@ def leaves(draw):
     """One pytree leaf of a random kind and dtype (Python floats are float64)."""
     kind = draw(st.sampled_from(LEAF_KINDS))
     dtype = draw(st.sampled_from(DTYPES))
-    value = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).uniform(-1.5, 1.5, {"vector": (3,), "matrix": (2, 2)}
-                                                                          .get(kind, ())).round(2)
+    value = (
+        np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        .uniform(-1.5, 1.5, {"vector": (3,), "matrix": (2, 2)}.get(kind, ()))
+        .round(2)
+    )
     if kind == "python float":
         return float(value)
     if kind == "numpy scalar":

@@ -42,8 +42,14 @@ def tree_source(tree, expressions):
     terms = [f"xp.sum({e.format(a=f'leaves[{i}]')})" for i, e in enumerate(expressions)]
     if len(paths) > 1:
         terms.append("xp.sum(leaves[0]) * xp.sum(leaves[1])")
-    return "\n".join(["def g(p):", f"    leaves = [{', '.join(paths)}]", "    xp = di.array_namespace(*leaves)",
-                      f"    return {' + '.join(terms)}"])
+    return "\n".join(
+        [
+            "def g(p):",
+            f"    leaves = [{', '.join(paths)}]",
+            "    xp = di.array_namespace(*leaves)",
+            f"    return {' + '.join(terms)}",
+        ]
+    )
 
 
 def _leaf_source(leaf):
@@ -68,8 +74,16 @@ def _tree_value_source(tree):
 def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     """``gradient``, ``pullback`` and ``pushforward`` of a random scalar tree function at ``tree`` on ``backend``."""
     function = tree_source(tree, expressions)
-    source = "\n".join(["import numpy as np", "import diffinterface as di", "", function, "",
-                        f"p = {_tree_value_source(tree)}"])
+    source = "\n".join(
+        [
+            "import numpy as np",
+            "import diffinterface as di",
+            "",
+            function,
+            "",
+            f"p = {_tree_value_source(tree)}",
+        ]
+    )
     names = {"np": np, "di": di}
     exec(compile(function, "<fuzz tree program>", "exec"), names)  # noqa: S102 - our own generated source
     g = names["g"]
@@ -79,8 +93,12 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     given = tree_leaves(tree)
     # f couples leaves 0 and 1 (a product of their sums): each is computed at the lower precision of the two
     coupled = _lowest(given[:2])
-    checkers = [Checker(backend_id, backend, "numpy", leaf, source, zero, outcome, coupled if i < 2 else None)
-                for i, leaf in enumerate(given)]
+    checkers = [
+        Checker(
+            backend_id, backend, "numpy", leaf, source, zero, outcome, coupled if i < 2 else None
+        )
+        for i, leaf in enumerate(given)
+    ]
     for checker in checkers:
         checker.differenced = differenced_size(reference)
     first = checkers[0]
@@ -106,9 +124,14 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     tangent = tree_map(lambda leaf: _like(leaf, rng), tree)
     got = first.call("pushforward", lambda: di.pushforward(g, backend, tree, (tangent,)))
     if got is not None:
-        expected = sum(float(np.sum(np.asarray(want) * to_numpy(t))) for want, t in zip(gradient, tree_leaves(tangent)))
+        expected = sum(
+            float(np.sum(np.asarray(want) * to_numpy(t)))
+            for want, t in zip(gradient, tree_leaves(tangent))
+        )
         # shaped like y, in y's dtype: the promotion of the leaves' dtypes that g itself computes
-        checker = Checker(backend_id, backend, "numpy", value, source, zero, outcome, _lowest(given))
+        checker = Checker(
+            backend_id, backend, "numpy", value, source, zero, outcome, _lowest(given)
+        )
         checker.differenced = differenced_size(reference)
         checker.compare("pushforward", got[0], np.float64(expected), order=1)
     return outcome
@@ -130,10 +153,17 @@ def _like(leaf, rng):
 
 def _same_structure(got, tree):
     if isinstance(tree, dict):
-        return isinstance(got, dict) and sorted(got) == sorted(tree) and all(_same_structure(got[k], tree[k]) for k in tree)
+        return (
+            isinstance(got, dict)
+            and sorted(got) == sorted(tree)
+            and all(_same_structure(got[k], tree[k]) for k in tree)
+        )
     if isinstance(tree, (tuple, list)):
-        return (isinstance(got, type(tree)) and len(got) == len(tree)
-                and all(_same_structure(a, b) for a, b in zip(got, tree)))
+        return (
+            isinstance(got, type(tree))
+            and len(got) == len(tree)
+            and all(_same_structure(a, b) for a, b in zip(got, tree))
+        )
     return not is_container(got)
 
 
@@ -147,8 +177,12 @@ def sparse_program(n, pattern, width, expressions):
             steps.append(Step(f"v{len(steps)} + xp.concat([{shifted}, xp.zeros_like(x[:{k}])])"))
     else:
         blocks = f"xp.reshape(x, ({n // width}, {width}))"
-        steps.append(Step(f"xp.reshape({expressions[-1].format(a=blocks)} * xp.sum({blocks} ** 2, axis=1, "
-                          f"keepdims=True), (-1,))"))
+        steps.append(
+            Step(
+                f"xp.reshape({expressions[-1].format(a=blocks)} * xp.sum({blocks} ** 2, axis=1, "
+                f"keepdims=True), (-1,))"
+            )
+        )
         steps.append(Step("v1 + v2"))
     return Program((n,), tuple(steps))
 
@@ -161,13 +195,24 @@ def check_sparse(program, point, backend_id, backend, reference, zero=False):
     outcome = Outcome()
     if not applies(backend, program.source()):
         return outcome
-    checker = Checker(backend_id + " (AutoSparse)", di.AutoSparse(backend), "numpy", point, program.source(point),
-                      zero, outcome)
+    checker = Checker(
+        backend_id + " (AutoSparse)",
+        di.AutoSparse(backend),
+        "numpy",
+        point,
+        program.source(point),
+        zero,
+        outcome,
+    )
     checker.differenced = differenced_size(reference)
     n = point.size
-    for operator, function, expected in (("jacobian", f, reference["jacobian"].reshape(-1, n)),
-                                         ("hessian", g, reference["hessian"].reshape(n, n))):
-        got = checker.call(operator, lambda: getattr(di, operator)(function, checker.backend, point))
+    for operator, function, expected in (
+        ("jacobian", f, reference["jacobian"].reshape(-1, n)),
+        ("hessian", g, reference["hessian"].reshape(n, n)),
+    ):
+        got = checker.call(
+            operator, lambda: getattr(di, operator)(function, checker.backend, point)
+        )
         if got is not None:
             checker.compare(operator, to_dense_numpy(got), expected)
     return outcome

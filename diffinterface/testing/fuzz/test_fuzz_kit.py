@@ -12,7 +12,9 @@ import pytest
 from diffinterface.testing.pytest_plugin import selected_backends
 
 # hypothesis is an optional test dependency: without it the kit's other tests still run
-pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis: pip install 'diffinterface[test]'")
+pytest.importorskip(
+    "hypothesis", reason="the fuzz suite needs hypothesis: pip install 'diffinterface[test]'"
+)
 
 from diffinterface.testing.fuzz.campaign import assert_fuzz_passes  # noqa: E402
 

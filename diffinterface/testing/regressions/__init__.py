@@ -58,9 +58,20 @@ from . import (
     writable_results,
 )
 
-_MODULES = (fresh_functions, graph_breaks, result_dtypes, foreign_families, unusual_arrays, one_kind,
-            evaluation_points, differentiate_with_in_jax, writable_results, array_api_rules, batched_matmul,
-            rolled_axes)
+_MODULES = (
+    fresh_functions,
+    graph_breaks,
+    result_dtypes,
+    foreign_families,
+    unusual_arrays,
+    one_kind,
+    evaluation_points,
+    differentiate_with_in_jax,
+    writable_results,
+    array_api_rules,
+    batched_matmul,
+    rolled_axes,
+)
 
 
 def regressions():

@@ -66,33 +66,68 @@ FORWARD_RULES = (
     ArrayAPICase(lambda x: _xp(x).repeat(x, 3) * x, np.array(0.7), function="repeat"),
     ArrayAPICase(lambda x: _xp(x).linalg.det(x), MATRIX, function="linalg.det"),
     ArrayAPICase(lambda x: _xp(x).linalg.inv(x), MATRIX, function="linalg.inv"),
-    ArrayAPICase(lambda x: _xp(x).linalg.slogdet(x)[1], MATRIX, function="linalg.slogdet", holomorphic=False),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.slogdet(x)[1], MATRIX, function="linalg.slogdet", holomorphic=False
+    ),
     ArrayAPICase(lambda x: _xp(x).linalg.solve(x, x[0]), MATRIX, function="linalg.solve"),
-    ArrayAPICase(lambda x: _xp(x).linalg.solve(_xp(x).asarray(MATRIX), x), MATRIX[0], function="linalg.solve"),
-    ArrayAPICase(lambda x: _xp(x).linalg.solve(x, _xp(x).asarray(MATRIX)), MATRIX + np.eye(3),
-                 function="linalg.solve"),
-    ArrayAPICase(lambda x: _xp(x).linalg.cholesky(_xp(x).matmul(x, _xp(x).matrix_transpose(x))),
-                 MATRIX, function="linalg.cholesky", holomorphic=False),
-    ArrayAPICase(lambda x: _xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)),
-                 MATRIX, function="linalg.eigvalsh", holomorphic=False),
-    ArrayAPICase(lambda x: _xp(x).linalg.svdvals(x), STACK, function="linalg.svdvals", holomorphic=False),
-    ArrayAPICase(lambda x: _xp(x).linalg.matrix_power(x, -1), MATRIX, function="linalg.matrix_power"),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.solve(_xp(x).asarray(MATRIX), x), MATRIX[0], function="linalg.solve"
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.solve(x, _xp(x).asarray(MATRIX)),
+        MATRIX + np.eye(3),
+        function="linalg.solve",
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.cholesky(_xp(x).matmul(x, _xp(x).matrix_transpose(x))),
+        MATRIX,
+        function="linalg.cholesky",
+        holomorphic=False,
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)),
+        MATRIX,
+        function="linalg.eigvalsh",
+        holomorphic=False,
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.svdvals(x), STACK, function="linalg.svdvals", holomorphic=False
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.matrix_power(x, -1), MATRIX, function="linalg.matrix_power"
+    ),
 )
 
 #: functions of a scalar output through rules that promoted float32 to float64 (on autograd)
 PROMOTING = (
-    ArrayAPICase(lambda x: _xp(x).sum(_xp(x).maximum(x, x * 0.5 + 0.3)), MATRIX, function="maximum",
-                 holomorphic=False),
+    ArrayAPICase(
+        lambda x: _xp(x).sum(_xp(x).maximum(x, x * 0.5 + 0.3)),
+        MATRIX,
+        function="maximum",
+        holomorphic=False,
+    ),
     ArrayAPICase(lambda x: _xp(x).mean(x * x), MATRIX, function="mean"),
     ArrayAPICase(lambda x: _xp(x).var(x), MATRIX, function="var", holomorphic=False),
     ArrayAPICase(lambda x: _xp(x).max(x * x), MATRIX, function="max", holomorphic=False),
     ArrayAPICase(lambda x: _xp(x).sum(_xp(x).log2(x * x + 1.0)), MATRIX, function="log2"),
-    ArrayAPICase(lambda x: _xp(x).sum(_xp(x).copysign(x, x - 0.5)), MATRIX, function="copysign",
-                 holomorphic=False),
-    ArrayAPICase(lambda x: _xp(x).sum(_xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)) ** 2),
-                 MATRIX, function="linalg.eigvalsh", holomorphic=False),
-    ArrayAPICase(lambda x: _xp(x).linalg.matrix_norm(x, ord=1),
-                 MATRIX, function="linalg.matrix_norm", holomorphic=False),
+    ArrayAPICase(
+        lambda x: _xp(x).sum(_xp(x).copysign(x, x - 0.5)),
+        MATRIX,
+        function="copysign",
+        holomorphic=False,
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).sum(_xp(x).linalg.eigvalsh(x + _xp(x).matrix_transpose(x)) ** 2),
+        MATRIX,
+        function="linalg.eigvalsh",
+        holomorphic=False,
+    ),
+    ArrayAPICase(
+        lambda x: _xp(x).linalg.matrix_norm(x, ord=1),
+        MATRIX,
+        function="linalg.matrix_norm",
+        holomorphic=False,
+    ),
 )
 
 
@@ -102,12 +137,16 @@ def _expect_or_refused(problems, what, function, call, expected, like, zero):
         got = call()
     except NotImplementedError as raised:
         if f"array_namespace(x).{function}" not in str(raised) or "use " not in str(raised):
-            problems.found.append(f"{what}: refused without naming array_namespace(x).{function} and the way "
-                                  f"around it: {type(raised).__name__}: {str(raised)[:300]}")
+            problems.found.append(
+                f"{what}: refused without naming array_namespace(x).{function} and the way "
+                f"around it: {type(raised).__name__}: {str(raised)[:300]}"
+            )
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"{what}: expected a result or an error naming array_namespace(x).{function}; "
-                              f"got {type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"{what}: expected a result or an error naming array_namespace(x).{function}; "
+            f"got {type(raised).__name__}: {str(raised)[:300]}"
+        )
         return
     problems.check_result(what, got, expected, like=like, zero=zero)
 
@@ -119,15 +158,29 @@ def _forward_rules(backend, problems, zero):
             continue  # the complex step needs holomorphic functions
         function, f, x = case.function, case.f, case.x
         matrix = reference_jacobian(f, x)
-        y_shape = matrix.shape[:matrix.ndim - x.ndim]
+        y_shape = matrix.shape[: matrix.ndim - x.ndim]
         matrix = matrix.reshape(-1, x.size)
         tangent, cotangent = rng.standard_normal(x.shape), rng.standard_normal(y_shape)
         pushed = (matrix @ tangent.reshape(-1)).reshape(y_shape)
-        _expect_or_refused(problems, f"pushforward of {function} at shape {x.shape}", function,
-                           lambda: pushforward(f, backend, x, (tangent,))[0], pushed, np.zeros(y_shape), zero)
+        _expect_or_refused(
+            problems,
+            f"pushforward of {function} at shape {x.shape}",
+            function,
+            lambda: pushforward(f, backend, x, (tangent,))[0],
+            pushed,
+            np.zeros(y_shape),
+            zero,
+        )
         pulled = (cotangent.reshape(-1) @ matrix).reshape(x.shape)
-        _expect_or_refused(problems, f"pullback of {function} at shape {x.shape}", function,
-                           lambda: pullback(f, backend, x, (cotangent,))[0], pulled, x, zero)
+        _expect_or_refused(
+            problems,
+            f"pullback of {function} at shape {x.shape}",
+            function,
+            lambda: pullback(f, backend, x, (cotangent,))[0],
+            pulled,
+            x,
+            zero,
+        )
 
 
 def _float32(backend, problems, zero):
@@ -140,13 +193,26 @@ def _float32(backend, problems, zero):
         expected = reference_jacobian(f, x64)
         tangent = np.ones_like(x)
         one = np.ones((), dtype=np.float32)
-        calls = (("gradient", lambda: gradient(f, backend, x), expected, x),
-                 ("pushforward", lambda: pushforward(f, backend, x, (tangent,))[0],
-                  np.asarray(np.sum(expected)), one),
-                 ("pullback", lambda: pullback(f, backend, x, (one,))[0], expected, x))
+        calls = (
+            ("gradient", lambda: gradient(f, backend, x), expected, x),
+            (
+                "pushforward",
+                lambda: pushforward(f, backend, x, (tangent,))[0],
+                np.asarray(np.sum(expected)),
+                one,
+            ),
+            ("pullback", lambda: pullback(f, backend, x, (one,))[0], expected, x),
+        )
         for operator, call, want, like in calls:
-            problems.expect_result(f"{operator} of {function} at float32 x", call, want, like=like, zero=zero,
-                                   rtol=rtol, atol=atol)
+            problems.expect_result(
+                f"{operator} of {function} at float32 x",
+                call,
+                want,
+                like=like,
+                zero=zero,
+                rtol=rtol,
+                atol=atol,
+            )
 
 
 def _empty_constant_output(backend, problems, zero):
@@ -156,8 +222,13 @@ def _empty_constant_output(backend, problems, zero):
 
     x = np.array(1.5)
     for operator in (derivative, jacobian):
-        problems.expect_result(f"{operator.__name__} of an empty output that does not depend on x",
-                               lambda operator=operator: operator(f, backend, x), np.zeros(0), like=x, zero=zero)
+        problems.expect_result(
+            f"{operator.__name__} of an empty output that does not depend on x",
+            lambda operator=operator: operator(f, backend, x),
+            np.zeros(0),
+            like=x,
+            zero=zero,
+        )
 
 
 #: hypot is not holomorphic: complex steps do not apply
@@ -176,11 +247,22 @@ def _broadcast_argument(backend, problems, zero):
         return
     x = np.array([0.4, 0.9, 1.3])
     r = np.sqrt(2.0)
-    problems.expect_result("gradient through hypot with a broadcast argument",
-                           lambda: gradient(_broadcast_hypot, backend, x), 2 * r * np.cos(r * x), like=x, zero=zero)
-    problems.expect_result("hessian through hypot with a broadcast argument",
-                           lambda: hessian(_broadcast_hypot, backend, x), np.diag(-4 * np.sin(r * x)), like=x,
-                           zero=zero, rtol=1e-3, atol=1e-4)
+    problems.expect_result(
+        "gradient through hypot with a broadcast argument",
+        lambda: gradient(_broadcast_hypot, backend, x),
+        2 * r * np.cos(r * x),
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "hessian through hypot with a broadcast argument",
+        lambda: hessian(_broadcast_hypot, backend, x),
+        np.diag(-4 * np.sin(r * x)),
+        like=x,
+        zero=zero,
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 #: functions of a symmetric matrix; eigenvectors enter squared (their signs are arbitrary)
@@ -203,12 +285,20 @@ def _symmetric_matrix(backend, problems, zero):
             pushed = np.asarray(pushforward(f, backend, x, (tangent,))[0])
             pulled = np.asarray(pullback(f, backend, x, (cotangent,))[0])
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(f"pushforward and pullback of {function} of a symmetric matrix: "
-                                  f"{type(raised).__name__}: {str(raised)[:300]}")
+            problems.found.append(
+                f"pushforward and pullback of {function} of a symmetric matrix: "
+                f"{type(raised).__name__}: {str(raised)[:300]}"
+            )
             continue
-        problems.check_result(f"<u, pushforward(t)> against <pullback(u), t> for {function} of a symmetric "
-                              "matrix along a non-symmetric tangent", np.sum(cotangent * pushed),
-                              np.sum(pulled * tangent), like=np.float64(0.0), rtol=1e-5, atol=1e-7)
+        problems.check_result(
+            f"<u, pushforward(t)> against <pullback(u), t> for {function} of a symmetric "
+            "matrix along a non-symmetric tangent",
+            np.sum(cotangent * pushed),
+            np.sum(pulled * tangent),
+            like=np.float64(0.0),
+            rtol=1e-5,
+            atol=1e-7,
+        )
 
 
 #: rows with no zero, one zero and two zeros
@@ -228,22 +318,45 @@ def _prod_with_zeros(backend, problems, zero):
     for r in range(rows):
         first = np.array([_products_of_the_others(x[r], {j}) for j in range(n)])
         jacobian_expected[r, r] = first
-        second = np.array([[0.0 if j == k else _products_of_the_others(x[r], {j, k}) for k in range(n)]
-                           for j in range(n)])
-        hessian_expected[r, :, r, :] = (-np.sin(products[r]) * np.outer(first, first)
-                                        + np.cos(products[r]) * second)
-    problems.expect_result("jacobian through prod of rows holding zeros",
-                           lambda: jacobian(lambda x: _xp(x).prod(x, axis=1), backend, x), jacobian_expected,
-                           like=x, zero=zero)
-    problems.expect_result("hessian through prod of rows holding zeros",
-                           lambda: hessian(lambda x: _xp(x).sum(_xp(x).sin(_xp(x).prod(x, axis=1))), backend, x),
-                           hessian_expected, like=x, zero=zero, rtol=1e-3, atol=1e-4)
+        second = np.array(
+            [
+                [0.0 if j == k else _products_of_the_others(x[r], {j, k}) for k in range(n)]
+                for j in range(n)
+            ]
+        )
+        hessian_expected[r, :, r, :] = (
+            -np.sin(products[r]) * np.outer(first, first) + np.cos(products[r]) * second
+        )
+    problems.expect_result(
+        "jacobian through prod of rows holding zeros",
+        lambda: jacobian(lambda x: _xp(x).prod(x, axis=1), backend, x),
+        jacobian_expected,
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "hessian through prod of rows holding zeros",
+        lambda: hessian(lambda x: _xp(x).sum(_xp(x).sin(_xp(x).prod(x, axis=1))), backend, x),
+        hessian_expected,
+        like=x,
+        zero=zero,
+        rtol=1e-3,
+        atol=1e-4,
+    )
     # d/dx_j of sum_k prod_{i <= k} x_i is the sum over k >= j of the products of the others up to k
-    gradient_expected = np.array([[sum(_products_of_the_others(row[:k + 1], {j}) for k in range(j, n))
-                                   for j in range(n)] for row in x])
-    problems.expect_result("gradient through cumulative_prod of rows holding zeros",
-                           lambda: gradient(lambda x: _xp(x).sum(_xp(x).cumulative_prod(x, axis=1)), backend, x),
-                           gradient_expected, like=x, zero=zero)
+    gradient_expected = np.array(
+        [
+            [sum(_products_of_the_others(row[: k + 1], {j}) for k in range(j, n)) for j in range(n)]
+            for row in x
+        ]
+    )
+    problems.expect_result(
+        "gradient through cumulative_prod of rows holding zeros",
+        lambda: gradient(lambda x: _xp(x).sum(_xp(x).cumulative_prod(x, axis=1)), backend, x),
+        gradient_expected,
+        like=x,
+        zero=zero,
+    )
 
 
 def _take_gradient(backend, problems, zero):
@@ -254,29 +367,66 @@ def _take_gradient(backend, problems, zero):
         xp = _xp(x)
         return xp.sum(xp.sin(xp.take(x, xp.asarray([0, 0, 1]), axis=0)))
 
-    problems.expect_result("gradient through take with repeated indices", lambda: gradient(g, backend, x),
-                           weights * np.cos(x), like=x, zero=zero)
-    problems.expect_result("hessian through take with repeated indices", lambda: hessian(g, backend, x),
-                           np.diag((-weights * np.sin(x)).reshape(-1)).reshape(2, 2, 2, 2), like=x, zero=zero,
-                           rtol=1e-3, atol=1e-4)
+    problems.expect_result(
+        "gradient through take with repeated indices",
+        lambda: gradient(g, backend, x),
+        weights * np.cos(x),
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "hessian through take with repeated indices",
+        lambda: hessian(g, backend, x),
+        np.diag((-weights * np.sin(x)).reshape(-1)).reshape(2, 2, 2, 2),
+        like=x,
+        zero=zero,
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("array-api-forward-rules", "pushforward and pullback of array-API functions on 2-d and 3-d inputs "
-                 "(sort, tile, roll, repeat, linalg) are right or refused naming the function",
-                 _forward_rules),
-        BadInput("array-api-float32", "float32 x through functions whose rules promoted (maximum, mean, var, max, "
-                 "log2, copysign, eigvalsh, matrix_norm) gets float32 derivatives in both modes", _float32),
-        BadInput("empty-constant-output", "derivative and jacobian of an empty output that ignores x are empty "
-                 "arrays, not a graph break", _empty_constant_output),
-        BadInput("array-api-broadcast-argument", "gradient and Hessian through hypot with a broadcast argument",
-                 _broadcast_argument),
-        BadInput("array-api-symmetric-matrix", "cholesky and eigh of a symmetric matrix: pushforward along a "
-                 "non-symmetric tangent agrees with the pullback", _symmetric_matrix),
-        BadInput("array-api-prod-with-zeros", "the Jacobian and Hessian through prod, the gradient through "
-                 "cumulative_prod, of rows holding zeros are right", _prod_with_zeros),
-        BadInput("array-api-take-gradient", "the gradient and Hessian through take with repeated indices are dense "
-                 "arrays of x's shape", _take_gradient),
+        BadInput(
+            "array-api-forward-rules",
+            "pushforward and pullback of array-API functions on 2-d and 3-d inputs "
+            "(sort, tile, roll, repeat, linalg) are right or refused naming the function",
+            _forward_rules,
+        ),
+        BadInput(
+            "array-api-float32",
+            "float32 x through functions whose rules promoted (maximum, mean, var, max, "
+            "log2, copysign, eigvalsh, matrix_norm) gets float32 derivatives in both modes",
+            _float32,
+        ),
+        BadInput(
+            "empty-constant-output",
+            "derivative and jacobian of an empty output that ignores x are empty "
+            "arrays, not a graph break",
+            _empty_constant_output,
+        ),
+        BadInput(
+            "array-api-broadcast-argument",
+            "gradient and Hessian through hypot with a broadcast argument",
+            _broadcast_argument,
+        ),
+        BadInput(
+            "array-api-symmetric-matrix",
+            "cholesky and eigh of a symmetric matrix: pushforward along a "
+            "non-symmetric tangent agrees with the pullback",
+            _symmetric_matrix,
+        ),
+        BadInput(
+            "array-api-prod-with-zeros",
+            "the Jacobian and Hessian through prod, the gradient through "
+            "cumulative_prod, of rows holding zeros are right",
+            _prod_with_zeros,
+        ),
+        BadInput(
+            "array-api-take-gradient",
+            "the gradient and Hessian through take with repeated indices are dense "
+            "arrays of x's shape",
+            _take_gradient,
+        ),
     ]

@@ -52,10 +52,12 @@ def sine_of_stacked_product(x):
 
 def _expected(x):
     x = x.astype(np.float64)[0]
-    squares = float(np.sum(x ** 2))
+    squares = float(np.sum(x**2))
     jacobian_expected = np.broadcast_to(2 * x, (1, 4, 4, 1, x.size))
     # sum over the 16 equal entries of sin(sum(x**2))
-    hessian_expected = 16 * (-np.sin(squares) * 4 * np.outer(x, x) + np.cos(squares) * 2 * np.eye(x.size))
+    hessian_expected = 16 * (
+        -np.sin(squares) * 4 * np.outer(x, x) + np.cos(squares) * 2 * np.eye(x.size)
+    )
     return jacobian_expected, hessian_expected.reshape(1, x.size, 1, x.size)
 
 
@@ -63,7 +65,9 @@ def _tolerances(backend, order, expected):
     """``(rtol, atol)``: the kit's float32 tolerances, with ``atol`` relative to the largest expected entry
     (finite differences err by a fraction of the result's scale, not of each entry's); 1e35 fails either way."""
     rtol, atol = default_tolerances(backend, "float32", order)
-    rtol = max(rtol, 1e-4)  # float32 sums of squares and their sine: a few units of float32 rounding
+    rtol = max(
+        rtol, 1e-4
+    )  # float32 sums of squares and their sine: a few units of float32 rounding
     return {"rtol": rtol, "atol": max(atol, rtol * float(np.abs(expected).max()))}
 
 
@@ -71,39 +75,72 @@ def _called(problems, what, call):
     try:
         return call()
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
+        )
         return ()
 
 
 def _batched_matmul(backend, problems, zero):
     jacobian_expected, hessian_expected = _expected(X)
     flat_jacobian = jacobian_expected.reshape(16, X.size)
-    problems.expect_result("jacobian through a batched matmul of batch 1 (float32)",
-                           lambda: jacobian(stacked_product, backend, X), jacobian_expected, like=X, zero=zero,
-                           **_tolerances(backend, 1, jacobian_expected))
+    problems.expect_result(
+        "jacobian through a batched matmul of batch 1 (float32)",
+        lambda: jacobian(stacked_product, backend, X),
+        jacobian_expected,
+        like=X,
+        zero=zero,
+        **_tolerances(backend, 1, jacobian_expected),
+    )
     cotangents = tuple(np.full((1, 4, 4), k, dtype=np.float32) for k in range(1, SEEDS + 1))
-    pulled = _called(problems, f"pullback of {SEEDS} cotangents", lambda: pullback(stacked_product, backend, X,
-                                                                                    cotangents))
+    pulled = _called(
+        problems,
+        f"pullback of {SEEDS} cotangents",
+        lambda: pullback(stacked_product, backend, X, cotangents),
+    )
     for k, (u, got) in enumerate(zip(cotangents, pulled)):
         expected = (u.reshape(-1) @ flat_jacobian).reshape(X.shape)
-        problems.check_result(f"pullback {k} of {SEEDS} through a batched matmul of batch 1", got, expected,
-                              like=X, zero=zero, **_tolerances(backend, 1, expected))
+        problems.check_result(
+            f"pullback {k} of {SEEDS} through a batched matmul of batch 1",
+            got,
+            expected,
+            like=X,
+            zero=zero,
+            **_tolerances(backend, 1, expected),
+        )
     tangents = tuple(np.eye(X.size, dtype=np.float32)[k].reshape(X.shape) for k in range(SEEDS))
-    pushed = _called(problems, f"pushforward of {SEEDS} tangents", lambda: pushforward(stacked_product, backend, X,
-                                                                                        tangents))
+    pushed = _called(
+        problems,
+        f"pushforward of {SEEDS} tangents",
+        lambda: pushforward(stacked_product, backend, X, tangents),
+    )
     for k, (t, got) in enumerate(zip(tangents, pushed)):
         expected = (flat_jacobian @ t.reshape(-1)).reshape(1, 4, 4)
-        problems.check_result(f"pushforward {k} of {SEEDS} through a batched matmul of batch 1", got, expected,
-                              like=X, zero=zero, **_tolerances(backend, 1, expected))
-    problems.expect_result("hessian through a batched matmul of batch 1 (float32)",
-                           lambda: hessian(sine_of_stacked_product, backend, X), hessian_expected, like=X,
-                           zero=zero, **_tolerances(backend, 2, hessian_expected))
+        problems.check_result(
+            f"pushforward {k} of {SEEDS} through a batched matmul of batch 1",
+            got,
+            expected,
+            like=X,
+            zero=zero,
+            **_tolerances(backend, 1, expected),
+        )
+    problems.expect_result(
+        "hessian through a batched matmul of batch 1 (float32)",
+        lambda: hessian(sine_of_stacked_product, backend, X),
+        hessian_expected,
+        like=X,
+        zero=zero,
+        **_tolerances(backend, 2, hessian_expected),
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("batched-matmul-batch-one", "the Jacobian, pullbacks, pushforwards and Hessian through a float32 "
-                 "matmul of batch 1 are right (vectorized, TensorFlow's oneDNN kernel gave 1e35 or aborted)",
-                 _batched_matmul),
+        BadInput(
+            "batched-matmul-batch-one",
+            "the Jacobian, pullbacks, pushforwards and Hessian through a float32 "
+            "matmul of batch 1 are right (vectorized, TensorFlow's oneDNN kernel gave 1e35 or aborted)",
+            _batched_matmul,
+        ),
     ]

@@ -43,7 +43,9 @@ def _counted(evaluations):
 
 
 def _inside_jax_jit(backend, problems, zero):
-    if importlib.util.find_spec("jax") is None:  # no JAX outer to bridge into: nothing this probe can call
+    if (
+        importlib.util.find_spec("jax") is None
+    ):  # no JAX outer to bridge into: nothing this probe can call
         return
     import jax
     import jax.numpy as jnp
@@ -57,23 +59,54 @@ def _inside_jax_jit(backend, problems, zero):
     with jax.enable_x64(True):
         x = jnp.asarray(X)
         cases = (
-            ("jit(grad(2 g(x) + sum(x)))", jax.jit(jax.grad(lambda x: 2.0 * g(x) + jnp.sum(x))), (x,),
-             2 * gradient + 1, 1e-4),
-            ("jit(value_and_grad(2 g)), the gradient", jax.jit(lambda x: jax.value_and_grad(lambda x: 2.0 * g(x))(x)[1]),
-             (x,), 2 * gradient, 1e-4),
-            ("jit(value_and_grad(2 g)), the value", jax.jit(lambda x: jax.value_and_grad(lambda x: 2.0 * g(x))(x)[0]),
-             (x,), np.array(2 * value), 1e-4),
-            ("jit(jacrev(x -> [g(x), 3 g(x) + x[0], g(x)**2])): one cotangent per output",
-             jax.jit(jax.jacrev(lambda x: jnp.stack([g(x), 3.0 * g(x) + x[0], g(x) ** 2]))), (x,),
-             np.stack([gradient, 3 * gradient + np.eye(4)[0], 2 * value * gradient]), 1e-4),
-            ("jit(vmap(grad(g))) over two points", jax.jit(jax.vmap(jax.grad(g))), (jnp.stack([x, 2.0 * x]),),
-             np.stack([gradient, gradient_at_second]), 1e-4),
+            (
+                "jit(grad(2 g(x) + sum(x)))",
+                jax.jit(jax.grad(lambda x: 2.0 * g(x) + jnp.sum(x))),
+                (x,),
+                2 * gradient + 1,
+                1e-4,
+            ),
+            (
+                "jit(value_and_grad(2 g)), the gradient",
+                jax.jit(lambda x: jax.value_and_grad(lambda x: 2.0 * g(x))(x)[1]),
+                (x,),
+                2 * gradient,
+                1e-4,
+            ),
+            (
+                "jit(value_and_grad(2 g)), the value",
+                jax.jit(lambda x: jax.value_and_grad(lambda x: 2.0 * g(x))(x)[0]),
+                (x,),
+                np.array(2 * value),
+                1e-4,
+            ),
+            (
+                "jit(jacrev(x -> [g(x), 3 g(x) + x[0], g(x)**2])): one cotangent per output",
+                jax.jit(jax.jacrev(lambda x: jnp.stack([g(x), 3.0 * g(x) + x[0], g(x) ** 2]))),
+                (x,),
+                np.stack([gradient, 3 * gradient + np.eye(4)[0], 2 * value * gradient]),
+                1e-4,
+            ),
+            (
+                "jit(vmap(grad(g))) over two points",
+                jax.jit(jax.vmap(jax.grad(g))),
+                (jnp.stack([x, 2.0 * x]),),
+                np.stack([gradient, gradient_at_second]),
+                1e-4,
+            ),
             ("jit(hessian(g))", jax.jit(jax.hessian(g)), (x,), np.diag(curvature), 1e-3),
             ("jit(g)", jax.jit(g), (x,), np.array(value), 1e-4),
         )
         for what, fn, args, expected, rtol in cases:
-            problems.expect_result(f"{what} with g = DifferentiateWith(f, backend)", lambda: fn(*args), expected,
-                                   like=x, zero=zero, rtol=rtol, atol=1e-5)
+            problems.expect_result(
+                f"{what} with g = DifferentiateWith(f, backend)",
+                lambda: fn(*args),
+                expected,
+                like=x,
+                zero=zero,
+                rtol=rtol,
+                atol=1e-5,
+            )
         value_only = cases[-1][1]
         del evaluations[:]
         try:
@@ -81,15 +114,19 @@ def _inside_jax_jit(backend, problems, zero):
         except Exception:  # noqa: BLE001 - reported by the case above
             return
     if len(evaluations) > 1:
-        problems.found.append(f"jax.jit(g) with g = DifferentiateWith(f, backend), compiled already, evaluated f "
-                              f"{len(evaluations)} times in one call: a value needs one evaluation, no derivative")
+        problems.found.append(
+            f"jax.jit(g) with g = DifferentiateWith(f, backend), compiled already, evaluated f "
+            f"{len(evaluations)} times in one call: a value needs one evaluation, no derivative"
+        )
 
 
 def probes():
     """This module's probe (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("differentiate_with_inside_jax_jit",
-                 "DifferentiateWith(f, backend) inside jax.jit of grad, value_and_grad, jacrev, vmap, hessian: right "
-                 "derivatives; a compiled value evaluates f once",
-                 _inside_jax_jit),
+        BadInput(
+            "differentiate_with_inside_jax_jit",
+            "DifferentiateWith(f, backend) inside jax.jit of grad, value_and_grad, jacrev, vmap, hessian: right "
+            "derivatives; a compiled value evaluates f once",
+            _inside_jax_jit,
+        ),
     ]

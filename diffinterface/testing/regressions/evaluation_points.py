@@ -19,8 +19,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import (derivative, gradient, hessian, hvp, jacobian, prepare_derivative, prepare_gradient,
-                          prepare_hvp, prepare_jacobian, second_derivative)
+from ...operators import (
+    derivative,
+    gradient,
+    hessian,
+    hvp,
+    jacobian,
+    prepare_derivative,
+    prepare_gradient,
+    prepare_hvp,
+    prepare_jacobian,
+    second_derivative,
+)
 from ...selectors import AutoFiniteDiff
 from ...wrappers import DifferentiateWith, SecondOrder
 from ..probes import BadInput
@@ -52,15 +62,31 @@ def _differentiate_with_at_given_points(backend, problems, zero):
     t = (np.array([1.0, -1.0, 0.5]),)
     for what, call, expected in (
         ("unprepared gradient", lambda: gradient(outer, backend, X), 2 / X),
-        ("prepared gradient", lambda: gradient(outer, backend, X, prep=prepare_gradient(outer, backend, X)), 2 / X),
-        ("prepared hvp", lambda: hvp(outer, backend, X, t, prep=prepare_hvp(outer, backend, X, t))[0],
-         -2 / X**2 * t[0]),
+        (
+            "prepared gradient",
+            lambda: gradient(outer, backend, X, prep=prepare_gradient(outer, backend, X)),
+            2 / X,
+        ),
+        (
+            "prepared hvp",
+            lambda: hvp(outer, backend, X, t, prep=prepare_hvp(outer, backend, X, t))[0],
+            -2 / X**2 * t[0],
+        ),
     ):
-        problems.expect_result(f"{what} of 2 * DifferentiateWith(f, AutoFiniteDiff())(x), f defined for x > 0",
-                               call, expected, like=X, zero=zero, rtol=1e-3, atol=1e-5)
+        problems.expect_result(
+            f"{what} of 2 * DifferentiateWith(f, AutoFiniteDiff())(x), f defined for x > 0",
+            call,
+            expected,
+            like=X,
+            zero=zero,
+            rtol=1e-3,
+            atol=1e-5,
+        )
     invented = [p for p in seen if np.any(p <= 0)]
     if invented:
-        problems.found.append(f"DifferentiateWith evaluated f at points the user never passed: {invented[0]!r}")
+        problems.found.append(
+            f"DifferentiateWith evaluated f at points the user never passed: {invented[0]!r}"
+        )
 
 
 def _cubic(s):
@@ -71,20 +97,42 @@ def _cubic(s):
 def _second_order_at_a_zero_d_x(backend, problems, zero):
     s = 0.5
     second = (2 - s**2) * np.sin(s) + 4 * s * np.cos(s)
-    pairs = (("SecondOrder(AutoFiniteDiff(), backend)", SecondOrder(AutoFiniteDiff(), backend)),
-             ("SecondOrder(backend, AutoFiniteDiff())", SecondOrder(backend, AutoFiniteDiff())),
-             ("SecondOrder(backend, backend)", SecondOrder(backend, backend)))
+    pairs = (
+        ("SecondOrder(AutoFiniteDiff(), backend)", SecondOrder(AutoFiniteDiff(), backend)),
+        ("SecondOrder(backend, AutoFiniteDiff())", SecondOrder(backend, AutoFiniteDiff())),
+        ("SecondOrder(backend, backend)", SecondOrder(backend, backend)),
+    )
     for name, pair in pairs:
         for x in (s, np.float64(s), np.array(s)):
             kind = type(x).__name__
             like = s  # a Python float, a NumPy scalar and a 0-d array are one kind
-            problems.expect_result(f"{name} hessian at a 0-d x ({kind})", lambda: hessian(_cubic, pair, x),
-                                   np.array(second), like=like, zero=zero, rtol=1e-3, atol=1e-5)
-            problems.expect_result(f"{name} hvp at a 0-d x ({kind})", lambda: hvp(_cubic, pair, x, (np.array(1.0),))[0],
-                                   np.array(second), like=like, zero=zero, rtol=1e-3, atol=1e-5)
-            problems.expect_result(f"{name} second_derivative at a 0-d x ({kind})",
-                                   lambda: second_derivative(_cubic, pair, x), np.array(second), like=like, zero=zero,
-                                   rtol=1e-3, atol=1e-5)
+            problems.expect_result(
+                f"{name} hessian at a 0-d x ({kind})",
+                lambda: hessian(_cubic, pair, x),
+                np.array(second),
+                like=like,
+                zero=zero,
+                rtol=1e-3,
+                atol=1e-5,
+            )
+            problems.expect_result(
+                f"{name} hvp at a 0-d x ({kind})",
+                lambda: hvp(_cubic, pair, x, (np.array(1.0),))[0],
+                np.array(second),
+                like=like,
+                zero=zero,
+                rtol=1e-3,
+                atol=1e-5,
+            )
+            problems.expect_result(
+                f"{name} second_derivative at a 0-d x ({kind})",
+                lambda: second_derivative(_cubic, pair, x),
+                np.array(second),
+                like=like,
+                zero=zero,
+                rtol=1e-3,
+                atol=1e-5,
+            )
 
 
 SMALL = np.array([0.01, 0.02, 0.5])
@@ -99,26 +147,49 @@ def _prepared_at_another_scale(backend, problems, zero):
 
     large = 1000.0 * np.array([1.0, 3.0, 0.1])
     prep = prepare_gradient(log_sum, backend, large)
-    problems.expect_result("gradient of sum(log(x)) prepared at x * 1000, called at x",
-                           lambda: gradient(log_sum, backend, SMALL, prep=prep), 1 / SMALL, like=SMALL, zero=zero)
+    problems.expect_result(
+        "gradient of sum(log(x)) prepared at x * 1000, called at x",
+        lambda: gradient(log_sum, backend, SMALL, prep=prep),
+        1 / SMALL,
+        like=SMALL,
+        zero=zero,
+    )
     prep = prepare_jacobian(log, backend, large)
-    problems.expect_result("jacobian of log(x) prepared at x * 1000, called at x",
-                           lambda: jacobian(log, backend, SMALL, prep=prep), np.diag(1 / SMALL), like=SMALL, zero=zero)
+    problems.expect_result(
+        "jacobian of log(x) prepared at x * 1000, called at x",
+        lambda: jacobian(log, backend, SMALL, prep=prep),
+        np.diag(1 / SMALL),
+        like=SMALL,
+        zero=zero,
+    )
     point = np.asarray(0.01)
     prep = prepare_derivative(log, backend, np.asarray(1000.0))
-    problems.expect_result("derivative of log(s) prepared at 1000, called at 0.01",
-                           lambda: derivative(log, backend, point, prep=prep), np.asarray(100.0), like=point,
-                           zero=zero)
+    problems.expect_result(
+        "derivative of log(s) prepared at 1000, called at 0.01",
+        lambda: derivative(log, backend, point, prep=prep),
+        np.asarray(100.0),
+        like=point,
+        zero=zero,
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("differentiate_with_at_given_points",
-                 "DifferentiateWith inside the backend's derivative: f evaluated only at points the user passed",
-                 _differentiate_with_at_given_points),
-        BadInput("second_order_at_a_zero_d_x", "hessian, hvp and second_derivative at a 0-d x through SecondOrder pairs",
-                 _second_order_at_a_zero_d_x),
-        BadInput("prepared_at_another_scale", "gradient, jacobian and derivative prepared at a point 1000 times "
-                 "larger: each call differentiated at its own x's scale", _prepared_at_another_scale),
+        BadInput(
+            "differentiate_with_at_given_points",
+            "DifferentiateWith inside the backend's derivative: f evaluated only at points the user passed",
+            _differentiate_with_at_given_points,
+        ),
+        BadInput(
+            "second_order_at_a_zero_d_x",
+            "hessian, hvp and second_derivative at a 0-d x through SecondOrder pairs",
+            _second_order_at_a_zero_d_x,
+        ),
+        BadInput(
+            "prepared_at_another_scale",
+            "gradient, jacobian and derivative prepared at a point 1000 times "
+            "larger: each call differentiated at its own x's scale",
+            _prepared_at_another_scale,
+        ),
     ]

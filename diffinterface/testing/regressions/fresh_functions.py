@@ -36,11 +36,20 @@ def _seen_fresh(backend, problems, zero, what, loss, change):
     for scale in (1.0, 3.0):
         change(scale)
         expected = 2 * scale * X
-        problems.expect_result(f"unprepared gradient after {what} became {scale}",
-                               lambda: gradient(loss, backend, X), expected, like=X, zero=zero)
-        problems.expect_result(f"gradient prepared after {what} became {scale}",
-                               lambda: gradient(loss, backend, X, prep=prepare_gradient(loss, backend, X)),
-                               expected, like=X, zero=zero)
+        problems.expect_result(
+            f"unprepared gradient after {what} became {scale}",
+            lambda: gradient(loss, backend, X),
+            expected,
+            like=X,
+            zero=zero,
+        )
+        problems.expect_result(
+            f"gradient prepared after {what} became {scale}",
+            lambda: gradient(loss, backend, X, prep=prepare_gradient(loss, backend, X)),
+            expected,
+            like=X,
+            zero=zero,
+        )
 
 
 def _changed_global(backend, problems, zero):
@@ -77,26 +86,46 @@ class _Model:
 
 def _changed_model_attribute(backend, problems, zero):
     model = _Model()
-    _seen_fresh(backend, problems, zero, "a model's attribute", model.loss, lambda scale: setattr(model, "scale", scale))
+    _seen_fresh(
+        backend,
+        problems,
+        zero,
+        "a model's attribute",
+        model.loss,
+        lambda scale: setattr(model, "scale", scale),
+    )
 
 
 def _branchy(x):
     xp = array_namespace(x)
-    if x[0] > 0:  # a branch on a value of x: eager frameworks take it, tracing without values cannot
+    if (
+        x[0] > 0
+    ):  # a branch on a value of x: eager frameworks take it, tracing without values cannot
         return xp.sum(x**2)
     return xp.sum(x**3)
 
 
 def _branch_on_values(backend, problems, zero):
     expected = 2 * X
-    problems.expect_result("unprepared gradient of f branching on x[0] > 0", lambda: gradient(_branchy, backend, X),
-                           expected, like=X, zero=zero)
+    problems.expect_result(
+        "unprepared gradient of f branching on x[0] > 0",
+        lambda: gradient(_branchy, backend, X),
+        expected,
+        like=X,
+        zero=zero,
+    )
     prepared = lambda: gradient(_branchy, backend, X, prep=prepare_gradient(_branchy, backend, X))  # noqa: E731
     if getattr(get_adapter(backend), "traces_without_values", False):
-        problems.expect_error("prepared gradient of f branching on x[0] > 0 (the backend traces without values)",
-                              prepared, DifferentiationError, r"branches on x's values")
+        problems.expect_error(
+            "prepared gradient of f branching on x[0] > 0 (the backend traces without values)",
+            prepared,
+            DifferentiationError,
+            r"branches on x's values",
+        )
     else:
-        problems.expect_result("prepared gradient of f branching on x[0] > 0", prepared, expected, like=X, zero=zero)
+        problems.expect_result(
+            "prepared gradient of f branching on x[0] > 0", prepared, expected, like=X, zero=zero
+        )
 
 
 def _installed_namespaces():
@@ -116,14 +145,17 @@ def _right_or_refused(problems, what, call, refusals, zero):
     except refusals:
         return
     except Exception as error:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"{what}: expected the derivative or f's own error; got {type(error).__name__}: "
-                              f"{str(error)[:300]}")
+        problems.found.append(
+            f"{what}: expected the derivative or f's own error; got {type(error).__name__}: "
+            f"{str(error)[:300]}"
+        )
         return
     problems.check_result(what, got, np.cos(X), like=X, zero=zero)
 
 
 def _foreign_function_on_x(backend, problems, zero):
     for name, xp in _installed_namespaces():
+
         def f(x, xp=xp):
             return xp.sum(xp.sin(x))  # the functions of one framework, whatever x is
 
@@ -131,23 +163,46 @@ def _foreign_function_on_x(backend, problems, zero):
         try:
             f(X)
         except Exception as error:  # noqa: BLE001 - f cannot run on x itself: its own error may stand
-            _right_or_refused(problems, what, lambda f=f: gradient(f, backend, X), (type(error), DifferentiationError),
-                              zero)
+            _right_or_refused(
+                problems,
+                what,
+                lambda f=f: gradient(f, backend, X),
+                (type(error), DifferentiationError),
+                zero,
+            )
             continue
-        problems.expect_right_or_explained(what, lambda f=f: gradient(f, backend, X), np.cos(X), zero)
+        problems.expect_right_or_explained(
+            what, lambda f=f: gradient(f, backend, X), np.cos(X), zero
+        )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("changed_global", "a global f reads changed: unprepared and new preparations see it",
-                 _changed_global),
-        BadInput("changed_closure_array", "a closed-over array changed in place: unprepared calls see it",
-                 _changed_closure_array),
-        BadInput("changed_model_attribute", "a bound method's model attribute changed: unprepared calls see it",
-                 _changed_model_attribute),
-        BadInput("branch_on_values", "if x[0] > 0 in f: the derivative, or a refusal naming the way around",
-                 _branch_on_values),
-        BadInput("foreign_function_on_x", "another framework's functions on x: the derivative or a "
-                 "TracedArrayError naming di.array_namespace", _foreign_function_on_x),
+        BadInput(
+            "changed_global",
+            "a global f reads changed: unprepared and new preparations see it",
+            _changed_global,
+        ),
+        BadInput(
+            "changed_closure_array",
+            "a closed-over array changed in place: unprepared calls see it",
+            _changed_closure_array,
+        ),
+        BadInput(
+            "changed_model_attribute",
+            "a bound method's model attribute changed: unprepared calls see it",
+            _changed_model_attribute,
+        ),
+        BadInput(
+            "branch_on_values",
+            "if x[0] > 0 in f: the derivative, or a refusal naming the way around",
+            _branch_on_values,
+        ),
+        BadInput(
+            "foreign_function_on_x",
+            "another framework's functions on x: the derivative or a "
+            "TracedArrayError naming di.array_namespace",
+            _foreign_function_on_x,
+        ),
     ]

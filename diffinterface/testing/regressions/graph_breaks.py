@@ -38,9 +38,12 @@ def _item_times_sum_gradient(x):
 
 
 def _partial_item(backend, problems, zero):
-    problems.expect_right_or_explained("gradient of x[0].item() * sum(x)",
-                                       lambda: gradient(_item_times_sum, backend, X),
-                                       _item_times_sum_gradient(X), zero)
+    problems.expect_right_or_explained(
+        "gradient of x[0].item() * sum(x)",
+        lambda: gradient(_item_times_sum, backend, X),
+        _item_times_sum_gradient(X),
+        zero,
+    )
 
 
 def _detached(x):
@@ -63,12 +66,18 @@ def _detach_squared(x):
 
 def _constant(x):
     xp = array_namespace(x)
-    return xp.asarray(3.0, dtype=x.dtype)  # zeros where the framework says so, else an error: never wrong
+    return xp.asarray(
+        3.0, dtype=x.dtype
+    )  # zeros where the framework says so, else an error: never wrong
 
 
 def _partial_detach(backend, problems, zero):
-    problems.expect_right_or_explained("gradient of sum(x.detach() * x)", lambda: gradient(_detach_times_x, backend, X),
-                                       2 * X, zero)
+    problems.expect_right_or_explained(
+        "gradient of sum(x.detach() * x)",
+        lambda: gradient(_detach_times_x, backend, X),
+        2 * X,
+        zero,
+    )
 
 
 def _with_mode(backend, mode):
@@ -76,7 +85,9 @@ def _with_mode(backend, mode):
     fields = getattr(type(backend), "__frozen_fields__", ())
     if "mode" not in fields:
         return None
-    return type(backend)(**{name: getattr(backend, name) for name in fields if name != "mode"}, mode=mode)
+    return type(backend)(
+        **{name: getattr(backend, name) for name in fields if name != "mode"}, mode=mode
+    )
 
 
 def _mode_pairs(backend):
@@ -91,13 +102,18 @@ def _mode_pairs(backend):
 def _second_order_breaks(backend, problems, zero):
     t = np.ones_like(X)
     for pair in _mode_pairs(backend):
-        for name, f, h in (("sum(x.detach() ** 2)", _detach_squared, 2 * np.eye(X.size)),
-                           ("sum(x.detach() * x)", _detach_times_x, 2 * np.eye(X.size)),
-                           ("x[0].item() * sum(x)", _item_times_sum, _item_times_sum_hessian()),
-                           ("a constant", _constant, np.zeros((X.size, X.size)))):
-            problems.expect_right_or_explained(f"hessian of {name} by {pair!r}", lambda: hessian(f, pair, X), h, zero)
-            problems.expect_right_or_explained(f"hvp of {name} by {pair!r}", lambda: hvp(f, pair, X, (t,))[0], h @ t,
-                                               zero)
+        for name, f, h in (
+            ("sum(x.detach() ** 2)", _detach_squared, 2 * np.eye(X.size)),
+            ("sum(x.detach() * x)", _detach_times_x, 2 * np.eye(X.size)),
+            ("x[0].item() * sum(x)", _item_times_sum, _item_times_sum_hessian()),
+            ("a constant", _constant, np.zeros((X.size, X.size))),
+        ):
+            problems.expect_right_or_explained(
+                f"hessian of {name} by {pair!r}", lambda: hessian(f, pair, X), h, zero
+            )
+            problems.expect_right_or_explained(
+                f"hvp of {name} by {pair!r}", lambda: hvp(f, pair, X, (t,))[0], h @ t, zero
+            )
 
 
 def _item_times_sum_hessian():
@@ -111,11 +127,19 @@ def _item_times_sum_hessian():
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("graph_break_partial_item", "x[0].item() * sum(x): the gradient or a DifferentiationError",
-                 _partial_item),
-        BadInput("graph_break_partial_detach", "sum(x.detach() * x): the gradient or a DifferentiationError",
-                 _partial_detach),
-        BadInput("graph_break_second_order_pairs",
-                 "detach and item in f through every SecondOrder pair of modes: the Hessian or an error",
-                 _second_order_breaks),
+        BadInput(
+            "graph_break_partial_item",
+            "x[0].item() * sum(x): the gradient or a DifferentiationError",
+            _partial_item,
+        ),
+        BadInput(
+            "graph_break_partial_detach",
+            "sum(x.detach() * x): the gradient or a DifferentiationError",
+            _partial_detach,
+        ),
+        BadInput(
+            "graph_break_second_order_pairs",
+            "detach and item in f through every SecondOrder pair of modes: the Hessian or an error",
+            _second_order_breaks,
+        ),
     ]

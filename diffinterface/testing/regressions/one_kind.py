@@ -28,7 +28,9 @@ def _check_tree(problems, what, got, expected, like, zero):
         problems.found.append(f"{what}: expected a dict with keys {sorted(expected)}; got {got!r}")
         return
     for key in expected:
-        problems.check_result(f"{what}[{key!r}]", got[key], expected[key], like=like[key], zero=zero)
+        problems.check_result(
+            f"{what}[{key!r}]", got[key], expected[key], like=like[key], zero=zero
+        )
 
 
 def _training_loop(backend, problems, zero):
@@ -37,11 +39,19 @@ def _training_loop(backend, problems, zero):
         prep = prepare_gradient(_loss, backend, p)
         for step in range(3):
             g = gradient(_loss, backend, p, prep=prep)
-            _check_tree(problems, f"prepared gradient at step {step}", g,
-                        {"a": 6 * np.asarray(p["a"]), "w": 2 * p["w"]}, p, zero)
+            _check_tree(
+                problems,
+                f"prepared gradient at step {step}",
+                g,
+                {"a": 6 * np.asarray(p["a"]), "w": 2 * p["w"]},
+                p,
+                zero,
+            )
             p = {key: p[key] - 0.1 * g[key] for key in p}  # p["a"] becomes a NumPy scalar
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"a training loop with a 0-d leaf: {type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"a training loop with a 0-d leaf: {type(raised).__name__}: {str(raised)[:300]}"
+        )
 
 
 def _gradient_as_tangent(backend, problems, zero):
@@ -50,20 +60,32 @@ def _gradient_as_tangent(backend, problems, zero):
         g = gradient(_loss, backend, p)  # g["a"]: a 0-d array for the float leaf
         (hv,) = hvp(_loss, backend, p, (g,))
     except Exception as raised:  # noqa: BLE001
-        problems.found.append(f"hvp with the gradient (0-d leaves) as tangent for float leaves: "
-                              f"{type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"hvp with the gradient (0-d leaves) as tangent for float leaves: "
+            f"{type(raised).__name__}: {str(raised)[:300]}"
+        )
         return
-    _check_tree(problems, "hvp along the gradient", hv,
-                {"a": 6 * np.asarray(g["a"]), "w": 2 * np.asarray(g["w"])}, {"a": np.array(0.7), "w": p["w"]}, zero)
+    _check_tree(
+        problems,
+        "hvp along the gradient",
+        hv,
+        {"a": 6 * np.asarray(g["a"]), "w": 2 * np.asarray(g["w"])},
+        {"a": np.array(0.7), "w": p["w"]},
+        zero,
+    )
 
 
 def _scalar_kinds_of_x(backend, problems, zero):
-    f = lambda x: 3 * x ** 2  # noqa: E731
+    f = lambda x: 3 * x**2  # noqa: E731
     prep = prepare_gradient(f, backend, np.array(0.5))
     for given in (np.float64(0.5), 0.5):
-        problems.expect_result(f"gradient prepared at a 0-d array, called at {type(given).__name__}",
-                               lambda: gradient(f, backend, given, prep=prep), np.array(3.0),
-                               like=np.array(0.5), zero=zero)
+        problems.expect_result(
+            f"gradient prepared at a 0-d array, called at {type(given).__name__}",
+            lambda: gradient(f, backend, given, prep=prep),
+            np.array(3.0),
+            like=np.array(0.5),
+            zero=zero,
+        )
 
 
 def _mixed(p):
@@ -77,22 +99,42 @@ def _scalar_leaf_pullback(backend, problems, zero):
     try:
         (got,) = pullback(_mixed, backend, p, (1.0,))
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"pullback of a tree with a NumPy float32 scalar leaf: {type(raised).__name__}: "
-                              f"{str(raised)[:300]}")
+        problems.found.append(
+            f"pullback of a tree with a NumPy float32 scalar leaf: {type(raised).__name__}: "
+            f"{str(raised)[:300]}"
+        )
         return
-    _check_tree(problems, "pullback of a tree with a NumPy float32 scalar leaf", got,
-                {"a": np.cos(p["a"]), "b": np.float32(0.5)}, {"a": p["a"], "b": np.asarray(p["b"])}, zero)
+    _check_tree(
+        problems,
+        "pullback of a tree with a NumPy float32 scalar leaf",
+        got,
+        {"a": np.cos(p["a"]), "b": np.float32(0.5)},
+        {"a": p["a"], "b": np.asarray(p["b"])},
+        zero,
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("one_kind_training_loop", "p - lr * g turns a 0-d leaf into a NumPy scalar: the prepared "
-                 "gradient still fits", _training_loop),
-        BadInput("one_kind_gradient_as_tangent", "a gradient's 0-d leaves as hvp tangents for float leaves",
-                 _gradient_as_tangent),
-        BadInput("one_kind_scalar_leaf_pullback", "a NumPy float32 scalar leaf pulled back with a Python float",
-                 _scalar_leaf_pullback),
-        BadInput("one_kind_scalar_x", "a NumPy scalar or a float x for a gradient prepared at a 0-d array",
-                 _scalar_kinds_of_x),
+        BadInput(
+            "one_kind_training_loop",
+            "p - lr * g turns a 0-d leaf into a NumPy scalar: the prepared gradient still fits",
+            _training_loop,
+        ),
+        BadInput(
+            "one_kind_gradient_as_tangent",
+            "a gradient's 0-d leaves as hvp tangents for float leaves",
+            _gradient_as_tangent,
+        ),
+        BadInput(
+            "one_kind_scalar_leaf_pullback",
+            "a NumPy float32 scalar leaf pulled back with a Python float",
+            _scalar_leaf_pullback,
+        ),
+        BadInput(
+            "one_kind_scalar_x",
+            "a NumPy scalar or a float x for a gradient prepared at a 0-d array",
+            _scalar_kinds_of_x,
+        ),
     ]

@@ -36,11 +36,11 @@ RTOL = 1e-2  # float32 x: finite differences and float32 passes agree to a few d
 
 def _squares_weighted_inside(x):
     xp = array_namespace(x)
-    return x ** 2 * xp.asarray(W, dtype=xp.float64)  # promotes a float32 x where the framework does
+    return x**2 * xp.asarray(W, dtype=xp.float64)  # promotes a float32 x where the framework does
 
 
 def _squares_weighted_by(x, w):
-    return x ** 2 * w
+    return x**2 * w
 
 
 def _sum_of(f):
@@ -63,17 +63,32 @@ def _every_operator(what, f, contexts):
             ("hessian", lambda: hessian(total, backend, X, *contexts), np.diag(2 * W)),
         )
         for name, call, expected in checks:
-            problems.expect_result(f"{name} of {what} at a float32 x", call, expected, like=X, zero=zero,
-                                   rtol=RTOL, atol=1e-4)
+            problems.expect_result(
+                f"{name} of {what} at a float32 x",
+                call,
+                expected,
+                like=X,
+                zero=zero,
+                rtol=RTOL,
+                atol=1e-4,
+            )
         try:  # a cotangent of the dtype this backend says the output has
             value = value_and_jacobian(f, backend, X, *contexts)[0]
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(f"value_and_jacobian of {what}: {type(raised).__name__}: {str(raised)[:300]}")
+            problems.found.append(
+                f"value_and_jacobian of {what}: {type(raised).__name__}: {str(raised)[:300]}"
+            )
             return
         cotangent = np.ones_like(to_numpy(value))
-        problems.expect_result(f"pullback of {what} at a float32 x (cotangent {cotangent.dtype})",
-                               lambda: pullback(f, backend, X, (cotangent,), *contexts)[0], 2 * X * W,
-                               like=X, zero=zero, rtol=RTOL, atol=1e-4)
+        problems.expect_result(
+            f"pullback of {what} at a float32 x (cotangent {cotangent.dtype})",
+            lambda: pullback(f, backend, X, (cotangent,), *contexts)[0],
+            2 * X * W,
+            like=X,
+            zero=zero,
+            rtol=RTOL,
+            atol=1e-4,
+        )
 
     return run
 
@@ -84,10 +99,17 @@ def _complex_valued(backend, problems, zero):
         return xp.sum(xp.astype(x, xp.complex128) ** 2)
 
     x = np.array([0.5, 0.8])
-    for name, call in (("gradient", lambda: gradient(f, backend, x)),
-                       ("pushforward", lambda: pushforward(f, backend, x, (np.ones(2),)))):
-        problems.expect_error(f"{name} of a complex-valued f of a real x", call, TypeError,
-                              r"f: expected f to return real floating-point values .*complex128.*real part", (x,))
+    for name, call in (
+        ("gradient", lambda: gradient(f, backend, x)),
+        ("pushforward", lambda: pushforward(f, backend, x, (np.ones(2),))),
+    ):
+        problems.expect_error(
+            f"{name} of a complex-valued f of a real x",
+            call,
+            TypeError,
+            r"f: expected f to return real floating-point values .*complex128.*real part",
+            (x,),
+        )
 
 
 def _mixed_tree(p):
@@ -100,17 +122,35 @@ def _mixed_dtype_tree(backend, problems, zero):
     try:
         g = gradient(_mixed_tree, backend, p)
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"gradient at a tree of float64 and float32 leaves: {type(raised).__name__}: "
-                              f"{str(raised)[:300]}")
+        problems.found.append(
+            f"gradient at a tree of float64 and float32 leaves: {type(raised).__name__}: "
+            f"{str(raised)[:300]}"
+        )
         return
     if not isinstance(g, dict) or set(g) != set(p):
-        problems.found.append(f"gradient at a tree of float64 and float32 leaves: expected a dict like x; got {g!r}")
+        problems.found.append(
+            f"gradient at a tree of float64 and float32 leaves: expected a dict like x; got {g!r}"
+        )
         return
     # each leaf in its own dtype and to its own precision: the float64 leaf not to float32's
-    problems.check_result("gradient's float64 leaf, next to a float32 leaf", g["a"], np.cos(p["a"]), like=p["a"],
-                          zero=zero, rtol=1e-6, atol=1e-7)
-    problems.check_result("gradient's float32 leaf, next to a float64 leaf", g["b"], 3 * p["b"].astype(float) ** 2,
-                          like=p["b"], zero=zero, rtol=RTOL, atol=1e-3)
+    problems.check_result(
+        "gradient's float64 leaf, next to a float32 leaf",
+        g["a"],
+        np.cos(p["a"]),
+        like=p["a"],
+        zero=zero,
+        rtol=1e-6,
+        atol=1e-7,
+    )
+    problems.check_result(
+        "gradient's float32 leaf, next to a float64 leaf",
+        g["b"],
+        3 * p["b"].astype(float) ** 2,
+        like=p["b"],
+        zero=zero,
+        rtol=RTOL,
+        atol=1e-3,
+    )
 
 
 def _twice(x):
@@ -120,24 +160,49 @@ def _twice(x):
 def _linear_at_a_zero_d_x(backend, problems, zero):
     # torch's vmap turns a 0-d float32 x times a Python float into float64 tangents (found by the fuzz suite)
     x = np.asarray(0.58, dtype=np.float32)
-    problems.expect_result("value_and_gradient of 2 * x at a 0-d float32 x",
-                           lambda: value_and_gradient(_twice, backend, x)[1], np.float32(2.0), like=x, zero=zero)
-    problems.expect_result("pushforward of 2 * x at a 0-d float32 x, two tangents",
-                           lambda: pushforward(_twice, backend, x, (np.float32(1.0), np.float32(0.5)))[1],
-                           np.float32(1.0), like=x, zero=zero)
+    problems.expect_result(
+        "value_and_gradient of 2 * x at a 0-d float32 x",
+        lambda: value_and_gradient(_twice, backend, x)[1],
+        np.float32(2.0),
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pushforward of 2 * x at a 0-d float32 x, two tangents",
+        lambda: pushforward(_twice, backend, x, (np.float32(1.0), np.float32(0.5)))[1],
+        np.float32(1.0),
+        like=x,
+        zero=zero,
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("result_dtypes_promoting_f", "a float32 x promoted to float64 inside f: float32 derivatives",
-                 _every_operator("f promoting x to float64", _squares_weighted_inside, ())),
-        BadInput("result_dtypes_float64_constant", "a float64 Constant promoting a float32 x: float32 derivatives",
-                 _every_operator("f times a float64 Constant", _squares_weighted_by, (Constant(W),))),
-        BadInput("result_dtypes_mixed_tree", "a tree of float64 and float32 leaves: each leaf's derivative in "
-                 "its dtype and to its precision", _mixed_dtype_tree),
-        BadInput("result_dtypes_linear_zero_d", "a linear f of a 0-d float32 x: float32 derivatives, batched "
-                 "tangents too", _linear_at_a_zero_d_x),
-        BadInput("result_dtypes_complex_f", "a complex-valued f of a real x: TypeError naming f's output dtype",
-                 _complex_valued),
+        BadInput(
+            "result_dtypes_promoting_f",
+            "a float32 x promoted to float64 inside f: float32 derivatives",
+            _every_operator("f promoting x to float64", _squares_weighted_inside, ()),
+        ),
+        BadInput(
+            "result_dtypes_float64_constant",
+            "a float64 Constant promoting a float32 x: float32 derivatives",
+            _every_operator("f times a float64 Constant", _squares_weighted_by, (Constant(W),)),
+        ),
+        BadInput(
+            "result_dtypes_mixed_tree",
+            "a tree of float64 and float32 leaves: each leaf's derivative in "
+            "its dtype and to its precision",
+            _mixed_dtype_tree,
+        ),
+        BadInput(
+            "result_dtypes_linear_zero_d",
+            "a linear f of a 0-d float32 x: float32 derivatives, batched tangents too",
+            _linear_at_a_zero_d_x,
+        ),
+        BadInput(
+            "result_dtypes_complex_f",
+            "a complex-valued f of a real x: TypeError naming f's output dtype",
+            _complex_valued,
+        ),
     ]

@@ -45,31 +45,62 @@ def _rolled_axes(backend, problems, zero):
     rows, n = X.shape
     tolerances = dict(zip(("rtol", "atol"), default_tolerances(backend, "float64", 1)))
     expected_jacobian = np.einsum("rs,jk->rjsk", np.eye(rows), PERMUTATION)
-    problems.expect_result("jacobian of roll along axis=-1", lambda: jacobian(rolled, backend, X),
-                           expected_jacobian, like=X, zero=zero, **tolerances)
+    problems.expect_result(
+        "jacobian of roll along axis=-1",
+        lambda: jacobian(rolled, backend, X),
+        expected_jacobian,
+        like=X,
+        zero=zero,
+        **tolerances,
+    )
     seeds = tuple(np.arange(X.size, dtype=float).reshape(X.shape) * (k + 1) + k for k in range(3))
     for name, call, expected in (
-        ("pushforward", lambda: pushforward(rolled, backend, X, seeds), [np.roll(s, 1, axis=-1) for s in seeds]),
-        ("pullback", lambda: pullback(rolled, backend, X, seeds), [np.roll(s, -1, axis=-1) for s in seeds]),
+        (
+            "pushforward",
+            lambda: pushforward(rolled, backend, X, seeds),
+            [np.roll(s, 1, axis=-1) for s in seeds],
+        ),
+        (
+            "pullback",
+            lambda: pullback(rolled, backend, X, seeds),
+            [np.roll(s, -1, axis=-1) for s in seeds],
+        ),
     ):
         try:
             results = call()
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(f"{name} of 3 seeds through roll along axis=-1: expected a result; got "
-                                  f"{type(raised).__name__}: {str(raised)[:300]}")
+            problems.found.append(
+                f"{name} of 3 seeds through roll along axis=-1: expected a result; got "
+                f"{type(raised).__name__}: {str(raised)[:300]}"
+            )
             continue
         for k, (got, want) in enumerate(zip(results, expected)):
-            problems.check_result(f"{name} {k} of 3 through roll along axis=-1", got, want, like=X, zero=zero,
-                                  **tolerances)
+            problems.check_result(
+                f"{name} {k} of 3 through roll along axis=-1",
+                got,
+                want,
+                like=X,
+                zero=zero,
+                **tolerances,
+            )
     expected_hessian = np.einsum("rs,jk->rjsk", np.eye(rows), np.ones((n, n)) - np.eye(n))
-    problems.expect_result("hessian through roll along axis=-1", lambda: hessian(neighbour_products, backend, X),
-                           expected_hessian, like=X, zero=zero,
-                           **dict(zip(("rtol", "atol"), default_tolerances(backend, "float64", 2))))
+    problems.expect_result(
+        "hessian through roll along axis=-1",
+        lambda: hessian(neighbour_products, backend, X),
+        expected_hessian,
+        like=X,
+        zero=zero,
+        **dict(zip(("rtol", "atol"), default_tolerances(backend, "float64", 2))),
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("roll-negative-axis", "the Jacobian, pullbacks, pushforwards and Hessian through roll along "
-                 "axis=-1 are right (TensorFlow's vectorized sweeps rolled the seeds instead)", _rolled_axes),
+        BadInput(
+            "roll-negative-axis",
+            "the Jacobian, pullbacks, pushforwards and Hessian through roll along "
+            "axis=-1 are right (TensorFlow's vectorized sweeps rolled the seeds instead)",
+            _rolled_axes,
+        ),
     ]

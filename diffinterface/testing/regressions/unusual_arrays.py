@@ -25,7 +25,16 @@ from ...core.boundary import FRAMEWORK_LIMITS
 from ...errors import DifferentiationError
 from ...families import array_namespace
 from ...modules import module_function
-from ...operators import derivative, gradient, hessian, hvp, jacobian, pullback, pushforward, second_derivative
+from ...operators import (
+    derivative,
+    gradient,
+    hessian,
+    hvp,
+    jacobian,
+    pullback,
+    pushforward,
+    second_derivative,
+)
 from ...selectors import AutoFiniteDiff, SecondOrder
 from ..families import convert
 from ..probes import BadInput
@@ -42,33 +51,60 @@ def _reversed(a):
 
 def _weighted_squares(x, w):
     xp = array_namespace(x)
-    return xp.sum(w * x ** 2)
+    return xp.sum(w * x**2)
 
 
 def _squares(x):
-    return x ** 2
+    return x**2
 
 
 def _negative_strides(backend, problems, zero):
     x, w, t = _reversed(X), _reversed(W), _reversed(np.ones(3))
     unchanged = [np.array(a, copy=True) for a in (x, w, t)]
-    problems.expect_result("gradient at an x with negative strides", lambda: gradient(_weighted_squares, backend, x,
-                           Constant(W)), 2 * W * X, like=X, zero=zero)
-    problems.expect_result("gradient with a Constant with negative strides",
-                           lambda: gradient(_weighted_squares, backend, X, Constant(w)), 2 * W * X, like=X, zero=zero)
-    problems.expect_result("pushforward along a tangent with negative strides",
-                           lambda: pushforward(_squares, backend, X, (t,))[0], 2 * X, like=X, zero=zero)
-    problems.expect_result("pullback of a cotangent with negative strides",
-                           lambda: pullback(_squares, backend, X, (t,))[0], 2 * X, like=X, zero=zero)
+    problems.expect_result(
+        "gradient at an x with negative strides",
+        lambda: gradient(_weighted_squares, backend, x, Constant(W)),
+        2 * W * X,
+        like=X,
+        zero=zero,
+    )
+    problems.expect_result(
+        "gradient with a Constant with negative strides",
+        lambda: gradient(_weighted_squares, backend, X, Constant(w)),
+        2 * W * X,
+        like=X,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pushforward along a tangent with negative strides",
+        lambda: pushforward(_squares, backend, X, (t,))[0],
+        2 * X,
+        like=X,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pullback of a cotangent with negative strides",
+        lambda: pullback(_squares, backend, X, (t,))[0],
+        2 * X,
+        like=X,
+        zero=zero,
+    )
     got = None
     try:
         got = gradient(lambda p: _weighted_squares(p["a"], p["w"]), backend, {"a": x, "w": w})
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"gradient at a dict of leaves with negative strides: {type(raised).__name__}: "
-                              f"{str(raised)[:300]}")
+        problems.found.append(
+            f"gradient at a dict of leaves with negative strides: {type(raised).__name__}: "
+            f"{str(raised)[:300]}"
+        )
     if got is not None:
-        problems.check_result("gradient at a dict of leaves with negative strides (leaf a)", got["a"], 2 * W * X,
-                              like=X, zero=zero)
+        problems.check_result(
+            "gradient at a dict of leaves with negative strides (leaf a)",
+            got["a"],
+            2 * W * X,
+            like=X,
+            zero=zero,
+        )
     for name, before, after in zip(("x", "Constant", "tangent"), unchanged, (x, w, t)):
         if not np.array_equal(before, after):
             problems.found.append(f"the {name} with negative strides was modified")
@@ -81,21 +117,39 @@ def _families(backend):
 def _broadcast(backend, problems, zero):
     x = np.broadcast_to(X, (2, 3))  # stride 0 along the first axis, read-only
     expected = np.diag(2 * np.broadcast_to(X, (2, 3)).ravel()).reshape(2, 3, 2, 3)
-    problems.expect_result("jacobian at a broadcast (stride-0) x", lambda: jacobian(_squares, backend, x), expected,
-                           like=X, zero=zero)
-    problems.expect_result("pushforward along a broadcast tangent", lambda: pushforward(
-        _squares, backend, np.ones((2, 3)), (np.broadcast_to(X, (2, 3)),))[0], 2 * np.broadcast_to(X, (2, 3)),
-        like=X, zero=zero)
+    problems.expect_result(
+        "jacobian at a broadcast (stride-0) x",
+        lambda: jacobian(_squares, backend, x),
+        expected,
+        like=X,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pushforward along a broadcast tangent",
+        lambda: pushforward(_squares, backend, np.ones((2, 3)), (np.broadcast_to(X, (2, 3)),))[0],
+        2 * np.broadcast_to(X, (2, 3)),
+        like=X,
+        zero=zero,
+    )
     if "torch" not in _families(backend):
         return
     import torch
 
     xt = torch.from_numpy(X.copy()).expand(2, 3)
-    problems.expect_result("jacobian at an expanded tensor x", lambda: jacobian(_squares, backend, xt), expected,
-                           like=xt, zero=zero)
-    problems.expect_result("pushforward along an expanded tensor", lambda: pushforward(
-        _squares, backend, torch.ones(2, 3, dtype=torch.float64), (xt,))[0], 2 * np.broadcast_to(X, (2, 3)),
-        like=xt, zero=zero)
+    problems.expect_result(
+        "jacobian at an expanded tensor x",
+        lambda: jacobian(_squares, backend, xt),
+        expected,
+        like=xt,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pushforward along an expanded tensor",
+        lambda: pushforward(_squares, backend, torch.ones(2, 3, dtype=torch.float64), (xt,))[0],
+        2 * np.broadcast_to(X, (2, 3)),
+        like=xt,
+        zero=zero,
+    )
 
 
 def _inference_mode(backend, problems, zero):
@@ -107,17 +161,32 @@ def _inference_mode(backend, problems, zero):
         x = torch.from_numpy(X.copy()) * 1.0
         t = torch.ones(3, dtype=torch.float64)
     f = _sum_of_squares
-    problems.expect_result("gradient at an inference-mode tensor", lambda: gradient(f, backend, x), 2 * X, like=x,
-                           zero=zero)
-    problems.expect_result("pushforward at an inference-mode tensor and tangent",
-                           lambda: pushforward(_squares, backend, x, (t,))[0], 2 * X, like=x, zero=zero)
-    problems.expect_result("hessian at an inference-mode tensor", lambda: hessian(f, backend, x), 2 * np.eye(3),
-                           like=x, zero=zero)
+    problems.expect_result(
+        "gradient at an inference-mode tensor",
+        lambda: gradient(f, backend, x),
+        2 * X,
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "pushforward at an inference-mode tensor and tangent",
+        lambda: pushforward(_squares, backend, x, (t,))[0],
+        2 * X,
+        like=x,
+        zero=zero,
+    )
+    problems.expect_result(
+        "hessian at an inference-mode tensor",
+        lambda: hessian(f, backend, x),
+        2 * np.eye(3),
+        like=x,
+        zero=zero,
+    )
 
 
 def _sum_of_squares(x):
     xp = array_namespace(x)
-    return xp.sum(x ** 2)
+    return xp.sum(x**2)
 
 
 def _l1(x):
@@ -133,7 +202,9 @@ def _expect_ordinary(problems, what, call, expected, like, zero):
     except DifferentiationError:  # a backend that cannot differentiate abs says so (complex steps)
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
+        )
         return
     is_zero_tensor = getattr(got, "_is_zerotensor", None)  # torch's immutable zeros
     if is_zero_tensor is not None and is_zero_tensor():
@@ -148,23 +219,46 @@ def _structural_zeros(backend, problems, zero):
         x, t = convert(X, family), convert(np.ones(3), family)
         for pair in _mode_pairs(backend):
             where = f"by {pair!r} at a {family} x"
-            _expect_ordinary(problems, f"hessian of sum(abs(x - 1)) {where}", lambda: hessian(_l1, pair, x),
-                             np.zeros((3, 3)), x, zero)
-            _expect_ordinary(problems, f"hvp of sum(abs(x - 1)) {where}", lambda: hvp(_l1, pair, x, (t,))[0],
-                             np.zeros(3), x, zero)
+            _expect_ordinary(
+                problems,
+                f"hessian of sum(abs(x - 1)) {where}",
+                lambda: hessian(_l1, pair, x),
+                np.zeros((3, 3)),
+                x,
+                zero,
+            )
+            _expect_ordinary(
+                problems,
+                f"hvp of sum(abs(x - 1)) {where}",
+                lambda: hvp(_l1, pair, x, (t,))[0],
+                np.zeros(3),
+                x,
+                zero,
+            )
         s = convert(np.array(0.5), family)
-        _expect_ordinary(problems, f"second_derivative of abs(x - 1) at a {family} x",
-                         lambda: second_derivative(_l1, backend, s), np.array(0.0), s, zero)
+        _expect_ordinary(
+            problems,
+            f"second_derivative of abs(x - 1) at a {family} x",
+            lambda: second_derivative(_l1, backend, s),
+            np.array(0.0),
+            s,
+            zero,
+        )
 
 
 def _tree_constants(backend, problems, zero):
     def f(x, c):
         xp = array_namespace(x)
-        return xp.sum(c["w"] * x ** 2) + xp.sum(c["pair"][0] * c["pair"][1] * x)
+        return xp.sum(c["w"] * x**2) + xp.sum(c["pair"][0] * c["pair"][1] * x)
 
     c = {"w": W, "pair": (W, np.ones(3))}
-    problems.expect_result("gradient with a Constant holding a dict and a tuple of arrays",
-                           lambda: gradient(f, backend, X, Constant(c)), 2 * W * X + W, like=X, zero=zero)
+    problems.expect_result(
+        "gradient with a Constant holding a dict and a tuple of arrays",
+        lambda: gradient(f, backend, X, Constant(c)),
+        2 * W * X + W,
+        like=X,
+        zero=zero,
+    )
 
 
 def _matrix_chain(backend, problems, zero):
@@ -176,19 +270,29 @@ def _matrix_chain(backend, problems, zero):
 
     # a framework may declare that its @ takes matrices only: then the ValueError naming the limit and the way
     # around it is the one accepted refusal
-    declared = [(what, around) for _, _, what, around in FRAMEWORK_LIMITS if what.startswith("the @ operator")]
+    declared = [
+        (what, around)
+        for _, _, what, around in FRAMEWORK_LIMITS
+        if what.startswith("the @ operator")
+    ]
     for x in (X, np.stack([X, 2 * X])):
         expected = np.einsum("lj,ki->kjil", a @ b, np.eye(x.shape[0])) if x.ndim == 2 else (a @ b).T
         what = f"jacobian of (x @ A) @ B at a {x.ndim}-d x"
         try:
             got = jacobian(f, backend, x, Constant(a), Constant(b))
         except ValueError as raised:
-            if not any(f"does not support {limit}" in str(raised) and around in str(raised)
-                       for limit, around in declared):
-                problems.found.append(f"{what}: expected a result; got ValueError: {str(raised)[:300]}")
+            if not any(
+                f"does not support {limit}" in str(raised) and around in str(raised)
+                for limit, around in declared
+            ):
+                problems.found.append(
+                    f"{what}: expected a result; got ValueError: {str(raised)[:300]}"
+                )
             continue
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}")
+            problems.found.append(
+                f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
+            )
             continue
         problems.check_result(what, got, expected, like=x, zero=zero)
 
@@ -199,8 +303,13 @@ def _constant_empty_output(backend, problems, zero):
         return xp.zeros((0,), dtype=xp.float64)  # no entries: nothing of f can depend on x
 
     x = np.array(1.0)
-    problems.expect_result("derivative of a constant empty output", lambda: derivative(f, backend, x), np.zeros(0),
-                           like=x, zero=zero)
+    problems.expect_result(
+        "derivative of a constant empty output",
+        lambda: derivative(f, backend, x),
+        np.zeros(0),
+        like=x,
+        zero=zero,
+    )
 
 
 def _criterion_as_loss(backend, problems, zero):
@@ -218,11 +327,17 @@ def _criterion_as_loss(backend, problems, zero):
     try:
         f, params = module_function(model, torch.nn.MSELoss())
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"module_function(model, torch.nn.MSELoss()): {type(raised).__name__}: {raised}")
+        problems.found.append(
+            f"module_function(model, torch.nn.MSELoss()): {type(raised).__name__}: {raised}"
+        )
         return
-    got = problems.expect_result("gradient of a criterion (input, target) through module_function",
-                                 lambda: gradient(f, backend, params, Constant(inputs), Constant(targets))["bias"],
-                                 expected_bias, like=params["bias"], zero=zero)
+    got = problems.expect_result(
+        "gradient of a criterion (input, target) through module_function",
+        lambda: gradient(f, backend, params, Constant(inputs), Constant(targets))["bias"],
+        expected_bias,
+        like=params["bias"],
+        zero=zero,
+    )
     if got is not None and model.bias.grad is not None:
         problems.found.append("module_function's gradient wrote the module's .grad")
 
@@ -230,7 +345,7 @@ def _criterion_as_loss(backend, problems, zero):
 def _negative_step_under_second_order(backend, problems, zero):
     def f(x):
         xp = array_namespace(x)
-        return xp.sum(x[::-1] * x ** 2)
+        return xp.sum(x[::-1] * x**2)
 
     # d2/dx2 of sum_i x[n-1-i] * x_i**2
     n = X.size
@@ -243,33 +358,76 @@ def _negative_step_under_second_order(backend, problems, zero):
         got = hessian(f, pair, X)
     except ValueError as raised:
         if "negative step" not in str(raised):
-            problems.found.append(f"hessian by {pair!r} of f slicing x[::-1]: a ValueError without the explanation "
-                                  f"naming 'negative step': {str(raised)[:300]}")
+            problems.found.append(
+                f"hessian by {pair!r} of f slicing x[::-1]: a ValueError without the explanation "
+                f"naming 'negative step': {str(raised)[:300]}"
+            )
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(f"hessian by {pair!r} of f slicing x[::-1]: {type(raised).__name__}: {str(raised)[:300]}")
+        problems.found.append(
+            f"hessian by {pair!r} of f slicing x[::-1]: {type(raised).__name__}: {str(raised)[:300]}"
+        )
         return
     # finite differences of a forward-difference gradient: a few digits
-    problems.check_result(f"hessian by {pair!r} of f slicing x[::-1]", got, expected, like=X, zero=zero, rtol=1e-2,
-                          atol=1e-2)
+    problems.check_result(
+        f"hessian by {pair!r} of f slicing x[::-1]",
+        got,
+        expected,
+        like=X,
+        zero=zero,
+        rtol=1e-2,
+        atol=1e-2,
+    )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("unusual_negative_strides", "numpy x, Constant, tangent and leaves with negative strides: "
-                 "right results, inputs unchanged", _negative_strides),
-        BadInput("unusual_broadcast", "broadcast (stride-0) numpy arrays and expanded tensors as x and tangents",
-                 _broadcast),
-        BadInput("unusual_inference_mode", "torch inference-mode tensors as x and tangents", _inference_mode),
-        BadInput("unusual_structural_zeros", "a structurally zero Hessian (abs): ordinary zeros, every mode pair",
-                 _structural_zeros),
-        BadInput("unusual_tree_constants", "a Constant holding a dict and a tuple of numpy arrays", _tree_constants),
-        BadInput("unusual_matrix_chain", "the jacobian of (x @ A) @ B at a vector and a matrix x", _matrix_chain),
-        BadInput("unusual_constant_empty_output", "the derivative of a constant empty output: empty",
-                 _constant_empty_output),
-        BadInput("unusual_criterion_loss", "a torch criterion (input, target) as module_function's loss",
-                 _criterion_as_loss),
-        BadInput("unusual_negative_step_second_order", "x[::-1] in f under SecondOrder(AutoFiniteDiff(), backend): "
-                 "the Hessian or the ValueError naming 'negative step'", _negative_step_under_second_order),
+        BadInput(
+            "unusual_negative_strides",
+            "numpy x, Constant, tangent and leaves with negative strides: "
+            "right results, inputs unchanged",
+            _negative_strides,
+        ),
+        BadInput(
+            "unusual_broadcast",
+            "broadcast (stride-0) numpy arrays and expanded tensors as x and tangents",
+            _broadcast,
+        ),
+        BadInput(
+            "unusual_inference_mode",
+            "torch inference-mode tensors as x and tangents",
+            _inference_mode,
+        ),
+        BadInput(
+            "unusual_structural_zeros",
+            "a structurally zero Hessian (abs): ordinary zeros, every mode pair",
+            _structural_zeros,
+        ),
+        BadInput(
+            "unusual_tree_constants",
+            "a Constant holding a dict and a tuple of numpy arrays",
+            _tree_constants,
+        ),
+        BadInput(
+            "unusual_matrix_chain",
+            "the jacobian of (x @ A) @ B at a vector and a matrix x",
+            _matrix_chain,
+        ),
+        BadInput(
+            "unusual_constant_empty_output",
+            "the derivative of a constant empty output: empty",
+            _constant_empty_output,
+        ),
+        BadInput(
+            "unusual_criterion_loss",
+            "a torch criterion (input, target) as module_function's loss",
+            _criterion_as_loss,
+        ),
+        BadInput(
+            "unusual_negative_step_second_order",
+            "x[::-1] in f under SecondOrder(AutoFiniteDiff(), backend): "
+            "the Hessian or the ValueError naming 'negative step'",
+            _negative_step_under_second_order,
+        ),
     ]

@@ -69,10 +69,14 @@ def _jacobian_of_vector(x):
 def _owned(problems, what, got, x):
     """Record a problem unless ``got`` is a writable numpy array sharing no memory with ``x``."""
     if not isinstance(got, np.ndarray):
-        problems.found.append(f"{what}: expected a numpy array for a numpy x; got {type(got).__name__}")
+        problems.found.append(
+            f"{what}: expected a numpy array for a numpy x; got {type(got).__name__}"
+        )
         return False
     if not got.flags.writeable:
-        problems.found.append(f"{what}: the numpy result is read-only (numpy in, numpy out: writable)")
+        problems.found.append(
+            f"{what}: the numpy result is read-only (numpy in, numpy out: writable)"
+        )
         return False
     if np.shares_memory(got, x):
         problems.found.append(f"{what}: the result shares memory with x")
@@ -87,13 +91,26 @@ def _numpy_results_owned(backend, problems, zero):
         ("jacobian", lambda **out: jacobian(_vector, backend, X, **out), _jacobian_of_vector(X)),
         ("hessian", lambda **out: hessian(_scalar, backend, X, **out), _hessian_of_scalar(X)),
         ("hvp", lambda **out: hvp(_scalar, backend, X, T, **out)[0], _hessian_of_scalar(X) @ T[0]),
-        ("pushforward", lambda **out: pushforward(_vector, backend, X, T, **out)[0], _jacobian_of_vector(X) @ T[0]),
-        ("pullback", lambda **out: pullback(_vector, backend, X, (T[0][:3],), **out)[0],
-         T[0][:3] @ _jacobian_of_vector(X)),
-        ("derivative", lambda **out: derivative(_curve, backend, s, **out),
-         np.array([np.cos(s), 2 * s, 3 * s**2])),
-        ("second_derivative", lambda **out: second_derivative(_curve, backend, s, **out),
-         np.array([-np.sin(s), 2.0, 6 * s])),
+        (
+            "pushforward",
+            lambda **out: pushforward(_vector, backend, X, T, **out)[0],
+            _jacobian_of_vector(X) @ T[0],
+        ),
+        (
+            "pullback",
+            lambda **out: pullback(_vector, backend, X, (T[0][:3],), **out)[0],
+            T[0][:3] @ _jacobian_of_vector(X),
+        ),
+        (
+            "derivative",
+            lambda **out: derivative(_curve, backend, s, **out),
+            np.array([np.cos(s), 2 * s, 3 * s**2]),
+        ),
+        (
+            "second_derivative",
+            lambda **out: second_derivative(_curve, backend, s, **out),
+            np.array([-np.sin(s), 2.0, 6 * s]),
+        ),
     )
     for name, call, expected in cases:
         got = problems.expect_result(f"{name} at a numpy x", call, expected, like=X, zero=zero)
@@ -104,7 +121,9 @@ def _numpy_results_owned(backend, problems, zero):
             out = {"out": (got,)}
         else:
             out = {"out": got}
-        problems.expect_result(f"{name} passed back as out=", lambda: call(**out), expected, like=X, zero=zero)
+        problems.expect_result(
+            f"{name} passed back as out=", lambda: call(**out), expected, like=X, zero=zero
+        )
 
 
 def _sparse_results_as_out(backend, problems, zero):
@@ -120,13 +139,19 @@ def _sparse_results_as_out(backend, problems, zero):
                 result = call(f, sparse, X, prep=prep)
                 filled = call(f, sparse, X, prep=prep, out=result)
             except Exception as error:  # noqa: BLE001 - the problem is reported, not raised
-                problems.found.append(f"{what} passed back as out=: {type(error).__name__}: {str(error)[:300]}")
+                problems.found.append(
+                    f"{what} passed back as out=: {type(error).__name__}: {str(error)[:300]}"
+                )
                 continue
             if filled is not result:
-                problems.found.append(f"{what} passed back as out=: returned another object than out")
+                problems.found.append(
+                    f"{what} passed back as out=: returned another object than out"
+                )
             values = getattr(result, "toarray", lambda: result)()
             if not zero and not np.allclose(values, expected, rtol=1e-4, atol=1e-6):
-                problems.found.append(f"{what} passed back as out=: wrong values {values!r}, expected {expected!r}")
+                problems.found.append(
+                    f"{what} passed back as out=: wrong values {values!r}, expected {expected!r}"
+                )
 
 
 def _writes_cache(x, cache):
@@ -139,19 +164,35 @@ def _cache_written_in_f(backend, problems, zero):
     cache = np.zeros(X.shape)
     call = lambda: gradient(_writes_cache, backend, X, Cache(cache))  # noqa: E731
     if check_inplace(backend) and get_adapter(backend).writes_cache:
-        problems.expect_result("gradient of f writing into a di.Cache", call, 2 * X, like=X, zero=zero)
+        problems.expect_result(
+            "gradient of f writing into a di.Cache", call, 2 * X, like=X, zero=zero
+        )
     else:
-        problems.expect_error("gradient of f writing into a di.Cache (the backend cannot write into buffers)",
-                              call, (UnsupportedError, DifferentiationError), r"contexts(\[0\])?: [\s\S]*di\.Cache",
-                              unchanged=(X,))
+        problems.expect_error(
+            "gradient of f writing into a di.Cache (the backend cannot write into buffers)",
+            call,
+            (UnsupportedError, DifferentiationError),
+            r"contexts(\[0\])?: [\s\S]*di\.Cache",
+            unchanged=(X,),
+        )
 
 
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
-        BadInput("numpy_results_owned", "every operator's numpy result is writable, x's own, and works as out=",
-                 _numpy_results_owned),
-        BadInput("sparse_results_as_out", "AutoSparse(backend) results passed back as out=", _sparse_results_as_out),
-        BadInput("cache_written_in_f", "f writing into a di.Cache: the derivative, or a refusal naming the Cache",
-                 _cache_written_in_f),
+        BadInput(
+            "numpy_results_owned",
+            "every operator's numpy result is writable, x's own, and works as out=",
+            _numpy_results_owned,
+        ),
+        BadInput(
+            "sparse_results_as_out",
+            "AutoSparse(backend) results passed back as out=",
+            _sparse_results_as_out,
+        ),
+        BadInput(
+            "cache_written_in_f",
+            "f writing into a di.Cache: the derivative, or a refusal naming the Cache",
+            _cache_written_in_f,
+        ),
     ]

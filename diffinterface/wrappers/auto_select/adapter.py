@@ -45,7 +45,9 @@ class AutoSelectAdapter(Adapter):
 
     @property
     def families(self):
-        return tuple(dict.fromkeys(family for adapter in self._adapters() for family in adapter.families))
+        return tuple(
+            dict.fromkeys(family for adapter in self._adapters() for family in adapter.families)
+        )
 
     @property
     def inplace(self):
@@ -75,9 +77,13 @@ def _first_that_prepares(name):
                 errors.append(error)
         if errors:
             raise errors[0]
-        raise UnsupportedError(f"backend: no candidate of {self.backend!r} takes {problem.family} arrays")
+        raise UnsupportedError(
+            f"backend: no candidate of {self.backend!r} takes {problem.family} arrays"
+        )
 
-    prepare.__doc__ = f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
+    prepare.__doc__ = (
+        f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
+    )
     return prepare
 
 

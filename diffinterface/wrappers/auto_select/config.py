@@ -1,8 +1,8 @@
 """The ``AutoSelect`` selector: which candidates, how close they must agree, how long to time them.
 
-    >>> import diffinterface as di
-    >>> di.AutoSelect([di.AutoFiniteDiff()]) == di.AutoSelect(candidates=(di.AutoFiniteDiff(),))
-    True
+>>> import diffinterface as di
+>>> di.AutoSelect([di.AutoFiniteDiff()]) == di.AutoSelect(candidates=(di.AutoFiniteDiff(),))
+True
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ def _positive_number(value, name, allow_zero=False):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"AutoSelect({name}=...) expected a positive number; got {value!r}")
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"AutoSelect({name}=...) expected a {'non-negative' if allow_zero else 'positive'} "
-                         f"finite number; got {value!r}")
+        raise ValueError(
+            f"AutoSelect({name}=...) expected a {'non-negative' if allow_zero else 'positive'} "
+            f"finite number; got {value!r}"
+        )
 
 
 class AutoSelect(AbstractBackend, Frozen):
@@ -73,20 +75,30 @@ class AutoSelect(AbstractBackend, Frozen):
     def __post_init__(self):
         candidates = self.candidates
         if candidates is not None:
-            if isinstance(candidates, (str, bytes, AbstractBackend)) or not hasattr(candidates, "__iter__"):
-                raise TypeError("AutoSelect(candidates=...) expected a list of backend selectors such as "
-                                f"[di.AutoJAX(), di.AutoTorch()], or None for every installed backend; got {candidates!r}")
+            if isinstance(candidates, (str, bytes, AbstractBackend)) or not hasattr(
+                candidates, "__iter__"
+            ):
+                raise TypeError(
+                    "AutoSelect(candidates=...) expected a list of backend selectors such as "
+                    f"[di.AutoJAX(), di.AutoTorch()], or None for every installed backend; got {candidates!r}"
+                )
             candidates = tuple(candidates)
             if not candidates:
-                raise ValueError("AutoSelect(candidates=...) expected at least one backend selector; got an empty "
-                                 "list (None selects among every installed backend)")
+                raise ValueError(
+                    "AutoSelect(candidates=...) expected at least one backend selector; got an empty "
+                    "list (None selects among every installed backend)"
+                )
             for i, candidate in enumerate(candidates):
                 if not isinstance(candidate, AbstractBackend) or isinstance(candidate, AutoSelect):
-                    raise TypeError(f"AutoSelect(candidates=...): candidates[{i}]: expected a backend selector such "
-                                    f"as di.AutoJAX() (not an AutoSelect); got {candidate!r}")
+                    raise TypeError(
+                        f"AutoSelect(candidates=...): candidates[{i}]: expected a backend selector such "
+                        f"as di.AutoJAX() (not an AutoSelect); got {candidate!r}"
+                    )
                 if candidate in candidates[:i]:
-                    raise ValueError(f"AutoSelect(candidates=...): candidates[{i}] repeats {candidate!r}; "
-                                     "list each backend once")
+                    raise ValueError(
+                        f"AutoSelect(candidates=...): candidates[{i}] repeats {candidate!r}; "
+                        "list each backend once"
+                    )
             self.__dict__["candidates"] = candidates  # a list given becomes the (hashable) tuple
         if self.rtol is not None:
             _positive_number(self.rtol, "rtol")

@@ -8,12 +8,16 @@ from .selection import SelectedImpl
 
 def _selection(prep, name):
     if not isinstance(prep, Preparation):
-        raise TypeError(f"prep: {name} expected a preparation made with di.AutoSelect(...) "
-                        f"(di.prepare_<operator>(f, di.AutoSelect(), x)); got {type(prep).__name__}")
+        raise TypeError(
+            f"prep: {name} expected a preparation made with di.AutoSelect(...) "
+            f"(di.prepare_<operator>(f, di.AutoSelect(), x)); got {type(prep).__name__}"
+        )
     impl = prep.impl
     if not isinstance(impl, SelectedImpl):
-        raise TypeError(f"prep: {name} expected a preparation made with di.AutoSelect(...); got {prep!r}, "
-                        "which was not selected")
+        raise TypeError(
+            f"prep: {name} expected a preparation made with di.AutoSelect(...); got {prep!r}, "
+            "which was not selected"
+        )
     return impl.selection
 
 

@@ -75,7 +75,13 @@ class Selection:
     """
 
     def __init__(self, operator, rows, rtol, rounds, chosen):
-        self.operator, self.rows, self.rtol, self.rounds, self.chosen = operator, tuple(rows), rtol, rounds, chosen
+        self.operator, self.rows, self.rtol, self.rounds, self.chosen = (
+            operator,
+            tuple(rows),
+            rtol,
+            rounds,
+            chosen,
+        )
 
     def __repr__(self):
         return f"<AutoSelect selection of {self.operator}: {short_name(self.chosen)}>"
@@ -114,7 +120,9 @@ def _leaves(result):
     arrays = []
     for leaf in leaves:
         if not is_array(leaf) and sparse_family(leaf) is not None:
-            dense = getattr(leaf, "toarray", None) or getattr(leaf, "todense", None) or leaf.to_dense
+            dense = (
+                getattr(leaf, "toarray", None) or getattr(leaf, "todense", None) or leaf.to_dense
+            )
             leaf = dense()
         if is_array(leaf):
             arrays.append(leaf)
@@ -124,14 +132,22 @@ def _leaves(result):
 def _vector(leaves):
     """The numbers of ``leaves`` as one float64 vector (a complex leaf's real and imaginary parts, both)."""
     numbers = [as_numpy(leaf) for leaf in leaves]
-    parts = [np.asarray(np.stack((a.real, a.imag)) if np.iscomplexobj(a) else a, dtype=np.float64).ravel()
-             for a in numbers]
+    parts = [
+        np.asarray(
+            np.stack((a.real, a.imag)) if np.iscomplexobj(a) else a, dtype=np.float64
+        ).ravel()
+        for a in numbers
+    ]
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _precision_rtol(leaves):
     """The default tolerance for these results' precision: float64 results are held to more digits."""
-    return RTOL_FLOAT64 if all("64" in str(getattr(leaf, "dtype", "float64")) for leaf in leaves) else RTOL_LOWER
+    return (
+        RTOL_FLOAT64
+        if all("64" in str(getattr(leaf, "dtype", "float64")) for leaf in leaves)
+        else RTOL_LOWER
+    )
 
 
 def _same_error(error, first):
@@ -141,7 +157,9 @@ def _same_error(error, first):
 def _raise_alike(first, selection):
     """Raise an error of ``first``'s type (every candidate raised that type): its message, then the table."""
     try:
-        error = type(first)(f"{first}\n(every candidate of AutoSelect raised {type(first).__name__})\n{selection}")
+        error = type(first)(
+            f"{first}\n(every candidate of AutoSelect raised {type(first).__name__})\n{selection}"
+        )
     except Exception:  # noqa: BLE001 - an exception type built otherwise: the caller raises its own
         return
     raise error from first
@@ -159,7 +177,9 @@ def _close(a, b, rtol):
 def _agreeing(rows, rtol):
     """The rows agreeing with a strict majority of ``rows`` within ``rtol`` (the largest group that agrees)."""
     vectors = [_vector(_leaves(row.result)) for row in rows]
-    groups = [[j for j, other in enumerate(vectors) if _close(vector, other, rtol)] for vector in vectors]
+    groups = [
+        [j for j, other in enumerate(vectors) if _close(vector, other, rtol)] for vector in vectors
+    ]
     largest = max(groups, key=len)
     if 2 * len(largest) <= len(rows):
         return None
@@ -209,11 +229,16 @@ def select(selector, candidates, call, strict, one_off):
         row = Row(backend)
         rows.append(row)
         if not available:
-            row.status, row.reason = "not installed", "its framework does not import (di.check_available is False)"
+            row.status, row.reason = (
+                "not installed",
+                "its framework does not import (di.check_available is False)",
+            )
             continue
         try:
             # learning a pytree output now spares the prepared calls a later re-preparation
-            prep = prepare(call._replace(backend=backend), strict, learn_output=True, one_off=one_off)
+            prep = prepare(
+                call._replace(backend=backend), strict, learn_output=True, one_off=one_off
+            )
         except Exception as error:  # noqa: BLE001 - a candidate that cannot prepare is dropped, its reason kept
             row.reason = "preparation raised " + _reason(error)
             errors.append(error)
@@ -228,7 +253,13 @@ def select(selector, candidates, call, strict, one_off):
         row.status = "agreed"
         runs[row], preps[row] = run, prep
     prepared = [row for row in rows if row in runs]
-    rtol = selector.rtol if selector.rtol is not None else _precision_rtol(_leaves(prepared[0].result)) if prepared else None
+    rtol = (
+        selector.rtol
+        if selector.rtol is not None
+        else _precision_rtol(_leaves(prepared[0].result))
+        if prepared
+        else None
+    )
     agreeing = _agreeing(prepared, rtol) if prepared else None
     if not prepared and errors and all(_same_error(e, errors[0]) for e in errors):
         raise errors[0]  # a bad argument, whichever backend: the error every candidate gave
@@ -238,9 +269,15 @@ def select(selector, candidates, call, strict, one_off):
         selection = Selection(call.op.name, rows, rtol, 0, None)
         if not prepared and errors and all(type(e) is type(errors[0]) for e in errors):
             _raise_alike(errors[0], selection)
-        what = "no candidate prepared" if not prepared else "the candidates disagree and no majority agrees"
-        raise DifferentiationError(f"backend: AutoSelect could not choose for {call.op.name}: {what}.\n{selection}\n"
-                                   "Pass candidates=[...] that can differentiate f, or a larger rtol")
+        what = (
+            "no candidate prepared"
+            if not prepared
+            else "the candidates disagree and no majority agrees"
+        )
+        raise DifferentiationError(
+            f"backend: AutoSelect could not choose for {call.op.name}: {what}.\n{selection}\n"
+            "Pass candidates=[...] that can differentiate f, or a larger rtol"
+        )
     for row in prepared:
         row.result = None  # results are not kept alive by the preparation
         if row not in agreeing:
@@ -252,6 +289,13 @@ def select(selector, candidates, call, strict, one_off):
     best.status = "chosen"
     selection = Selection(call.op.name, rows, rtol, rounds, best.backend)
     chosen = preps[best].plan
-    plan = Plan(call, SelectedImpl(chosen.impl, selection), chosen.spec, strict, chosen.methods, chosen.tree,
-                chosen.ytree)
+    plan = Plan(
+        call,
+        SelectedImpl(chosen.impl, selection),
+        chosen.spec,
+        strict,
+        chosen.methods,
+        chosen.tree,
+        chosen.ytree,
+    )
     return Preparation(call.op, call.backend, strict, plan)

@@ -32,12 +32,20 @@ def table(selection):
     widths = [max(len(line[i]) for line in (header, *lines)) for i in range(len(header))]
 
     def format_line(line):
-        return "  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1]
+        return (
+            "  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1]
+        )
 
-    title = (f"AutoSelect for {selection.operator}: agreement within rtol={selection.rtol:g}, "
-             f"{selection.rounds} timed rounds" if selection.rtol is not None
-             else f"AutoSelect for {selection.operator}")
+    title = (
+        f"AutoSelect for {selection.operator}: agreement within rtol={selection.rtol:g}, "
+        f"{selection.rounds} timed rounds"
+        if selection.rtol is not None
+        else f"AutoSelect for {selection.operator}"
+    )
     body = [format_line(header).rstrip(), *(format_line(line).rstrip() for line in lines)]
-    choice = (f"chosen: {short_name(selection.chosen)} (the fastest median of those that agree)"
-              if selection.chosen is not None else "chosen: none")
+    choice = (
+        f"chosen: {short_name(selection.chosen)} (the fastest median of those that agree)"
+        if selection.chosen is not None
+        else "chosen: none"
+    )
     return "\n".join([title, *body, choice])

@@ -56,7 +56,13 @@ import numpy as np
 from ...families import array_namespace, dtype_name, family_of, shape_of
 from ...contexts import check_contexts
 from ...core import get_adapter
-from ...core.bridge import context_signature, converted_contexts, framework_bridge, inner_family, to_family
+from ...core.bridge import (
+    context_signature,
+    converted_contexts,
+    framework_bridge,
+    inner_family,
+    to_family,
+)
 from ._rules import OperatorRules, gradient_route, refuse_complex_x
 
 
@@ -70,7 +76,9 @@ class Bridge:
 
     def __init__(self, make_rules, framework, direct=None):
         self._make_rules = make_rules
-        self.framework = framework  # the inner backend's (its adapter's ``framework``; None: none traces)
+        self.framework = (
+            framework  # the inner backend's (its adapter's ``framework``; None: none traces)
+        )
         self.family = inner_family(framework)
         self._direct = direct  # called as is when x belongs to the inner's own framework
         #: the class of the last x that went to ``_direct`` without contexts: such a call skips the checks
@@ -91,9 +99,15 @@ class Bridge:
             with self._lock:
                 rules = self._rules.get(key)
                 if rules is None:
-                    rules = self._rules[key] = self._make_rules(self._reference(x), tuple(
-                        type(c)(self._reference(c.value)) if framework_bridge(family_of(c.value)) is not None
-                        else c for c in contexts))
+                    rules = self._rules[key] = self._make_rules(
+                        self._reference(x),
+                        tuple(
+                            type(c)(self._reference(c.value))
+                            if framework_bridge(family_of(c.value)) is not None
+                            else c
+                            for c in contexts
+                        ),
+                    )
         return rules
 
     def gradient_route(self, y_shape):
@@ -126,7 +140,9 @@ class Bridge:
         outer = framework_bridge(family)
         if outer is not None:
             return outer.call(self, x, contexts)
-        if family != "unknown":  # concrete arrays no framework traces: f's value, back in x's family
+        if (
+            family != "unknown"
+        ):  # concrete arrays no framework traces: f's value, back in x's family
             x = np.float64(x) if x.__class__ is float else x
             rules = self.rules(x, contexts, derivatives=False)
             inner_contexts = converted_contexts(contexts, self.family)
@@ -167,7 +183,11 @@ class DifferentiateWith(Bridge):
             raise TypeError(f"f: DifferentiateWith expected a callable; got {type(f).__name__}")
         framework = get_adapter(backend).framework  # raises the TypeError naming the selectors
         self.f, self.backend = f, backend
-        super().__init__(lambda x, contexts: OperatorRules(f, backend, framework, x, contexts), framework, direct=f)
+        super().__init__(
+            lambda x, contexts: OperatorRules(f, backend, framework, x, contexts),
+            framework,
+            direct=f,
+        )
 
     def gradient_route(self, y_shape):
         return gradient_route(self.backend, y_shape)
@@ -189,7 +209,10 @@ def bridged_first_derivative(problem, framework, operator):
 
     f, backend, kinds = problem.f, problem.adapter.backend, tuple(type(c) for c in problem.contexts)
     x_shape = problem.x_shape
-    bridge = Bridge(lambda x, contexts: FirstDerivativeRules(f, backend, framework, operator, x, contexts), framework)
+    bridge = Bridge(
+        lambda x, contexts: FirstDerivativeRules(f, backend, framework, operator, x, contexts),
+        framework,
+    )
 
     def value_and_first(x, *ctx):
         z = bridge(x, *(kind(value) for kind, value in zip(kinds, ctx)))

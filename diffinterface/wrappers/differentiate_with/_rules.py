@@ -45,7 +45,8 @@ def refuse_complex_x(x_dtype):
         raise UnsupportedError(
             f"x: a DifferentiateWith function does not differentiate a complex x ({x_dtype}) inside another "
             "framework's differentiation yet: the frameworks disagree on the convention of complex derivatives. "
-            "Pass (x.real, x.imag) and rebuild x inside f; see docs/complex.md")
+            "Pass (x.real, x.imag) and rebuild x inside f; see docs/complex.md"
+        )
 
 
 def _wide(method):
@@ -86,7 +87,9 @@ class OperatorRules:
         """Shape and dtype of f's output: without values where the inner family can (torch's meta
         device), else one evaluation."""
         rules = framework_bridge(self.family)
-        spec = rules.output_spec(self._call_f, self._x, self._contexts) if rules is not None else None
+        spec = (
+            rules.output_spec(self._call_f, self._x, self._contexts) if rules is not None else None
+        )
         if spec is not None:
             return spec
         with np.errstate(all="ignore"):
@@ -100,7 +103,9 @@ class OperatorRules:
     def _prepared(self, key, make):
         prep = self._preps.get(key)
         if prep is None:
-            refuse_complex_x(self.x_dtype)  # the value alone is fine (an outer complex step asks for it)
+            refuse_complex_x(
+                self.x_dtype
+            )  # the value alone is fine (an outer complex step asks for it)
             with self._lock:
                 prep = self._preps.get(key)
                 if prep is None:
@@ -111,17 +116,35 @@ class OperatorRules:
         return tuple(to_family(np.ones(shape, dtype=dtype), self.family) for _ in range(k))
 
     def value_and_gradient(self, x, contexts):
-        prep = self._prepared(("gradient",), lambda: prepare_gradient(self.f, self.backend, self._x, *self._contexts))
+        prep = self._prepared(
+            ("gradient",), lambda: prepare_gradient(self.f, self.backend, self._x, *self._contexts)
+        )
         return value_and_gradient(self.f, self.backend, x, *contexts, prep=prep)
 
     def pushforward(self, x, tangents, contexts):
-        prep = self._prepared(("pushforward", len(tangents)), lambda: prepare_pushforward(
-            self.f, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, len(tangents)), *self._contexts))
+        prep = self._prepared(
+            ("pushforward", len(tangents)),
+            lambda: prepare_pushforward(
+                self.f,
+                self.backend,
+                self._x,
+                self._ones(self.x_shape, self.x_dtype, len(tangents)),
+                *self._contexts,
+            ),
+        )
         return pushforward(self.f, self.backend, x, tangents, *contexts, prep=prep)
 
     def pullback(self, x, cotangents, contexts):
-        prep = self._prepared(("pullback", len(cotangents)), lambda: prepare_pullback(
-            self.f, self.backend, self._x, self._ones(*self.spec, len(cotangents)), *self._contexts))
+        prep = self._prepared(
+            ("pullback", len(cotangents)),
+            lambda: prepare_pullback(
+                self.f,
+                self.backend,
+                self._x,
+                self._ones(*self.spec, len(cotangents)),
+                *self._contexts,
+            ),
+        )
         return pullback(self.f, self.backend, x, cotangents, *contexts, prep=prep)
 
     @_wide
@@ -130,13 +153,31 @@ class OperatorRules:
 
         k = len(tangents)
         if self.scalar:
-            prep = self._prepared(("hvp", k), lambda: prepare_hvp(
-                self.f, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, k), *self._contexts))
-            return tuple(c * h for h in hvp(self.f, self.backend, x, tangents, *contexts, prep=prep))
+            prep = self._prepared(
+                ("hvp", k),
+                lambda: prepare_hvp(
+                    self.f,
+                    self.backend,
+                    self._x,
+                    self._ones(self.x_shape, self.x_dtype, k),
+                    *self._contexts,
+                ),
+            )
+            return tuple(
+                c * h for h in hvp(self.f, self.backend, x, tangents, *contexts, prep=prep)
+            )
         weighted = self._weighted()
-        prep = self._prepared(("hvp-weighted", k), lambda: prepare_hvp(
-            weighted, self.backend, self._x, self._ones(self.x_shape, self.x_dtype, k), *self._contexts,
-            Constant(self._ones(*self.spec, 1)[0])))
+        prep = self._prepared(
+            ("hvp-weighted", k),
+            lambda: prepare_hvp(
+                weighted,
+                self.backend,
+                self._x,
+                self._ones(self.x_shape, self.x_dtype, k),
+                *self._contexts,
+                Constant(self._ones(*self.spec, 1)[0]),
+            ),
+        )
         return hvp(weighted, self.backend, x, tangents, *contexts, Constant(c), prep=prep)
 
     def _weighted(self):
@@ -194,21 +235,46 @@ class FirstDerivativeRules:
         # The bridge keys its own preparations on the input signature; the contexts it hands over
         # may arrive in another array family than at preparation (a 0-d numpy or JAX scalar), which
         # the inner's prepared code accepts alike: the preparations here are unchecked.
-        prep = self._prepared(("first",), lambda: getattr(operators, "prepare_" + self.operator)(
-            self.f, self.backend, self._x, *self._contexts, strict=False))
-        return getattr(operators, "value_and_" + self.operator)(self.f, self.backend, x, *contexts, prep=prep)
+        prep = self._prepared(
+            ("first",),
+            lambda: getattr(operators, "prepare_" + self.operator)(
+                self.f, self.backend, self._x, *self._contexts, strict=False
+            ),
+        )
+        return getattr(operators, "value_and_" + self.operator)(
+            self.f, self.backend, x, *contexts, prep=prep
+        )
 
     def _second(self, x, tangents, contexts):
         """(first derivative, second-order results along each tangent)."""
         if self.operator == "gradient":
             k = len(tangents)
-            prep = self._prepared(("hvp", k), lambda: operators.prepare_hvp(
-                self.f, self.backend, self._x, tuple(to_family(np.ones(self.x_shape, self.x_dtype), self.family)
-                                                     for _ in range(k)), *self._contexts, strict=False))
-            return operators.gradient_and_hvp(self.f, self.backend, x, tangents, *contexts, prep=prep)
-        prep = self._prepared(("second",), lambda: operators.prepare_second_derivative(
-            self.f, self.backend, self._x, *self._contexts, strict=False))
-        _, d, dd = operators.value_derivative_and_second_derivative(self.f, self.backend, x, *contexts, prep=prep)
+            prep = self._prepared(
+                ("hvp", k),
+                lambda: operators.prepare_hvp(
+                    self.f,
+                    self.backend,
+                    self._x,
+                    tuple(
+                        to_family(np.ones(self.x_shape, self.x_dtype), self.family)
+                        for _ in range(k)
+                    ),
+                    *self._contexts,
+                    strict=False,
+                ),
+            )
+            return operators.gradient_and_hvp(
+                self.f, self.backend, x, tangents, *contexts, prep=prep
+            )
+        prep = self._prepared(
+            ("second",),
+            lambda: operators.prepare_second_derivative(
+                self.f, self.backend, self._x, *self._contexts, strict=False
+            ),
+        )
+        _, d, dd = operators.value_derivative_and_second_derivative(
+            self.f, self.backend, x, *contexts, prep=prep
+        )
         return d, tuple(dd * t for t in tangents)
 
     @_wide
@@ -224,15 +290,19 @@ class FirstDerivativeRules:
         first, second = self._second(x, tangents, contexts)
         xp = array_namespace(first)
         if self.operator == "gradient":
-            return tuple(_concat(xp, (xp.reshape(xp.sum(first * t), (1,)), xp.reshape(h, (-1,))))
-                         for t, h in zip(tangents, second))
+            return tuple(
+                _concat(xp, (xp.reshape(xp.sum(first * t), (1,)), xp.reshape(h, (-1,))))
+                for t, h in zip(tangents, second)
+            )
         return tuple(xp.stack((first * t, h)) for t, h in zip(tangents, second))
 
     @_wide
     def pullback(self, x, cotangents, contexts):
         xp = array_namespace(cotangents[0])
         if self.operator == "gradient":  # H is symmetric: c_g @ H = H @ c_g
-            first, second = self._second(x, tuple(xp.reshape(c[1:], self.x_shape) for c in cotangents), contexts)
+            first, second = self._second(
+                x, tuple(xp.reshape(c[1:], self.x_shape) for c in cotangents), contexts
+            )
             return tuple(c[0] * first + h for c, h in zip(cotangents, second))
         first, (dd,) = self._second(x, (1.0,), contexts)
         return tuple(xp.reshape(xp.sum(c[0] * first + c[1] * dd), self.x_shape) for c in cotangents)

@@ -21,14 +21,29 @@ the rest (asdex, JAX) on the first use of an ``AutoSparse`` backend.
 """
 
 from ...core import register_backend
-from .config import (AutoSparse, DenseSparsityDetector, GreedyColoring, KnownSparsity, MixedMode,
-                     TracerSparsityDetector)
+from .config import (
+    AutoSparse,
+    DenseSparsityDetector,
+    GreedyColoring,
+    KnownSparsity,
+    MixedMode,
+    TracerSparsityDetector,
+)
 from .introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(AutoSparse, "diffinterface.wrappers.sparse.adapter:SparseAdapter", extra="sparse")
 register_backend(MixedMode, "diffinterface.wrappers.sparse.mixed:MixedModeAdapter", extra="sparse")
 
 __all__ = [
-    "AutoSparse", "DenseSparsityDetector", "GreedyColoring", "KnownSparsity", "MixedMode", "TracerSparsityDetector",
-    "Coloring", "coloring", "ncolors", "plot_sparsity", "sparsity_pattern",
+    "AutoSparse",
+    "DenseSparsityDetector",
+    "GreedyColoring",
+    "KnownSparsity",
+    "MixedMode",
+    "TracerSparsityDetector",
+    "Coloring",
+    "coloring",
+    "ncolors",
+    "plot_sparsity",
+    "sparsity_pattern",
 ]

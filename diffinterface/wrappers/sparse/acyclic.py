@@ -61,8 +61,16 @@ def _peel(nedges, equation_of_edge, equation_ptr, equation_edges):
 
 
 @njit(cache=True)
-def _substitute(products, step_edge, step_position, equation_ptr, equation_edges, step_equation,
-                entry_edge, entry_position):
+def _substitute(
+    products,
+    step_edge,
+    step_position,
+    equation_ptr,
+    equation_edges,
+    step_equation,
+    entry_edge,
+    entry_position,
+):
     solved = np.zeros(len(step_edge), dtype=products.dtype)
     for s in range(len(step_edge)):
         e, q = step_edge[s], step_equation[s]
@@ -107,7 +115,15 @@ def substitution_program(rows, cols, n, colors):
     entry_position = colors[rows] * n + rows
 
     def solve(products):
-        return _substitute(np.ascontiguousarray(products).reshape(-1), step_edge, step_position, equation_ptr,
-                           equation_edges, step_equation, edge_index, entry_position)
+        return _substitute(
+            np.ascontiguousarray(products).reshape(-1),
+            step_edge,
+            step_position,
+            equation_ptr,
+            equation_edges,
+            step_equation,
+            edge_index,
+            entry_position,
+        )
 
     return solve

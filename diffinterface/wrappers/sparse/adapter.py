@@ -56,7 +56,7 @@ class SparseStructure:
 
 
 def _explicit_jacobian_mode(adapter):
-    """"columns", "rows" or None (free choice) for a Jacobian with the dense adapter."""
+    """ "columns", "rows" or None (free choice) for a Jacobian with the dense adapter."""
     if isinstance(adapter, SecondOrderAdapter):  # as a first-order backend it is its inner
         adapter = adapter.inner
     mode = adapter.mode if adapter.mode != "both" else getattr(adapter.backend, "mode", None)
@@ -73,8 +73,10 @@ class SparseAdapter(DelegatingAdapter):
 
     #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
     own_empty_results = frozenset({"jacobian", "hessian"})
-    complex_x_refusal = ("AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
-                         "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)")
+    complex_x_refusal = (
+        "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
+        "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)"
+    )
 
     def __init__(self, backend):
         super().__init__(backend, get_adapter(backend.dense_backend))
@@ -90,8 +92,12 @@ class SparseAdapter(DelegatingAdapter):
         return tuple(seeds[i] for i in range(len(matrix)))
 
     def _decompressor(self, problem, compression, dense_shape):
-        return decompressor(compression, problem.family, problem.x,
-                            dense_shape if self.backend.dense_result else None)
+        return decompressor(
+            compression,
+            problem.family,
+            problem.x,
+            dense_shape if self.backend.dense_result else None,
+        )
 
     def _built_whole(self, hook, dense, compression, dtype, dense_shape):
         """``(operator, value_and_operator)`` built whole by the dense adapter's ``hook``, or None."""
@@ -106,7 +112,9 @@ class SparseAdapter(DelegatingAdapter):
         dense = self.delegated(problem)
         spec = dense.spec
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "jacobian")
-        compression = compress(rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm)
+        compression = compress(
+            rows, cols, shape, _explicit_jacobian_mode(self.dense), self.backend.coloring_algorithm
+        )
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
         dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
@@ -115,7 +123,10 @@ class SparseAdapter(DelegatingAdapter):
             jacobian, value_and_jacobian = built
             return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
         if compression.kind == "columns":
-            operator, seeds = "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
+            operator, seeds = (
+                "pushforward",
+                self._seeds(problem, compression, problem.x_shape, problem.x_dtype),
+            )
         else:
             operator, seeds = "pullback", self._seeds(problem, compression, spec.shape, spec.dtype)
         seeded = dense.seeded(operator, seeds)
@@ -132,18 +143,31 @@ class SparseAdapter(DelegatingAdapter):
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         row_seeds = compression.row_seeds.astype(spec.dtype)
         # one zero pushforward when there is no color at all: it still gives the value
-        forward = dense.seeded("pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)) \
-            if len(compression.seeds) or not len(row_seeds) else None
-        reverse = problem.replace(adapter=self.dense.reverse).seeded(
-            "pullback", self._seeds(problem, compression, spec.shape, spec.dtype, row_seeds)) if len(row_seeds) else None
+        forward = (
+            dense.seeded(
+                "pushforward", self._seeds(problem, compression, problem.x_shape, problem.x_dtype)
+            )
+            if len(compression.seeds) or not len(row_seeds)
+            else None
+        )
+        reverse = (
+            problem.replace(adapter=self.dense.reverse).seeded(
+                "pullback", self._seeds(problem, compression, spec.shape, spec.dtype, row_seeds)
+            )
+            if len(row_seeds)
+            else None
+        )
         decompress = self._decompressor(problem, compression, spec.shape + problem.x_shape)
         if forward is None:
             results, value_and_results = reverse.results, reverse.value_and_results
         elif reverse is None:
             results, value_and_results = forward.results, forward.value_and_results
         else:
-            forward_results, forward_valued, reverse_results = forward.results, forward.value_and_results, \
-                reverse.results
+            forward_results, forward_valued, reverse_results = (
+                forward.results,
+                forward.value_and_results,
+                reverse.results,
+            )
 
             def results(x, *ctx):
                 return [*forward_results(x, *ctx), *reverse_results(x, *ctx)]
@@ -155,27 +179,44 @@ class SparseAdapter(DelegatingAdapter):
         return _jacobian_impl(results, value_and_results, decompress, structure)
 
     def prepare_hessian(self, problem):
-        spec = require_scalar_output(problem, "hessian")
+        require_scalar_output(problem, "hessian")
         dense = self.delegated(problem)
-        x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
+        x_shape, x_dtype = problem.x_shape, problem.x_dtype
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "hessian")
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
         structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
         outer, inner = self.dense.outer, self.dense.inner
         fusable = outer is inner and compression.solve is None  # substitution runs on the host
-        built = self._built_whole("sparse_hessian", dense, compression, x_dtype,
-                                  x_shape + x_shape if self.backend.dense_result else None) if fusable else None
+        built = (
+            self._built_whole(
+                "sparse_hessian",
+                dense,
+                compression,
+                x_dtype,
+                x_shape + x_shape if self.backend.dense_result else None,
+            )
+            if fusable
+            else None
+        )
         if built is not None:
             hessian, value_gradient_and_hessian = built
-            return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
+            return Impl(
+                hessian=hessian,
+                value_gradient_and_hessian=value_gradient_and_hessian,
+                sparse=structure,
+            )
         seeds = self._seeds(problem, compression, x_shape, x_dtype)
         decompress = self._decompressor(problem, compression, x_shape + x_shape)
         # H @ seed from the dense backend's own hvp (batched as it prefers).
-        hvps = [(dense.impl("hvp", tangents=batch).hvp, batch) for batch in _batches(seeds, self.dense.max_batch)]
+        hvps = [
+            (dense.impl("hvp", tangents=batch).hvp, batch)
+            for batch in _batches(seeds, self.dense.max_batch)
+        ]
         if len(hvps) == 1:
-            (hvp, batch), = hvps
+            ((hvp, batch),) = hvps
             products = lambda x, *ctx: hvp(x, batch, *ctx)  # noqa: E731
         else:
+
             def products(x, *ctx):
                 return [p for hvp, batch in hvps for p in hvp(x, batch, *ctx)]
 
@@ -192,10 +233,13 @@ class SparseAdapter(DelegatingAdapter):
                 return value, gradient, decompress(products(x, *ctx))
 
         else:
-            value_gradient_and_hessian = self._value_gradient_and_hessian(problem, dense, compression, seeds,
-                                                                          decompress)
+            value_gradient_and_hessian = self._value_gradient_and_hessian(
+                problem, dense, compression, seeds, decompress
+            )
 
-        return Impl(hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure)
+        return Impl(
+            hessian=hessian, value_gradient_and_hessian=value_gradient_and_hessian, sparse=structure
+        )
 
     def _value_gradient_and_hessian(self, problem, dense, compression, seeds, decompress):
         """One pass of the outer backend over ``[f, gradient]``: value, gradient and ``H @ seed``."""
@@ -208,7 +252,10 @@ class SparseAdapter(DelegatingAdapter):
             dtype = augmented.spec.dtype
             matrix = _seed_matrix(compression, dtype)
             matrix = np.concatenate([np.zeros((len(matrix), 1), dtype=dtype), matrix], axis=1)
-            operator, augmented_seeds = "pullback", self._seeds(problem, compression, (1 + n,), dtype, matrix)
+            operator, augmented_seeds = (
+                "pullback",
+                self._seeds(problem, compression, (1 + n,), dtype, matrix),
+            )
         products = augmented.seeded(operator, augmented_seeds).value_and_results
 
         def value_gradient_and_hessian(x, *ctx):

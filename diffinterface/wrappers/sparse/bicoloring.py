@@ -54,7 +54,9 @@ def bicolor(rows, cols, shape, order, seed=0):
     used_columns[column_colors[cols[column_ok & ~row_ok]]] = True
     used_rows[row_colors[rows[row_ok & ~column_ok]]] = True
     while True:
-        undecided = column_ok & row_ok & ~used_columns[column_colors[cols]] & ~used_rows[row_colors[rows]]
+        undecided = (
+            column_ok & row_ok & ~used_columns[column_colors[cols]] & ~used_rows[row_colors[rows]]
+        )
         if not undecided.any():
             break
         by_column = np.bincount(column_colors[cols[undecided]], minlength=width)
@@ -64,7 +66,11 @@ def bicolor(rows, cols, shape, order, seed=0):
         else:
             used_rows[by_row.argmax()] = True
     reads_column = column_ok & used_columns[column_colors[cols]]
-    return _renumbered(column_colors, used_columns), _renumbered(row_colors, used_rows), reads_column
+    return (
+        _renumbered(column_colors, used_columns),
+        _renumbered(row_colors, used_rows),
+        reads_column,
+    )
 
 
 def _renumbered(colors, used):

@@ -64,7 +64,19 @@ class Compression:
         asdex's object when asdex colored the pattern.
     """
 
-    def __init__(self, kind, rows, cols, shape, colors, *, colored=None, row_colors=None, gather=None, solve=None):
+    def __init__(
+        self,
+        kind,
+        rows,
+        cols,
+        shape,
+        colors,
+        *,
+        colored=None,
+        row_colors=None,
+        gather=None,
+        solve=None,
+    ):
         self.kind, self.rows, self.cols, self.shape = kind, rows, cols, shape
         self.colored, self.solve = colored, solve
         self.colors = np.asarray(colors)
@@ -73,8 +85,12 @@ class Compression:
         self.row_seeds = None if row_colors is None else _seeds(row_colors)
         self.ncolors = len(self.seeds) + (0 if row_colors is None else len(self.row_seeds))
         self.product_size = shape[0] if kind in ("columns", "bidirectional") else shape[1]
-        if gather is None and solve is None:  # entry (i, j): in its column's (or row's) product, at i (or j)
-            color, position = (self.colors[cols], rows) if kind == "columns" else (self.colors[rows], cols)
+        if (
+            gather is None and solve is None
+        ):  # entry (i, j): in its column's (or row's) product, at i (or j)
+            color, position = (
+                (self.colors[cols], rows) if kind == "columns" else (self.colors[rows], cols)
+            )
             gather = color.astype(np.int64) * self.product_size + position
         self.gather = gather
 
@@ -98,7 +114,9 @@ def _asdex_gather(colored, ncolors, product_size):
 
     total = ncolors * product_size
     if total >= 2**31:
-        raise ValueError(f"the compressed products hold {total} entries; at most 2**31 - 1 are supported")
+        raise ValueError(
+            f"the compressed products hold {total} entries; at most 2**31 - 1 are supported"
+        )
     positions = jnp.arange(total, dtype=jnp.int32).reshape(ncolors, product_size)
     return np.asarray(asdex.decompress_data(positions, colored)).astype(np.int64)
 
@@ -136,16 +154,28 @@ def _one_sided(rows, cols, shape, kind, algorithm):
 
     candidates = []
     for order in algorithm.orders:
-        if order == "largest_first":  # asdex's is the same algorithm (with mode None, its choice of side)
+        if (
+            order == "largest_first"
+        ):  # asdex's is the same algorithm (with mode None, its choice of side)
             pattern = asdex.SparsityPattern.from_coo(rows, cols, shape)
             colored = asdex.jacobian_coloring_from_sparsity(pattern, mode=_JACOBIAN_MODES[kind])
             side = "columns" if colored.mode == "fwd" else "rows"
-            candidates.append((int(colored.num_colors), len(candidates), side, np.asarray(colored.colors), colored))
+            candidates.append(
+                (
+                    int(colored.num_colors),
+                    len(candidates),
+                    side,
+                    np.asarray(colored.colors),
+                    colored,
+                )
+            )
             continue
         for side in ("columns", "rows") if kind is None else (kind,):
-                graph = _bipartite_graph(rows, cols, shape, side)
-                colors = distance2_coloring(graph, vertex_order(order, graph, algorithm.seed))
-                candidates.append((int(colors.max(initial=-1)) + 1, len(candidates), side, colors, None))
+            graph = _bipartite_graph(rows, cols, shape, side)
+            colors = distance2_coloring(graph, vertex_order(order, graph, algorithm.seed))
+            candidates.append(
+                (int(colors.max(initial=-1)) + 1, len(candidates), side, colors, None)
+            )
     _, _, side, colors, colored = _fewest(candidates)
     return Compression(side, rows, cols, shape, colors, colored=colored)
 
@@ -162,15 +192,25 @@ def _symmetric(rows, cols, shape, algorithm):
             import asdex
 
             pattern = asdex.SparsityPattern.from_coo(rows, cols, shape)
-            colored = asdex.hessian_coloring_from_sparsity(pattern, postprocess=algorithm.postprocess)
-            candidates.append((int(colored.num_colors), len(candidates), np.asarray(colored.colors), colored))
+            colored = asdex.hessian_coloring_from_sparsity(
+                pattern, postprocess=algorithm.postprocess
+            )
+            candidates.append(
+                (int(colored.num_colors), len(candidates), np.asarray(colored.colors), colored)
+            )
         else:
             colors = star_coloring(adjacency, vertex_order(order, graph, algorithm.seed))
             candidates.append((int(colors.max(initial=-1)) + 1, len(candidates), colors, None))
     ncolors, _, colors, colored = _fewest(candidates)
     if algorithm.decompression == "substitution":
-        return Compression("acyclic", rows, cols, shape, colors, solve=substitution_program(rows, cols, n, colors))
-    gather = _asdex_gather(colored, ncolors, n) if colored is not None else _star_gather(rows, cols, n, colors)
+        return Compression(
+            "acyclic", rows, cols, shape, colors, solve=substitution_program(rows, cols, n, colors)
+        )
+    gather = (
+        _asdex_gather(colored, ncolors, n)
+        if colored is not None
+        else _star_gather(rows, cols, n, colors)
+    )
     return Compression("symmetric", rows, cols, shape, colors, colored=colored, gather=gather)
 
 
@@ -182,7 +222,9 @@ def _bidirectional(rows, cols, shape, algorithm):
         candidates.append((total, len(candidates), column_colors, row_colors, reads_column))
     _, _, column_colors, row_colors, reads_column = _fewest(candidates)
     gather = bidirectional_gather(rows, cols, shape, column_colors, row_colors, reads_column)
-    return Compression("bidirectional", rows, cols, shape, column_colors, row_colors=row_colors, gather=gather)
+    return Compression(
+        "bidirectional", rows, cols, shape, column_colors, row_colors=row_colors, gather=gather
+    )
 
 
 def compress(rows, cols, shape, kind, algorithm):

@@ -79,8 +79,14 @@ class DenseSparsityDetector(Frozen):
                 f"DenseSparsityDetector(backend=...) expected a backend selector such as di.AutoJAX(); "
                 f"got {self.backend!r}"
             )
-        if isinstance(self.atol, bool) or not isinstance(self.atol, (int, float)) or not self.atol >= 0:
-            raise ValueError(f"DenseSparsityDetector(atol=...) expected a float >= 0; got {self.atol!r}")
+        if (
+            isinstance(self.atol, bool)
+            or not isinstance(self.atol, (int, float))
+            or not self.atol >= 0
+        ):
+            raise ValueError(
+                f"DenseSparsityDetector(atol=...) expected a float >= 0; got {self.atol!r}"
+            )
 
 
 class KnownSparsity(Frozen):
@@ -108,7 +114,9 @@ class KnownSparsity(Frozen):
     entries: bytes
 
     def __init__(self, pattern):
-        if hasattr(pattern, "tocoo") and hasattr(pattern, "nnz"):  # scipy.sparse, without importing it
+        if hasattr(pattern, "tocoo") and hasattr(
+            pattern, "nnz"
+        ):  # scipy.sparse, without importing it
             coo = pattern.tocoo()
             shape = tuple(int(d) for d in coo.shape)
             rows, cols = np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64)
@@ -145,7 +153,14 @@ class KnownSparsity(Frozen):
 
 
 #: the vertex orders of the greedy colorings (``orders.py`` implements them)
-ORDERS = ("natural", "largest_first", "smallest_last", "incidence_degree", "dynamic_largest_first", "random")
+ORDERS = (
+    "natural",
+    "largest_first",
+    "smallest_last",
+    "incidence_degree",
+    "dynamic_largest_first",
+    "random",
+)
 _DECOMPRESSIONS = ("direct", "substitution")
 
 
@@ -196,7 +211,9 @@ class GreedyColoring(Frozen):
                 f"GreedyColoring(order=...) expected one of {ORDERS} or a non-empty tuple of them; got {self.order!r}"
             )
         if not isinstance(self.postprocess, bool):
-            raise TypeError(f"GreedyColoring(postprocess=...) expected True or False; got {self.postprocess!r}")
+            raise TypeError(
+                f"GreedyColoring(postprocess=...) expected True or False; got {self.postprocess!r}"
+            )
         if self.decompression not in _DECOMPRESSIONS:
             raise ValueError(
                 f"GreedyColoring(decompression=...) expected one of {_DECOMPRESSIONS}; got {self.decompression!r}"
@@ -261,7 +278,9 @@ class AutoSparse(AbstractBackend, Frozen):
     dense_result: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.dense_backend, AbstractBackend) or isinstance(self.dense_backend, AutoSparse):
+        if not isinstance(self.dense_backend, AbstractBackend) or isinstance(
+            self.dense_backend, AutoSparse
+        ):
             raise TypeError(
                 "AutoSparse(dense_backend=...) expected a dense backend selector such as di.AutoJAX(); "
                 f"got {self.dense_backend!r}"
@@ -277,7 +296,9 @@ class AutoSparse(AbstractBackend, Frozen):
                 f"AutoSparse(coloring_algorithm=...) expected di.GreedyColoring(); got {self.coloring_algorithm!r}"
             )
         if not isinstance(self.dense_result, bool):
-            raise TypeError(f"AutoSparse(dense_result=...) expected True or False; got {self.dense_result!r}")
+            raise TypeError(
+                f"AutoSparse(dense_result=...) expected True or False; got {self.dense_result!r}"
+            )
 
 
 class MixedMode(AbstractBackend, Frozen):
@@ -317,5 +338,7 @@ class MixedMode(AbstractBackend, Frozen):
         for name in ("forward_backend", "reverse_backend"):
             value = getattr(self, name)
             if not isinstance(value, AbstractBackend) or isinstance(value, (AutoSparse, MixedMode)):
-                raise TypeError(f"MixedMode({name}=...) expected a dense backend selector such as di.AutoJAX(); "
-                                f"got {value!r}")
+                raise TypeError(
+                    f"MixedMode({name}=...) expected a dense backend selector such as di.AutoJAX(); "
+                    f"got {value!r}"
+                )

@@ -61,7 +61,11 @@ def _traced(problem, kind):
         )
     # Array contexts are traced arguments outside argnums (their entries are no columns);
     # other values are closed over, as f sees them.
-    traced = [i for i, value in enumerate(problem.ctx) if is_array(value) and FAMILIES[family_of(value)].concrete]
+    traced = [
+        i
+        for i, value in enumerate(problem.ctx)
+        if is_array(value) and FAMILIES[family_of(value)].concrete
+    ]
     ctx = list(problem.ctx)
     f = problem.f
 
@@ -113,7 +117,9 @@ def _dense(problem, detector, kind):
         matrix = np.abs(matrix.reshape(problem.x_size, problem.x_size))
         matrix = np.maximum(matrix, matrix.T)  # star coloring needs a symmetric pattern
     else:
-        matrix = as_numpy(jacobian(problem.f, detector.backend, problem.x, *problem.contexts, y=problem.y))
+        matrix = as_numpy(
+            jacobian(problem.f, detector.backend, problem.x, *problem.contexts, y=problem.y)
+        )
         matrix = np.abs(matrix.reshape(problem.spec.size, problem.x_size))
     return np.nonzero(matrix > detector.atol)
 
@@ -138,5 +144,3 @@ def _known(detector, kind, shape):
                 f"{missing} entries have no transposed entry"
             )
     return rows, cols
-
-

@@ -98,7 +98,10 @@ def _star_coloring(nv, ptr, adjacency, order):
     forbidden = np.zeros(nv + 1, dtype=np.int64)
     capacity = len(adjacency) + 1
     near_table, bad_table = Dict.empty(int64, int64), Dict.empty(int64, int64)
-    counts, first = Dict.empty(int64, int64), Dict.empty(int64, int64)  # per (x, color): how many, the first
+    counts, first = (
+        Dict.empty(int64, int64),
+        Dict.empty(int64, int64),
+    )  # per (x, color): how many, the first
     near_heads, bad_heads = np.full(nv, -1, dtype=np.int64), np.full(nv, -1, dtype=np.int64)
     near_nexts, bad_nexts = np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64)
     near_values, bad_values = np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64)
@@ -120,7 +123,9 @@ def _star_coloring(nv, ptr, adjacency, order):
             x = adjacency[p]
             if x == v:
                 continue
-            near_size = _insert(near_table, near_heads, near_nexts, near_values, near_size, x, c, width)
+            near_size = _insert(
+                near_table, near_heads, near_nexts, near_values, near_size, x, c, width
+            )
             key = x * width + c
             count = counts.get(key, 0) + 1
             counts[key] = count
@@ -128,13 +133,27 @@ def _star_coloring(nv, ptr, adjacency, order):
                 first[key] = v
             if colors[x] < 0:
                 continue
-            if count >= 2:  # x has two neighbours colored c: v, and the first one, which learns it now
-                bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, v, colors[x], width)
+            if (
+                count >= 2
+            ):  # x has two neighbours colored c: v, and the first one, which learns it now
+                bad_size = _insert(
+                    bad_table, bad_heads, bad_nexts, bad_values, bad_size, v, colors[x], width
+                )
                 if count == 2:
-                    bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, first[key],
-                                       colors[x], width)
+                    bad_size = _insert(
+                        bad_table,
+                        bad_heads,
+                        bad_nexts,
+                        bad_values,
+                        bad_size,
+                        first[key],
+                        colors[x],
+                        width,
+                    )
             if counts.get(v * width + colors[x], 0) >= 2:  # v has another neighbour of x's color
-                bad_size = _insert(bad_table, bad_heads, bad_nexts, bad_values, bad_size, x, c, width)
+                bad_size = _insert(
+                    bad_table, bad_heads, bad_nexts, bad_values, bad_size, x, c, width
+                )
     return colors
 
 

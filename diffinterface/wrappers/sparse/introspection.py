@@ -62,13 +62,18 @@ class Coloring:
 
     def groups(self):
         """The indices of each color, as a list of int arrays (color 0 first; a bicoloring's column colors)."""
-        return [np.flatnonzero(self.colors == c) for c in range(int(self.colors.max(initial=-1)) + 1)]
+        return [
+            np.flatnonzero(self.colors == c) for c in range(int(self.colors.max(initial=-1)) + 1)
+        ]
 
     def row_groups(self):
         """A bicoloring's rows of each row color, as a list of int arrays (empty otherwise)."""
         if self.row_colors is None:
             return []
-        return [np.flatnonzero(self.row_colors == c) for c in range(int(self.row_colors.max(initial=-1)) + 1)]
+        return [
+            np.flatnonzero(self.row_colors == c)
+            for c in range(int(self.row_colors.max(initial=-1)) + 1)
+        ]
 
 
 def coloring(prep):
@@ -189,14 +194,24 @@ def plot_sparsity(matrix, ax=None, **spy_options):
         _, ax = plt.subplots()
     if hasattr(getattr(matrix, "impl", None), "sparse"):
         compression = _structure(matrix).compression
-        title = f"{compression.shape[0]} x {compression.shape[1]}, {len(compression.rows)} entries, " \
-                f"{compression.ncolors} colors"
+        title = (
+            f"{compression.shape[0]} x {compression.shape[1]}, {len(compression.rows)} entries, "
+            f"{compression.ncolors} colors"
+        )
         if compression.kind == "bidirectional":
             title += f" ({len(compression.seeds)} column + {len(compression.row_seeds)} row)"
-        size = spy_options.pop("markersize", max(0.5, min(6.0, 300.0 / max(compression.shape)))) ** 2
+        size = (
+            spy_options.pop("markersize", max(0.5, min(6.0, 300.0 / max(compression.shape)))) ** 2
+        )
         spy_options.setdefault("cmap", "tab10")
-        ax.scatter(compression.cols, compression.rows, c=_product_of_entries(compression), s=size, marker="s",
-                   **spy_options)
+        ax.scatter(
+            compression.cols,
+            compression.rows,
+            c=_product_of_entries(compression),
+            s=size,
+            marker="s",
+            **spy_options,
+        )
         ax.set_xlim(-0.5, compression.shape[1] - 0.5)
         ax.set_ylim(compression.shape[0] - 0.5, -0.5)
         ax.set_aspect("equal")
@@ -212,11 +227,17 @@ def plot_sparsity(matrix, ax=None, **spy_options):
 def _product_of_entries(compression):
     """For each entry, the product it is read from (0, 1, ...: a bicoloring's pullbacks after its pushforwards)."""
     if compression.gather is not None:
-        return compression.gather // compression.product_size if compression.kind != "bidirectional" else \
-            np.where(compression.gather < len(compression.seeds) * compression.shape[0],
-                     compression.gather // compression.shape[0],
-                     len(compression.seeds) + (compression.gather - len(compression.seeds) * compression.shape[0])
-                     // compression.shape[1])
+        return (
+            compression.gather // compression.product_size
+            if compression.kind != "bidirectional"
+            else np.where(
+                compression.gather < len(compression.seeds) * compression.shape[0],
+                compression.gather // compression.shape[0],
+                len(compression.seeds)
+                + (compression.gather - len(compression.seeds) * compression.shape[0])
+                // compression.shape[1],
+            )
+        )
     return compression.colors[compression.cols]  # substitution: colored by column
 
 
@@ -232,5 +253,7 @@ def _as_scipy(matrix):
         return csr_array((values, (rows, cols)), shape=tuple(matrix.shape))
     dense = as_numpy(matrix)
     if dense.ndim != 2:
-        raise ValueError(f"matrix: expected a 2-D matrix or a sparse preparation; got shape {dense.shape}")
+        raise ValueError(
+            f"matrix: expected a 2-D matrix or a sparse preparation; got shape {dense.shape}"
+        )
     return csr_array(dense)

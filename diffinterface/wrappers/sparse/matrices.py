@@ -29,14 +29,21 @@ from ...families import FAMILIES, dtype_name
 def decompressor(compression, family, like, dense_shape=None):
     """``decompress(products) -> result`` for ``family``; dense arrays shaped ``dense_shape`` when given."""
     arrays = FAMILIES[family]
-    if compression.kind == "bidirectional":  # pushforwards shaped like f(x), then pullbacks shaped like x
+    if (
+        compression.kind == "bidirectional"
+    ):  # pushforwards shaped like f(x), then pullbacks shaped like x
         ravel = arrays.ravel
         flat = lambda products: ravel(products, dtype_name(products[0]))  # noqa: E731
     else:
         stack = arrays.stack
         flat = lambda products: stack(products)  # noqa: E731 - the family's flat_take flattens it
-    build = (arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like) if dense_shape is None
-             else arrays.dense_builder(compression.rows, compression.cols, compression.shape, dense_shape, like))
+    build = (
+        arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like)
+        if dense_shape is None
+        else arrays.dense_builder(
+            compression.rows, compression.cols, compression.shape, dense_shape, like
+        )
+    )
     if compression.solve is not None:  # substitution, on the host
         solve, to_numpy, from_numpy = compression.solve, arrays.to_numpy, arrays.from_numpy
         return lambda products: build(from_numpy(solve(to_numpy(flat(products)).reshape(-1)), like))
@@ -55,6 +62,8 @@ def assembler(compression, family, like, dense_shape=None):
     """
     arrays = FAMILIES[family]
     if dense_shape is not None:
-        scatter = arrays.dense_builder(compression.rows, compression.cols, compression.shape, dense_shape, like)
+        scatter = arrays.dense_builder(
+            compression.rows, compression.cols, compression.shape, dense_shape, like
+        )
         return arrays.compiled(scatter, like)
     return arrays.sparse_builder(compression.rows, compression.cols, compression.shape, like)

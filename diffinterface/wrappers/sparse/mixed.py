@@ -19,4 +19,6 @@ class MixedModeAdapter(DelegatingAdapter):
         self.reverse = get_adapter(backend.reverse_backend)
         self.mode = "both"
         self.framework = self.delegate.framework
-        self.families = tuple(family for family in self.delegate.families if family in self.reverse.families)
+        self.families = tuple(
+            family for family in self.delegate.families if family in self.reverse.families
+        )

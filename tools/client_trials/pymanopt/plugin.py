@@ -54,10 +54,12 @@ def pytest_configure(config: pytest.Config) -> None:
     diagnostics.np = NumPyWithScalarResidual("numpy")
     variant = os.environ.get("CLIENT_TRIAL_VARIANT", "native")
     if variant != "native":
-        shim.install(variant,
-                     cross_check=os.environ.get("CLIENT_TRIAL_CROSS_CHECK") == "1",
-                     prepared=os.environ.get("CLIENT_TRIAL_PREPARED", "1") == "1",
-                     complex_as_pairs=os.environ.get("CLIENT_TRIAL_COMPLEX_AS_PAIRS") == "1")
+        shim.install(
+            variant,
+            cross_check=os.environ.get("CLIENT_TRIAL_CROSS_CHECK") == "1",
+            prepared=os.environ.get("CLIENT_TRIAL_PREPARED", "1") == "1",
+            complex_as_pairs=os.environ.get("CLIENT_TRIAL_COMPLEX_AS_PAIRS") == "1",
+        )
 
 
 @pytest.fixture(autouse=True)

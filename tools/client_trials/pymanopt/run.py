@@ -35,22 +35,38 @@ FETCH_SOURCE = "git clone --depth 1 --branch 2.2.1 https://github.com/pymanopt/p
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", nargs="+", default=["default"],
-                        choices=VARIANTS + ("all",))
-    parser.add_argument("--unprepared", action="store_true",
-                        help="unprepared calls instead of prepare once, then prep=")
+    parser.add_argument("--variant", nargs="+", default=["default"], choices=VARIANTS + ("all",))
+    parser.add_argument(
+        "--unprepared",
+        action="store_true",
+        help="unprepared calls instead of prepare once, then prep=",
+    )
     parser.add_argument("--no-cross-check", action="store_true")
-    parser.add_argument("--complex-as-pairs", action="store_true",
-                        help="complex points as (real, imaginary) pairs, the way around the refusal")
+    parser.add_argument(
+        "--complex-as-pairs",
+        action="store_true",
+        help="complex points as (real, imaginary) pairs, the way around the refusal",
+    )
     parser.add_argument("--repo", type=Path, default=HERE.parents[2])
-    parser.add_argument("--src", type=Path, default=Path("/tmp/pymanopt-src"),
-                        help="pymanopt's source tree at 2.2.1 (for its tests)")
-    parser.add_argument("--lib", type=Path, default=Path("/tmp/pmlib"),
-                        help="where pymanopt is installed (pip --target)")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=Path("/tmp/pymanopt-src"),
+        help="pymanopt's source tree at 2.2.1 (for its tests)",
+    )
+    parser.add_argument(
+        "--lib",
+        type=Path,
+        default=Path("/tmp/pmlib"),
+        help="where pymanopt is installed (pip --target)",
+    )
     parser.add_argument("-k", default="", help="a pytest -k expression, added")
     parser.add_argument("--results", type=Path, help="folder for the outcomes and logs")
-    parser.add_argument("--native-from", type=Path,
-                        help="a native.json of an earlier run (same -k) instead of a native run")
+    parser.add_argument(
+        "--native-from",
+        type=Path,
+        help="a native.json of an earlier run (same -k) instead of a native run",
+    )
     args = parser.parse_args()
     if "all" in args.variant:
         args.variant = list(VARIANTS)
@@ -61,21 +77,50 @@ def ensure_pymanopt(args: argparse.Namespace) -> None:
     if not (args.src / "tests").is_dir():
         sys.exit(f"pymanopt's tests are missing: {FETCH_SOURCE.format(src=args.src)}")
     if not (args.lib / "pymanopt").is_dir():
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                        "--target", str(args.lib), PYMANOPT], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--target",
+                str(args.lib),
+                PYMANOPT,
+            ],
+            check=True,
+        )
 
 
 def run_suite(args: argparse.Namespace, variant: str, out: Path) -> dict:
     path = [args.lib, HERE, args.repo, args.src]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, path)),
-               CLIENT_TRIAL_RESULTS=str(out), CLIENT_TRIAL_VARIANT=variant,
-               CLIENT_TRIAL_PREPARED="0" if args.unprepared else "1",
-               CLIENT_TRIAL_CROSS_CHECK="0" if args.no_cross_check else "1",
-               CLIENT_TRIAL_COMPLEX_AS_PAIRS="1" if args.complex_as_pairs else "0")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(map(str, path)),
+        CLIENT_TRIAL_RESULTS=str(out),
+        CLIENT_TRIAL_VARIANT=variant,
+        CLIENT_TRIAL_PREPARED="0" if args.unprepared else "1",
+        CLIENT_TRIAL_CROSS_CHECK="0" if args.no_cross_check else "1",
+        CLIENT_TRIAL_COMPLEX_AS_PAIRS="1" if args.complex_as_pairs else "0",
+    )
     selection = "not tensorflow" + (f" and ({args.k})" if args.k else "")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "--noconftest", "-p", "plugin", "-k", selection,
-               "--rootdir", str(args.src), str(args.src / "tests")]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "-p",
+        "plugin",
+        "-k",
+        selection,
+        "--rootdir",
+        str(args.src),
+        str(args.src / "tests"),
+    ]
     log = out.with_suffix(".log")
     print(f"running pymanopt's tests ({variant}, pytest's output in {log}) ...", flush=True)
     with log.open("w") as output:
@@ -84,8 +129,9 @@ def run_suite(args: argparse.Namespace, variant: str, out: Path) -> dict:
 
 
 def tally(outcomes: dict, module: str) -> str:
-    counts = Counter(o["outcome"] for test, o in outcomes.items()
-                     if module in ("all", test.split("::")[0]))
+    counts = Counter(
+        o["outcome"] for test, o in outcomes.items() if module in ("all", test.split("::")[0])
+    )
     return "/".join(str(counts[k]) for k in ("passed", "failed", "skipped"))
 
 
@@ -97,8 +143,11 @@ def report(runs: dict) -> int:
         print(f"{module:46}" + "".join(f"{tally(o, module):>14}" for o in runs.values()))
     status = 0
     for variant, outcomes in list(runs.items())[1:]:
-        lost = [t for t, o in native.items()
-                if o["outcome"] == "passed" and outcomes.get(t, {}).get("outcome") != "passed"]
+        lost = [
+            t
+            for t, o in native.items()
+            if o["outcome"] == "passed" and outcomes.get(t, {}).get("outcome") != "passed"
+        ]
         for kind, is_complex in (("real-valued", False), ("complex", True)):
             tests = [t for t in lost if outcomes.get(t, {}).get("complex", False) == is_complex]
             status |= bool(tests) and not is_complex
@@ -113,8 +162,11 @@ def main() -> int:
     ensure_pymanopt(args)
     folder = args.results or Path(tempfile.mkdtemp(prefix="pymanopt-trial-"))
     folder.mkdir(parents=True, exist_ok=True)
-    runs = {v: run_suite(args, v, folder / f"{v}.json") for v in ["native", *args.variant]
-            if v != "native" or not args.native_from}
+    runs = {
+        v: run_suite(args, v, folder / f"{v}.json")
+        for v in ["native", *args.variant]
+        if v != "native" or not args.native_from
+    }
     if args.native_from:  # restricted to the tests this run selected
         native = json.loads(args.native_from.read_text())
         selected = set().union(*runs.values())

@@ -39,8 +39,11 @@ def _variants() -> dict:
     # pymanopt backend name -> (gradient selector, hvp selector)
     return {
         "default": {"autograd": (di.AutoAutograd(),) * 2, "jax": (jax,) * 2, "torch": (torch,) * 2},
-        "forward": {"autograd": (di.AutoAutograd(),) * 2, "jax": (jax_forward,) * 2,
-                    "torch": (torch_forward,) * 2},
+        "forward": {
+            "autograd": (di.AutoAutograd(),) * 2,
+            "jax": (jax_forward,) * 2,
+            "torch": (torch_forward,) * 2,
+        },
         "eager-jax": {"jax": (di.AutoJAX(jit=False),) * 2},
         "second-order": {
             "jax": (jax, di.SecondOrder(jax_forward, jax)),
@@ -97,12 +100,16 @@ def _as_real_pairs(function: Callable, split: tuple, single: bool) -> Route:
     """
 
     def combine(leaves: tuple) -> tuple:
-        return tuple(leaf[0] + 1j * leaf[1] if is_complex else leaf
-                     for leaf, is_complex in zip(leaves, split))
+        return tuple(
+            leaf[0] + 1j * leaf[1] if is_complex else leaf
+            for leaf, is_complex in zip(leaves, split)
+        )
 
     def to_x(points: tuple) -> tuple:
-        return tuple((np.ascontiguousarray(p.real), np.ascontiguousarray(p.imag)) if is_complex
-                     else p for p, is_complex in zip(points, split))
+        return tuple(
+            (np.ascontiguousarray(p.real), np.ascontiguousarray(p.imag)) if is_complex else p
+            for p, is_complex in zip(points, split)
+        )
 
     def to_answer(result: tuple) -> Any:
         return combine(result)[0] if single else list(combine(result))
@@ -113,8 +120,14 @@ def _as_real_pairs(function: Callable, split: tuple, single: bool) -> Route:
 class Derivatives:
     """The gradient and hvp of one cost through diffinterface."""
 
-    def __init__(self, function: Callable, num_arguments: int, selector: Any,
-                 native: Callable | None, options: dict):
+    def __init__(
+        self,
+        function: Callable,
+        num_arguments: int,
+        selector: Any,
+        native: Callable | None,
+        options: dict,
+    ):
         self.function, self.single = function, num_arguments == 1
         self.selector, self.native, self.options = selector, native, options
         self.routes: dict = {}
@@ -125,8 +138,11 @@ class Derivatives:
         if key not in self.routes:
             split = tuple(np.iscomplexobj(p) for p in points)
             pairs = self.options.get("complex_as_pairs") and any(split)
-            self.routes[key] = (_as_real_pairs(self.function, split, self.single) if pairs
-                                else _direct(self.function, self.single))
+            self.routes[key] = (
+                _as_real_pairs(self.function, split, self.single)
+                if pairs
+                else _direct(self.function, self.single)
+            )
         _mark_complex(points)
         return self.routes[key]
 
@@ -146,8 +162,9 @@ class Derivatives:
     def gradient(self, *points: Any) -> Any:
         route = self._route(points)
         x = route.to_x(points)
-        prep = self._prep(("gradient", _signature(points)),
-                          lambda: di.prepare_gradient(route.f, self.selector, x))
+        prep = self._prep(
+            ("gradient", _signature(points)), lambda: di.prepare_gradient(route.f, self.selector, x)
+        )
         result = di.gradient(route.f, self.selector, x, prep=prep)
         return self._finish("gradient", route, result, points)
 
@@ -156,8 +173,10 @@ class Derivatives:
         points, vectors = points_and_vectors[:half], points_and_vectors[half:]
         route = self._route(points)
         x, tangents = route.to_x(points), (route.to_x(vectors),)
-        prep = self._prep(("hvp", _signature(points_and_vectors)),
-                          lambda: di.prepare_hvp(route.f, self.selector, x, tangents))
+        prep = self._prep(
+            ("hvp", _signature(points_and_vectors)),
+            lambda: di.prepare_hvp(route.f, self.selector, x, tangents),
+        )
         (product,) = di.hvp(route.f, self.selector, x, tangents, prep=prep)
         return self._finish("hvp", route, product, points_and_vectors)
 
@@ -169,20 +188,25 @@ def install(variant: str = "default", cross_check: bool = False, **options: bool
     """
     from pymanopt.autodiff import backends
 
-    classes = {"autograd": backends.AutogradBackend, "jax": backends.JaxBackend,
-               "torch": backends.PyTorchBackend}
+    classes = {
+        "autograd": backends.AutogradBackend,
+        "jax": backends.JaxBackend,
+        "torch": backends.PyTorchBackend,
+    }
     for name, (gradient_selector, hvp_selector) in _variants()[variant].items():
         backend_class = classes[name]
         native_gradient = backend_class.generate_gradient_operator
         native_hessian = backend_class.generate_hessian_operator
 
-        def gradient_operator(self, function, num_arguments,
-                              selector=gradient_selector, native=native_gradient):
+        def gradient_operator(
+            self, function, num_arguments, selector=gradient_selector, native=native_gradient
+        ):
             check = native(self, function, num_arguments) if cross_check else None
             return Derivatives(function, num_arguments, selector, check, options).gradient
 
-        def hessian_operator(self, function, num_arguments,
-                             selector=hvp_selector, native=native_hessian):
+        def hessian_operator(
+            self, function, num_arguments, selector=hvp_selector, native=native_hessian
+        ):
             check = native(self, function, num_arguments) if cross_check else None
             return Derivatives(function, num_arguments, selector, check, options).hvp
 
