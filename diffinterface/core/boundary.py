@@ -16,8 +16,8 @@ raised, so the prepared fast path pays nothing) and hands it to
   an error raised from inside numpy's own Python code while a framework traced
   ``x`` counts too;
 - ``f`` used something its framework cannot do although the array API allows
-  it (:data:`FRAMEWORK_LIMITS`, e.g. torch's negative-step slices): a
-  ValueError naming ``f``, the backend, what is not supported and the way
+  it (the limits its array family declares, ``Family.limits``: negative-step
+  slices in one, integer-array indexing in another): a ValueError naming ``f``, the backend, what is not supported and the way
   around it.
 
     >>> import numpy as np, diffinterface as di
@@ -66,37 +66,20 @@ def check_output(f, value):
     return value
 
 
-#: (framework, words in its error, what is not supported, the way around it)
-FRAMEWORK_LIMITS = (
-    (
-        "torch",
-        "step must be greater than zero",
-        "slicing with a negative step (x[::-1])",
-        "reverse with xp.flip(x, axis=...) instead, which every backend differentiates",
-    ),
-    (
-        "jax",
-        "the total number of repeats must be static",
-        "an array of repeats (xp.repeat), whose result's shape depends on its values",
-        "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with values",
-    ),
-    (
-        "tensorflow",
-        "are valid indices, got",
-        "indexing with an integer array (x[indices])",
-        "gather with xp.take(x, indices, axis=...), which every backend differentiates",
-    ),
-    (
-        "tensorflow",
-        "but is rank 1 for '{{node matmul}}",
-        "the @ operator with a 1-d operand",
-        "write xp.matmul(x, A) or reshape the vector to a matrix",
-    ),
-)
+def declared_limits(frameworks=None):
+    """``(framework, words in its error, what is not supported, the way around it)`` for each limit
+    the array families of ``frameworks`` (None: every registered family) declare (``Family.limits``)."""
+    return tuple(
+        (name, *limit)
+        for name, family in FAMILIES.items()
+        if frameworks is None or name in frameworks
+        for limit in family.limits
+    )
 
 
 def framework_limit(error, adapter, frameworks, f):
-    """The ValueError naming a declared limit (:data:`FRAMEWORK_LIMITS`) of ``frameworks`` that ``error`` shows, or None."""
+    """The ValueError naming a declared limit of ``frameworks`` (:func:`declared_limits`) that ``error``
+    shows, or None."""
     # the framework's own error may be in the chain of another raised while handling it (TensorFlow's @
     # falls back to numpy, which cannot take a traced tensor), or of a refusal an inner layer made
     texts = []
@@ -105,8 +88,8 @@ def framework_limit(error, adapter, frameworks, f):
             break
         texts.append(str(error))
         error = error.__cause__ or error.__context__
-    for framework, words, what, around in FRAMEWORK_LIMITS:
-        found = [text for text in texts if words in text] if framework in frameworks else []
+    for framework, words, what, around in declared_limits(frameworks):
+        found = [text for text in texts if words in text]
         if found:
             return ValueError(
                 f"f: {adapter.backend} cannot differentiate {function_name(f)}: {framework} does not "

@@ -79,7 +79,12 @@ class Family:
         What the family's sparse matrices are called, in error messages.
     scalar_results : bool
         True for a family whose reductions and indexing give scalars of their own type, not
-        0-d arrays (numpy's ``np.float64``): the core turns such results into 0-d arrays.
+        0-d arrays (numpy's ``np.float64``): the core turns such results into 0-d arrays
+        (:meth:`as_result`).
+    limits : tuple of (str, str, str)
+        What the framework cannot do although the array API allows it, each as ``(words in its
+        error, what is not supported, the way around it)``: the boundary names the limit that a
+        failure of ``f`` shows (:func:`diffinterface.core.boundary.framework_limit`).
     """
 
     __slots__ = ()
@@ -95,6 +100,7 @@ class Family:
     sparse_modules: tuple = ()
     sparse_type: str = "sparse matrices"
     scalar_results: bool = False
+    limits: tuple[tuple[str, str, str], ...] = ()
 
     def __repr__(self):
         return f"<Family {self.name}>"

@@ -51,6 +51,14 @@ class JaxFamily(Family):
     metadata = "aval"
     sparse_modules = ("jax.experimental.sparse",)
     sparse_type = "JAX sparse matrices (BCOO)"
+    limits = (
+        (
+            "the total number of repeats must be static",
+            "an array of repeats (xp.repeat), whose result's shape depends on its values",
+            "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with "
+            "values",
+        ),
+    )
 
     def from_numpy(self, a, like):
         import jax

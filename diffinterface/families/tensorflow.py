@@ -44,6 +44,18 @@ class TensorFlowFamily(Family):
     write = staticmethod(_assign)
     sparse_modules = ("tensorflow.python.framework.sparse_tensor",)
     sparse_type = "TensorFlow sparse tensors (tf.sparse.SparseTensor)"
+    limits = (
+        (
+            "are valid indices, got",
+            "indexing with an integer array (x[indices])",
+            "gather with xp.take(x, indices, axis=...), which every backend differentiates",
+        ),
+        (
+            "but is rank 1 for '{{node matmul}}",
+            "the @ operator with a 1-d operand",
+            "write xp.matmul(x, A) or reshape the vector to a matrix",
+        ),
+    )
 
     def from_numpy(self, a, like):
         import tensorflow as tf

@@ -39,6 +39,13 @@ class TorchFamily(Family):
     precedence = 1
     sparse_modules = ("torch",)
     sparse_type = "torch sparse CSR tensors"
+    limits = (
+        (
+            "step must be greater than zero",
+            "slicing with a negative step (x[::-1])",
+            "reverse with xp.flip(x, axis=...) instead, which every backend differentiates",
+        ),
+    )
 
     def from_numpy(self, a, like):
         return _shared_tensor(a).to(like.device)

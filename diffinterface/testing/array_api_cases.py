@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 
 from ..families import array_namespace
-from ..core.boundary import FRAMEWORK_LIMITS
+from ..core.boundary import declared_limits
 from ..operators import jacobian, pullback, pushforward
 from ..selectors import AutoFiniteDiff
 from .tolerances import default_tolerances
@@ -55,7 +55,7 @@ class ArrayAPICase:
     x: np.ndarray
     #: f extends to complex inputs analytically, so the complex-step method applies (no abs, max, sort...)
     holomorphic: bool = True
-    #: what f does that a framework may declare unsupported (an entry of core.boundary.FRAMEWORK_LIMITS)
+    #: what f does that a framework may declare unsupported (core.boundary.declared_limits)
     limit: str = ""
     #: the array-API function the case exercises (its id up to "-" or "@"), named by a refusal
     function: str = ""
@@ -87,7 +87,7 @@ def _refused_by_name(error, case):
     """True when ``error`` is a refusal the sweep accepts: a declared framework limit, or one naming the function."""
     if isinstance(error, NotImplementedError):
         return f"array_namespace(x).{case.function}" in str(error) and "use " in str(error)
-    declared = [(what, around) for _, _, what, around in FRAMEWORK_LIMITS if what == case.limit]
+    declared = [(what, around) for _, _, what, around in declared_limits() if what == case.limit]
     return isinstance(error, ValueError) and any(
         f"does not support {what}" in str(error) and around in str(error)
         for what, around in declared

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...contexts import Constant
 from ...core import get_adapter
-from ...core.boundary import FRAMEWORK_LIMITS
+from ...core.boundary import declared_limits
 from ...errors import DifferentiationError
 from ...families import array_namespace
 from ...modules import module_function
@@ -272,7 +272,7 @@ def _matrix_chain(backend, problems, zero):
     # around it is the one accepted refusal
     declared = [
         (what, around)
-        for _, _, what, around in FRAMEWORK_LIMITS
+        for _, _, what, around in declared_limits()
         if what.startswith("the @ operator")
     ]
     for x in (X, np.stack([X, 2 * X])):
