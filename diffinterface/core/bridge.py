@@ -22,7 +22,7 @@ import numpy as np
 
 from ..contexts import Cache
 from ..errors import UnsupportedError
-from ..families import NUMBERS, dtype_name, family_of, shape_of
+from ..families import FAMILIES, NUMBERS, dtype_name, family_of, shape_of
 from .registry import framework_bridge
 
 #: the family of the arrays an inner backend without a bridge computes on (finite differences, autograd)
@@ -120,8 +120,8 @@ def converted_contexts(contexts, family):
             converted.append(c)
             continue
         value = to_family(c.value, family)
-        if isinstance(c, Cache) and isinstance(value, np.ndarray) and not value.flags.writeable:
-            value = value.copy()
+        if isinstance(c, Cache):
+            value = FAMILIES[family_of(value)].writable(value)
         converted.append(type(c)(value))
     return tuple(converted)
 

@@ -67,9 +67,10 @@ class EmptyAnswer:
             return from_numpy(np.zeros(shape, dtype=dtype), family, like)
 
         if problem.y is None and FAMILIES[family].scalar_results:
+            as_result = FAMILIES[family].as_result
 
             def value(x, ctx):
-                return np.asarray(f(x, *ctx))  # a 0-d array, not a scalar (see core/adapter.py)
+                return as_result(f(x, *ctx))  # a 0-d array, not a scalar (see core/adapter.py)
         elif problem.y is None:
 
             def value(x, ctx):

@@ -168,6 +168,17 @@ class Family:
         """The complex array ``re + i im`` from two real arrays of this family, differentiably (traced values too)."""
         return re + 1j * im
 
+    def as_result(self, a):
+        """``a``, computed by this family, as the array a result is: where the family gives scalars of
+        its own type (``scalar_results``: numpy's ``np.float64``, a Python float), a 0-d array; this
+        default returns ``a`` itself."""
+        return a
+
+    def writable(self, a):
+        """``a`` itself when its buffer can be written, else a writable copy (a read-only numpy view);
+        this default returns ``a`` itself (its arrays are immutable, or always writable)."""
+        return a
+
     def shares_memory(self, a, b) -> bool:
         """True when the arrays ``a`` and ``b`` of this family may share memory (a buffer must not share x's)."""
         return a is b

@@ -53,6 +53,12 @@ class NumpyFamily(Family):
     def cast(self, a, dtype):
         return a.astype(dtype)
 
+    def as_result(self, a):
+        return np.asarray(a) if isinstance(a, (float, int, complex, np.generic)) else a
+
+    def writable(self, a):
+        return a.copy() if a.__class__ is np.ndarray and not a.flags.writeable else a
+
     def ravel(self, leaves, dtype):
         return np.concatenate(
             [(a if dtype_name(a) == dtype else a.astype(dtype)).reshape(-1) for a in leaves]
