@@ -1,9 +1,11 @@
 """Where and in what batches evaluations and sweeps run: the checks of ``batch_size``,
-``memory_budget``, ``AutoFiniteDiff(workers=...)`` and ``AutoJAX(devices=...)``.
+``memory_budget`` and ``AutoFiniteDiff(workers=...)``.
 
-They run at selector construction and import nothing: an Executor, a Dask
-Client, a JAX device or mesh exists only once its module was imported, so
-each is recognized through ``sys.modules``.
+They run at selector construction and import nothing: an Executor or a Dask
+Client exists only once its module was imported, so each is recognized
+through ``sys.modules``. The devices a framework's backend splits its sweeps
+across are checked by that framework's array family (``AutoJAX(devices=...)``:
+:func:`diffinterface.families.jax.jax_devices`).
 """
 
 from __future__ import annotations
@@ -73,21 +75,3 @@ def workers_kind(workers):
     if callable(workers):
         return "map"
     raise TypeError(f"{expected}; got {workers!r}")
-
-
-def jax_devices(devices):
-    """``devices`` as ``AutoJAX`` keeps them: a ``jax.sharding.Mesh``, or a tuple of ``jax.Device``; else an error."""
-    jax = sys.modules.get("jax")  # a device or a mesh exists only once JAX was imported
-    if jax is not None and isinstance(devices, jax.sharding.Mesh):
-        return devices
-    if (
-        jax is not None
-        and isinstance(devices, (list, tuple))
-        and devices
-        and all(isinstance(d, jax.Device) for d in devices)
-    ):
-        return tuple(devices)
-    raise TypeError(
-        "AutoJAX(devices=...) expected None (JAX's default device), a non-empty list of jax.Device (jax.devices()) "
-        f"or a jax.sharding.Mesh; got {devices!r}"
-    )

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 from .frozen import Frozen
-from .placement import check_batch_fields as _check_batch_fields, jax_devices, workers_kind
+from .families.jax import jax_devices
+from .placement import check_batch_fields as _check_batch_fields, workers_kind
 
 _MODES = (None, "forward", "reverse")
 

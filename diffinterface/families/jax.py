@@ -13,6 +13,8 @@ imports JAX until a method is called.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .base import Family, dtype_name
@@ -35,6 +37,24 @@ def x64_call(fn, wide):
             restore(previous)
 
     return call
+
+
+def jax_devices(devices):
+    """``devices`` as ``AutoJAX`` keeps them: a ``jax.sharding.Mesh``, or a tuple of ``jax.Device``; else an error."""
+    jax = sys.modules.get("jax")  # a device or a mesh exists only once JAX was imported
+    if jax is not None and isinstance(devices, jax.sharding.Mesh):
+        return devices
+    if (
+        jax is not None
+        and isinstance(devices, (list, tuple))
+        and devices
+        and all(isinstance(d, jax.Device) for d in devices)
+    ):
+        return tuple(devices)
+    raise TypeError(
+        "AutoJAX(devices=...) expected None (JAX's default device), a non-empty list of jax.Device (jax.devices()) "
+        f"or a jax.sharding.Mesh; got {devices!r}"
+    )
 
 
 def _device_of(like):
