@@ -23,7 +23,7 @@ from .families import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, flatten, register_backend
 from .core.batching import batch_size
-from .core.workers import WorkerError, close_workers
+from .backends.finitediff.workers import WorkerError, close_workers
 from .errors import (
     DifferentiationError,
     GraphBreakError,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from diffinterface.core import workers as workers_module
+from diffinterface.backends.finitediff import workers as workers_module
 
 METHODS = ("central", "forward", "complex")
 
@@ -393,7 +393,7 @@ def client():
 
 def loaded_functions():
     """In a worker process: how many shipped sets of functions it loaded."""
-    from diffinterface.core import workers
+    from diffinterface.backends.finitediff import workers
 
     return len(workers._LOADED)
 

@@ -9,7 +9,7 @@ and a prepared call runs its recipe twice:
    shape and dtype (no recipe picks a point from f's values: the adaptive
    method, which does, takes no workers);
 2. the noted points go to the workers in one batch
-   (:class:`~diffinterface.core.workers.Dispatcher`);
+   (:class:`~diffinterface.backends.finitediff.workers.Dispatcher`);
 3. replaying: the recipe runs again and each evaluation returns the value
    computed for it, in the same order.
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from ...contexts import Cache
 from ...core.aux import capture_of
-from ...core.workers import Dispatcher, Shipped, crosses_processes
+from .workers import Dispatcher, Shipped, crosses_processes
 from ...errors import UnsupportedError
 
 #: the operators FiniteDiffAdapter prepares itself: each goes through the workers

@@ -50,8 +50,8 @@ import _thread
 import pickle
 import weakref
 
-from ..errors import DifferentiationError
-from ..placement import workers_kind
+from ...errors import DifferentiationError
+from ...placement import workers_kind
 
 
 class WorkerError(DifferentiationError):
