@@ -32,7 +32,7 @@ from .errors import (
     TracedArrayError,
     UnsupportedError,
 )
-from .modules import module_function
+from .backends.torch.modules import module_function
 from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,

@@ -122,6 +122,16 @@ The first forward-mode call in a process makes torch itself warn that
 that warning is torch's, not this adapter's.
 """
 
-from .adapter import TorchAdapter
+from .modules import module_function
 
-__all__ = ["TorchAdapter"]
+__all__ = ["TorchAdapter", "module_function"]
+
+
+def __getattr__(name):
+    # the adapter imports torch: only when it is asked for (di.module_function is exported from here, and
+    # `import diffinterface` imports no framework)
+    if name == "TorchAdapter":
+        from .adapter import TorchAdapter
+
+        return TorchAdapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,7 +24,7 @@ from ...core import get_adapter
 from ...core.boundary import declared_limits
 from ...errors import DifferentiationError
 from ...families import array_namespace
-from ...modules import module_function
+from ...backends.torch.modules import module_function
 from ...operators import (
     derivative,
     gradient,
