@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends import asdex
 from .acyclic import substitution_program
 from .bicoloring import bicolor, bidirectional_gather
 from .greedy import acyclic_coloring, distance2_coloring, star_coloring
 from .orders import csr, identity_csr, vertex_order
-
-#: our kinds -> asdex's modes
-_JACOBIAN_MODES = {"columns": "fwd", "rows": "rev", None: None}
 
 
 class Compression:
@@ -102,25 +100,6 @@ def _seeds(colors):
     return colors[None, :] == np.arange(int(colors.max(initial=-1)) + 1)[:, None]
 
 
-def _asdex_gather(colored, ncolors, product_size):
-    """Flat positions of the entries in the stacked products, from asdex's own decompression.
-
-    asdex gathers entries out of a compressed matrix; gathering out of the
-    matrix of flat positions gives the positions, through its public API
-    (star colorings read each entry in its star's hub: asdex knows where).
-    """
-    import asdex
-    import jax.numpy as jnp
-
-    total = ncolors * product_size
-    if total >= 2**31:
-        raise ValueError(
-            f"the compressed products hold {total} entries; at most 2**31 - 1 are supported"
-        )
-    positions = jnp.arange(total, dtype=jnp.int32).reshape(ncolors, product_size)
-    return np.asarray(asdex.decompress_data(positions, colored)).astype(np.int64)
-
-
 def _star_gather(rows, cols, n, colors):
     """Direct reading of a star coloring: ``(i, j)`` from column ``j``'s product at ``i`` when ``j`` is the
     only one of its color next to ``i``, else from ``i``'s product at ``j`` (the star condition)."""
@@ -150,25 +129,13 @@ def _bipartite_graph(rows, cols, shape, side):
 
 
 def _one_sided(rows, cols, shape, kind, algorithm):
-    import asdex
-
     candidates = []
     for order in algorithm.orders:
         if (
             order == "largest_first"
-        ):  # asdex's is the same algorithm (with mode None, its choice of side)
-            pattern = asdex.SparsityPattern.from_coo(rows, cols, shape)
-            colored = asdex.jacobian_coloring_from_sparsity(pattern, mode=_JACOBIAN_MODES[kind])
-            side = "columns" if colored.mode == "fwd" else "rows"
-            candidates.append(
-                (
-                    int(colored.num_colors),
-                    len(candidates),
-                    side,
-                    np.asarray(colored.colors),
-                    colored,
-                )
-            )
+        ):  # asdex's is the same algorithm (kind None: its choice of side)
+            ncolors, side, colors, colored = asdex.one_sided_coloring(rows, cols, shape, kind)
+            candidates.append((ncolors, len(candidates), side, colors, colored))
             continue
         for side in ("columns", "rows") if kind is None else (kind,):
             graph = _bipartite_graph(rows, cols, shape, side)
@@ -189,15 +156,8 @@ def _symmetric(rows, cols, shape, algorithm):
             colors = acyclic_coloring(adjacency, vertex_order(order, graph, algorithm.seed))
             candidates.append((int(colors.max(initial=-1)) + 1, len(candidates), colors, None))
         elif order == "largest_first":
-            import asdex
-
-            pattern = asdex.SparsityPattern.from_coo(rows, cols, shape)
-            colored = asdex.hessian_coloring_from_sparsity(
-                pattern, postprocess=algorithm.postprocess
-            )
-            candidates.append(
-                (int(colored.num_colors), len(candidates), np.asarray(colored.colors), colored)
-            )
+            count, colors, colored = asdex.star_coloring(rows, cols, shape, algorithm.postprocess)
+            candidates.append((count, len(candidates), colors, colored))
         else:
             colors = star_coloring(adjacency, vertex_order(order, graph, algorithm.seed))
             candidates.append((int(colors.max(initial=-1)) + 1, len(candidates), colors, None))
@@ -207,7 +167,7 @@ def _symmetric(rows, cols, shape, algorithm):
             "acyclic", rows, cols, shape, colors, solve=substitution_program(rows, cols, n, colors)
         )
     gather = (
-        _asdex_gather(colored, ncolors, n)
+        asdex.gather_positions(colored, ncolors, n)
         if colored is not None
         else _star_gather(rows, cols, n, colors)
     )
