@@ -102,7 +102,7 @@ def _raised_inside_another_family(error, frameworks):
     """True when ``error`` was raised inside the Python code of another array family than ``frameworks``'.
 
     The innermost frame of its traceback is read: numpy's code under any
-    framework, ``jnp`` under torch, torch's Python code under JAX... (the
+    framework, or one framework's Python code while another traces ``x`` (the
     families registry says which modules are whose). A function written in C
     leaves no frame of its own: the adapter recognizes its framework's
     errors about such calls (``Adapter.is_traced_array_error``).
