@@ -32,6 +32,7 @@ import numpy as np
 
 from ..families import cast
 from .pytree import _FLOAT_DTYPES
+from .transform import Step
 
 
 def require_real_output(spec, x_dtype, f):
@@ -77,3 +78,20 @@ def derivatives_in_x_dtype(op, problem, methods):
         return (*result[:n_values], *(_cast_all(r, x_dtype) for r in result[n_values:]))
 
     return plain_in_x_dtype, valued_in_x_dtype
+
+
+def result_dtype(draft, setting):
+    """The transform casting derivatives to x's dtype where f's output has another (a pytree output's
+    plan casts each leaf itself)."""
+    if draft.ytree is not None:
+        return None
+    op = draft.call.op
+
+    def wrap(built):
+        problem = built.problem
+        if problem.tree is not None:  # a pytree x as it is: its adapter keeps each leaf's dtype
+            return built
+        methods = derivatives_in_x_dtype(op, problem, built.methods)
+        return built if methods is None else built._replace(methods=methods)
+
+    return Step(draft, wrap)

@@ -1,0 +1,64 @@
+"""The one build of a preparation: the :class:`Problem` of the last draft, and the adapter's implementation.
+
+Every transform of :mod:`diffinterface.core.prepare` has rewritten the call
+into one an adapter prepares (a real array x, or a pytree the adapter takes
+as it is); :func:`build` makes its :class:`~diffinterface.core.problem.Problem`
+once, checks the seeds against it, and asks the adapter for the
+implementation: the core answers an empty problem itself
+(:mod:`diffinterface.core.empty`). An error raised by f meanwhile is
+explained (:mod:`diffinterface.core.boundary`).
+"""
+
+from __future__ import annotations
+
+from .boundary import explain
+from .dtypes import require_real_output
+from .empty import is_empty, prepare_empty
+from .problem import Problem, Spec
+from .transform import Built
+from .validation import check_tangents
+
+
+def build(draft, setting):
+    """The :class:`~diffinterface.core.transform.Built` preparation of the last draft."""
+    call = draft.call
+    op = call.op
+    problem = Problem.of(draft, setting)
+    try:
+        if op.seeds == "cotangents":
+            family = None if draft.ytree is not None else problem.family
+            check_tangents(problem.tangents, problem.spec, "the output y", "cotangents", family)
+        elif op.seeds == "tangents" and draft.tree is None:
+            like = Spec(problem.x_shape, problem.x_dtype)
+            check_tangents(call.seeds, like, "x", family=problem.family)
+        impl = _impl(op, problem)
+    except Exception as error:
+        better = explain(
+            error, setting.adapter, call.f, call.x, problem.ctx, call.y, trees=op.tree_output
+        )
+        if better is None:
+            raise
+        raise better from error
+    methods = (getattr(impl, op.plain), getattr(impl, op.valued))
+    return Built(problem, impl, problem._spec, methods, tree=draft.tree)
+
+
+def _impl(op, problem):
+    """The prepared implementation of ``op``: the adapter's, or the core's answer to an empty problem.
+
+    An empty ``x`` is known before asking the adapter; an empty ``f(x)`` only
+    once the output's shape is learned, which the adapter may do while
+    preparing (:mod:`diffinterface.core.empty`).
+    """
+    adapter = problem.adapter
+    handles_empty = op.listed_in(adapter.own_empty_results)
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    impl = (problem.same_point and adapter.prepare_same_point(op.name, problem)) or problem.impl(
+        op.name
+    )
+    if problem._spec is not None:  # an adapter that learned the output its own way
+        require_real_output(problem._spec, problem.x_dtype, problem.f)
+    if not handles_empty and is_empty(op, problem):
+        return prepare_empty(op, problem)
+    return impl
