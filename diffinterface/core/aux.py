@@ -26,12 +26,6 @@ from .adapter import Adapter
 from .transform import Step
 
 
-def require_has_aux(has_aux):
-    """Raise unless ``has_aux`` is True or False."""
-    if has_aux is not True and has_aux is not False:
-        raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
-
-
 def capture_of(f):
     """The :class:`AuxCapture` that ``f`` is, or None."""
     return f if isinstance(f, AuxCapture) else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .boundary import explain
 from .dtypes import require_real_output
-from .empty import is_empty, prepare_empty
+from .empty import prepare_empty
 from .problem import Problem, Spec
 from .transform import Built
 from .validation import check_tangents
@@ -51,14 +51,14 @@ def _impl(op, problem):
     preparing (:mod:`diffinterface.core.empty`).
     """
     adapter = problem.adapter
-    handles_empty = op.listed_in(adapter.own_empty_results)
-    if not handles_empty and is_empty(op, problem):
+    handles_empty = op.name in adapter.own_empty_results
+    if not handles_empty and problem.is_empty(op):
         return prepare_empty(op, problem)
     impl = (problem.same_point and adapter.prepare_same_point(op.name, problem)) or problem.impl(
         op.name
     )
     if problem._spec is not None:  # an adapter that learned the output its own way
         require_real_output(problem._spec, problem.x_dtype, problem.f)
-    if not handles_empty and is_empty(op, problem):
+    if not handles_empty and problem.is_empty(op):
         return prepare_empty(op, problem)
     return impl

@@ -19,13 +19,14 @@ from functools import wraps
 
 from ..errors import XSignatureChangedError
 from ..families import write_out
-from .aux import join_aux, require_has_aux, split_aux
+from .aux import join_aux, split_aux
 from .boundary import explain
 from .prepare import prepare
 from .preparation import Call, Preparation
 from .pytree import write_tree_out
 from .registry import get_adapter
 from .signature import same_function
+from .validation import require_has_aux
 
 
 def prepared_call(op, valued):

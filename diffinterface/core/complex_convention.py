@@ -47,7 +47,9 @@ from ..families import (
     dtype_name,
     family_of,
     from_numpy,
+    has_complex_leaf,
     is_array,
+    is_complex,
     shape_of,
 )
 from .problem import Spec
@@ -57,24 +59,6 @@ from .transform import Built, Step
 #: where the convention is explained, for the messages
 PAGE = "see the 'Complex numbers' page of the docs (docs/complex.md)"
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
-
-
-def is_complex(value):
-    """True for an array (of any family, traced values included) of a complex dtype."""
-    return (
-        value.__class__ is not float and is_array(value) and dtype_name(value).startswith("complex")
-    )
-
-
-def has_complex_leaf(x):
-    """True when ``x`` (an array or a pytree of arrays) holds a complex array; asked once, at preparation."""
-    if is_array(x):
-        return is_complex(x)
-    try:
-        import optree
-    except ImportError:  # pragma: no cover - a pytree x needs optree anyway, which says so
-        return False
-    return any(is_complex(leaf) for leaf in optree.tree_leaves(x))
 
 
 class ComplexView:

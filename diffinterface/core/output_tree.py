@@ -37,6 +37,7 @@ import numpy as np
 
 from ..families import (
     FAMILIES,
+    FLOAT_DTYPES,
     array_namespace,
     describe,
     dtype_name,
@@ -52,7 +53,6 @@ from .problem import Problem
 from .transform import Step
 from .tree_input import check_tree_seeds, flattened, native, x_tree
 from .pytree import (
-    _FLOAT_DTYPES,
     _inside,
     _reshape,
     _optree,
@@ -76,7 +76,7 @@ class OutputPlan:
         self.spec, self.paths, self.family = spec, tuple(paths), family
         for path, leaf in zip(paths, leaves):
             if not is_array(leaf) or (
-                leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES
+                leaf.__class__ is not float and dtype_name(leaf) not in FLOAT_DTYPES
             ):
                 raise TypeError(
                     f"f: expected f to return an array, a number or a pytree of real floating-point "
@@ -261,7 +261,7 @@ def tree_output(draft, setting):
         x_plan is None
         and not setting.learn_output
         and draft.spec is None
-        and op.listed_in(adapter.output_from_each_call)
+        and op.name in adapter.output_from_each_call
     ):
         return None  # learning the output here would cost an evaluation the native recipe does not make
     problem = Problem.of(draft if x_plan is None else flattened(draft, x_plan), setting)

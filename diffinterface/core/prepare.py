@@ -26,54 +26,101 @@ outside the package); no transform calls :func:`prepare`.
 
 from __future__ import annotations
 
-from .aux import aux_outputs, capture_of
+from typing import Any, Callable, NamedTuple
+
+from ..families import has_complex_leaf, is_array
+
+from .aux import AuxCapture, aux_outputs
 from .complex_convention import complex_view
 from .build import build
-from .dtypes import result_dtype
+from .dtypes import result_dtype, zero_d_results
 from .foreign import foreign_contexts
 from .hand_over import hand_over
 from .output_tree import tree_output
 from .preparation import Plan, Preparation
 from .registry import get_adapter
 from .same_point import same_point
-from .scalar_results import zero_d_results
-from .transform import Draft, Setting, Transform
+from .transform import Draft, Rewrite, Setting
 from .tree_input import tree_input
 from .validation import check_tangents, validate
 
-__all__ = ["TRANSFORMS", "check_tangents", "prepare", "register_transform"]
+__all__ = [
+    "TRANSFORMS",
+    "Transform",
+    "check_tangents",
+    "prepare",
+    "register_transform",
+    "unregister_transform",
+]
+
+
+class Transform(NamedTuple):
+    """A feature transform (:mod:`diffinterface.core.transform`) and when it applies.
+
+    ``when(call, adapter)`` is asked of the call as rewritten so far; it is
+    cheap and decides nothing else, so a feature costs a call that does not
+    use it nothing.
+    """
+
+    rewrite: Rewrite
+    when: Callable[[Any, Any], bool]
+
+    @property
+    def name(self):
+        return self.rewrite.__name__
+
+
+def _always(call, adapter):
+    return True
+
 
 #: The feature transforms, in the order they rewrite a call (their wraps apply in reverse):
 #: the outermost feature first, the innermost (closest to the adapter) last.
 TRANSFORMS: list[Transform] = [
-    aux_outputs,  # f returns (y, aux): every later step sees f returning y
-    hand_over,  # AutoSelect: the call goes whole to the candidate it chooses
-    same_point,  # every call at the prepared x: checked around everything below
-    complex_view,  # a complex x through its real view
-    foreign_contexts,  # Constants of another family, in x's
-    zero_d_results,  # a 0-d numpy result as an array, never a NumPy scalar
-    tree_output,  # a pytree output as one flat array
-    tree_input,  # a pytree x as one flat array (or as it is, to an adapter that takes it)
-    result_dtype,  # derivatives in x's dtype
+    # f returns (y, aux): every later step sees f returning y
+    Transform(aux_outputs, lambda call, adapter: call.has_aux),
+    # AutoSelect: the call goes whole to the candidate it chooses
+    Transform(hand_over, lambda call, adapter: adapter.prepares_calls),
+    # every call at the prepared x: checked around everything below
+    Transform(same_point, lambda call, adapter: call.same_point),
+    # a complex x, through its real view
+    Transform(complex_view, lambda call, adapter: has_complex_leaf(call.x)),
+    # Constants of another family than x's, converted
+    Transform(foreign_contexts, lambda call, adapter: bool(call.contexts)),
+    # a 0-d numpy result as an array, never a NumPy scalar
+    Transform(zero_d_results, lambda call, adapter: not adapter.numpy_results_are_arrays),
+    # a pytree output as one flat array
+    Transform(tree_output, lambda call, adapter: call.op.tree_output and call.y is None),
+    # a pytree x as one flat array, or as it is to an adapter that takes it
+    Transform(tree_input, lambda call, adapter: not is_array(call.x)),
+    # derivatives in x's dtype
+    Transform(result_dtype, _always),
 ]
 
 
-def register_transform(transform, before=None):
-    """Add ``transform`` to :data:`TRANSFORMS`, before the one named ``before`` (default: last).
+def register_transform(rewrite, when=_always, before=None):
+    """Add the transform ``rewrite`` to :data:`TRANSFORMS`, before the one named ``before`` (default: last).
 
-    A transform is ``transform(draft, setting) -> Step | None``
-    (:mod:`diffinterface.core.transform`); it applies to every preparation
-    made after this call.
+    ``rewrite(draft, setting) -> Step | None`` (:mod:`diffinterface.core.transform`)
+    is asked for every preparation made afterwards where ``when(call, adapter)``
+    is true. Returns the :class:`Transform`, for :func:`unregister_transform`.
     """
-    if not callable(transform):
-        raise TypeError(f"transform: expected a callable; got {type(transform).__name__}")
-    names = [t.__name__ for t in TRANSFORMS]
+    if not callable(rewrite) or not callable(when):
+        raise TypeError(f"rewrite, when: expected callables; got {rewrite!r}, {when!r}")
+    names = [t.name for t in TRANSFORMS]
+    transform = Transform(rewrite, when)
     if before is None:
         TRANSFORMS.append(transform)
     elif before in names:
         TRANSFORMS.insert(names.index(before), transform)
     else:
         raise ValueError(f"before: expected one of {names}; got {before!r}")
+    return transform
+
+
+def unregister_transform(transform):
+    """Remove a transform added by :func:`register_transform`."""
+    TRANSFORMS.remove(transform)
 
 
 def prepare(call, strict, learn_output=False, one_off=False):
@@ -86,9 +133,15 @@ def prepare(call, strict, learn_output=False, one_off=False):
     adapter = get_adapter(call.backend)
     validate(call, adapter, strict)
     setting = Setting(adapter, strict, one_off, learn_output)
-    draft, wraps, built = Draft(call, aux=capture_of(call.f)), [], None
+    draft, wraps, built = (
+        Draft(call, aux=call.f if isinstance(call.f, AuxCapture) else None),
+        [],
+        None,
+    )
     for transform in TRANSFORMS:
-        step = transform(draft, setting)
+        if not transform.when(draft.call, adapter):
+            continue
+        step = transform.rewrite(draft, setting)
         if step is None:
             continue
         draft, built = step.draft, step.built

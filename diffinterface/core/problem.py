@@ -142,6 +142,17 @@ class Problem:
             self._spec = spec
         return self._spec
 
+    def is_empty(self, op):
+        """True when ``op`` has no derivative entries here: ``x`` or (known) ``f(x)`` of size 0.
+
+        ``f(x)``'s size is consulted only when the preparation already learned it,
+        so deciding costs no evaluation for a non-empty ``x`` (:mod:`diffinterface.core.empty`).
+        """
+        if self.x_size == 0:
+            return True
+        spec = self._spec
+        return not op.scalar_y and spec is not None and spec.size == 0
+
     def replace(self, **changes):
         """A copy with some fields changed (for instance other tangents); keeps the spec."""
         new = object.__new__(Problem)

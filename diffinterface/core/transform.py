@@ -1,7 +1,7 @@
 """The values a preparation passes through its feature transforms (:mod:`diffinterface.core.prepare`).
 
 A feature that cuts across operators (aux outputs, pytrees, complex x, ...)
-is one *transform*: a function ``transform(draft, setting) -> Step | None``.
+is one *transform*: a function ``rewrite(draft, setting) -> Step | None``.
 It looks at the :class:`Draft` (the call as rewritten so far), returns None
 when it does not apply, and otherwise a :class:`Step`: the rewritten draft
 (validating only what the feature owns) and ``wrap``, which turns the
@@ -12,7 +12,7 @@ reverse order.
 
     >>> import numpy as np, diffinterface as di
     >>> from diffinterface.core.prepare import TRANSFORMS
-    >>> [t.__name__ for t in TRANSFORMS][:3]
+    >>> [t.name for t in TRANSFORMS][:3]
     ['aux_outputs', 'hand_over', 'same_point']
 """
 
@@ -89,4 +89,5 @@ class Step(NamedTuple):
     built: Optional[Built] = None
 
 
-Transform = Callable[[Draft, Setting], Optional[Step]]
+#: a feature transform's rewrite: ``rewrite(draft, setting) -> Step | None``
+Rewrite = Callable[[Draft, Setting], Optional[Step]]

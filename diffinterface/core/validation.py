@@ -7,23 +7,35 @@ contexts, has_aux, a real x or a pytree of them, y); the transforms of
 seeds), and the build checks the seeds of the call it builds.
 
     >>> import numpy as np, diffinterface as di
-    >>> di.gradient(lambda x: x.sum(), di.AutoFiniteDiff(), np.arange(3))
+    >>> di.gradient(lambda x: x.sum(), di.AutoFiniteDiff(), np.arange(3))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: x: expected a real floating-point array; got numpy.ndarray int64 (3,). Convert an integer x yourself (x.astype(float))
+    TypeError: x: expected a real floating-point array (float32 or float64); got numpy int64 array ...
 """
 
 from __future__ import annotations
 
 from ..contexts import check_contexts
 from ..errors import UnsupportedError
-from ..families import NUMBERS, describe, dtype_name, family_of, is_array, shape_of
-from .aux import require_has_aux
-from .complex_convention import has_complex_leaf
+from ..families import (
+    NUMBERS,
+    describe,
+    dtype_name,
+    family_of,
+    has_complex_leaf,
+    is_array,
+    shape_of,
+)
 from .foreign import require_family
 from .output_tree import output_plan
-from .pytree import _FLOAT_DTYPES, require_real_float
+from ..families import FLOAT_DTYPES, require_real_float
 from .tree_input import x_tree
+
+
+def require_has_aux(has_aux):
+    """Raise unless ``has_aux`` is True or False."""
+    if has_aux is not True and has_aux is not False:
+        raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
 
 
 def validate(call, adapter, strict):
@@ -89,7 +101,7 @@ def check_tangents(tangents, like, like_name, name="tangents", family=None):
         if dtype != like.dtype:
             kind = (
                 "a real floating-point array"
-                if dtype not in _FLOAT_DTYPES
+                if dtype not in FLOAT_DTYPES
                 else f"the dtype of {like_name}"
             )
             raise TypeError(
