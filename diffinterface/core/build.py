@@ -11,12 +11,13 @@ explained (:mod:`diffinterface.core.boundary`).
 
 from __future__ import annotations
 
+from ..families import FLOAT_DTYPES, describe, dtype_name, is_array, shape_of
 from .boundary import explain
 from .dtypes import require_real_output
 from .empty import prepare_empty
 from .problem import Problem, Spec
 from .transform import Built
-from .validation import check_tangents
+from .foreign import require_family
 
 
 def build(draft, setting):
@@ -39,7 +40,8 @@ def build(draft, setting):
         if better is None:
             raise
         raise better from error
-    methods = (getattr(impl, op.plain), getattr(impl, op.valued))
+    plain, valued = op.methods  # names of the prepared methods
+    methods = (getattr(impl, plain), getattr(impl, valued))
     return Built(problem, impl, problem._spec, methods, tree=draft.tree)
 
 
@@ -62,3 +64,36 @@ def _impl(op, problem):
     if not handles_empty and problem.is_empty(op):
         return prepare_empty(op, problem)
     return impl
+
+
+def check_tangents(tangents, like, like_name, name="tangents", family=None):
+    """Raise unless ``tangents`` is a non-empty tuple of real floating arrays shaped like ``like`` (a Spec).
+
+    Each must have ``like``'s dtype too: derivatives are computed in that dtype,
+    and a complex tangent for a real function has no real meaning (JAX would
+    silently drop its imaginary part); and, given ``family``, be an array of
+    that family (x's).
+    """
+    if not isinstance(tangents, tuple) or not tangents:
+        raise TypeError(
+            f"{name}: expected a non-empty tuple of arrays shaped like {like_name} (a batch; for one, "
+            f"({name[:-1]},)); got {describe(tangents) if is_array(tangents) else type(tangents).__name__}"
+        )
+    for i, t in enumerate(tangents):
+        if not is_array(t) or shape_of(t) != like.shape:
+            raise ValueError(
+                f"{name}[{i}]: expected an array shaped like {like_name}, {like.shape}; got {describe(t)}"
+            )
+        dtype = dtype_name(t)
+        if dtype != like.dtype:
+            kind = (
+                "a real floating-point array"
+                if dtype not in FLOAT_DTYPES
+                else f"the dtype of {like_name}"
+            )
+            raise TypeError(
+                f"{name}[{i}]: expected {kind}, {like.dtype} like {like_name}; got {describe(t)}. "
+                "Convert it yourself: diffinterface does not change dtypes."
+            )
+        if family is not None:
+            require_family(t, family, f"{name}[{i}]", like_name)

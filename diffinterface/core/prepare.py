@@ -3,7 +3,7 @@
 :func:`prepare` takes a :class:`~diffinterface.core.preparation.Call` (the
 arguments by name) and returns its :class:`Preparation`:
 
-1. :func:`~diffinterface.core.validation.validate` checks what every call
+1. :func:`validate` checks what every call
    shares (f, strict, has_aux, the contexts, x, y);
 2. each transform of :data:`TRANSFORMS`, in order, that applies rewrites the
    call (aux outputs take f's aux out, a complex x becomes its real view, a
@@ -22,13 +22,27 @@ outside the package); no transform calls :func:`prepare`.
     >>> prep = di.prepare_gradient(lambda x: (x**2).sum(), di.AutoFiniteDiff(), np.ones(2))
     >>> prep.operator, prep.tree is None
     ('gradient', True)
+    >>> di.gradient(lambda x: x.sum(), di.AutoFiniteDiff(), np.arange(3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: x: expected a real floating-point array (float32 or float64); got numpy int64 array ...
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-from ..families import has_complex_leaf, is_array
+from ..contexts import check_contexts
+from ..errors import UnsupportedError
+from ..families import (
+    NUMBERS,
+    describe,
+    family_of,
+    has_complex_leaf,
+    is_array,
+    require_real_float,
+    shape_of,
+)
 
 from .aux import AuxCapture, aux_outputs
 from .complex_convention import complex_view
@@ -36,13 +50,13 @@ from .build import build
 from .dtypes import result_dtype, zero_d_results
 from .foreign import foreign_contexts
 from .hand_over import hand_over
-from .output_tree import tree_output
+from .output_tree import output_plan, tree_output
 from .preparation import Plan, Preparation
 from .registry import get_adapter
 from .same_point import same_point
 from .transform import Draft, Rewrite, Setting
-from .tree_input import tree_input
-from .validation import check_tangents, validate
+from .tree_input import tree_input, x_tree
+from .build import check_tangents
 
 __all__ = [
     "TRANSFORMS",
@@ -154,3 +168,71 @@ def prepare(call, strict, learn_output=False, one_off=False):
     for wrap in reversed(wraps):
         built = wrap(built)
     return Preparation(call.op, call.backend, strict, Plan(call, built, strict), call.has_aux)
+
+
+def validate(call, adapter, strict):
+    """Raise for what no transform owns: f, strict, has_aux, the contexts, a real x or pytree, y."""
+    if not callable(call.f):
+        raise TypeError(f"f: expected a callable; got {type(call.f).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict: expected True or False; got {strict!r}")
+    require_has_aux(call.has_aux)
+    if call.has_aux and call.y is not None:
+        raise TypeError(
+            "has_aux: two-argument functions f(y, x) write their output into y and return no aux; "
+            "return (y, aux) from a one-argument f(x) instead"
+        )
+    check_contexts(call.contexts)
+    if has_complex_leaf(call.x):  # core/complex_convention.py checks x, y and seeds its own way
+        return
+    if is_array(call.x):
+        check_x(call.x, adapter, call.op)
+    else:
+        x_tree(call.x, adapter, call.op)
+    if call.y is not None:
+        _check_y(call, adapter)
+
+
+def require_has_aux(has_aux):
+    """Raise unless ``has_aux`` is True or False."""
+    if has_aux is not True and has_aux is not False:
+        raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
+
+
+#: what to do with an x that is neither real floating-point nor complex (core/complex_convention.py takes those)
+_REAL_X_ADVICE = "Convert an integer x yourself (x.astype(float))"
+
+
+def check_x(x, adapter, op):
+    if not is_array(x):
+        raise TypeError(f"x: expected a float or an array; got {describe(x)}")
+    require_real_float(x, "x", _REAL_X_ADVICE)
+    family = family_of(x)
+    if family not in adapter.families:
+        raise TypeError(
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"arrays; got {describe(x)}"
+        )
+    if op.scalar_x and shape_of(x) != ():
+        raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got {describe(x)}")
+
+
+def _check_y(call, adapter):
+    """Raise unless ``call.y`` is an output buffer a two-argument ``f(y, x)`` can write."""
+    op, y = call.op, call.y
+    if not op.allows_y:
+        raise TypeError(f"y: {op.name} does not take two-argument functions f(y, x)")
+    if not adapter.inplace:
+        raise UnsupportedError(
+            f"y: {type(call.backend).__name__} cannot differentiate two-argument functions f(y, x) "
+            "that write into y (check_inplace(backend) is False); return the output from f instead"
+        )
+    if not is_array(y) and output_plan(y, NUMBERS) is not None:
+        raise TypeError(
+            f"y: a two-argument f(y, x) writes into one array y; got a pytree {type(y).__name__}. "
+            "For a pytree output, return it from a one-argument f(x) instead"
+        )
+    if not is_array(y) or family_of(y) != family_of(call.x):
+        raise TypeError(
+            f"y: expected an output buffer of the same array family as x; got {describe(y)}"
+        )
