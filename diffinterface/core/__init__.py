@@ -6,7 +6,8 @@
 - :mod:`.registry`: the open backend registry (``register_backend``, ``get_adapter``);
 - :mod:`.signature`: the signature of a prepared call, and the report of a mismatch;
 - :mod:`.preparation`: ``Preparation``, its ``Plan`` and the named record of a ``Call``;
-- :mod:`.prepare`: ``prepare``, the validation of the arguments, once;
+- :mod:`.prepare`: ``prepare``: the arguments validated once, the feature transforms folded
+  (:mod:`.transform`; one module each), the implementation built once (:mod:`.build`);
 - :mod:`.call`: the one prepared-call path (``prepared_call``, the public functions' decorator, and ``call``, their body);
 - :mod:`.pytree`, :mod:`.output_tree`: pytree inputs and outputs;
 - :mod:`.empty`: empty problems, answered from shapes by each operator's rule;

@@ -23,12 +23,7 @@ import numpy as np
 
 from ..families import as_numpy, is_array
 from .adapter import Adapter
-
-
-def require_has_aux(has_aux):
-    """Raise unless ``has_aux`` is True or False."""
-    if has_aux is not True and has_aux is not False:
-        raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
+from .transform import Step
 
 
 def capture_of(f):
@@ -198,6 +193,22 @@ class AuxCapture:
             return entry(x, *ctx), self.raw
         finally:
             self.want, self.raw = False, None
+
+
+def aux_outputs(draft, setting):
+    """The transform of ``has_aux=True``: every later step sees f returning y; the wrap returns aux."""
+    call = draft.call
+    if not call.has_aux:
+        return None
+    capture = AuxCapture(call.f, primal_of(setting.adapter))
+    if setting.one_off:  # an evaluation at x while preparing gives the aux of the call that follows
+        capture.prime(call.x)
+
+    def wrap(built):
+        return built._replace(methods=aux_methods(call.op, capture, built.methods))
+
+    rewritten = draft._replace(call=call._replace(f=capture, has_aux=False), aux=capture)
+    return Step(rewritten, wrap)
 
 
 def aux_methods(op, capture, methods):

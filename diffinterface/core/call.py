@@ -19,9 +19,9 @@ from functools import wraps
 
 from ..errors import XSignatureChangedError
 from ..families import write_out
-from .aux import join_aux, require_has_aux, split_aux
+from .aux import join_aux, split_aux
 from .boundary import explain
-from .prepare import prepare
+from .prepare import prepare, require_has_aux
 from .preparation import Call, Preparation
 from .pytree import write_tree_out
 from .registry import get_adapter

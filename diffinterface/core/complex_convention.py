@@ -47,34 +47,18 @@ from ..families import (
     dtype_name,
     family_of,
     from_numpy,
+    has_complex_leaf,
     is_array,
+    is_complex,
     shape_of,
 )
-from .preparation import Plan, Preparation
 from .problem import Spec
 from .pytree import TreePlan, cached_function, tree_key
+from .transform import Built, Step
 
 #: where the convention is explained, for the messages
 PAGE = "see the 'Complex numbers' page of the docs (docs/complex.md)"
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
-
-
-def is_complex(value):
-    """True for an array (of any family, traced values included) of a complex dtype."""
-    return (
-        value.__class__ is not float and is_array(value) and dtype_name(value).startswith("complex")
-    )
-
-
-def has_complex_leaf(x):
-    """True when ``x`` (an array or a pytree of arrays) holds a complex array; asked once, at preparation."""
-    if is_array(x):
-        return is_complex(x)
-    try:
-        import optree
-    except ImportError:  # pragma: no cover - a pytree x needs optree anyway, which says so
-        return False
-    return any(is_complex(leaf) for leaf in optree.tree_leaves(x))
 
 
 class ComplexView:
@@ -222,8 +206,12 @@ def _holomorphic_only(op, yview, x):
         )
 
 
-def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
-    """The :class:`Preparation` of ``call`` at a complex x (``prepare``: core/prepare.py's, for the real view)."""
+def complex_view(draft, setting):
+    """The transform of a complex x: the call goes on over x's real view (or, for a scalar x, the real
+    line through it); the wrap turns the results back into complex arrays."""
+    call, adapter = draft.call, setting.adapter
+    if not has_complex_leaf(call.x):
+        return None
     _refuse(call, adapter)
     op, f, x = call.op, call.f, call.x
     xview = ComplexView(x)
@@ -250,12 +238,10 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
             yplan = None if is_array(y) else TreePlan(y, "y", complex_leaves=True)
     y_result = yview.complex_result if yview is not None and yview.any else _same
     if op.scalar_x:
-        inner, first_argument = _along_real_line(
-            call, f, x, yview, strict, learn_output, one_off, prepare
-        )
+        rewritten, first_argument = _along_real_line(call, f, x, yview)
         to_real_x = None
     else:
-        inner = _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, prepare)
+        rewritten = _real_view_call(call, f, x, xview, yview)
         to_real_x, first_argument = xview.real, None
     if op.result_shape == "y+x":
         derivative = _jacobian_result(yview, xview, spec.shape)
@@ -276,25 +262,20 @@ def prepare_complex(call, adapter, strict, learn_output, one_off, prepare):
         if op.seeds == "cotangents" and yview.any
         else None
     )
-    methods = _methods(
-        inner.methods,
-        to_real_x,
-        first_argument,
-        seed_real,
-        op.seeds is not None,
-        plain_result,
-        converts,
-    )
-    return Preparation(
-        op,
-        call.backend,
-        strict,
-        Plan(call, _ComplexImpl(inner.impl), spec, strict, methods, xplan, yplan),
-    )
+    seeded = op.seeds is not None
+
+    def wrap(built):
+        methods = _methods(
+            built.methods, to_real_x, first_argument, seed_real, seeded, plain_result, converts
+        )
+        return Built(built.problem, _ComplexImpl(built.impl), spec, methods, xplan, yplan)
+
+    # f now reaches any aux capture through the view: the capture compares values, not objects
+    return Step(draft._replace(call=rewritten, aux=None), wrap)
 
 
-def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, prepare):
-    """The plan of ``call`` over x's real view: f rebuilds the complex leaves, returns a complex output's real view."""
+def _real_view_call(call, f, x, xview, yview):
+    """``call`` over x's real view: f rebuilds the complex leaves, returns a complex output's real view."""
     op = call.op
     rebuild = xview.complex_inside
     to_real_y = yview.real_inside if yview is not None and yview.any else None
@@ -327,13 +308,11 @@ def _real_view_plan(call, f, x, xview, yview, strict, learn_output, one_off, pre
         seeds = tuple(xview.real(t) for t in seeds)
     elif op.seeds == "cotangents" and to_real_y is not None:
         seeds = tuple(yview.real_inside(c) for c in seeds)
-    return prepare(
-        call._replace(f=f_real, x=xview.real(x), seeds=seeds), strict, learn_output, one_off
-    ).plan
+    return call._replace(f=f_real, x=xview.real(x), seeds=seeds)
 
 
-def _along_real_line(call, f, x, yview, strict, learn_output, one_off, prepare):
-    """(plan, s0): derivative and second derivative at a complex scalar x as those of s -> f(x + s) at s = 0.
+def _along_real_line(call, f, x, yview):
+    """(call, s0): derivative and second derivative at a complex scalar x as those of s -> f(x + s) at s = 0.
 
     x itself goes to the real problem as a context, so one preparation serves every x.
     """
@@ -348,7 +327,7 @@ def _along_real_line(call, f, x, yview, strict, learn_output, one_off, prepare):
     f_line = cached_function((f, "complex-line", yview.key, call.op.name), build)
     s0 = from_numpy(np.zeros((), _REAL_OF[dtype_name(x)]), family_of(x), x)
     line = call._replace(f=f_line, x=s0, contexts=(Constant(x), *call.contexts))
-    return prepare(line, strict, learn_output, one_off).plan, s0
+    return line, s0
 
 
 def _named_like(wrapper, f):

@@ -1,4 +1,4 @@
-"""Result dtypes, decided at preparation: derivatives come back in x's dtype on every backend.
+"""Result dtypes and kinds, decided at preparation: derivatives in x's dtype, 0-d results as arrays.
 
 A real f of a real x may compute in another dtype than x's (a float32 x
 promoted by a float64 ``Constant``, ``xp.astype(x, xp.float64)`` inside f,
@@ -20,7 +20,14 @@ output only at each call (``output_from_each_call``) or never (a reverse pass
 seeded by a scalar) must keep them itself. Not covered yet: a pytree output, whose
 derivatives' leaves take each output leaf's dtype (the output plan casts them).
 
+A 0-d numpy result is a 0-d ``np.ndarray``, never a NumPy scalar (numpy's
+reductions and indexing return those): an adapter that already returns
+arrays says so (``numpy_results_are_arrays``); for every other one, the
+methods whose results can be 0-d are wrapped, decided at preparation too.
+
     >>> import numpy as np, diffinterface as di
+    >>> type(di.derivative(lambda x: x**2, di.AutoFiniteDiff(), 1.0)).__name__
+    'ndarray'
     >>> x = np.ones(2, dtype=np.float32)
     >>> di.gradient(lambda x, c: (x * c).sum(), di.AutoFiniteDiff(), x, di.Constant(np.full(2, 2.0))).dtype
     dtype('float32')
@@ -30,13 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import cast
-from .pytree import _FLOAT_DTYPES
+from ..families import FAMILIES, cast
+from ..families import FLOAT_DTYPES
+from .transform import Step
 
 
 def require_real_output(spec, x_dtype, f):
     """Raise a TypeError naming ``f`` when its output (``spec``) is complex while x (``x_dtype``) is real."""
-    if spec.dtype.startswith("complex") and x_dtype in _FLOAT_DTYPES:
+    if spec.dtype.startswith("complex") and x_dtype in FLOAT_DTYPES:
         raise TypeError(
             f"f: expected f to return real floating-point values for a real x ({x_dtype}); it returned "
             f"{spec.dtype} of shape {spec.shape}. Return the real part (xp.real(...)), or the real and "
@@ -62,8 +70,8 @@ def derivatives_in_x_dtype(op, problem, methods):
     if (
         spec is None
         or spec.dtype == x_dtype
-        or spec.dtype not in _FLOAT_DTYPES
-        or x_dtype not in _FLOAT_DTYPES
+        or spec.dtype not in FLOAT_DTYPES
+        or x_dtype not in FLOAT_DTYPES
     ):
         return None
     plain, valued = methods
@@ -77,3 +85,76 @@ def derivatives_in_x_dtype(op, problem, methods):
         return (*result[:n_values], *(_cast_all(r, x_dtype) for r in result[n_values:]))
 
     return plain_in_x_dtype, valued_in_x_dtype
+
+
+def result_dtype(draft, setting):
+    """The transform casting derivatives to x's dtype where f's output has another (a pytree output's
+    plan casts each leaf itself)."""
+    if draft.ytree is not None:
+        return None
+    op = draft.call.op
+
+    def wrap(built):
+        problem = built.problem
+        if problem.tree is not None:  # a pytree x as it is: its adapter keeps each leaf's dtype
+            return built
+        methods = derivatives_in_x_dtype(op, problem, built.methods)
+        return built if methods is None else built._replace(methods=methods)
+
+    return Step(draft, wrap)
+
+
+def zero_d_results(draft, setting):
+    """The transform turning 0-d numpy results into arrays where the adapter may return scalars."""
+    if setting.adapter.numpy_results_are_arrays:
+        return None
+    op, adapter = draft.call.op, setting.adapter
+
+    def wrap(built):
+        problem = built.problem
+        if problem is None or problem.tree is not None:  # handed over whole, or a pytree x as it is
+            return built
+        methods = _zero_d_methods(op, adapter, problem, built.methods)
+        return built if methods is None else built._replace(methods=methods)
+
+    return Step(draft, wrap)
+
+
+def _as_array(result):
+    """``result`` with NumPy scalars and floats (in nested tuples too) as 0-d ``np.ndarray``."""
+    if result.__class__ is tuple:
+        return tuple(_as_array(r) for r in result)
+    if isinstance(result, (float, np.generic)):
+        return np.asarray(result)
+    return result
+
+
+def _zero_d_methods(op, adapter, problem, methods):
+    """The (plain, valued) ``methods``, wrapped where a numpy result may be a NumPy scalar.
+
+    The contract promises a 0-d ``np.ndarray`` for every 0-d numpy result; an
+    adapter that does not (``numpy_results_are_arrays`` False) gets its methods
+    wrapped, and only when a result can be 0-d: the value-and method when x or
+    f(x) is, the plain one when its result is (``op.result_shape``). ``None``
+    keeps the methods as they are, so every other call pays nothing; a
+    prepared gradient at an array x, say, goes to the adapter unwrapped.
+    """
+    if adapter.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
+        return None
+    spec = problem._spec
+    x_scalar, y_scalar = not problem.x_shape, spec is None or not spec.shape
+    if not (x_scalar or y_scalar):
+        return None
+    plain, valued = methods
+    plain_scalar = {"x": x_scalar, "y": y_scalar, "y+x": x_scalar and y_scalar, "x+x": x_scalar}[
+        op.result_shape
+    ]
+    if not plain_scalar:
+        return plain, (lambda *args: _as_array(valued(*args)))
+    ndarray = np.ndarray
+
+    def plain_as_array(*args):
+        result = plain(*args)
+        return result if result.__class__ is ndarray else _as_array(result)
+
+    return plain_as_array, (lambda *args: _as_array(valued(*args)))

@@ -32,18 +32,6 @@ from .adapter import Impl
 from .problem import require_scalar_output
 
 
-def is_empty(op, problem):
-    """True when the problem of ``op`` has no derivative entries: ``x`` or (known) ``f(x)`` of size 0.
-
-    ``f(x)``'s size is consulted only when the preparation already learned it,
-    so deciding costs no evaluation for a non-empty ``x``.
-    """
-    if problem.x_size == 0:
-        return True
-    spec = problem._spec
-    return not op.scalar_y and spec is not None and spec.size == 0
-
-
 class EmptyAnswer:
     """What an operator's empty-problem rule builds its :class:`Impl` from (``Rules.empty``).
 

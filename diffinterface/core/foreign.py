@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from ..contexts import Constant
 from ..families import FAMILIES, describe, family_of, is_array
+from .pytree import TreePlan
+from .transform import Step
 
 
 def require_family(seed, family, name, like_name):
@@ -78,3 +80,21 @@ def converting_contexts(methods, positions, seeded, family):
 
     plain, valued = methods
     return (lambda *args: plain(*converted(args))), (lambda *args: valued(*converted(args)))
+
+
+def foreign_contexts(draft, setting):
+    """The transform of Constants of another family: f sees them in x's; each call converts them."""
+    call = draft.call
+    if not call.contexts:
+        return None
+    family = family_of(call.x) if is_array(call.x) else TreePlan(call.x).family
+    positions = foreign_constants(call.contexts, family, setting.adapter)
+    if not positions:
+        return None
+    seeded = call.op.seeds is not None
+
+    def wrap(built):
+        return built._replace(methods=converting_contexts(built.methods, positions, seeded, family))
+
+    converted = converted_contexts(call.contexts, positions, family)
+    return Step(draft._replace(call=call._replace(contexts=converted)), wrap)

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..families import (
     FAMILIES,
+    FLOAT_DTYPES,
     array_namespace,
     describe,
     dtype_name,
@@ -47,8 +48,11 @@ from ..families import (
     size_of,
 )
 from ..families import cast as _cast
+from .boundary import explain
+from .problem import Problem
+from .transform import Step
+from .tree_input import check_tree_seeds, flattened, native, x_tree
 from .pytree import (
-    _FLOAT_DTYPES,
     _inside,
     _reshape,
     _optree,
@@ -72,7 +76,7 @@ class OutputPlan:
         self.spec, self.paths, self.family = spec, tuple(paths), family
         for path, leaf in zip(paths, leaves):
             if not is_array(leaf) or (
-                leaf.__class__ is not float and dtype_name(leaf) not in _FLOAT_DTYPES
+                leaf.__class__ is not float and dtype_name(leaf) not in FLOAT_DTYPES
             ):
                 raise TypeError(
                     f"f: expected f to return an array, a number or a pytree of real floating-point "
@@ -234,3 +238,89 @@ def output_plan(out, family):
         # the caller's "f returned a list" error says so better than a tree of constants would
         return None
     return OutputPlan(paths, leaves, spec, family)
+
+
+def tree_output(draft, setting):
+    """The transform of a pytree output: the adapter sees f returning one flat array.
+
+    The output is learned here, through the adapter's own evaluation (which an
+    array output pays anyway: the spec learned goes on with the draft), and
+    only when the adapter refuses it as not an array is f probed for its
+    tree. An adapter that learns f's output from each call
+    (``output_from_each_call``) is not asked here, unless ``learn_output``:
+    a pytree output then shows up at the first call (core/call.py).
+    """
+    call = draft.call
+    op, adapter = call.op, setting.adapter
+    if not op.tree_output or call.y is not None:
+        return None
+    x_plan = None if is_array(call.x) else x_tree(call.x, adapter, op)
+    if x_plan is not None and native(x_plan, adapter, op):
+        return None
+    if (
+        x_plan is None
+        and not setting.learn_output
+        and draft.spec is None
+        and op.name in adapter.output_from_each_call
+    ):
+        return None  # learning the output here would cost an evaluation the native recipe does not make
+    problem = Problem.of(draft if x_plan is None else flattened(draft, x_plan), setting)
+    try:
+        plan, spec = _learned(problem)
+    except Exception as error:
+        better = explain(error, adapter, problem.f, problem.x, problem.ctx, None, trees=True)
+        if better is None:
+            raise
+        raise better from error
+    if plan is None:
+        return Step(draft._replace(spec=spec))
+    seeds = call.seeds
+    if op.seeds == "cotangents":
+        check_tree_seeds(seeds, plan, "cotangents", "the output y = f(x)")
+        seeds = tuple(plan.ravel(c) for c in seeds)
+
+    def wrap(built):
+        return built._replace(methods=plan.wrap(op, built.methods, x_plan), ytree=plan)
+
+    rewritten = call._replace(f=plan.flat_output(call.f), seeds=seeds)
+    return Step(draft._replace(call=rewritten, spec=spec, ytree=plan), wrap)
+
+
+def _learned(problem):
+    """``(plan, spec)``: the :class:`OutputPlan` of a pytree output (None for an array) and the flat spec.
+
+    An array output is learned by the adapter, as it would be anyway; only
+    when the adapter refuses it as not an array is f probed once, through the
+    adapter's own evaluation (JAX traces it, so leaves may be tracers: only
+    their shapes and dtypes are kept).
+    """
+    try:
+        return None, problem.spec
+    except TypeError as error:
+        refusal = error
+    plans, failures = [], []
+    f = problem.f
+
+    def probe(*args):
+        out = f(*args)
+        try:
+            plan = output_plan(out, problem.family)
+        except TypeError as error:  # a leaf that is no float array: the plan names it
+            failures.append(error)
+            raise
+        if plan is None:
+            return out
+        plans.append(plan)
+        return plan.ravel_output(out)
+
+    try:
+        spec = problem.replace(f=probe, _spec=None).spec
+    except TypeError:
+        if failures:
+            raise failures[0] from None
+        if not plans:
+            raise refusal from None
+        raise
+    if not plans:
+        raise refusal
+    return plans[-1], spec

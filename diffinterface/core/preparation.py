@@ -68,36 +68,30 @@ class Call(NamedTuple):
 class Plan:
     """What a preparation decided: the implementation, the methods calls run, and the call they serve.
 
-    ``methods`` are the (plain, valued) prepared methods (for a flat pytree
-    problem, wrapped by its plans); ``tree`` is the flattening plan of a
+    Built once from the :class:`~diffinterface.core.transform.Built` result
+    of the pipeline (:mod:`diffinterface.core.prepare`): ``methods`` are the
+    (plain, valued) prepared methods; ``tree`` is the flattening plan of a
     pytree x, ``ytree`` the :class:`~diffinterface.core.output_tree.OutputPlan`
     of a pytree output (``spec`` then describes the flat output the adapter
-    sees); ``check`` the :class:`~diffinterface.core.signature.FastCheck` of
-    the call, None when the preparation is not strict; ``recorded`` its
+    sees); ``movable`` a same-point plan that ``impl.move(x)`` serves at
+    another x; ``check`` the :class:`~diffinterface.core.signature.FastCheck`
+    of the call, None when the preparation is not strict; ``recorded`` its
     comparable slots.
     """
 
     __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded", "call", "movable")
 
-    def __init__(self, call, impl, spec, strict, methods=None, tree=None, ytree=None):
-        op = call.op
-        self.impl, self.spec, self.tree, self.ytree = impl, spec, tree, ytree
+    def __init__(self, call, built, strict):
         self.call = call
-        #: a same-point plan whose methods are its impl's own, which ``impl.move(x)`` can serve at another x
-        self.movable = False
-        self.methods = (
-            methods if methods is not None else (getattr(impl, op.plain), getattr(impl, op.valued))
-        )
-        self.recorded = signature(call)
+        self.impl, self.spec, self.methods = built.impl, built.spec, built.methods
+        self.tree, self.ytree, self.movable = built.tree, built.ytree, built.movable
+        self.recorded = signature(call) if strict else None  # what a mismatch report compares
         # nothing more to compare for an array x: a float's kind is its class; methods that check x themselves
-        x_checked = tree is None and (
-            call.x.__class__ is float or getattr(impl, "checks_x", False) is True
+        x_checked = built.tree is None and (
+            call.x.__class__ is float or getattr(built.impl, "checks_x", False) is True
         )
-        self.check = (
-            FastCheck(call, tree, ytree if op.seeds == "cotangents" else None, x_checked)
-            if strict
-            else None
-        )
+        cotangent_tree = built.ytree if call.op.seeds == "cotangents" else None
+        self.check = FastCheck(call, built.tree, cotangent_tree, x_checked) if strict else None
 
 
 class Preparation:

@@ -51,7 +51,25 @@ class Spec:
 class Problem:
     """Everything an adapter needs to prepare one operator (see :mod:`diffinterface.core.adapter`)."""
 
-    def __init__(self, adapter, f, x, tangents, contexts, y, tree=None, strict=True, one_off=False):
+    def __init__(
+        self,
+        adapter,
+        f,
+        x,
+        tangents,
+        contexts,
+        y,
+        tree=None,
+        strict=True,
+        one_off=False,
+        *,
+        spec=None,
+        aux=None,
+        same_point=False,
+        leaf_dtypes=None,
+        batched_f=None,
+        constant_output_is_zero=False,
+    ):
         self.adapter = adapter
         #: True for the preparation of an unprepared call, used once: an adapter need not compile it, and
         #: must not reuse code compiled for an earlier one (f's globals may have changed since)
@@ -75,24 +93,45 @@ class Problem:
         else:
             self.family, self.x_shape, self.x_dtype = tree.family, (tree.size,), tree.dtype
         self.x_size = size_of(self.x_shape)
-        self._spec = None if y is None else Spec.of(y)
+        #: the output's shape and dtype, once learned (:attr:`spec`)
+        self._spec = spec if y is None else Spec.of(y)
         #: for the flat problem of a tree whose leaves have several dtypes: ``(slice, dtype)`` of each
         #: leaf's entries in the flat x (whose dtype is the widest), so that a step can suit each leaf
-        self.leaf_dtypes = None
+        self.leaf_dtypes = leaf_dtypes
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
-        self.constant_output_is_zero = False
+        self.constant_output_is_zero = constant_output_is_zero
         #: ``batched_f(tangents, formulas)``: an evaluating outer's formulas around f at a stack of points,
         #: prepared whole by the inner (an Impl, or None), or None: set when f is an inner's gradient with
         #: ``prepare_batched_gradient``
-        self.batched_f = None
+        self.batched_f = batched_f
         #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates through, and
         #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing aux natively)
-        self.aux = None
-        self.aux_entry = None
+        self.aux = aux
+        self.aux_entry = f if aux is not None else None
         #: a same-point preparation: methods are called at this x and these contexts only (adapters may then
         #: compute what depends on them once, ``Adapter.prepare_same_point``)
-        self.same_point = False
+        self.same_point = same_point
+
+    @classmethod
+    def of(cls, draft, setting):
+        """The problem of a preparation's :class:`~diffinterface.core.transform.Draft` and ``Setting``."""
+        call = draft.call
+        return cls(
+            setting.adapter,
+            call.f,
+            call.x,
+            call.seeds,
+            call.contexts,
+            call.y,
+            tree=draft.tree,
+            strict=setting.strict,
+            one_off=setting.one_off,
+            spec=draft.spec,
+            aux=draft.aux,
+            same_point=call.same_point,
+            leaf_dtypes=draft.leaf_dtypes,
+        )
 
     @property
     def spec(self):
@@ -102,6 +141,17 @@ class Problem:
             require_real_output(spec, self.x_dtype, self.f)
             self._spec = spec
         return self._spec
+
+    def is_empty(self, op):
+        """True when ``op`` has no derivative entries here: ``x`` or (known) ``f(x)`` of size 0.
+
+        ``f(x)``'s size is consulted only when the preparation already learned it,
+        so deciding costs no evaluation for a non-empty ``x`` (:mod:`diffinterface.core.empty`).
+        """
+        if self.x_size == 0:
+            return True
+        spec = self._spec
+        return not op.scalar_y and spec is not None and spec.size == 0
 
     def replace(self, **changes):
         """A copy with some fields changed (for instance other tangents); keeps the spec."""

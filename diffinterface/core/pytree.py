@@ -53,12 +53,12 @@ from ..families import (
     from_numpy,
     is_array,
     namespace,
+    require_real_float,
     shape_of,
     size_of,
     write_out,
 )
 
-_FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _FLAT_FUNCTIONS: OrderedDict = OrderedDict()
 _FLAT_FUNCTIONS_SIZE = 128
 
@@ -81,18 +81,6 @@ def cached_function(key, build):
     if len(_FLAT_FUNCTIONS) > _FLAT_FUNCTIONS_SIZE:
         _FLAT_FUNCTIONS.popitem(last=False)
     return function
-
-
-def require_real_float(value, name, fix):
-    """Raise a TypeError naming ``name`` unless ``value`` (an array or a float) has a real floating dtype.
-
-    ``fix`` starts the message's advice (diffinterface does not change dtypes).
-    """
-    if value.__class__ is not float and dtype_name(value) not in _FLOAT_DTYPES:
-        raise TypeError(
-            f"{name}: expected a real floating-point array (float32 or float64); got {describe(value)}. "
-            f"{fix}: diffinterface does not change dtypes."
-        )
 
 
 def _optree():

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import PreparationMismatchError
 from ..families import as_numpy, is_array
 from .aux import _leaves
+from .transform import Built, Step
 
 
 def _same_values(given, prepared):
@@ -37,19 +38,29 @@ def _same_values(given, prepared):
         return False
 
 
-def same_point_plan(call, plan, strict):
-    """The :class:`~diffinterface.core.preparation.Plan` of a same-point preparation, over ``plan`` (ordinary)."""
-    from .preparation import Plan
+def same_point(draft, setting):
+    """The transform of a same-point preparation: its methods refuse another x or other contexts.
 
-    op, impl = call.op, plan.impl
-    own = plan.methods == (getattr(impl, op.plain), getattr(impl, op.valued))
-    point_plan = Plan(
-        call, impl, plan.spec, strict, same_point_methods(call, plan.methods), plan.tree, plan.ytree
-    )
-    point_plan.movable = (
-        own and plan.tree is None and plan.ytree is None and callable(getattr(impl, "move", None))
-    )
-    return point_plan
+    The call keeps ``same_point``, so the adapter may prepare its same-point
+    recipe (``Adapter.prepare_same_point``); the check wraps everything else.
+    """
+    call = draft.call
+    if not call.same_point:
+        return None
+    op = call.op
+
+    def wrap(built):
+        impl = built.impl
+        own = built.methods == (getattr(impl, op.plain), getattr(impl, op.valued))
+        movable = (
+            own
+            and built.tree is None
+            and built.ytree is None
+            and callable(getattr(impl, "move", None))
+        )
+        return built._replace(methods=same_point_methods(call, built.methods), movable=movable)
+
+    return Step(draft, wrap)
 
 
 def moved(prep, x):
@@ -67,9 +78,8 @@ def moved(prep, x):
     call, op = plan.call._replace(x=x), prep.op
     impl = plan.impl.move(x)
     methods = same_point_methods(call, (getattr(impl, op.plain), getattr(impl, op.valued)))
-    point_plan = Plan(call, impl, plan.spec, prep.strict, methods)
-    point_plan.movable = True
-    return Preparation(op, prep.backend, prep.strict, point_plan)
+    built = Built(None, impl, plan.spec, methods, movable=True)
+    return Preparation(op, prep.backend, prep.strict, Plan(call, built, prep.strict))
 
 
 def same_point_methods(call, methods):

@@ -238,3 +238,37 @@ def array_namespace(*arrays):
 
 
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))
+
+
+#: the real floating-point dtypes diffinterface differentiates in
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def require_real_float(value, name, fix):
+    """Raise a TypeError naming ``name`` unless ``value`` (an array or a float) has a real floating dtype.
+
+    ``fix`` starts the message's advice (diffinterface does not change dtypes).
+    """
+    if value.__class__ is not float and dtype_name(value) not in FLOAT_DTYPES:
+        raise TypeError(
+            f"{name}: expected a real floating-point array (float32 or float64); got "
+            f"{describe(value)}. {fix}: diffinterface does not change dtypes."
+        )
+
+
+def is_complex(value):
+    """True for an array (of any family, traced values included) of a complex dtype."""
+    return (
+        value.__class__ is not float and is_array(value) and dtype_name(value).startswith("complex")
+    )
+
+
+def has_complex_leaf(x):
+    """True when ``x`` (an array or a pytree of arrays) holds a complex array; asked once, at preparation."""
+    if is_array(x):
+        return is_complex(x)
+    try:
+        import optree
+    except ImportError:  # pragma: no cover - a pytree x needs optree anyway, which says so
+        return False
+    return any(is_complex(leaf) for leaf in optree.tree_leaves(x))

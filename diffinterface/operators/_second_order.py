@@ -170,14 +170,24 @@ def differentiated_problem(problem, operator, *, with_value=False):
             return array_namespace(derivative).stack((value, derivative))
 
         spec = Spec((2, *first_spec.shape), first_spec.dtype)
-    differentiated = Problem(
-        outer, first, problem.x, None, problem.contexts, None, strict=problem.strict
-    )
-    differentiated._spec = spec
+    batched_f = None
     if batched:
         inner_problem = problem.replace(adapter=inner)
-        differentiated.batched_f = lambda tangents, formulas: inner.prepare_batched_gradient(
-            inner_problem.replace(tangents=tangents), formulas
-        )
-    differentiated.constant_output_is_zero = True
-    return differentiated
+
+        def batched_f(tangents, formulas):
+            return inner.prepare_batched_gradient(
+                inner_problem.replace(tangents=tangents), formulas
+            )
+
+    return Problem(
+        outer,
+        first,
+        problem.x,
+        None,
+        problem.contexts,
+        None,
+        strict=problem.strict,
+        spec=spec,
+        batched_f=batched_f,
+        constant_output_is_zero=True,
+    )

@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from ...core import Preparation, prepare, registrations
-from ...core.preparation import Plan
+from ...core import prepare, registrations
+from ...core.transform import Built
 from ...errors import DifferentiationError
 from ...families import as_numpy, is_array, sparse_family
 from .table import short_name, table
@@ -216,7 +216,8 @@ def _time_interleaved(runs, arguments, budget):
 
 
 def select(selector, candidates, call, strict, one_off):
-    """The :class:`Preparation` of ``call`` by the fastest agreeing candidate, addressed to ``selector``.
+    """The :class:`~diffinterface.core.transform.Built` preparation of ``call`` by the fastest agreeing
+    candidate, for ``selector`` (its implementation's ``selection`` holds the table).
 
     ``candidates`` are ``(backend, available)`` pairs. Raises
     :class:`~diffinterface.DifferentiationError`, with the table, when no
@@ -289,13 +290,11 @@ def select(selector, candidates, call, strict, one_off):
     best.status = "chosen"
     selection = Selection(call.op.name, rows, rtol, rounds, best.backend)
     chosen = preps[best].plan
-    plan = Plan(
-        call,
+    return Built(
+        None,
         SelectedImpl(chosen.impl, selection),
         chosen.spec,
-        strict,
         chosen.methods,
         chosen.tree,
         chosen.ytree,
     )
-    return Preparation(call.op, call.backend, strict, plan)
