@@ -113,7 +113,7 @@ class ComplexView:
 
     def complex_array(self, re, im):
         c = self.family.complex_from_parts(re, im)
-        return np.asarray(c) if isinstance(c, np.generic) else c
+        return self.family.as_result(c)
 
 
 def _same(value):

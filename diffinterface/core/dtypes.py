@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import FAMILIES, cast
-from ..families import FLOAT_DTYPES
+from ..families import FAMILIES, FLOAT_DTYPES, cast
 from .transform import Step
 
 
@@ -120,13 +119,11 @@ def zero_d_results(draft, setting):
     return Step(draft, wrap)
 
 
-def _as_array(result):
-    """``result`` with NumPy scalars and floats (in nested tuples too) as 0-d ``np.ndarray``."""
+def _as_arrays(result, as_result):
+    """``result`` (an array, or nested tuples of them) as the family's ``as_result`` makes each one."""
     if result.__class__ is tuple:
-        return tuple(_as_array(r) for r in result)
-    if isinstance(result, (float, np.generic)):
-        return np.asarray(result)
-    return result
+        return tuple(_as_arrays(r, as_result) for r in result)
+    return as_result(result)
 
 
 def _zero_d_methods(op, adapter, problem, methods):
@@ -139,7 +136,8 @@ def _zero_d_methods(op, adapter, problem, methods):
     keeps the methods as they are, so every other call pays nothing; a
     prepared gradient at an array x, say, goes to the adapter unwrapped.
     """
-    if adapter.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
+    family = FAMILIES[problem.family]
+    if adapter.numpy_results_are_arrays or not family.scalar_results:
         return None
     spec = problem._spec
     x_scalar, y_scalar = not problem.x_shape, spec is None or not spec.shape
@@ -149,12 +147,15 @@ def _zero_d_methods(op, adapter, problem, methods):
     plain_scalar = {"x": x_scalar, "y": y_scalar, "y+x": x_scalar and y_scalar, "x+x": x_scalar}[
         op.result_shape
     ]
+    as_result = family.as_result
+
+    def valued_as_arrays(*args):
+        return _as_arrays(valued(*args), as_result)
+
     if not plain_scalar:
-        return plain, (lambda *args: _as_array(valued(*args)))
-    ndarray = np.ndarray
+        return plain, valued_as_arrays
 
-    def plain_as_array(*args):
-        result = plain(*args)
-        return result if result.__class__ is ndarray else _as_array(result)
+    def plain_as_arrays(*args):
+        return _as_arrays(plain(*args), as_result)
 
-    return plain_as_array, (lambda *args: _as_array(valued(*args)))
+    return plain_as_arrays, valued_as_arrays
