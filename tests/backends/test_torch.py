@@ -8,7 +8,6 @@ two-argument functions, output shape from one evaluation (no torch._dynamo), vec
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +17,11 @@ import diffinterface as di
 from diffinterface.core import get_adapter
 from diffinterface.backends.torch.boundary import _numpy_to_torch
 
-from analytic import coupled, coupled_jacobian
-from analytic import sin_weighted_sum as scalar_f
-from analytic import sin_weighted_sum_gradient as scalar_f_gradient
-from analytic import sin_weighted_sum_hessian as scalar_f_hessian
+from tests.analytic import coupled, coupled_jacobian
+from tests.analytic import sin_weighted_sum as scalar_f
+from tests.analytic import sin_weighted_sum_gradient as scalar_f_gradient
+from tests.analytic import sin_weighted_sum_hessian as scalar_f_hessian
+from tests.paths import ROOT
 
 BACKENDS = {
     "torch": di.AutoTorch(),
@@ -278,7 +278,7 @@ def test_a_first_gradient_imports_no_dynamo():
         "    getattr(di, operator)(g, di.AutoTorch(), x)\n"
         "print(sorted(m for m in sys.modules if m.startswith('torch._dynamo')))\n"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root
     )

@@ -354,7 +354,7 @@ def test_finite_differences_over_torch_take_torch_arrays_and_trees():
 # --- the conformance kit --------------------------------------------------------------------------------
 
 
-# Every plain backend runs the second-order scenarios in tests/test_conformance.py. Here: the pairs,
+# Every plain backend runs the second-order scenarios in tests/core/test_conformance.py. Here: the pairs,
 # two of them mixing frameworks (a JAX pair recompiles on each unprepared call, so one of each kind).
 KIT_PAIRS = {
     k: PAIRS[k]

@@ -1,6 +1,6 @@
 """AutoJAX specifics: families, devices, float64 without global config, compilation, contexts, modes.
 
-Values on the standard scenarios are the conformance kit's job (tests/test_conformance.py);
+Values on the standard scenarios are the conformance kit's job (tests/core/test_conformance.py);
 these tests check what only JAX has.
 """
 
