@@ -15,10 +15,12 @@ import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
 from diffinterface.core import Problem, get_adapter
 
-from tests.analytic import coupled, coupled_jacobian
-from tests.analytic import sin_weighted_sum as agnostic
-from tests.analytic import sin_weighted_sum_gradient as agnostic_gradient
-from tests.analytic import sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal
+from diffinterface.testing.analytic_functions import coupled, coupled_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as agnostic
+from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as agnostic_gradient
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal,
+)
 
 BACKEND = di.AutoAutograd()
 

@@ -17,10 +17,10 @@ import diffinterface as di
 from diffinterface.core import get_adapter
 from diffinterface.backends.torch.boundary import _numpy_to_torch
 
-from tests.analytic import coupled, coupled_jacobian
-from tests.analytic import sin_weighted_sum as scalar_f
-from tests.analytic import sin_weighted_sum_gradient as scalar_f_gradient
-from tests.analytic import sin_weighted_sum_hessian as scalar_f_hessian
+from diffinterface.testing.analytic_functions import coupled, coupled_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar_f
+from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as scalar_f_gradient
+from diffinterface.testing.analytic_functions import sin_weighted_sum_hessian as scalar_f_hessian
 from tests.paths import ROOT
 
 BACKENDS = {

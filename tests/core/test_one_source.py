@@ -18,11 +18,15 @@ import pytest
 import diffinterface as di
 from diffinterface.testing.backends import BACKENDS
 
-from tests.analytic import coupled as vector_of_vector
-from tests.analytic import coupled_jacobian as vector_of_vector_jacobian
-from tests.analytic import sin_weighted_sum as scalar_of_vector
-from tests.analytic import sin_weighted_sum_gradient as scalar_of_vector_gradient
-from tests.analytic import sin_weighted_sum_hessian as scalar_of_vector_hessian
+from diffinterface.testing.analytic_functions import coupled as vector_of_vector
+from diffinterface.testing.analytic_functions import coupled_jacobian as vector_of_vector_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar_of_vector
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_gradient as scalar_of_vector_gradient,
+)
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_hessian as scalar_of_vector_hessian,
+)
 from tests.paths import ROOT
 
 
