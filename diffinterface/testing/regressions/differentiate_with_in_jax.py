@@ -26,6 +26,7 @@ from ..analytic_functions import (
     sin_weighted_sum_gradient,
     sin_weighted_sum_hessian_diagonal,
 )
+from ..counting import CountingFunction
 from ..probes import BadInput
 
 X = np.array([0.5, -1.0, 1.25, 2.0])
@@ -36,14 +37,6 @@ def _expected(x):
     return sin_weighted_sum(x), sin_weighted_sum_gradient(x), sin_weighted_sum_hessian_diagonal(x)
 
 
-def _counted(evaluations):
-    def f(x):
-        evaluations.append(1)
-        return sin_weighted_sum(x)
-
-    return f
-
-
 def _inside_jax_jit(backend, problems, zero):
     if (
         importlib.util.find_spec("jax") is None
@@ -52,8 +45,8 @@ def _inside_jax_jit(backend, problems, zero):
     import jax
     import jax.numpy as jnp
 
-    evaluations: list = []
-    g = DifferentiateWith(_counted(evaluations), backend)
+    f = CountingFunction(sin_weighted_sum)
+    g = DifferentiateWith(f, backend)
     value, gradient, curvature = _expected(X)
     second = 2 * X
     _, gradient_at_second, _ = _expected(second)
@@ -110,15 +103,15 @@ def _inside_jax_jit(backend, problems, zero):
                 atol=1e-5,
             )
         value_only = cases[-1][1]
-        del evaluations[:]
+        f.take()
         try:
             value_only(x).block_until_ready()
         except Exception:  # noqa: BLE001 - reported by the case above
             return
-    if len(evaluations) > 1:
+    if f.count > 1:
         problems.found.append(
             f"jax.jit(g) with g = DifferentiateWith(f, backend), compiled already, evaluated f "
-            f"{len(evaluations)} times in one call: a value needs one evaluation, no derivative"
+            f"{f.count} times in one call: a value needs one evaluation, no derivative"
         )
 
 
