@@ -1,4 +1,11 @@
-"""The conformance kit over every selected backend: one test, written once.
+"""The conformance kit over every selected backend: one test per group of cases, written once.
+
+The tests are made from the kit's one list of groups
+(``diffinterface.testing.pytest_plugin.GROUPS``), the list ``pytest --pyargs
+diffinterface.testing`` runs too (``diffinterface/testing/test_kit_conformance.py``),
+so the two cannot drift: ``test_first_order``, ``test_second_order``, ``test_pytree_x``,
+``test_empty_arrays``, ``test_bad_inputs``, ``test_batch_sizes``, ``test_workers``,
+``test_auxiliary_outputs``, ``test_same_point_preparations``, ``test_complex_numbers``.
 
 Ids read ``backend-operator-scenario-dtype-family``; select backends with
 ``--di-backends=id,id`` or ``DI_BACKENDS``. A listed backend whose framework
@@ -7,42 +14,6 @@ backend declares it cannot run (two-argument f without in-place support) checks
 that the backend refuses it with UnsupportedError and leaves y untouched.
 """
 
+from diffinterface.testing.pytest_plugin import conformance_tests
 
-def test_first_order(di_case):
-    di_case.check()
-
-
-def test_second_order(di_second_order_case):
-    di_second_order_case.check()
-
-
-def test_pytree_x(di_pytree_case):
-    di_pytree_case.check()
-
-
-def test_empty_arrays(di_edge_case):
-    di_edge_case.check()
-
-
-def test_bad_inputs(di_bad_input_case):
-    di_bad_input_case.check()
-
-
-def test_batch_sizes(di_batch_case):
-    di_batch_case.check()
-
-
-def test_workers(di_worker_case):
-    di_worker_case.check()
-
-
-def test_auxiliary_outputs(di_aux_case):
-    di_aux_case.check()
-
-
-def test_same_point_preparations(di_same_point_case):
-    di_same_point_case.check()
-
-
-def test_complex_numbers(di_complex_case):
-    di_complex_case.check()
+globals().update(conformance_tests(__name__))
