@@ -2,7 +2,8 @@
 where a scenario needs it, the Hessian of each, at the point given.
 
 Functions are written against the array API (``xp = di.array_namespace(x)``),
-so every backend can trace them.
+so every backend can trace them. At the end, plain functions (``sin_weighted_sum``, ``coupled``,
+``rosenbrock``) with their derivatives as separate functions, for tests that call them directly.
 
     >>> import numpy as np
     >>> f, value, jac = vector_to_vector(np.array([1.0, 2.0]), 3)[:3]
@@ -157,3 +158,74 @@ def jacobian_with_context(x, m):
         return xp.matmul(xp.asarray(M), xp.sin(x))
 
     return f, (M,), M @ np.sin(x), M * np.cos(x)[None, :]
+
+
+# plain functions and their derivatives, for tests that call them directly (one definition of each
+# for the kit, this project's tests and a backend's own)
+
+
+def sin_weighted(x):
+    """f(x) = sin(x) * x**2, entry by entry: an array of an array with a diagonal Jacobian.
+
+    Its derivative, entry by entry, is :func:`sin_weighted_sum_gradient`; its second derivative
+    :func:`sin_weighted_sum_hessian_diagonal`.
+    """
+    xp = array_namespace(x)
+    return xp.sin(x) * x**2
+
+
+def sin_weighted_sum(x):
+    """f(x) = sum(sin(x) * x**2): a scalar of an array, with a diagonal Hessian."""
+    xp = array_namespace(x)
+    return xp.sum(xp.sin(x) * x**2)
+
+
+def sin_weighted_sum_gradient(x):
+    """The gradient of :func:`sin_weighted_sum` (numpy)."""
+    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+
+
+def sin_weighted_sum_hessian_diagonal(x):
+    """The diagonal of the Hessian of :func:`sin_weighted_sum` (numpy)."""
+    return -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x)
+
+
+def sin_weighted_sum_hessian(x):
+    """The Hessian of :func:`sin_weighted_sum` at a vector x (numpy)."""
+    return np.diag(sin_weighted_sum_hessian_diagonal(x))
+
+
+def coupled(x):
+    """f(x) = sin(x) * sum(x**2): an array of an array with a dense Jacobian."""
+    xp = array_namespace(x)
+    return xp.sin(x) * xp.sum(x**2)
+
+
+def coupled_jacobian(x):
+    """The Jacobian of :func:`coupled` at a vector x (numpy)."""
+    return np.diag(np.cos(x) * np.sum(x**2)) + 2 * np.outer(np.sin(x), x)
+
+
+def rosenbrock(x):
+    """The extended Rosenbrock function of a vector: minimum 0 at x = (1, ..., 1)."""
+    xp = array_namespace(x)
+    return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_gradient(x):
+    """The gradient of :func:`rosenbrock` (numpy)."""
+    g = np.zeros_like(x)
+    g[:-1] += -2 * (1 - x[:-1]) - 400 * x[:-1] * (x[1:] - x[:-1] ** 2)
+    g[1:] += 200 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+def rosenbrock_hessian(x):
+    """The Hessian of :func:`rosenbrock` (numpy, float64)."""
+    n = len(x)
+    h = np.zeros((n, n))
+    i = np.arange(n - 1)
+    h[i, i] += 2 + 1200 * x[:-1] ** 2 - 400 * x[1:]
+    h[i + 1, i + 1] += 200
+    h[i, i + 1] = h[i + 1, i] = -400 * x[:-1]
+    return h

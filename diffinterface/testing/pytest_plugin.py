@@ -28,14 +28,20 @@ A third party checks its backend with::
 
     pytest --pyargs diffinterface.testing -p diffinterface.testing.pytest_plugin --di-backends=mypkg.di:BACKEND
 
-which runs ``diffinterface/testing/test_kit_conformance.py``: ``di_case.check()``
-for every case. Test ids read ``backend-operator-scenario-dtype-family``.
+which runs ``diffinterface/testing/test_kit_conformance.py``: ``case.check()`` for every case of
+every group. Test ids read ``backend-operator-scenario-dtype-family``. The groups are one list,
+:data:`GROUPS` (test name, fixture, cases); the fixtures are parametrized from it and both
+conformance files (the kit's and ``tests/core/test_conformance.py``) are made from it by
+:func:`conformance_tests`, so they run the same cases.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import inspect
 import os
+from typing import Callable
 
 import pytest
 
@@ -159,7 +165,7 @@ def _case_params(config, scenarios):
     cases = build_cases(
         backends,
         scenarios,
-        zero=tuple(k for k in backends if k in ZERO_BACKENDS),
+        zero=_zero(backends),
         device=selected_devices(config),
     )
     return [
@@ -172,39 +178,144 @@ def _case_params(config, scenarios):
     ]
 
 
+def _zero(backends):
+    return tuple(k for k in backends if k in ZERO_BACKENDS)
+
+
+def _params(cases):
+    return [pytest.param(c, id=c.id) for c in cases]
+
+
+def _bad_input_params(config):
+    backends = selected_backends(config)
+    return _params(bad_input_cases(backends, zero=_zero(backends)))
+
+
+def _complex_params(config):
+    backends = selected_backends(config)
+    return _params(complex_cases(backends, zero=_zero(backends)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One group of conformance cases: the test that checks them and the fixture it takes."""
+
+    test: str
+    fixture: str
+    what: str
+    params: Callable[[pytest.Config], list]
+
+
+#: Every group of the conformance kit, in the order the tests run. The fixtures are parametrized
+#: from it (:func:`pytest_generate_tests`) and both conformance files, ``tests/core/test_conformance.py``
+#: and ``diffinterface/testing/test_kit_conformance.py``, are made from it (:func:`conformance_tests`):
+#: a group added here runs everywhere.
+GROUPS = (
+    Group(
+        "test_first_order",
+        "di_case",
+        "first-order operators over default_scenarios()",
+        lambda config: _case_params(config, default_scenarios()),
+    ),
+    Group(
+        "test_second_order",
+        "di_second_order_case",
+        "second-order operators over second_order_scenarios()",
+        lambda config: _case_params(config, second_order_scenarios()),
+    ),
+    Group(
+        "test_pytree_x",
+        "di_pytree_case",
+        "x a pytree (dict, tuple, namedtuple...) over pytree_scenarios()",
+        lambda config: _case_params(config, pytree_scenarios()),
+    ),
+    Group(
+        "test_empty_arrays",
+        "di_edge_case",
+        "empty x and empty outputs over edge_scenarios()",
+        lambda config: _case_params(config, edge_scenarios()),
+    ),
+    Group(
+        "test_bad_inputs",
+        "di_bad_input_case",
+        "misuses refused with named errors (bad_inputs())",
+        _bad_input_params,
+    ),
+    Group(
+        "test_batch_sizes",
+        "di_batch_case",
+        "sweeps agree for every batch_size",
+        lambda config: _params(batch_cases(selected_backends(config))),
+    ),
+    Group(
+        "test_workers",
+        "di_worker_case",
+        "evaluations through workers agree",
+        lambda config: _params(worker_cases(selected_backends(config))),
+    ),
+    Group(
+        "test_auxiliary_outputs",
+        "di_aux_case",
+        "every operator with has_aux=True",
+        lambda config: _params(aux_cases(selected_backends(config))),
+    ),
+    Group(
+        "test_same_point_preparations",
+        "di_same_point_case",
+        "same-point preparations",
+        lambda config: _params(same_point_cases(selected_backends(config))),
+    ),
+    Group(
+        "test_complex_numbers",
+        "di_complex_case",
+        "complex x: one convention on every backend",
+        _complex_params,
+    ),
+)
+
+
 def pytest_generate_tests(metafunc):
-    config = metafunc.config
     if "di_backend" in metafunc.fixturenames:
-        backends = selected_backends(config)
+        backends = selected_backends(metafunc.config)
         metafunc.parametrize("di_backend", list(backends.values()), ids=list(backends))
-    if "di_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_case", _case_params(config, default_scenarios()))
-    if "di_second_order_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_second_order_case", _case_params(config, second_order_scenarios()))
-    if "di_pytree_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_pytree_case", _case_params(config, pytree_scenarios()))
-    if "di_edge_case" in metafunc.fixturenames:
-        metafunc.parametrize("di_edge_case", _case_params(config, edge_scenarios()))
-    if "di_aux_case" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "di_aux_case", [pytest.param(c, id=c.id) for c in aux_cases(selected_backends(config))]
-        )
-    if "di_same_point_case" in metafunc.fixturenames:
-        cases = same_point_cases(selected_backends(config))
-        metafunc.parametrize("di_same_point_case", [pytest.param(c, id=c.id) for c in cases])
-    if "di_bad_input_case" in metafunc.fixturenames:
-        backends = selected_backends(config)
-        cases = bad_input_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
-        metafunc.parametrize("di_bad_input_case", [pytest.param(c, id=c.id) for c in cases])
-    if "di_complex_case" in metafunc.fixturenames:
-        backends = selected_backends(config)
-        cases = complex_cases(backends, zero=tuple(k for k in backends if k in ZERO_BACKENDS))
-        metafunc.parametrize("di_complex_case", [pytest.param(c, id=c.id) for c in cases])
-    if "di_batch_case" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "di_batch_case",
-            [pytest.param(c, id=c.id) for c in batch_cases(selected_backends(config))],
-        )
-    if "di_worker_case" in metafunc.fixturenames:
-        cases = worker_cases(selected_backends(config))
-        metafunc.parametrize("di_worker_case", [pytest.param(c, id=c.id) for c in cases])
+    for group in GROUPS:
+        if group.fixture in metafunc.fixturenames:
+            metafunc.parametrize(group.fixture, group.params(metafunc.config))
+
+
+def _conformance_test(group, module):
+    def test(**case):
+        case[group.fixture].check()
+
+    test.__name__ = test.__qualname__ = group.test
+    test.__module__ = module
+    test.__doc__ = f"``{group.fixture}.check()`` for each case: {group.what}."
+    # pytest reads the fixture a test takes from its signature
+    setattr(
+        test,
+        "__signature__",
+        inspect.Signature([inspect.Parameter(group.fixture, inspect.Parameter.KEYWORD_ONLY)]),
+    )
+    return test
+
+
+def conformance_tests(module):
+    """The conformance tests, one per group of :data:`GROUPS`, for a test module's namespace.
+
+    Parameters
+    ----------
+    module : str
+        The ``__name__`` of the test module they are put in.
+
+    Returns
+    -------
+    dict
+        Test name -> test function taking the group's fixture; a test module runs them all with
+        ``globals().update(conformance_tests(__name__))``.
+
+    Examples
+    --------
+    >>> list(conformance_tests("test_mine"))[:3]
+    ['test_first_order', 'test_second_order', 'test_pytree_x']
+    """
+    return {group.test: _conformance_test(group, module) for group in GROUPS}

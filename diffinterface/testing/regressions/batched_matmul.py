@@ -11,7 +11,7 @@ TensorFlow backend now runs such a sweep as a loop of single seeds.
 Without that route the probe could abort the test process, not merely fail:
 it only ever runs the fixed route, and the TensorFlow backend's own tests
 check, in the traced graphs and without running them, that no such matmul is
-left (``tests/test_regressions_batched_matmul.py``).
+left (``tests/backends/test_regressions_batched_matmul.py``).
 
     >>> import diffinterface as di
     >>> from diffinterface.testing.probes import Problems

@@ -20,8 +20,13 @@ import importlib.util
 
 import numpy as np
 
-from ...families import array_namespace
 from ...wrappers import DifferentiateWith
+from ..analytic_functions import (
+    sin_weighted_sum,
+    sin_weighted_sum_gradient,
+    sin_weighted_sum_hessian_diagonal,
+)
+from ..counting import CountingFunction
 from ..probes import BadInput
 
 X = np.array([0.5, -1.0, 1.25, 2.0])
@@ -29,17 +34,7 @@ X = np.array([0.5, -1.0, 1.25, 2.0])
 
 def _expected(x):
     """``u = sum(sin(x) x^2)``: its value, gradient and the diagonal of its Hessian."""
-    s, c = np.sin(x), np.cos(x)
-    return np.sum(s * x**2), c * x**2 + 2 * x * s, -s * x**2 + 4 * x * c + 2 * s
-
-
-def _counted(evaluations):
-    def f(x):
-        evaluations.append(1)
-        xp = array_namespace(x)
-        return xp.sum(xp.sin(x) * x**2)
-
-    return f
+    return sin_weighted_sum(x), sin_weighted_sum_gradient(x), sin_weighted_sum_hessian_diagonal(x)
 
 
 def _inside_jax_jit(backend, problems, zero):
@@ -50,8 +45,8 @@ def _inside_jax_jit(backend, problems, zero):
     import jax
     import jax.numpy as jnp
 
-    evaluations: list = []
-    g = DifferentiateWith(_counted(evaluations), backend)
+    f = CountingFunction(sin_weighted_sum)
+    g = DifferentiateWith(f, backend)
     value, gradient, curvature = _expected(X)
     second = 2 * X
     _, gradient_at_second, _ = _expected(second)
@@ -108,15 +103,15 @@ def _inside_jax_jit(backend, problems, zero):
                 atol=1e-5,
             )
         value_only = cases[-1][1]
-        del evaluations[:]
+        f.take()
         try:
             value_only(x).block_until_ready()
         except Exception:  # noqa: BLE001 - reported by the case above
             return
-    if len(evaluations) > 1:
+    if f.count > 1:
         problems.found.append(
             f"jax.jit(g) with g = DifferentiateWith(f, backend), compiled already, evaluated f "
-            f"{len(evaluations)} times in one call: a value needs one evaluation, no derivative"
+            f"{f.count} times in one call: a value needs one evaluation, no derivative"
         )
 
 

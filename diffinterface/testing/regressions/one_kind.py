@@ -5,7 +5,7 @@ pytree leaves included: numpy arithmetic turns one into another
 (``np.array(0.7) - 0.1 * g`` is an ``np.float64``), so a training loop's
 second step must fit the preparation its first step used, and a gradient
 returned as 0-d arrays must be accepted as the tangent of a float leaf.
-(A torch ``Parameter`` and a ``Tensor`` are one kind too: ``tests/test_pytrees.py``.)
+(A torch ``Parameter`` and a ``Tensor`` are one kind too: ``tests/features/test_pytrees.py``.)
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ two-argument functions, output shape from one evaluation (no torch._dynamo), vec
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,11 +16,13 @@ import torch
 import diffinterface as di
 from diffinterface.core import get_adapter
 from diffinterface.backends.torch.boundary import _numpy_to_torch
+from diffinterface.testing import CountingFunction
 
-from analytic import coupled, coupled_jacobian
-from analytic import sin_weighted_sum as scalar_f
-from analytic import sin_weighted_sum_gradient as scalar_f_gradient
-from analytic import sin_weighted_sum_hessian as scalar_f_hessian
+from diffinterface.testing.analytic_functions import coupled, coupled_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar_f
+from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as scalar_f_gradient
+from diffinterface.testing.analytic_functions import sin_weighted_sum_hessian as scalar_f_hessian
+from tests.paths import ROOT
 
 BACKENDS = {
     "torch": di.AutoTorch(),
@@ -36,18 +37,19 @@ def backend(request):
     return BACKENDS[request.param]
 
 
-class Counted:
-    """f wrapped with a counter of numeric calls (calls on meta tensors, which the adapter avoids, apart)."""
+class Counted(CountingFunction):
+    """The kit's counter of numeric calls, ``count``; calls on meta tensors, which the adapter avoids,
+    are counted apart, in ``meta_calls``."""
 
     def __init__(self, f):
-        self.f, self.calls, self.meta_calls = f, 0, 0
+        super().__init__(f)
+        self.meta_calls = 0
 
     def __call__(self, x, *ctx):
         if isinstance(x, torch.Tensor) and x.device.type == "meta":
             self.meta_calls += 1
-        else:
-            self.calls += 1
-        return self.f(x, *ctx)
+            return self.f(x, *ctx)
+        return super().__call__(x, *ctx)
 
 
 def curve(x):
@@ -244,26 +246,21 @@ def test_two_argument_functions(backend, family):
 
 
 def test_two_argument_preparation_evaluates_nothing_and_leaves_y_alone(backend):
-    calls = []
-
-    def f(y, x):
-        calls.append(1)
-        square_into(y, x)
-
+    f = CountingFunction(square_into)
     y = np.full(3, 7.0)
     prep = di.prepare_jacobian(f, backend, np.array([1.0, 2.0, 3.0]), y=y)
-    assert calls == [] and np.all(y == 7.0)
+    assert f.count == 0 and np.all(y == 7.0)
     di.jacobian(f, backend, np.array([1.0, 2.0, 3.0]), y=y, prep=prep)
-    assert len(calls) == 1
+    assert f.count == 1
 
 
 def test_output_shape_from_one_evaluation_at_preparation():
     f = Counted(coupled)
     prep = di.prepare_jacobian(f, di.AutoTorch(), X)
-    assert (f.calls, f.meta_calls) == (1, 0)
+    assert (f.count, f.meta_calls) == (1, 0)
     assert prep.spec.shape == (4,) and prep.spec.dtype == "float64"
     di.jacobian(f, di.AutoTorch(), X, prep=prep)
-    assert f.calls == 2
+    assert f.count == 2
 
 
 def test_a_first_gradient_imports_no_dynamo():
@@ -278,7 +275,7 @@ def test_a_first_gradient_imports_no_dynamo():
         "    getattr(di, operator)(g, di.AutoTorch(), x)\n"
         "print(sorted(m for m in sys.modules if m.startswith('torch._dynamo')))\n"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root
     )
@@ -300,10 +297,10 @@ def test_seeds_are_vectorized_one_evaluation_per_call(backend, operator, seeds):
     prep = getattr(di, "prepare_" + operator)(
         f, backend, x, *seeds(x)
     )  # one evaluation: the output shape
-    f.calls = 0
+    f.take()
     getattr(di, operator)(f, backend, x, *seeds(x), prep=prep)
     # The prepared call traces f once for all 50 (or 3) seeds.
-    assert f.calls == 1, f"{operator} evaluated f {f.calls} times: seeds are looped, not vectorized"
+    assert f.count == 1, f"{operator} evaluated f {f.count} times: seeds are looped, not vectorized"
 
 
 @pytest.mark.parametrize("operator", ["hessian", "hvp"])
@@ -312,15 +309,15 @@ def test_second_order_is_vectorized(backend, operator):
     x = np.linspace(0.1, 2.0, 30)
     if operator == "hessian":
         prep = di.prepare_hessian(f, backend, x)
-        f.calls = 0
+        f.take()
         h = di.hessian(f, backend, x, prep=prep)
         np.testing.assert_allclose(h, scalar_f_hessian(x), rtol=1e-12)
     else:
         tangents = (x, 2 * x, 3 * x)
         prep = di.prepare_hvp(f, backend, x, tangents)
-        f.calls = 0
+        f.take()
         di.hvp(f, backend, x, tangents, prep=prep)
-    assert f.calls == 1
+    assert f.count == 1
 
 
 def test_native_second_order_impls():
@@ -418,10 +415,10 @@ def test_size_dependent_recipes_agree(backend):
     a = np.linspace(-1.0, 1.0, 150)
     f = Counted(lambda s: torch.sin(torch.as_tensor(a) * s))
     prep = di.prepare_derivative(f, backend, 0.3)
-    f.calls = 0
+    f.take()
     d = di.derivative(f, backend, 0.3, prep=prep)
     np.testing.assert_allclose(d, a * np.cos(a * 0.3), rtol=1e-12)
-    assert f.calls == 1
+    assert f.count == 1
     x = np.linspace(0.1, 1.0, 400)
     jac = di.jacobian(lambda x: x**2, backend, x)
     np.testing.assert_allclose(jac, np.diag(2 * x), rtol=1e-12)

@@ -6,13 +6,13 @@ here: a framework that does not import is a failure, never a skip.
 """
 
 import os
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 EXAMPLES = ROOT / "examples"
 
 #: script -> the line it prints when its claim holds

@@ -13,6 +13,11 @@ import pytest
 import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
 from diffinterface.testing import build_cases, second_order_scenarios
+from diffinterface.testing.analytic_functions import (
+    rosenbrock,
+    rosenbrock_gradient,
+    rosenbrock_hessian,
+)
 
 F, J, T, A = di.AutoFiniteDiff, di.AutoJAX, di.AutoTorch, di.AutoAutograd
 
@@ -54,27 +59,6 @@ VALUED = {
 def _tolerance(backend):
     backends = (backend.outer, backend.inner) if isinstance(backend, di.SecondOrder) else (backend,)
     return 1e-5 if any(isinstance(b, F) for b in backends) else 1e-10
-
-
-def rosenbrock(x):
-    return ((1 - x[:-1]) ** 2 + 100 * (x[1:] - x[:-1] ** 2) ** 2).sum()
-
-
-def rosenbrock_gradient(x):
-    g = np.zeros_like(x)
-    g[:-1] += -2 * (1 - x[:-1]) - 400 * x[:-1] * (x[1:] - x[:-1] ** 2)
-    g[1:] += 200 * (x[1:] - x[:-1] ** 2)
-    return g
-
-
-def rosenbrock_hessian(x):
-    n = len(x)
-    h = np.zeros((n, n))
-    i = np.arange(n - 1)
-    h[i, i] += 2 + 1200 * x[:-1] ** 2 - 400 * x[1:]
-    h[i + 1, i + 1] += 200
-    h[i, i + 1] = h[i + 1, i] = -400 * x[:-1]
-    return h
 
 
 X = np.array([0.5, -0.3, 1.2, 0.8, 1.1])
@@ -354,7 +338,7 @@ def test_finite_differences_over_torch_take_torch_arrays_and_trees():
 # --- the conformance kit --------------------------------------------------------------------------------
 
 
-# Every plain backend runs the second-order scenarios in tests/test_conformance.py. Here: the pairs,
+# Every plain backend runs the second-order scenarios in tests/core/test_conformance.py. Here: the pairs,
 # two of them mixing frameworks (a JAX pair recompiles on each unprepared call, so one of each kind).
 KIT_PAIRS = {
     k: PAIRS[k]

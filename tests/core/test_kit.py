@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import subprocess
 import sys
 import textwrap
@@ -26,7 +27,8 @@ from diffinterface.testing import (
     second_order_scenarios,
     test_differentiation,
 )
-from diffinterface.testing.pytest_plugin import select_backends
+from diffinterface.testing.pytest_plugin import GROUPS, select_backends
+from diffinterface.testing.pytree_scenarios import pytree_scenarios
 from diffinterface.testing.batch_scenarios import batch_cases
 from diffinterface.testing.worker_scenarios import worker_cases
 from diffinterface.testing.aux_scenarios import aux_cases
@@ -602,7 +604,7 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     cases = build_cases(
         BACKENDS["finitediff-complex"],
-        default_scenarios() + second_order_scenarios() + edge_scenarios(),
+        default_scenarios() + second_order_scenarios() + pytree_scenarios() + edge_scenarios(),
     )
     excluded = sum(
         case.excluded is not None for case in cases
@@ -629,6 +631,17 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     )  # worker_scenarios.py
     ran += len(complex_cases(BACKENDS["finitediff-complex"]))  # each checks the declared refusal
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
+
+
+def test_both_conformance_files_run_every_group_of_the_one_list():
+    from diffinterface.testing import test_kit_conformance
+    from tests.core import test_conformance
+
+    for module in (test_kit_conformance, test_conformance):
+        tests = {name: test for name, test in vars(module).items() if name.startswith("test_")}
+        assert list(tests) == [group.test for group in GROUPS], module.__name__
+        for group in GROUPS:
+            assert list(inspect.signature(tests[group.test]).parameters) == [group.fixture]
 
 
 def test_counts_table_lists_each_backend_and_operator():

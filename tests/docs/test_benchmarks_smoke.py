@@ -10,14 +10,13 @@ from __future__ import annotations
 import io
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import diffinterface as di
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import harness  # noqa: E402 - the repository root is on sys.path from here on

@@ -16,14 +16,10 @@ import pytest
 import diffinterface as di
 from diffinterface.backends.finitediff.adapter import FiniteDiffAdapter
 from diffinterface.backends.finitediff.batched import traceable_step_rule
+from diffinterface.testing.analytic_functions import rosenbrock
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
-
-
-def rosenbrock(x):
-    xp = di.array_namespace(x)
-    return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def _host_and_traceable(method, dtype, rel=None, absolute=None):

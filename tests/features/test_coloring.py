@@ -21,6 +21,8 @@ from diffinterface.wrappers.sparse.greedy import (
 )
 from diffinterface.wrappers.sparse.orders import csr, identity_csr, vertex_order
 
+from tests.paths import ROOT
+
 
 def random_pattern(n, density, seed):
     rng = np.random.default_rng(seed)
@@ -360,14 +362,13 @@ def test_substitution_with_torch_and_dense_results():
 
 
 def test_the_sparse_docs_page_runs():
-    # docs/sparse.md's Python blocks, in order, in a fresh interpreter (as tests/test_docs.py runs the others)
+    # docs/sparse.md's Python blocks, in order, in a fresh interpreter (as tests/docs/test_docs.py runs the others)
     import os
-    import pathlib
     import re
     import subprocess
     import sys
 
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = ROOT
     blocks = re.findall(
         r"```python\n(.*?)```", (root / "docs" / "sparse.md").read_text(), flags=re.S
     )

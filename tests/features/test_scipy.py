@@ -24,17 +24,12 @@ from diffinterface.core.same_point import moved
 import diffinterface.scipy as di_scipy
 from diffinterface.scipy import objective, ode, residuals
 from diffinterface.testing import BACKENDS, CountingFunction
+from diffinterface.testing.analytic_functions import rosenbrock
 
 BACKEND_PARAMS = pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
 
 #: the classic start at the origin: (-1.2, 1, ...) starts may end in the 4-D function's local minimum
 ROSENBROCK_START = np.zeros(4)
-
-
-def rosenbrock(x):
-    """The extended Rosenbrock function: minimum 0 at x = (1, ..., 1)."""
-    xp = di.array_namespace(x)
-    return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def robertson(y, t):

@@ -1,12 +1,11 @@
 """The core contract: errors, evaluation counts, import isolation, fallbacks, the quickstart.
 
-Values on every backend are checked by the conformance kit (tests/test_conformance.py);
+Values on every backend are checked by the conformance kit (tests/core/test_conformance.py);
 this file checks what the core itself promises.
 """
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
 from diffinterface.testing.backends import BACKENDS
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 FD_METHODS = ["forward", "central", "complex"]
 
 

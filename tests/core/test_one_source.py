@@ -11,7 +11,6 @@ whose framework fails to import fails here.
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,11 +18,16 @@ import pytest
 import diffinterface as di
 from diffinterface.testing.backends import BACKENDS
 
-from analytic import coupled as vector_of_vector
-from analytic import coupled_jacobian as vector_of_vector_jacobian
-from analytic import sin_weighted_sum as scalar_of_vector
-from analytic import sin_weighted_sum_gradient as scalar_of_vector_gradient
-from analytic import sin_weighted_sum_hessian as scalar_of_vector_hessian
+from diffinterface.testing.analytic_functions import coupled as vector_of_vector
+from diffinterface.testing.analytic_functions import coupled_jacobian as vector_of_vector_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar_of_vector
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_gradient as scalar_of_vector_gradient,
+)
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_hessian as scalar_of_vector_hessian,
+)
+from tests.paths import ROOT
 
 
 def vector_of_scalar(x):
@@ -93,7 +97,7 @@ def test_every_listed_backend_is_covered():
 
 
 def test_backend_agnostic_example_runs_and_agrees():
-    example = Path(__file__).resolve().parents[1] / "examples" / "backend_agnostic.py"
+    example = ROOT / "examples" / "backend_agnostic.py"
     out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()

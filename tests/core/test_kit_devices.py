@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from host_devices import run_on_host_devices
+from tests.host_devices import run_on_host_devices
 from diffinterface.testing import Case, default_scenarios, test_differentiation
 from diffinterface.testing.families import convert
 

@@ -96,17 +96,6 @@ def test_every_operator_gives_the_analytic_result_in_x_family_and_dtype(backend,
     )
 
 
-class _Counted:
-    """f counting its Python evaluations: a traced function runs f's Python code only while it is traced."""
-
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, x):
-        self.calls += 1
-        return self.f(x)
-
-
 OPERATORS = {
     "gradient": (di.prepare_gradient, di.gradient, _scalar, ()),
     "jacobian": (di.prepare_jacobian, di.jacobian, _vector, ()),
@@ -129,14 +118,15 @@ def test_prepared_calls_reuse_the_trace_and_another_shape_is_refused(operator, f
     backend = di.AutoTensorFlow()
     convert = (lambda a: tf.constant(a)) if family == "tensorflow" else (lambda a: a)
     seeds = tuple(tuple(convert(s) for s in batch) for batch in seeds)
-    counted = _Counted(f)
+    # f counting its Python evaluations: a traced function runs f's Python code only while traced
+    counted = CountingFunction(f)
     prep = prepare(counted, backend, convert(X), *seeds)
-    traced = counted.calls
+    traced = counted.count
     assert traced >= 1
     first = call(counted, backend, convert(X), *seeds, prep=prep)
     second = call(counted, backend, convert(X * 2.0), *seeds, prep=prep)
     # f's Python code did not run again: the calls reused the trace made at preparation
-    assert counted.calls == traced
+    assert counted.count == traced
     expected = call(f, backend, convert(X * 2.0), *seeds)
     np.testing.assert_allclose(
         np.asarray(second if not isinstance(second, tuple) else second[0]),
@@ -148,7 +138,7 @@ def test_prepared_calls_reuse_the_trace_and_another_shape_is_refused(operator, f
     )
     with pytest.raises(di.PreparationMismatchError):
         call(counted, backend, convert(np.ones(4)), *seeds, prep=prep)
-    assert counted.calls == traced
+    assert counted.count == traced
 
 
 def test_contexts_reuse_the_trace_at_new_values():
@@ -156,17 +146,12 @@ def test_contexts_reuse_the_trace_at_new_values():
         return di.array_namespace(x).sum(x**2 * w)
 
     backend = di.AutoTensorFlow()
-    calls = []
-
-    def g(x, w):
-        calls.append(1)
-        return f(x, w)
-
+    g = CountingFunction(f)
     prep = di.prepare_gradient(g, backend, X, di.Constant(np.ones(3)))
-    traced = len(calls)
+    traced = g.count
     result = di.gradient(g, backend, X, di.Constant(np.full(3, 3.0)), prep=prep)
     np.testing.assert_allclose(result, 6 * X)
-    assert len(calls) == traced
+    assert g.count == traced
 
 
 def test_a_variable_x_and_a_variable_buffer():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from host_devices import run_on_host_devices
+from tests.host_devices import run_on_host_devices
 
 jax = pytest.importorskip("jax")
 

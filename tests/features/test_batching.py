@@ -2,7 +2,7 @@
 
 That every sweep gives the same results for any batch size, on every backend,
 is the kit's (``diffinterface/testing/batch_scenarios.py``, run by
-``tests/test_conformance.py::test_batch_sizes``).
+``tests/core/test_conformance.py::test_batch_sizes``).
 """
 
 from __future__ import annotations

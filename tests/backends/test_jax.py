@@ -1,6 +1,6 @@
 """AutoJAX specifics: families, devices, float64 without global config, compilation, contexts, modes.
 
-Values on the standard scenarios are the conformance kit's job (tests/test_conformance.py);
+Values on the standard scenarios are the conformance kit's job (tests/core/test_conformance.py);
 these tests check what only JAX has.
 """
 
@@ -11,6 +11,7 @@ import pytest
 
 import diffinterface as di
 from diffinterface.core import get_adapter
+from diffinterface.testing import CountingFunction
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -18,18 +19,6 @@ jnp = jax.numpy
 BACKENDS = [di.AutoJAX(), di.AutoJAX(mode="forward"), di.AutoJAX(mode="reverse")]
 IDS = ["jax", "jax-forward", "jax-reverse"]
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
-
-
-class Counter:
-    """``f`` counting its traces (a jitted call that runs compiled code does not call f)."""
-
-    def __init__(self, f):
-        self.f = f
-        self.count = 0
-
-    def __call__(self, *args):
-        self.count += 1
-        return self.f(*args)
 
 
 @pytest.fixture
@@ -229,7 +218,7 @@ def test_compiled_functions_check_x_when_traced_again(x64):
     # another x makes JAX trace again, which raises before f runs; strict=False keeps retracing
     jax.config.update("jax_enable_x64", x64)
     try:
-        f = Counter(sumsq)
+        f = CountingFunction(sumsq)
         x = (
             jnp.arange(1.0, 4.0, dtype=jnp.float64 if x64 else jnp.float32)
             if x64
@@ -270,7 +259,7 @@ def test_prepared_float32_jax_call_is_the_jitted_function():
 
 
 def test_preparation_compiles_the_operators_method_and_traces_the_valued_one(compiles):
-    f = Counter(sumsq)
+    f = CountingFunction(sumsq)
     x, x2 = jnp.ones(4), jnp.arange(4.0)
     prep = di.prepare_gradient(f, di.AutoJAX(), x)
     assert compiles, "preparation compiles"
@@ -286,7 +275,7 @@ def test_preparation_compiles_the_operators_method_and_traces_the_valued_one(com
 
 @pytest.mark.parametrize("family", ["numpy", "jax"])
 def test_new_constant_value_does_not_recompile(compiles, family):
-    f = Counter(weighted)
+    f = CountingFunction(weighted)
     x, w = np.linspace(0.1, 0.9, 5).astype(np.float32), np.ones(5, dtype=np.float32)
     if family == "jax":
         x, w = jnp.asarray(x), jnp.asarray(w)
@@ -328,7 +317,7 @@ def test_non_array_constant_is_static():
 def test_unprepared_calls_compile_nothing_and_run_f_afresh(compiles, operator):
     # an unprepared call is eager, as jax.grad is: it compiles nothing, and runs f as it is now
     # (issue #36: reusing a trace keyed by the function object returned a stale derivative)
-    f = Counter(sumsq if operator in ("gradient", "hessian") else square)
+    f = CountingFunction(sumsq if operator in ("gradient", "hessian") else square)
     x = np.float32(0.5) if operator == "derivative" else np.ones(3, dtype=np.float32)
     extra = ((x,),) if operator in ("pushforward", "pullback") else ()
     call = getattr(di, operator)
@@ -363,7 +352,7 @@ def test_unprepared_calls_and_new_preparations_see_a_changed_global():
 
 
 def test_batched_tangents_are_one_compiled_call():
-    f = Counter(square)
+    f = CountingFunction(square)
     x = jnp.arange(1.0, 4.0)
     tangents = tuple(jnp.eye(3)[i] for i in range(3))
     prep = di.prepare_pushforward(f, di.AutoJAX(), x, tangents)
@@ -453,7 +442,7 @@ def test_prepared_calls_with_jax_inputs_do_not_transfer(dtype):
 
 def test_reverse_derivative_is_native_grad_with_no_extra_evaluation():
     """Seed 003 in reverse mode: the compiled program is jax.grad's; a prepared call evaluates nothing more."""
-    f = Counter(seed003)
+    f = CountingFunction(seed003)
     x = jnp.asarray(1.0)
     backend = di.AutoJAX(mode="reverse")
     prep = di.prepare_derivative(f, backend, x)
@@ -470,7 +459,7 @@ def test_reverse_derivative_is_native_grad_with_no_extra_evaluation():
 
 def test_value_and_derivative_reverse_is_one_pass():
     """value_and_derivative in reverse mode is value_and_grad: one forward pass, one backward pass."""
-    f = Counter(seed003)
+    f = CountingFunction(seed003)
     backend = di.AutoJAX(mode="reverse")
     x = jnp.asarray(1.0)
     prep = di.prepare_derivative(f, backend, x)

@@ -1,6 +1,6 @@
 """AutoAutograd: values, evaluation counts against native autograd, arrays, contexts, errors.
 
-The conformance kit (tests/test_conformance.py) checks values on its scenarios;
+The conformance kit (tests/core/test_conformance.py) checks values on its scenarios;
 this file checks what the autograd adapter itself promises.
 """
 
@@ -15,10 +15,12 @@ import diffinterface as di
 from diffinterface.testing import CountingFunction as Counted
 from diffinterface.core import Problem, get_adapter
 
-from analytic import coupled, coupled_jacobian
-from analytic import sin_weighted_sum as agnostic
-from analytic import sin_weighted_sum_gradient as agnostic_gradient
-from analytic import sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal
+from diffinterface.testing.analytic_functions import coupled, coupled_jacobian
+from diffinterface.testing.analytic_functions import sin_weighted_sum as agnostic
+from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as agnostic_gradient
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_hessian_diagonal as agnostic_hessian_diagonal,
+)
 
 BACKEND = di.AutoAutograd()
 

@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.testing.analytic_functions import sin_weighted as vector
+from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar
+from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as gradient_of_scalar
 
 jax = pytest.importorskip("jax")
 torch = pytest.importorskip("torch")
@@ -27,18 +30,6 @@ jnp = jax.numpy
 
 X = np.linspace(-1.0, 1.5, 5)
 RULES = ("value", "value_and_gradient", "pushforward", "pullback", "hvp")
-
-
-def scalar(x):
-    return torch.sum(torch.sin(x) * x**2)
-
-
-def vector(x):
-    return torch.sin(x) * x**2
-
-
-def gradient_of_scalar(x):
-    return np.cos(x) * x**2 + 2 * x * np.sin(x)
 
 
 @pytest.fixture

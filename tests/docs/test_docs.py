@@ -5,7 +5,7 @@ use what earlier ones defined); pages written as interpreter sessions print
 exactly what they show, and so do the first examples of the README and the
 home page. ``docs/testing.md`` is left to the kit's own tests, which run what
 it describes; the example pages include examples/*.py, which
-``tests/test_examples.py`` runs, and their recorded output. The API reference
+``tests/docs/test_examples.py`` runs, and their recorded output. The API reference
 is generated from the public names by ``docs/api_reference_hook.py``: every
 public name has an entry in the built site with its parameters and an
 example, and nothing internal has one.
@@ -13,14 +13,14 @@ example, and nothing internal has one.
 
 import functools
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 PAGES = [
     "index",
     "operators",
@@ -306,8 +306,7 @@ def test_license_is_the_one_pyproject_declares():
 
 
 def test_every_example_has_a_page_with_its_source_and_output():
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_examples import CLAIMS
+    from tests.docs.test_examples import CLAIMS
 
     pages = {p: p.read_text() for p in (ROOT / "docs" / "examples").glob("*.md")}
     for script, claim in CLAIMS.items():

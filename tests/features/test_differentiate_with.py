@@ -20,6 +20,12 @@ from diffinterface.testing import (
     second_order_scenarios,
     test_differentiation,
 )
+from diffinterface.testing.analytic_functions import sin_weighted as inner_vector
+from diffinterface.testing.analytic_functions import sin_weighted_sum as inner_scalar
+from diffinterface.testing.analytic_functions import (
+    sin_weighted_sum_gradient,
+    sin_weighted_sum_hessian_diagonal,
+)
 
 #: one inner backend per framework (and finite differences for numpy-only code)
 INNERS = {key: BACKENDS[key] for key in ("jax", "torch", "autograd", "finitediff-central")}
@@ -27,23 +33,9 @@ INNERS = {key: BACKENDS[key] for key in ("jax", "torch", "autograd", "finitediff
 X = np.linspace(-1.0, 1.5, 4)
 
 
-def inner_vector(x):
-    xp = di.array_namespace(x)
-    return xp.sin(x) * x**2
-
-
-def inner_scalar(x):
-    xp = di.array_namespace(x)
-    return xp.sum(xp.sin(x) * x**2)
-
-
 # analytic: u = sin(x) x^2, u' = cos(x) x^2 + 2 x sin(x), u'' = -sin(x) x^2 + 4 x cos(x) + 2 sin(x)
 def _u(x):
-    return (
-        np.sin(x) * x**2,
-        np.cos(x) * x**2 + 2 * x * np.sin(x),
-        -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x),
-    )
+    return inner_vector(x), sin_weighted_sum_gradient(x), sin_weighted_sum_hessian_diagonal(x)
 
 
 def expected_scalar(x):

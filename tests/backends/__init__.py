@@ -1,0 +1,1 @@
+"""Tests of one AD library each (jax, torch, tensorflow, autograd) and its framework's specifics."""

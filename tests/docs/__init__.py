@@ -1,0 +1,1 @@
+"""Tests of what is read: the documentation pages, docstrings, examples and benchmarks."""
