@@ -13,7 +13,8 @@ import diffinterface as di
 from diffinterface.core import get_adapter
 from diffinterface.testing import CountingFunction
 
-jax = pytest.importorskip("jax")
+import jax
+
 jnp = jax.numpy
 
 BACKENDS = [di.AutoJAX(), di.AutoJAX(mode="forward"), di.AutoJAX(mode="reverse")]
@@ -638,7 +639,8 @@ def test_cache_written_inside_f_is_refused_naming_it():
 
 
 def test_torch_function_on_a_jax_array_is_explained():
-    torch = pytest.importorskip("torch")
+    import torch
+
     for backend in (di.AutoJAX(), di.AutoJAX(jit=False)):
         with pytest.raises(di.TracedArrayError, match=r"di\.array_namespace"):
             di.gradient(lambda x: torch.sum(torch.sin(x)), backend, np.ones(2))

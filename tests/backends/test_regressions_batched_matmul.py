@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+import tensorflow as tf
 
 from diffinterface.backends.tensorflow import onednn, recipes  # noqa: E402
 from diffinterface.testing.regressions.batched_matmul import X, stacked_product  # noqa: E402

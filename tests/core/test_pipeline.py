@@ -106,7 +106,8 @@ _FEATURED_CALLS = {
 
 
 def _torch_ones(n):
-    torch = pytest.importorskip("torch")
+    import torch
+
     return torch.ones(n, dtype=torch.float64)
 
 

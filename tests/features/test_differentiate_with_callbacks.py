@@ -24,8 +24,8 @@ from diffinterface.testing.analytic_functions import sin_weighted as vector
 from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar
 from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as gradient_of_scalar
 
-jax = pytest.importorskip("jax")
-torch = pytest.importorskip("torch")
+import jax
+
 jnp = jax.numpy
 
 X = np.linspace(-1.0, 1.5, 5)

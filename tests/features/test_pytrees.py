@@ -192,7 +192,8 @@ def test_tree_output_out_buffers_get_each_leaf():
 
 
 def test_torch_parameter_and_tensor_leaves_are_one_kind():
-    torch = pytest.importorskip("torch")
+    import torch
+
     layer = torch.nn.Linear(2, 1)
     params = dict(layer.named_parameters())
     inputs = torch.ones(4, 2)

@@ -18,7 +18,8 @@ from diffinterface.backends.finitediff.adapter import FiniteDiffAdapter
 from diffinterface.backends.finitediff.batched import traceable_step_rule
 from diffinterface.testing.analytic_functions import rosenbrock
 
-jax = pytest.importorskip("jax")
+import jax
+
 jnp = jax.numpy
 
 

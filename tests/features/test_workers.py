@@ -230,7 +230,8 @@ def test_autosparse_colors_and_second_order_outer_points_go_through_the_workers(
     assert np.array_equal(
         di.hessian(scalar, sparse, x).toarray(), di.hessian(scalar, serial, x).toarray()
     )
-    pytest.importorskip("autograd")
+    import autograd  # noqa: F401 - a missing framework fails
+
     pair = di.SecondOrder(di.AutoFiniteDiff(workers=threads), di.AutoAutograd())
     same_serially = di.SecondOrder(di.AutoFiniteDiff(workers=map), di.AutoAutograd())
     assert_identical(di.hvp(smooth, pair, X, TANGENTS), di.hvp(smooth, same_serially, X, TANGENTS))
@@ -380,7 +381,8 @@ def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     # two worker processes of one thread each: this is a 2-core machine
     with (
         distributed.LocalCluster(

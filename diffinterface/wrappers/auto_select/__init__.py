@@ -11,7 +11,7 @@ the adapter and the selection on the first use of an ``AutoSelect`` backend.
 
 ``AutoSelect`` is not among the kit's default test backends (``test_backends``): which candidate
 wins depends on timings, and the suite's tests that count evaluations per call need one backend
-per test id; ``tests/test_auto_select.py`` runs the kit's scenarios and bad inputs through it.
+per test id; ``tests/features/test_auto_select.py`` runs the kit's scenarios and bad inputs through it.
 """
 
 from ...core import register_backend
