@@ -18,8 +18,10 @@ The modules group the probes by the kind of defect:
 - :mod:`.result_dtypes`: results in x's dtype on every backend;
 - :mod:`.foreign_families`: contexts, tangents and functions of another
   array family are converted or refused by name;
-- :mod:`.unusual_arrays`: strided, expanded, read-only, inference-mode and
-  structurally zero arrays, in and out;
+- :mod:`.unusual_arrays`: strided, expanded, read-only and inference-mode
+  arrays, in and out;
+- :mod:`.unusual_functions`: structurally zero derivatives, matrix chains,
+  empty outputs, criteria as losses, negative-step slices, as ordinary arrays;
 - :mod:`.one_kind`: a Python float, a NumPy scalar and a 0-d array are one
   kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too;
 - :mod:`.evaluation_points`: f is evaluated only at points the user gave (and
@@ -55,6 +57,7 @@ from . import (
     result_dtypes,
     rolled_axes,
     unusual_arrays,
+    unusual_functions,
     writable_results,
 )
 
@@ -64,6 +67,7 @@ _MODULES = (
     result_dtypes,
     foreign_families,
     unusual_arrays,
+    unusual_functions,
     one_kind,
     evaluation_points,
     differentiate_with_in_jax,
