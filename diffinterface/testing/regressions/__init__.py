@@ -33,6 +33,8 @@ The modules group the probes by the kind of defect:
   and every result can be passed back as ``out=``;
 - :mod:`.array_api_rules`: each array-API function the namespace offers
   differentiates in both modes, keeps x's dtype, or raises naming itself;
+- :mod:`.array_api_special_inputs`: rules at inputs where their formulas
+  break (broadcast arguments, symmetric matrices, zeros, repeated indices);
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 from . import (
     array_api_rules,
+    array_api_special_inputs,
     batched_matmul,
     differentiate_with_in_jax,
     evaluation_points,
@@ -73,6 +76,7 @@ _MODULES = (
     differentiate_with_in_jax,
     writable_results,
     array_api_rules,
+    array_api_special_inputs,
     batched_matmul,
     rolled_axes,
 )
