@@ -23,6 +23,19 @@ from ..selectors import (
     AutoZeroReverse,
 )
 
+
+def _register_framework(selector, name, adapter_class, test_backends):
+    """A framework's backend: its adapter, pip extra and DifferentiateWith rules in ``backends/<name>/``."""
+    register_backend(
+        selector,
+        f"diffinterface.backends.{name}.adapter:{adapter_class}",
+        extra=name,
+        test_backends=test_backends,
+        framework=name,
+        differentiate_with=f"diffinterface.backends.{name}.differentiate_with:BRIDGE",
+    )
+
+
 register_backend(
     AutoFiniteDiff,
     "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter",
@@ -33,50 +46,37 @@ register_backend(
         "finitediff-complex": AutoFiniteDiff(method="complex"),
     },
 )
-register_backend(
+_register_framework(
     AutoJAX,
-    "diffinterface.backends.jax.adapter:JAXAdapter",
-    extra="jax",
-    test_backends={
+    "jax",
+    "JAXAdapter",
+    {
         "jax": AutoJAX(),
         "jax-forward": AutoJAX(mode="forward"),
         "jax-reverse": AutoJAX(mode="reverse"),
         "jax-eager": AutoJAX(jit=False),
     },
-    framework="jax",
-    differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
 )
-register_backend(
+_register_framework(
     AutoTorch,
-    "diffinterface.backends.torch.adapter:TorchAdapter",
-    extra="torch",
-    test_backends={
+    "torch",
+    "TorchAdapter",
+    {
         "torch": AutoTorch(),
         "torch-forward": AutoTorch(mode="forward"),
         "torch-reverse": AutoTorch(mode="reverse"),
     },
-    framework="torch",
-    differentiate_with="diffinterface.backends.torch.differentiate_with:BRIDGE",
 )
-register_backend(
-    AutoAutograd,
-    "diffinterface.backends.autograd.adapter:AutogradAdapter",
-    extra="autograd",
-    test_backends={"autograd": AutoAutograd()},
-    framework="autograd",
-    differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
-)
-register_backend(
+_register_framework(AutoAutograd, "autograd", "AutogradAdapter", {"autograd": AutoAutograd()})
+_register_framework(
     AutoTensorFlow,
-    "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter",
-    extra="tensorflow",
-    test_backends={
+    "tensorflow",
+    "TensorFlowAdapter",
+    {
         "tensorflow": AutoTensorFlow(),
         "tensorflow-forward": AutoTensorFlow(mode="forward"),
         "tensorflow-reverse": AutoTensorFlow(mode="reverse"),
     },
-    framework="tensorflow",
-    differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
 )
 register_backend(
     AutoZeroForward,
