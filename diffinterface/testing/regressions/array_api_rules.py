@@ -124,16 +124,13 @@ def _expect_or_refused(problems, what, function, call, expected, like, zero):
         got = call()
     except NotImplementedError as raised:
         if f"array_namespace(x).{function}" not in str(raised) or "use " not in str(raised):
-            problems.found.append(
-                f"{what}: refused without naming array_namespace(x).{function} and the way "
-                f"around it: {type(raised).__name__}: {str(raised)[:300]}"
+            problems.raised(
+                f"{what}: refused without naming array_namespace(x).{function} and the way around it",
+                raised,
             )
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"{what}: expected a result or an error naming array_namespace(x).{function}; "
-            f"got {type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised(what, raised, f"a result or an error naming array_namespace(x).{function}")
         return
     problems.check_result(what, got, expected, like=like, zero=zero)
 

@@ -89,10 +89,7 @@ def _symmetric_matrix(backend, problems, zero):
             pushed = np.asarray(pushforward(f, backend, x, (tangent,))[0])
             pulled = np.asarray(pullback(f, backend, x, (cotangent,))[0])
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(
-                f"pushforward and pullback of {function} of a symmetric matrix: "
-                f"{type(raised).__name__}: {str(raised)[:300]}"
-            )
+            problems.raised(f"pushforward and pullback of {function} of a symmetric matrix", raised)
             continue
         problems.check_result(
             f"<u, pushforward(t)> against <pullback(u), t> for {function} of a symmetric "

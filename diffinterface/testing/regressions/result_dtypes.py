@@ -75,9 +75,7 @@ def _every_operator(what, f, contexts):
         try:  # a cotangent of the dtype this backend says the output has
             value = value_and_jacobian(f, backend, X, *contexts)[0]
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(
-                f"value_and_jacobian of {what}: {type(raised).__name__}: {str(raised)[:300]}"
-            )
+            problems.raised(f"value_and_jacobian of {what}", raised)
             return
         cotangent = np.ones_like(to_numpy(value))
         problems.expect_result(
@@ -122,10 +120,7 @@ def _mixed_dtype_tree(backend, problems, zero):
     try:
         g = gradient(_mixed_tree, backend, p)
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"gradient at a tree of float64 and float32 leaves: {type(raised).__name__}: "
-            f"{str(raised)[:300]}"
-        )
+        problems.raised("gradient at a tree of float64 and float32 leaves", raised)
         return
     if not isinstance(g, dict) or set(g) != set(p):
         problems.found.append(

@@ -40,9 +40,7 @@ def _expect_ordinary(problems, what, call, expected, like, zero):
     except DifferentiationError:  # a backend that cannot differentiate abs says so (complex steps)
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised(what, raised, "a result")
         return
     is_zero_tensor = getattr(got, "_is_zerotensor", None)  # torch's immutable zeros
     if is_zero_tensor is not None and is_zero_tensor():
@@ -123,14 +121,10 @@ def _matrix_chain(backend, problems, zero):
                 f"does not support {limit}" in str(raised) and around in str(raised)
                 for limit, around in declared
             ):
-                problems.found.append(
-                    f"{what}: expected a result; got ValueError: {str(raised)[:300]}"
-                )
+                problems.raised(what, raised, "a result")
             continue
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(
-                f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
-            )
+            problems.raised(what, raised, "a result")
             continue
         problems.check_result(what, got, expected, like=x, zero=zero)
 
@@ -202,9 +196,7 @@ def _negative_step_under_second_order(backend, problems, zero):
             )
         return
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"hessian by {pair!r} of f slicing x[::-1]: {type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised(f"hessian by {pair!r} of f slicing x[::-1]", raised)
         return
     # finite differences of a forward-difference gradient: a few digits
     problems.check_result(
