@@ -12,16 +12,14 @@ A folder ``backends/<name>/`` holds everything about one library: its adapter
 its second-order and sparse specializations.
 """
 
+from .. import selectors
 from ..core import register_backend
-from ..selectors import (
-    AutoAutograd,
-    AutoFiniteDiff,
-    AutoJAX,
-    AutoTensorFlow,
-    AutoTorch,
-    AutoZeroForward,
-    AutoZeroReverse,
-)
+
+
+def _each_mode(selector, name):
+    """The kit's configurations of a selector with a ``mode``: its default, forward and reverse."""
+    modes = {name: selector(), f"{name}-forward": selector(mode="forward")}
+    return {**modes, f"{name}-reverse": selector(mode="reverse")}
 
 
 def _register_framework(selector, name, adapter_class, test_backends):
@@ -37,56 +35,40 @@ def _register_framework(selector, name, adapter_class, test_backends):
 
 
 register_backend(
-    AutoFiniteDiff,
+    selectors.AutoFiniteDiff,
     "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter",
     extra=None,
     test_backends={
-        "finitediff-central": AutoFiniteDiff(),
-        "finitediff-forward": AutoFiniteDiff(method="forward"),
-        "finitediff-complex": AutoFiniteDiff(method="complex"),
+        "finitediff-central": selectors.AutoFiniteDiff(),
+        "finitediff-forward": selectors.AutoFiniteDiff(method="forward"),
+        "finitediff-complex": selectors.AutoFiniteDiff(method="complex"),
     },
 )
 _register_framework(
-    AutoJAX,
+    selectors.AutoJAX,
     "jax",
     "JAXAdapter",
-    {
-        "jax": AutoJAX(),
-        "jax-forward": AutoJAX(mode="forward"),
-        "jax-reverse": AutoJAX(mode="reverse"),
-        "jax-eager": AutoJAX(jit=False),
-    },
+    {**_each_mode(selectors.AutoJAX, "jax"), "jax-eager": selectors.AutoJAX(jit=False)},
 )
 _register_framework(
-    AutoTorch,
-    "torch",
-    "TorchAdapter",
-    {
-        "torch": AutoTorch(),
-        "torch-forward": AutoTorch(mode="forward"),
-        "torch-reverse": AutoTorch(mode="reverse"),
-    },
+    selectors.AutoTorch, "torch", "TorchAdapter", _each_mode(selectors.AutoTorch, "torch")
 )
-_register_framework(AutoAutograd, "autograd", "AutogradAdapter", {"autograd": AutoAutograd()})
 _register_framework(
-    AutoTensorFlow,
+    selectors.AutoAutograd, "autograd", "AutogradAdapter", {"autograd": selectors.AutoAutograd()}
+)
+_register_framework(
+    selectors.AutoTensorFlow,
     "tensorflow",
     "TensorFlowAdapter",
-    {
-        "tensorflow": AutoTensorFlow(),
-        "tensorflow-forward": AutoTensorFlow(mode="forward"),
-        "tensorflow-reverse": AutoTensorFlow(mode="reverse"),
-    },
+    _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-register_backend(
-    AutoZeroForward,
-    "diffinterface.backends.zero:ZeroForwardAdapter",
-    test_backends={"zero-forward": AutoZeroForward()},
-    returns_zeros=True,
-)
-register_backend(
-    AutoZeroReverse,
-    "diffinterface.backends.zero:ZeroReverseAdapter",
-    test_backends={"zero-reverse": AutoZeroReverse()},
-    returns_zeros=True,
-)
+for _selector, _adapter, _id in (
+    (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
+    (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),
+):
+    register_backend(
+        _selector,
+        f"diffinterface.backends.zero:{_adapter}",
+        test_backends={_id: _selector()},
+        returns_zeros=True,
+    )
