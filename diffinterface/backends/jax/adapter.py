@@ -229,45 +229,22 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
-        (f, aux), k = traced_function(problem), len(problem.tangents)
-        f = f if aux else _output_checked(f)  # with aux, the pair checks y itself
-        bound, chosen = sweep_batch(self, problem, k, "forward")
-        return record(
-            self._impl(
-                problem,
-                ("pushforward", k),
-                {
-                    "pushforward": lambda flat: _batched(
-                        f, _forward_products, k, False, flat, bound, aux
-                    ),
-                    "value_and_pushforward": lambda flat: _batched(
-                        f, _forward_products, k, True, flat, bound, aux
-                    ),
-                },
-                batched=True,
-            ),
-            chosen,
-        )
+        return self._prepare_products(problem, "pushforward", "forward", _forward_products)
 
     def prepare_pullback(self, problem):
+        return self._prepare_products(problem, "pullback", "reverse", _reverse_products)
+
+    def _prepare_products(self, problem, name, mode, products):
+        """A batch of ``products`` (``_forward_products`` or ``_reverse_products``) swept in ``mode``."""
         (f, aux), k = traced_function(problem), len(problem.tangents)
-        bound, chosen = sweep_batch(self, problem, k, "reverse")
-        return record(
-            self._impl(
-                problem,
-                ("pullback", k),
-                {
-                    "pullback": lambda flat: _batched(
-                        f, _reverse_products, k, False, flat, bound, aux
-                    ),
-                    "value_and_pullback": lambda flat: _batched(
-                        f, _reverse_products, k, True, flat, bound, aux
-                    ),
-                },
-                batched=True,
-            ),
-            chosen,
-        )
+        if name == "pushforward" and not aux:
+            f = _output_checked(f)  # with aux, the pair checks y itself
+        bound, chosen = sweep_batch(self, problem, k, mode)
+        builders = {
+            name: lambda flat: _batched(f, products, k, False, flat, bound, aux),
+            f"value_and_{name}": lambda flat: _batched(f, products, k, True, flat, bound, aux),
+        }
+        return record(self._impl(problem, (name, k), builders, batched=True), chosen)
 
     # -- first-order overrides ------------------------------------------------------------------
 
