@@ -119,6 +119,11 @@ class Problems:
         self.check_result(what, got, expected, like=like, zero=zero, rtol=rtol, atol=atol)
         return got
 
+    def expect_results(self, calls, *, like, zero=False, rtol=1e-4, atol=1e-6):
+        """:meth:`expect_result` for each ``what: (call, expected)`` of ``calls``, all like ``like``."""
+        for what, (call, expected) in calls.items():
+            self.expect_result(what, call, expected, like=like, zero=zero, rtol=rtol, atol=atol)
+
     def check_result(self, what, got, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
         """Record a problem unless ``got`` is ``expected`` in ``like``'s family, shape and dtype."""
         expected = np.asarray(expected)

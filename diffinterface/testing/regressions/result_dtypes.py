@@ -155,17 +155,17 @@ def _twice(x):
 def _linear_at_a_zero_d_x(backend, problems, zero):
     # torch's vmap turns a 0-d float32 x times a Python float into float64 tangents (found by the fuzz suite)
     x = np.asarray(0.58, dtype=np.float32)
-    problems.expect_result(
-        "value_and_gradient of 2 * x at a 0-d float32 x",
-        lambda: value_and_gradient(_twice, backend, x)[1],
-        np.float32(2.0),
-        like=x,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pushforward of 2 * x at a 0-d float32 x, two tangents",
-        lambda: pushforward(_twice, backend, x, (np.float32(1.0), np.float32(0.5)))[1],
-        np.float32(1.0),
+    problems.expect_results(
+        {
+            "value_and_gradient of 2 * x at a 0-d float32 x": (
+                lambda: value_and_gradient(_twice, backend, x)[1],
+                np.float32(2.0),
+            ),
+            "pushforward of 2 * x at a 0-d float32 x, two tangents": (
+                lambda: pushforward(_twice, backend, x, (np.float32(1.0), np.float32(0.5)))[1],
+                np.float32(1.0),
+            ),
+        },
         like=x,
         zero=zero,
     )

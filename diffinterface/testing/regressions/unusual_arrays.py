@@ -45,31 +45,25 @@ def _squares(x):
 def _negative_strides(backend, problems, zero):
     x, w, t = _reversed(X), _reversed(W), _reversed(np.ones(3))
     unchanged = [np.array(a, copy=True) for a in (x, w, t)]
-    problems.expect_result(
-        "gradient at an x with negative strides",
-        lambda: gradient(_weighted_squares, backend, x, Constant(W)),
-        2 * W * X,
-        like=X,
-        zero=zero,
-    )
-    problems.expect_result(
-        "gradient with a Constant with negative strides",
-        lambda: gradient(_weighted_squares, backend, X, Constant(w)),
-        2 * W * X,
-        like=X,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pushforward along a tangent with negative strides",
-        lambda: pushforward(_squares, backend, X, (t,))[0],
-        2 * X,
-        like=X,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pullback of a cotangent with negative strides",
-        lambda: pullback(_squares, backend, X, (t,))[0],
-        2 * X,
+    problems.expect_results(
+        {
+            "gradient at an x with negative strides": (
+                lambda: gradient(_weighted_squares, backend, x, Constant(W)),
+                2 * W * X,
+            ),
+            "gradient with a Constant with negative strides": (
+                lambda: gradient(_weighted_squares, backend, X, Constant(w)),
+                2 * W * X,
+            ),
+            "pushforward along a tangent with negative strides": (
+                lambda: pushforward(_squares, backend, X, (t,))[0],
+                2 * X,
+            ),
+            "pullback of a cotangent with negative strides": (
+                lambda: pullback(_squares, backend, X, (t,))[0],
+                2 * X,
+            ),
+        },
         like=X,
         zero=zero,
     )
@@ -98,17 +92,19 @@ def backend_families(backend):
 def _broadcast(backend, problems, zero):
     x = np.broadcast_to(X, (2, 3))  # stride 0 along the first axis, read-only
     expected = np.diag(2 * np.broadcast_to(X, (2, 3)).ravel()).reshape(2, 3, 2, 3)
-    problems.expect_result(
-        "jacobian at a broadcast (stride-0) x",
-        lambda: jacobian(_squares, backend, x),
-        expected,
-        like=X,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pushforward along a broadcast tangent",
-        lambda: pushforward(_squares, backend, np.ones((2, 3)), (np.broadcast_to(X, (2, 3)),))[0],
-        2 * np.broadcast_to(X, (2, 3)),
+    problems.expect_results(
+        {
+            "jacobian at a broadcast (stride-0) x": (
+                lambda: jacobian(_squares, backend, x),
+                expected,
+            ),
+            "pushforward along a broadcast tangent": (
+                lambda: pushforward(
+                    _squares, backend, np.ones((2, 3)), (np.broadcast_to(X, (2, 3)),)
+                )[0],
+                2 * np.broadcast_to(X, (2, 3)),
+            ),
+        },
         like=X,
         zero=zero,
     )
@@ -117,17 +113,19 @@ def _broadcast(backend, problems, zero):
     import torch
 
     xt = torch.from_numpy(X.copy()).expand(2, 3)
-    problems.expect_result(
-        "jacobian at an expanded tensor x",
-        lambda: jacobian(_squares, backend, xt),
-        expected,
-        like=xt,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pushforward along an expanded tensor",
-        lambda: pushforward(_squares, backend, torch.ones(2, 3, dtype=torch.float64), (xt,))[0],
-        2 * np.broadcast_to(X, (2, 3)),
+    problems.expect_results(
+        {
+            "jacobian at an expanded tensor x": (
+                lambda: jacobian(_squares, backend, xt),
+                expected,
+            ),
+            "pushforward along an expanded tensor": (
+                lambda: pushforward(
+                    _squares, backend, torch.ones(2, 3, dtype=torch.float64), (xt,)
+                )[0],
+                2 * np.broadcast_to(X, (2, 3)),
+            ),
+        },
         like=xt,
         zero=zero,
     )
@@ -142,24 +140,21 @@ def _inference_mode(backend, problems, zero):
         x = torch.from_numpy(X.copy()) * 1.0
         t = torch.ones(3, dtype=torch.float64)
     f = _sum_of_squares
-    problems.expect_result(
-        "gradient at an inference-mode tensor",
-        lambda: gradient(f, backend, x),
-        2 * X,
-        like=x,
-        zero=zero,
-    )
-    problems.expect_result(
-        "pushforward at an inference-mode tensor and tangent",
-        lambda: pushforward(_squares, backend, x, (t,))[0],
-        2 * X,
-        like=x,
-        zero=zero,
-    )
-    problems.expect_result(
-        "hessian at an inference-mode tensor",
-        lambda: hessian(f, backend, x),
-        2 * np.eye(3),
+    problems.expect_results(
+        {
+            "gradient at an inference-mode tensor": (
+                lambda: gradient(f, backend, x),
+                2 * X,
+            ),
+            "pushforward at an inference-mode tensor and tangent": (
+                lambda: pushforward(_squares, backend, x, (t,))[0],
+                2 * X,
+            ),
+            "hessian at an inference-mode tensor": (
+                lambda: hessian(f, backend, x),
+                2 * np.eye(3),
+            ),
+        },
         like=x,
         zero=zero,
     )
