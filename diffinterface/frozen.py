@@ -20,8 +20,8 @@ assignment raising :class:`FrozenInstanceError`.
 
 Why not ``dataclasses``: a dataclass compiles its methods' source with
 ``exec`` when its class is defined, a cost every process importing
-diffinterface paid once per class (about 10 % of a plain gradient's cold
-start); here no source is compiled: the methods are shared, each class
+diffinterface paid once per class (a noticeable part of a cold start; see
+``benchmarks/README.md``); here no source is compiled: the methods are shared, each class
 records its fields and gets a constructor closing over them. The fields live
 in the instance's ``__dict__``, in order, which equality and hashing read.
 """

@@ -15,16 +15,7 @@ from typing import Any, ClassVar, Optional
 from .frozen import Frozen
 from .families.jax import jax_devices
 from .placement import check_batch_fields as _check_batch_fields, workers_kind
-
-_MODES = (None, "forward", "reverse")
-
-
-def _check_mode(selector, mode):
-    if mode not in _MODES:
-        raise ValueError(
-            f"{type(selector).__name__}(mode=...) expected one of None, 'forward', "
-            f"'reverse'; got {mode!r}"
-        )
+from .selector_checks import check_flag, check_mode, check_step, refusing_a_mode
 
 
 class AbstractBackend:
@@ -108,10 +99,9 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
     __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "devices")
 
     def __post_init__(self):
-        _check_mode(self, self.mode)
+        check_mode(self, self.mode)
         _check_batch_fields(self)
-        if not isinstance(self.jit, bool):
-            raise TypeError(f"AutoJAX(jit=...) expected True or False; got {self.jit!r}")
+        check_flag(self, "jit")
         if self.devices is not None:
             self.__dict__["devices"] = jax_devices(self.devices)  # a list kept as a tuple: hashable
 
@@ -153,10 +143,9 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
     memory_budget: Optional[int] = None
 
     def __post_init__(self):
-        _check_mode(self, self.mode)
+        check_mode(self, self.mode)
         _check_batch_fields(self)
-        if not isinstance(self.compile, bool):
-            raise TypeError(f"AutoTorch(compile=...) expected True or False; got {self.compile!r}")
+        check_flag(self, "compile")
 
 
 class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
@@ -189,29 +178,7 @@ class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
         _check_batch_fields(self)
 
 
-def _refusing_a_mode(constructor):
-    """Frozen's constructor, after refusing a mode (or anything positional) with the way around."""
-
-    def __init__(self, *args, **kwargs):
-        unknown = [
-            *map(repr, args),
-            *(f"{k}={v!r}" for k, v in kwargs.items() if k not in ("batch_size", "memory_budget")),
-        ]
-        if unknown:
-            first = f"{next(iter(kwargs))}=..." if kwargs and not args else "..."
-            raise TypeError(
-                f"AutoAutograd({first}): AutoAutograd takes only batch_size= and memory_budget=; got "
-                f"{', '.join(unknown)}. It picks forward or reverse mode per operator itself; for a mode of your "
-                "choice, use AutoJAX(mode=...) or AutoTorch(mode=...), or SecondOrder(...) for second order"
-            )
-        constructor(self, **kwargs)
-
-    __init__.__signature__ = constructor.__signature__
-    __init__.__qualname__, __init__.__module__ = constructor.__qualname__, constructor.__module__
-    return __init__
-
-
-AutoAutograd.__init__ = _refusing_a_mode(AutoAutograd.__init__)  # type: ignore[method-assign]
+AutoAutograd.__init__ = refusing_a_mode(AutoAutograd.__init__)  # type: ignore[method-assign]
 
 
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
@@ -279,17 +246,7 @@ class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
                 f"AutoFiniteDiff(method=...) expected one of {_FD_METHODS}; got {self.method!r}"
             )
         for name in ("rel_step", "abs_step"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(
-                    f"AutoFiniteDiff({name}=...) expected a positive number or None; got {value!r}"
-                )
-            if not value > 0 or value != value or value == float("inf"):
-                raise ValueError(
-                    f"AutoFiniteDiff({name}=...) expected a positive finite number or None; got {value!r}"
-                )
+            check_step(self, name)
 
 
 class AutoZeroForward(AbstractBackend, Frozen):
@@ -399,7 +356,6 @@ class AutoTensorFlow(AbstractBackend, _SweepsInBatches, Frozen):
     memory_budget: Optional[int] = None
 
     def __post_init__(self):
-        _check_mode(self, self.mode)
+        check_mode(self, self.mode)
         _check_batch_fields(self)
-        if not isinstance(self.jit, bool):
-            raise TypeError(f"AutoTensorFlow(jit=...) expected True or False; got {self.jit!r}")
+        check_flag(self, "jit")

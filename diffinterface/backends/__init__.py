@@ -12,81 +12,63 @@ A folder ``backends/<name>/`` holds everything about one library: its adapter
 its second-order and sparse specializations.
 """
 
+from .. import selectors
 from ..core import register_backend
-from ..selectors import (
-    AutoAutograd,
-    AutoFiniteDiff,
-    AutoJAX,
-    AutoTensorFlow,
-    AutoTorch,
-    AutoZeroForward,
-    AutoZeroReverse,
-)
+
+
+def _each_mode(selector, name):
+    """The kit's configurations of a selector with a ``mode``: its default, forward and reverse."""
+    modes = {name: selector(), f"{name}-forward": selector(mode="forward")}
+    return {**modes, f"{name}-reverse": selector(mode="reverse")}
+
+
+def _register_framework(selector, name, adapter_class, test_backends):
+    """A framework's backend: its adapter, pip extra and DifferentiateWith rules in ``backends/<name>/``."""
+    register_backend(
+        selector,
+        f"diffinterface.backends.{name}.adapter:{adapter_class}",
+        extra=name,
+        test_backends=test_backends,
+        framework=name,
+        differentiate_with=f"diffinterface.backends.{name}.differentiate_with:BRIDGE",
+    )
+
 
 register_backend(
-    AutoFiniteDiff,
+    selectors.AutoFiniteDiff,
     "diffinterface.backends.finitediff.adapter:FiniteDiffAdapter",
     extra=None,
     test_backends={
-        "finitediff-central": AutoFiniteDiff(),
-        "finitediff-forward": AutoFiniteDiff(method="forward"),
-        "finitediff-complex": AutoFiniteDiff(method="complex"),
+        "finitediff-central": selectors.AutoFiniteDiff(),
+        "finitediff-forward": selectors.AutoFiniteDiff(method="forward"),
+        "finitediff-complex": selectors.AutoFiniteDiff(method="complex"),
     },
 )
-register_backend(
-    AutoJAX,
-    "diffinterface.backends.jax.adapter:JAXAdapter",
-    extra="jax",
-    test_backends={
-        "jax": AutoJAX(),
-        "jax-forward": AutoJAX(mode="forward"),
-        "jax-reverse": AutoJAX(mode="reverse"),
-        "jax-eager": AutoJAX(jit=False),
-    },
-    framework="jax",
-    differentiate_with="diffinterface.backends.jax.differentiate_with:BRIDGE",
+_register_framework(
+    selectors.AutoJAX,
+    "jax",
+    "JAXAdapter",
+    {**_each_mode(selectors.AutoJAX, "jax"), "jax-eager": selectors.AutoJAX(jit=False)},
 )
-register_backend(
-    AutoTorch,
-    "diffinterface.backends.torch.adapter:TorchAdapter",
-    extra="torch",
-    test_backends={
-        "torch": AutoTorch(),
-        "torch-forward": AutoTorch(mode="forward"),
-        "torch-reverse": AutoTorch(mode="reverse"),
-    },
-    framework="torch",
-    differentiate_with="diffinterface.backends.torch.differentiate_with:BRIDGE",
+_register_framework(
+    selectors.AutoTorch, "torch", "TorchAdapter", _each_mode(selectors.AutoTorch, "torch")
 )
-register_backend(
-    AutoAutograd,
-    "diffinterface.backends.autograd.adapter:AutogradAdapter",
-    extra="autograd",
-    test_backends={"autograd": AutoAutograd()},
-    framework="autograd",
-    differentiate_with="diffinterface.backends.autograd.differentiate_with:BRIDGE",
+_register_framework(
+    selectors.AutoAutograd, "autograd", "AutogradAdapter", {"autograd": selectors.AutoAutograd()}
 )
-register_backend(
-    AutoTensorFlow,
-    "diffinterface.backends.tensorflow.adapter:TensorFlowAdapter",
-    extra="tensorflow",
-    test_backends={
-        "tensorflow": AutoTensorFlow(),
-        "tensorflow-forward": AutoTensorFlow(mode="forward"),
-        "tensorflow-reverse": AutoTensorFlow(mode="reverse"),
-    },
-    framework="tensorflow",
-    differentiate_with="diffinterface.backends.tensorflow.differentiate_with:BRIDGE",
+_register_framework(
+    selectors.AutoTensorFlow,
+    "tensorflow",
+    "TensorFlowAdapter",
+    _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-register_backend(
-    AutoZeroForward,
-    "diffinterface.backends.zero:ZeroForwardAdapter",
-    test_backends={"zero-forward": AutoZeroForward()},
-    returns_zeros=True,
-)
-register_backend(
-    AutoZeroReverse,
-    "diffinterface.backends.zero:ZeroReverseAdapter",
-    test_backends={"zero-reverse": AutoZeroReverse()},
-    returns_zeros=True,
-)
+for _selector, _adapter, _id in (
+    (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
+    (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),
+):
+    register_backend(
+        _selector,
+        f"diffinterface.backends.zero:{_adapter}",
+        test_backends={_id: _selector()},
+        returns_zeros=True,
+    )

@@ -183,7 +183,9 @@ def validate(call, adapter, strict):
             "return (y, aux) from a one-argument f(x) instead"
         )
     check_contexts(call.contexts)
-    if adapter.prepares_calls:  # each backend it hands the call to checks x and y, named in its table
+    if (
+        adapter.prepares_calls
+    ):  # each backend it hands the call to checks x and y, named in its table
         return
     if has_complex_leaf(call.x):  # core/complex_convention.py checks x, y and seeds its own way
         return

@@ -1,4 +1,7 @@
-"""Operator families: one module each (prepare_X, X, value_and_X and X's fallback)."""
+"""Operator families: one module each (prepare_X, X, value_and_X and X's fallback).
+
+The public list of these names is ``diffinterface.__all__``; this package only imports them.
+"""
 
 # the order of these imports is the operator table's order (each module registers its row)
 from .pushforward import (
@@ -18,33 +21,3 @@ from .second_derivative import (  # isort: skip
 )
 from .hvp import gradient_and_hvp, hvp, prepare_hvp, prepare_hvp_same_point  # isort: skip
 from .hessian import hessian, prepare_hessian, value_gradient_and_hessian  # isort: skip
-
-__all__ = [
-    "derivative",
-    "prepare_derivative",
-    "value_and_derivative",
-    "gradient",
-    "prepare_gradient",
-    "value_and_gradient",
-    "jacobian",
-    "prepare_jacobian",
-    "value_and_jacobian",
-    "prepare_pullback",
-    "pullback",
-    "value_and_pullback",
-    "prepare_pushforward",
-    "pushforward",
-    "value_and_pushforward",
-    "second_derivative",
-    "prepare_second_derivative",
-    "value_derivative_and_second_derivative",
-    "hvp",
-    "prepare_hvp",
-    "gradient_and_hvp",
-    "hessian",
-    "prepare_hessian",
-    "value_gradient_and_hessian",
-    "prepare_pushforward_same_point",
-    "prepare_pullback_same_point",
-    "prepare_hvp_same_point",
-]

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import PreparationMismatchError
 from ..families import array_namespace, as_numpy, is_array
-from .cases import CaseResult
+from .cases import ProbeCase
 from .counting import CountingFunction
 
 #: the non-array leaves of aux: the very objects must come back
@@ -240,41 +240,6 @@ class _Check:
             )
         else:
             self.found.append(f"{what}: no error")
-
-
-@dataclasses.dataclass
-class ProbeCase:
-    """One backend and one operator under a probe (``kind``); ``_run(found)`` notes what it finds as sentences."""
-
-    backend_id: str
-    backend: object
-    operator: str
-    kind = "probe"
-
-    @property
-    def id(self):
-        return f"{self.backend_id}-{self.kind}-{self.operator}"
-
-    def run(self) -> CaseResult:
-        found: list = []
-        try:
-            self._run(found)
-        except Exception as error:  # noqa: BLE001 - reported; a backend that fails to import included, never a skip
-            found.append(f"raised {type(error).__name__}: {error}")
-        status = "failed" if found else "passed"
-        return CaseResult(
-            self.backend_id, f"{self.kind}-{self.operator}", self.operator, "numpy", status, found
-        )
-
-    def check(self):
-        """The :class:`CaseResult`; AssertionError listing what was found when the case failed."""
-        result = self.run()
-        if result.status == "failed":
-            raise AssertionError(result.message())
-        return result
-
-    def _run(self, found):
-        raise NotImplementedError
 
 
 @dataclasses.dataclass

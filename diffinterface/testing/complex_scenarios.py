@@ -41,7 +41,7 @@ from ..core import get_adapter
 from ..core.complex_convention import complex_x_refusal
 from ..errors import UnsupportedError
 from ..families import array_namespace, as_numpy, dtype_name
-from .aux_scenarios import ProbeCase
+from .cases import ProbeCase
 
 Z = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
 T = np.array([0.5 - 1j, 2 + 0.3j, -1 + 1j])

@@ -58,6 +58,11 @@ class Problems:
     def __init__(self):
         self.found = []
 
+    def raised(self, what, error, expected=None):
+        """Record that ``what`` raised ``error`` (where ``expected`` says what it should have done)."""
+        said = f"expected {expected}; got " if expected is not None else ""
+        self.found.append(f"{what}: {said}{type(error).__name__}: {str(error)[:300]}")
+
     def expect_error(self, what, call, error, pattern, unchanged=()):
         """``call()`` must raise ``error`` with ``pattern`` in its message and leave ``unchanged`` as they were."""
         before = [np.array(to_numpy(a), copy=True) for a in unchanged]
@@ -69,10 +74,7 @@ class Problems:
                     f"{what}: raised {type(raised).__name__} without {pattern!r}: {raised}"
                 )
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            self.found.append(
-                f"{what}: expected {_names(error)} matching {pattern!r}; "
-                f"got {type(raised).__name__}: {str(raised)[:300]}"
-            )
+            self.raised(what, raised, f"{_names(error)} matching {pattern!r}")
         else:
             self.found.append(
                 f"{what}: expected {_names(error)} matching {pattern!r}; nothing was raised"
@@ -92,10 +94,7 @@ class Problems:
                 )
             return
         except Exception as raised:  # noqa: BLE001
-            self.found.append(
-                f"{what}: expected the derivative or a DifferentiationError; got "
-                f"{type(raised).__name__}: {str(raised)[:300]}"
-            )
+            self.raised(what, raised, "the derivative or a DifferentiationError")
             return
         if not is_array(got) or np.shape(to_numpy(got)) != np.shape(expected):
             self.found.append(
@@ -115,12 +114,15 @@ class Problems:
         try:
             got = call()
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            self.found.append(
-                f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
-            )
+            self.raised(what, raised, "a result")
             return None
         self.check_result(what, got, expected, like=like, zero=zero, rtol=rtol, atol=atol)
         return got
+
+    def expect_results(self, calls, *, like, zero=False, rtol=1e-4, atol=1e-6):
+        """:meth:`expect_result` for each ``what: (call, expected)`` of ``calls``, all like ``like``."""
+        for what, (call, expected) in calls.items():
+            self.expect_result(what, call, expected, like=like, zero=zero, rtol=rtol, atol=atol)
 
     def check_result(self, what, got, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
         """Record a problem unless ``got`` is ``expected`` in ``like``'s family, shape and dtype."""

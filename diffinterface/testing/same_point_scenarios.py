@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import PreparationMismatchError
 from ..families import array_namespace, as_numpy
-from .aux_scenarios import ProbeCase
+from .cases import ProbeCase
 from .batch_scenarios import takes_batch_size, with_batch_size
 
 

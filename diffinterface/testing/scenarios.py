@@ -40,6 +40,7 @@ from .analytic_functions import (
 # re-exported for the scenario modules that import them from here
 from .scenario import FIRST_ORDER, SECOND_ORDER, Scenario, _contract_x, _contract_y, _tangent, _x
 from .scenario import OPERATORS as OPERATORS
+from .second_order_set import second_order_set
 from .scenario import TWO_ARGUMENT_OPERATORS as TWO_ARGUMENT_OPERATORS
 
 
@@ -323,90 +324,6 @@ def _first_order_set():
     return scenarios
 
 
-def _second_order_set():
-    from ..contexts import Constant
-
-    scenarios = []
-    add = scenarios.append
-
-    def second(operator, f, x, value, first, second_result, name, contexts=(), tangents=None):
-        dtype = np.asarray(x).dtype
-        cast = lambda a: np.asarray(a, dtype=dtype)  # noqa: E731
-        if isinstance(second_result, tuple):
-            second_result = tuple(cast(a) for a in second_result)
-        else:
-            second_result = cast(second_result)
-        add(
-            Scenario(
-                operator,
-                f,
-                x,
-                tangents=tangents,
-                contexts=tuple(Constant(c) for c in contexts),
-                value=cast(value),
-                first=cast(first),
-                second=second_result,
-                name=name,
-            )
-        )
-
-    for dtype in ("float64", "float32"):
-        x = _x((), dtype)
-        f, value, d, d2 = scalar_to_scalar(x)
-        second(
-            "second_derivative", f, x, value, d, d2, f"second_derivative-scalar_to_scalar-{dtype}"
-        )
-    x = _x((), "float64")
-    f, value, d, d2 = scalar_to_array(x, (3,))
-    second("second_derivative", f, x, value, d, d2, "second_derivative-scalar_to_vector-float64")
-    f, ctx, value, d, d2 = scalar_with_context(x)
-    second(
-        "second_derivative",
-        f,
-        x,
-        value,
-        d,
-        d2,
-        "second_derivative-constant_context-float64",
-        contexts=ctx,
-    )
-
-    for shape, kind, dtype in (((4,), "vector", "float64"), ((2, 3), "matrix", "float32")):
-        x = _x(shape, dtype)
-        f, value, grad, hess = array_to_scalar(x)
-        t = _tangent(shape, dtype, 12)
-        tangents = (t, -t) if kind == "vector" else (t,)
-        hvps = tuple(_contract_x(hess, t, x.ndim).reshape(shape) for t in tangents)
-        label = "-batched" if len(tangents) > 1 else ""
-        second(
-            "hvp",
-            f,
-            x,
-            value,
-            grad,
-            hvps,
-            f"hvp-{kind}_to_scalar{label}-{dtype}",
-            tangents=tangents,
-        )
-        second("hessian", f, x, value, grad, hess, f"hessian-{kind}_to_scalar-{dtype}")
-    x = _x((3,), "float64")
-    f, ctx, value, grad, hess = gradient_with_context(x)
-    t = _tangent((3,), "float64", 13)
-    second(
-        "hvp",
-        f,
-        x,
-        value,
-        grad,
-        (_contract_x(hess, t, 1),),
-        "hvp-constant_context-float64",
-        contexts=ctx,
-        tangents=(t,),
-    )
-    second("hessian", f, x, value, grad, hess, "hessian-constant_context-float64", contexts=ctx)
-    return scenarios
-
-
 def _filter(scenarios, operators, allowed):
     if operators is None:
         return scenarios
@@ -462,4 +379,4 @@ def second_order_scenarios(operators=None):
     """
     from .buffer_scenarios import buffer_second_order_scenarios
 
-    return _filter(_second_order_set() + buffer_second_order_scenarios(), operators, SECOND_ORDER)
+    return _filter(second_order_set() + buffer_second_order_scenarios(), operators, SECOND_ORDER)

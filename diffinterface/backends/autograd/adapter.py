@@ -291,8 +291,8 @@ class AutogradAdapter(Adapter):
         return _valued_impl("jacobian", value_and_jacobian)
 
     def prepare_derivative(self, problem):
-        # A scalar output is cheapest in reverse mode (one backward pass, autograd.grad's recipe;
-        # measured 4-6 % faster than make_jvp on the matrices-of-scalar workload), any other in
+        # A scalar output is cheapest in reverse mode (one backward pass, autograd.grad's recipe,
+        # faster than make_jvp: benchmarks/README.md), any other in
         # forward mode (one tangent pass, not a backward pass per output). autograd learns the
         # output only by running f, so calls record f for reverse mode until one returns a
         # non-scalar; that call's rows come from the same recorded pass (f still runs once) and

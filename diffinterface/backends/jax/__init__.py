@@ -67,8 +67,8 @@ with jax inputs the prepared function *is* the jitted function (no wrapper)
 unless the x64 switch is needed; numpy inputs add one Python frame around the
 conversion the native recipe also needs (a copy the caller owns), and batches of numpy tangents are
 passed as flat arguments with one stacked result (numpy arrays nested in
-tuples dispatch about 1.5 us slower). The thread-local x64 switch (float64
-while x64 is off globally) costs about 0.5-1 us per call.
+tuples dispatch slower). The thread-local x64 switch (float64 while x64 is
+off globally) adds a little to each call (figures in ``benchmarks/README.md``).
 """
 
 from .adapter import JAXAdapter

@@ -3,14 +3,9 @@ called through the thinnest wrapper that converts its results (``calls.py``); se
 
 from __future__ import annotations
 
-import contextlib
-import re
-
 import jax
 import jax.numpy as jnp
 
-from ...contexts import Cache
-from ...errors import TracedArrayError, UnsupportedError, traced_array
 from ...families import dtype_name, is_array, shape_of
 from ...core import Adapter, Impl, Spec, require_scalar_output
 from .calls import (
@@ -35,7 +30,15 @@ from .calls import (
 from ...core.batching import record
 from .batching import sweep_batch
 from .aux import native_aux, traced_function
-from .bridge_points import ValuesNeededError
+from .refusals import (
+    JAX_ARRAY_NAMED,
+    TRACED_ARRAY_ERRORS,
+    cache_checked,
+    check_no_value_taken_out,
+    not_an_array,
+    traced,
+    traced_at_values,
+)
 from .second_order import JAXSecondOrder
 from .transforms import (
     _batched,
@@ -46,116 +49,6 @@ from .transforms import (
     _reverse_products,
     _value_and,
 )
-
-#: jax.errors raised when f converts the tracer it is differentiated at
-_TRACED_ARRAY_ERRORS = frozenset(
-    (
-        "TracerArrayConversionError",
-        "ConcretizationTypeError",
-        "TracerBoolConversionError",
-        "TracerIntegerConversionError",
-    )
-)
-#: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must be Tensor,
-#: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute __dlpack_device__")
-_JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
-
-
-#: JAX names the tracer a concrete value was asked of: a floating one is a number taken out of x's graph
-_FLOAT_TRACER = re.compile(r"traced array with shape (float|complex|bfloat)")
-
-
-def _not_an_array(out):
-    raise TypeError(
-        f"f: expected f to return an array or a number; it returned {type(out).__name__}"
-    )
-
-
-def _refusal(problem, backend, error, compiling):
-    """The clearer error for ``error``, raised by f while JAX traced it, or None.
-
-    A Cache that f writes x's values into: JAX cannot (its arrays are
-    immutable, and what f computes from x is a tracer, not numbers). A branch
-    on x's values (``if x[0] > 0``) while ``compiling``: jit traces without values.
-    """
-    caches = [i for i, c in enumerate(problem.contexts) if isinstance(c, Cache)]
-    if caches and (
-        isinstance(error, jax.errors.TracerArrayConversionError)
-        or isinstance(error, TypeError)
-        and "immutable" in str(error)
-    ):
-        return UnsupportedError(
-            f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it with a "
-            f"di.Cache: JAX cannot write into a buffer (its arrays are immutable, and what f computes from x is "
-            "traced, not numbers). Return the value from f instead, pass what f only reads as di.Constant, or "
-            f"use a backend that writes into buffers (di.check_inplace(backend) is True). ({error})"
-        )
-    if compiling and isinstance(error, jax.errors.TracerBoolConversionError):
-        message = str(traced_array(problem.f, backend, "JAX tracer", error))
-        return TracedArrayError(
-            f"{message} Where f branches on x's values (if x[0] > 0: ...), jax.jit cannot compile it: use "
-            "AutoJAX(jit=False), which differentiates eagerly as jax.grad does, or write the branch with "
-            "xp.where or jax.lax.cond"
-        )
-    return None
-
-
-def _check_no_value_taken_out(problem, backend, static, ctx):
-    """Raise where f turns a traced value of x into a Python number (``.item()``, ``float(x[0])``).
-
-    Eager JAX differentiates through the rest of f and silently drops what
-    such a number depended on; an abstract pass (no compilation) finds it.
-    A branch, an index or a size taken from values (integer ones) is allowed
-    eagerly: those are left to the eager evaluation, as are f's own errors.
-    """
-    try:
-        jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx)
-    except (jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
-        return
-    except jax.errors.ConcretizationTypeError as error:
-        if _FLOAT_TRACER.search(
-            str(error)
-        ):  # an integer one is a size or an index: eager JAX has its value
-            raise traced_array(problem.f, backend, "JAX tracer", error) from error
-    except Exception:  # noqa: BLE001 - the eager evaluation that follows raises f's own errors
-        return
-
-
-@contextlib.contextmanager
-def _traced(problem, backend, compiling=True):
-    """Tracing ``problem.f``: the errors :func:`_refusal` makes clearer are raised clearer."""
-    try:
-        yield
-    except Exception as error:
-        better = _refusal(problem, backend, error, compiling)
-        if better is None:
-            raise
-        raise better from error
-
-
-def _traced_at_values(problem, trace):
-    """``trace()``; where a DifferentiateWith inside f met its input under jit first and cannot learn its
-    output without values, f is evaluated once eagerly at the prepared x (each bridge then prepares at the
-    input it really gets, never at an invented point), and traced again."""
-    try:
-        return trace()
-    except ValuesNeededError:
-        # x and the traced contexts as JAX arrays: each bridge meets the signature the trace gives it
-        ctx = (jax.tree_util.tree_map(jnp.asarray, v) if _traceable(v) else v for v in problem.ctx)
-        problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *ctx)
-        return trace()
-
-
-def _cache_checked(fn, problem, backend):
-    """The eager ``fn``, whose errors from writing into a Cache are raised clearer (only with a Cache)."""
-    if not any(isinstance(c, Cache) for c in problem.contexts):
-        return fn
-
-    def call(*args):
-        with _traced(problem, backend, compiling=False):
-            return fn(*args)
-
-    return call
 
 
 class JAXAdapter(JAXSecondOrder, Adapter):
@@ -183,11 +76,11 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if type(error).__module__.startswith(
             "jax"
         ):  # numpy, float(), bool() or .item() on a tracer
-            return type(error).__name__ in _TRACED_ARRAY_ERRORS
+            return type(error).__name__ in TRACED_ARRAY_ERRORS
         # another framework's function called on x (torch.sin(x))
         return (
             isinstance(error, (TypeError, AttributeError))
-            and _JAX_ARRAY_NAMED.search(str(error)) is not None
+            and JAX_ARRAY_NAMED.search(str(error)) is not None
         )
 
     # jax.grad takes pytrees as they are: no ravel per call.
@@ -294,10 +187,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                         lowering = fn.lower(*args)
                         return lowering.compile() if compile_now else lowering
 
-                    with _traced(problem, self.backend):
-                        _traced_at_values(problem, lowered)
+                    with traced(problem, self.backend):
+                        traced_at_values(problem, lowered)
                 else:
-                    fn = _cache_checked(built, problem, self.backend)
+                    fn = cache_checked(built, problem, self.backend)
                 if aux is not None:
                     fn = aux.handing_over(fn)
                 if flat:
@@ -316,17 +209,17 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if not self._compiles(problem):
             # eager: f may branch on x's values (``if x[0] > 0``), which an abstract trace cannot
             with _x64_scope(self._wide(problem)):
-                _check_no_value_taken_out(problem, self.backend, static, ctx)
-                with _traced(problem, self.backend, compiling=False):
+                check_no_value_taken_out(problem, self.backend, static, ctx)
+                with traced(problem, self.backend, compiling=False):
                     out = problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *problem.ctx)
-            return Spec(shape_of(out), dtype_name(out)) if is_array(out) else _not_an_array(out)
-        with _x64_scope(self._wide(problem)), _traced(problem, self.backend):
-            out = _traced_at_values(
+            return Spec(shape_of(out), dtype_name(out)) if is_array(out) else not_an_array(out)
+        with _x64_scope(self._wide(problem)), traced(problem, self.backend):
+            out = traced_at_values(
                 problem,
                 lambda: jax.jit(problem.f, static_argnums=static).eval_shape(problem.x, *ctx),
             )
         if not hasattr(out, "shape") or not hasattr(out, "dtype"):
-            _not_an_array(out)
+            not_an_array(out)
         return Spec(out.shape, str(out.dtype))
 
     def prepare_evaluation(self, problem):
@@ -336,45 +229,22 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
-        (f, aux), k = traced_function(problem), len(problem.tangents)
-        f = f if aux else _output_checked(f)  # with aux, the pair checks y itself
-        bound, chosen = sweep_batch(self, problem, k, "forward")
-        return record(
-            self._impl(
-                problem,
-                ("pushforward", k),
-                {
-                    "pushforward": lambda flat: _batched(
-                        f, _forward_products, k, False, flat, bound, aux
-                    ),
-                    "value_and_pushforward": lambda flat: _batched(
-                        f, _forward_products, k, True, flat, bound, aux
-                    ),
-                },
-                batched=True,
-            ),
-            chosen,
-        )
+        return self._prepare_products(problem, "pushforward", "forward", _forward_products)
 
     def prepare_pullback(self, problem):
+        return self._prepare_products(problem, "pullback", "reverse", _reverse_products)
+
+    def _prepare_products(self, problem, name, mode, products):
+        """A batch of ``products`` (``_forward_products`` or ``_reverse_products``) swept in ``mode``."""
         (f, aux), k = traced_function(problem), len(problem.tangents)
-        bound, chosen = sweep_batch(self, problem, k, "reverse")
-        return record(
-            self._impl(
-                problem,
-                ("pullback", k),
-                {
-                    "pullback": lambda flat: _batched(
-                        f, _reverse_products, k, False, flat, bound, aux
-                    ),
-                    "value_and_pullback": lambda flat: _batched(
-                        f, _reverse_products, k, True, flat, bound, aux
-                    ),
-                },
-                batched=True,
-            ),
-            chosen,
-        )
+        if name == "pushforward" and not aux:
+            f = _output_checked(f)  # with aux, the pair checks y itself
+        bound, chosen = sweep_batch(self, problem, k, mode)
+        builders = {
+            name: lambda flat: _batched(f, products, k, False, flat, bound, aux),
+            f"value_and_{name}": lambda flat: _batched(f, products, k, True, flat, bound, aux),
+        }
+        return record(self._impl(problem, (name, k), builders, batched=True), chosen)
 
     # -- first-order overrides ------------------------------------------------------------------
 

@@ -46,9 +46,8 @@ def _entries(compression, ncolors):
     """``entries(products)``: the pattern's entries read out of the products stacked ``(ncolors, ...)``.
 
     A two-dimensional gather of (color, position) pairs, as asdex reads its
-    compressed matrix: XLA runs it about 60 us faster at N = 1e4 than the same
-    gather of flat positions out of the products reshaped to one dimension
-    (``python -m benchmarks.bench_overhead sparse`` times both).
+    compressed matrix: XLA runs it faster than the same gather of flat positions
+    out of the products reshaped to one dimension (``benchmarks/README.md``).
     """
     size = compression.product_size
     gather = np.asarray(compression.gather)
@@ -89,8 +88,8 @@ class _nothing:
 
 
 def _inside_jit(compression, problem, dense_shape):
-    """For JAX results, the BCOO is built inside the compiled function (about 20 us less per call
-    than wrapping its values afterwards); None for the others."""
+    """For JAX results, the BCOO is built inside the compiled function (cheaper per call than
+    wrapping its values afterwards); None for the others."""
     if problem.family != "jax" or dense_shape is not None:
         return None
     from jax.experimental.sparse import BCOO

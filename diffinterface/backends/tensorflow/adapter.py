@@ -48,8 +48,8 @@ class TensorFlowAdapter(Adapter):
 
     def choose_mode(self, operator, problem):
         mode = super().choose_mode(operator, problem)
-        # a square Jacobian: TensorFlow's own tape.jacobian traces in about two thirds of the time of a
-        # vectorized ForwardAccumulator and runs as fast or faster (n = 10: 0.99x, n = 100: 0.68x)
+        # a square Jacobian: TensorFlow's own tape.jacobian traces faster than a vectorized
+        # ForwardAccumulator and runs as fast or faster (benchmarks/README.md)
         if (
             operator == "jacobian"
             and mode == "forward"

@@ -8,8 +8,8 @@
     array([2., 4.])
 
 Both primitives are native. Each operator uses the recipe that measured
-fastest on CPU (torch 2.13, float64, small and medium sizes; see
-``python -m benchmarks``), within the mode the selector asks for:
+fastest on CPU (the figures are in ``benchmarks/README.md``), within the mode
+the selector asks for:
 
 =================  ============================================  ==========================================
 operator           ``mode=None`` / ``mode="reverse"``            ``mode="forward"``
@@ -36,31 +36,24 @@ hvp                double backward, batched over the tangents (every mode)
 second_derivative  double backward (batched over the output basis for array outputs)
 =================  ============================================  ==========================================
 
-Measured here (interleaved, thread CPU time): ``autograd.grad`` is 2-3x
-faster than ``torch.func.grad`` on small gradients; forward-mode AD (dual
-numbers or ``torch.func.jvp``) is 8-15x slower than a backward pass on seed
-003's 3x3 function of a scalar, which is why ``mode=None`` differentiates
-scalar functions and Jacobians in reverse mode; batched ``autograd.grad``
-beats ``autograd.functional.jacobian(vectorize=True)``, ``jacrev`` and
-``vmap(vjp)`` for Jacobians; double backward beats ``torch.func.hessian``,
-``autograd.functional.hessian`` and forward-over-reverse HVPs by 1.4-5x.
+``mode=None`` differentiates scalar functions and Jacobians in reverse mode
+because torch's forward mode is much slower than a backward pass on them.
 Batches of seeds are one vectorized call (``is_grads_batched`` or ``vmap``),
 never a Python loop: every prepared call evaluates ``f`` once.
 
 A single backward pass on plain tensors (the gradient of a scalar function, a
 pullback with one cotangent) calls the engine behind ``autograd.grad``
 (``torch.autograd.graph._engine_run_backward``) with the arguments
-``autograd.grad`` would pass it: that skips about 10 us of argument handling per
-call, and a 10-element gradient ran in 0.72-0.76x the time of ``autograd.grad``.
+``autograd.grad`` would pass it: that skips ``autograd.grad``'s argument
+handling, a large part of a small gradient's call.
 Tensor subclasses, active ``__torch_function__`` modes and torch versions without
 that function go through ``autograd.grad`` itself.
 
 ``AutoTorch(compile=True)`` (experimental) compiles ``torch.func.grad_and_value(f)``
 with ``torch.compile`` at preparation, for ``gradient`` and
 ``value_and_gradient`` in ``mode=None`` / ``"reverse"`` (other operators run
-eagerly). On CPU, compiling took 6-90 s (a C++ toolchain is required); the
-compiled gradient of the vectorized chain energy at n=1e4 ran 5.8x faster than eager
-``autograd.grad``, and ``sum(x**2)`` at n=10 1.5x faster.
+eagerly). Compiling takes seconds to minutes (on CPU a C++ toolchain is
+required) and pays off on large vectorized functions.
 
 Arrays: numpy in, numpy out (``torch.from_numpy``, no copy; a read-only
 array, and one with negative strides such as ``a[::-1]``, which torch cannot
@@ -104,8 +97,7 @@ at preparation. ``.numpy()`` and numpy functions on x are refused by torch
 itself (a :class:`~diffinterface.TracedArrayError`). A deliberate stop-gradient
 by ``.detach()`` is refused too: pass that value as ``di.Constant(value)``. Meta-device
 tensors would skip that evaluation, but torch's meta kernels import
-``torch._dynamo`` on first use (2-3 s in a fresh process, twice the cost of
-``import torch``), so only ``compile=True`` loads it. Two-argument functions ``f(y, x)`` take the shape from
+``torch._dynamo`` on first use (slower than ``import torch`` itself), so only ``compile=True`` loads it. Two-argument functions ``f(y, x)`` take the shape from
 ``y``, are not evaluated at preparation, and are differentiated through a
 fresh zero buffer per call (torch records the writes); the user's ``y`` is
 written only by the core, with the value.

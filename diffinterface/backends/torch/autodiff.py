@@ -18,8 +18,8 @@ _ones_like = torch.ones_like
 _has_torch_function = torch._C._has_torch_function
 
 # What torch.autograd.grad runs once it has handled its arguments. That handling (tuples,
-# __torch_function__ dispatch, _make_grads' checks) is about 10 us of Python per call, a third
-# of a 10-element gradient; _vjp calls the engine itself when it needs none of it. None on a
+# __torch_function__ dispatch, _make_grads' checks) is a large part of a small gradient's call
+# (benchmarks/README.md); _vjp calls the engine itself when it needs none of it. None on a
 # torch without it: every backward pass then goes through torch.autograd.grad.
 _engine_run_backward = getattr(torch.autograd.graph, "_engine_run_backward", None)
 
@@ -218,12 +218,12 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
     return run
 
 
-#: Largest input for ``torch.autograd.functional.jacobian``'s forward strategy: measured against
-#: ``vmap(jvp)`` on ``x**2``, it takes 0.72x the time at n=100, 0.82x at 300 and 1.6x at 500.
+#: Largest input for which ``torch.autograd.functional.jacobian``'s forward strategy beats
+#: ``vmap(jvp)`` (benchmarks/README.md).
 _FUNCTIONAL_FORWARD_MAX_INPUT = 300
 
-#: Largest output for which ``mode=None`` computes a derivative by batched backward passes: measured
-#: against dual numbers on ``sin(a * x)``, they take 0.48x the time at 3 outputs, 0.71x at 30, 3x at 300.
+#: Largest output for which ``mode=None`` computes a derivative by batched backward passes, which beat
+#: dual numbers up to about there (benchmarks/README.md).
 _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 
 

@@ -190,7 +190,7 @@ def learned_output_spec(adapter, problem):
     """The output's shape and dtype, from one evaluation of f at x, watched (see the module docstring).
 
     One evaluation, not a run on meta-device tensors: most meta kernels are Python functions
-    that import torch._dynamo on first use, 2-3 s of imports in a fresh process.
+    that import torch._dynamo on first use, slower than importing torch itself.
     """
     if problem.y is not None:
         return Spec.of(problem.y)

@@ -107,14 +107,8 @@ class TorchJacobians:
 
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):
         """``operator`` ("jacobian" or "derivative") by one backward pass batched over the output basis."""
-        to_torch, recording, back, back_value, fn = (
-            b.to_torch,
-            b.recording,
-            b.back,
-            b.back_value,
-            b.fn,
-        )
-        broken = b.broken
+        to_torch, recording, back = b.to_torch, b.recording, b.back
+        back_value, fn, broken = b.back_value, b.fn, b.broken
         spec = problem.spec
         if spec.shape == ():
             seeds = None

@@ -17,8 +17,8 @@ from .graph_watch import refuse_a_constant_output
 class TorchSecondOrder:
     """The second-order recipes of :class:`~diffinterface.backends.torch.adapter.TorchAdapter` (a mixin)."""
 
-    # -- second order: double backward (measured 1.4-3x faster than torch.func or
-    # autograd.functional Hessians, 2-4x faster than forward-over-reverse HVPs) -----------------------
+    # -- second order: double backward (faster than torch.func or autograd.functional Hessians and
+    # forward-over-reverse HVPs; benchmarks/README.md) -------------------------------------------------
 
     def _gradient_graph(self, problem):
         """``run(x, ctx) -> (xr, value, gradient with its graph)`` for a scalar ``f``."""

@@ -200,6 +200,11 @@ class Checker:
             self.finding(operator, message.split(": ", 1)[1])
 
 
+def _flat64(seed):
+    """A seed of any family as a flat float64 numpy vector, to contract with a reference matrix."""
+    return np.asarray(to_numpy(seed), dtype=np.float64).reshape(-1)
+
+
 def differenced_size(reference):
     """The largest entry of the values a finite-difference rule differences: f's, g's and the gradient's."""
     return max(
@@ -256,25 +261,19 @@ def check_program(
         tangent = random_like(point.shape)
         got = checker.call("pushforward", lambda: di.pushforward(f, backend, x, (tangent,)))
         if got is not None:
-            expected = (
-                flat_jacobian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)
-            ).reshape(out_shape)
+            expected = (flat_jacobian @ _flat64(tangent)).reshape(out_shape)
             checker.compare("pushforward", got[0], expected)
     if "pullback" in wanted:
         cotangent = random_like(out_shape)
         got = checker.call("pullback", lambda: di.pullback(f, backend, x, (cotangent,)))
         if got is not None:
-            expected = (
-                np.asarray(to_numpy(cotangent), dtype=np.float64).reshape(-1) @ flat_jacobian
-            ).reshape(point.shape)
+            expected = (_flat64(cotangent) @ flat_jacobian).reshape(point.shape)
             checker.compare("pullback", got[0], expected)
     if "hvp" in wanted:
         tangent = random_like(point.shape)
         got = checker.call("hvp", lambda: di.hvp(g, backend, x, (tangent,)))
         if got is not None:
-            expected = (
-                hessian @ np.asarray(to_numpy(tangent), dtype=np.float64).reshape(-1)
-            ).reshape(point.shape)
+            expected = (hessian @ _flat64(tangent)).reshape(point.shape)
             checker.compare("hvp", got[0], expected)
     if "hessian" in wanted:
         got = checker.call("hessian", lambda: di.hessian(g, backend, x))

@@ -18,8 +18,10 @@ The modules group the probes by the kind of defect:
 - :mod:`.result_dtypes`: results in x's dtype on every backend;
 - :mod:`.foreign_families`: contexts, tangents and functions of another
   array family are converted or refused by name;
-- :mod:`.unusual_arrays`: strided, expanded, read-only, inference-mode and
-  structurally zero arrays, in and out;
+- :mod:`.unusual_arrays`: strided, expanded, read-only and inference-mode
+  arrays, in and out;
+- :mod:`.unusual_functions`: structurally zero derivatives, matrix chains,
+  empty outputs, criteria as losses, negative-step slices, as ordinary arrays;
 - :mod:`.one_kind`: a Python float, a NumPy scalar and a 0-d array are one
   kind (pytree leaves too), a torch ``Parameter`` and a ``Tensor`` too;
 - :mod:`.evaluation_points`: f is evaluated only at points the user gave (and
@@ -31,6 +33,8 @@ The modules group the probes by the kind of defect:
   and every result can be passed back as ``out=``;
 - :mod:`.array_api_rules`: each array-API function the namespace offers
   differentiates in both modes, keeps x's dtype, or raises naming itself;
+- :mod:`.array_api_special_inputs`: rules at inputs where their formulas
+  break (broadcast arguments, symmetric matrices, zeros, repeated indices);
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 from . import (
     array_api_rules,
+    array_api_special_inputs,
     batched_matmul,
     differentiate_with_in_jax,
     evaluation_points,
@@ -55,6 +60,7 @@ from . import (
     result_dtypes,
     rolled_axes,
     unusual_arrays,
+    unusual_functions,
     writable_results,
 )
 
@@ -64,11 +70,13 @@ _MODULES = (
     result_dtypes,
     foreign_families,
     unusual_arrays,
+    unusual_functions,
     one_kind,
     evaluation_points,
     differentiate_with_in_jax,
     writable_results,
     array_api_rules,
+    array_api_special_inputs,
     batched_matmul,
     rolled_axes,
 )

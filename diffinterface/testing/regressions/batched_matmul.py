@@ -75,9 +75,7 @@ def _called(problems, what, call):
     try:
         return call()
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"{what}: expected a result; got {type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised(what, raised, "a result")
         return ()
 
 

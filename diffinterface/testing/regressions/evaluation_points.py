@@ -106,33 +106,20 @@ def _second_order_at_a_zero_d_x(backend, problems, zero):
         for x in (s, np.float64(s), np.array(s)):
             kind = type(x).__name__
             like = s  # a Python float, a NumPy scalar and a 0-d array are one kind
-            problems.expect_result(
-                f"{name} hessian at a 0-d x ({kind})",
-                lambda: hessian(_cubic, pair, x),
-                np.array(second),
-                like=like,
-                zero=zero,
-                rtol=1e-3,
-                atol=1e-5,
-            )
-            problems.expect_result(
-                f"{name} hvp at a 0-d x ({kind})",
-                lambda: hvp(_cubic, pair, x, (np.array(1.0),))[0],
-                np.array(second),
-                like=like,
-                zero=zero,
-                rtol=1e-3,
-                atol=1e-5,
-            )
-            problems.expect_result(
-                f"{name} second_derivative at a 0-d x ({kind})",
-                lambda: second_derivative(_cubic, pair, x),
-                np.array(second),
-                like=like,
-                zero=zero,
-                rtol=1e-3,
-                atol=1e-5,
-            )
+            for operator, call in (
+                ("hessian", lambda: hessian(_cubic, pair, x)),
+                ("hvp", lambda: hvp(_cubic, pair, x, (np.array(1.0),))[0]),
+                ("second_derivative", lambda: second_derivative(_cubic, pair, x)),
+            ):
+                problems.expect_result(
+                    f"{name} {operator} at a 0-d x ({kind})",
+                    call,
+                    np.array(second),
+                    like=like,
+                    zero=zero,
+                    rtol=1e-3,
+                    atol=1e-5,
+                )
 
 
 SMALL = np.array([0.01, 0.02, 0.5])

@@ -36,17 +36,17 @@ def _seen_fresh(backend, problems, zero, what, loss, change):
     for scale in (1.0, 3.0):
         change(scale)
         expected = 2 * scale * X
-        problems.expect_result(
-            f"unprepared gradient after {what} became {scale}",
-            lambda: gradient(loss, backend, X),
-            expected,
-            like=X,
-            zero=zero,
-        )
-        problems.expect_result(
-            f"gradient prepared after {what} became {scale}",
-            lambda: gradient(loss, backend, X, prep=prepare_gradient(loss, backend, X)),
-            expected,
+        problems.expect_results(
+            {
+                f"unprepared gradient after {what} became {scale}": (
+                    lambda: gradient(loss, backend, X),
+                    expected,
+                ),
+                f"gradient prepared after {what} became {scale}": (
+                    lambda: gradient(loss, backend, X, prep=prepare_gradient(loss, backend, X)),
+                    expected,
+                ),
+            },
             like=X,
             zero=zero,
         )

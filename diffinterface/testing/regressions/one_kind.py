@@ -49,9 +49,7 @@ def _training_loop(backend, problems, zero):
             )
             p = {key: p[key] - 0.1 * g[key] for key in p}  # p["a"] becomes a NumPy scalar
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"a training loop with a 0-d leaf: {type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised("a training loop with a 0-d leaf", raised)
 
 
 def _gradient_as_tangent(backend, problems, zero):
@@ -60,10 +58,7 @@ def _gradient_as_tangent(backend, problems, zero):
         g = gradient(_loss, backend, p)  # g["a"]: a 0-d array for the float leaf
         (hv,) = hvp(_loss, backend, p, (g,))
     except Exception as raised:  # noqa: BLE001
-        problems.found.append(
-            f"hvp with the gradient (0-d leaves) as tangent for float leaves: "
-            f"{type(raised).__name__}: {str(raised)[:300]}"
-        )
+        problems.raised("hvp with the gradient (0-d leaves) as tangent for float leaves", raised)
         return
     _check_tree(
         problems,
@@ -99,10 +94,7 @@ def _scalar_leaf_pullback(backend, problems, zero):
     try:
         (got,) = pullback(_mixed, backend, p, (1.0,))
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.found.append(
-            f"pullback of a tree with a NumPy float32 scalar leaf: {type(raised).__name__}: "
-            f"{str(raised)[:300]}"
-        )
+        problems.raised("pullback of a tree with a NumPy float32 scalar leaf", raised)
         return
     _check_tree(
         problems,

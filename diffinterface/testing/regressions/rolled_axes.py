@@ -69,10 +69,7 @@ def _rolled_axes(backend, problems, zero):
         try:
             results = call()
         except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.found.append(
-                f"{name} of 3 seeds through roll along axis=-1: expected a result; got "
-                f"{type(raised).__name__}: {str(raised)[:300]}"
-            )
+            problems.raised(f"{name} of 3 seeds through roll along axis=-1", raised, "a result")
             continue
         for k, (got, want) in enumerate(zip(results, expected)):
             problems.check_result(
