@@ -52,11 +52,10 @@ from .boundary import explain
 from .problem import Problem
 from .transform import Step
 from .tree_input import check_tree_seeds, flattened, native, x_tree
+from .tree_key import optree_module, path_name
 from .pytree import (
     _inside,
     _reshape,
-    _optree,
-    _path_name,
     _promoted,
     cached_function,
 )
@@ -80,7 +79,7 @@ class OutputPlan:
             ):
                 raise TypeError(
                     f"f: expected f to return an array, a number or a pytree of real floating-point "
-                    f"arrays; its output{_path_name(path)} is {describe(leaf)}"
+                    f"arrays; its output{path_name(path)} is {describe(leaf)}"
                 )
         self.shapes = tuple(shape_of(leaf) for leaf in leaves)
         self.dtypes = tuple(
@@ -92,12 +91,12 @@ class OutputPlan:
         self.size = int(bounds[-1])
         self.dtype = _promoted(self.dtypes)
         self._leaves = tuple(zip(self.shapes, self.dtypes))
-        self._flatten = _optree().tree_flatten
+        self._flatten = optree_module().tree_flatten
         self._unflatten = spec.unflatten
 
     def __repr__(self):
         leaves = ", ".join(
-            f"{_path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves)
+            f"{path_name(p)}: {d} {s}" for p, (s, d) in zip(self.paths, self._leaves)
         )
         return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
 
@@ -135,7 +134,7 @@ class OutputPlan:
     def check(self, tree, name):
         """Raise naming ``name`` and the first leaf where ``tree`` is not shaped like ``f(x)``."""
         try:
-            paths, leaves, spec = _optree().tree_flatten_with_path(tree)
+            paths, leaves, spec = optree_module().tree_flatten_with_path(tree)
         except Exception:  # noqa: BLE001 - an unflattenable value is reported as such
             paths, leaves, spec = (), (), None
         if spec != self.spec:
@@ -144,10 +143,10 @@ class OutputPlan:
                 f"got {spec if spec is not None else type(tree).__name__}"
             )
         for path, leaf, (shape, dtype) in zip(paths, leaves, self._leaves):
-            where = name + _path_name(path)
+            where = name + path_name(path)
             if not is_array(leaf) or shape_of(leaf) != shape:
                 raise ValueError(
-                    f"{where}: expected an array of shape {shape} like y{_path_name(path)}; "
+                    f"{where}: expected an array of shape {shape} like y{path_name(path)}; "
                     f"got {describe(leaf)}"
                 )
             if leaf.__class__ is not float and family_of(leaf) != self.family:
@@ -156,7 +155,7 @@ class OutputPlan:
                 )
             if dtype_name(leaf) != dtype and leaf.__class__ is not float:
                 raise TypeError(
-                    f"{where}: expected dtype {dtype} like y{_path_name(path)}; got {describe(leaf)}. "
+                    f"{where}: expected dtype {dtype} like y{path_name(path)}; got {describe(leaf)}. "
                     "Convert it yourself: diffinterface does not change dtypes."
                 )
 
@@ -228,7 +227,7 @@ def output_plan(out, family):
     if is_array(out):
         return None
     try:
-        paths, leaves, spec = _optree().tree_flatten_with_path(out)
+        paths, leaves, spec = optree_module().tree_flatten_with_path(out)
     except Exception:  # noqa: BLE001 - not a tree: the caller reports the original error
         return None
     if not leaves or spec.num_nodes == 1:

@@ -44,6 +44,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..families import cast as _cast
+from .tree_key import TreeKey, leaf_key, leaf_kind, optree_module, path_name, tree_key
 from ..families import (
     FAMILIES,
     NUMBERS,
@@ -83,42 +84,6 @@ def cached_function(key, build):
     return function
 
 
-def _optree():
-    try:
-        import optree
-    except ImportError as error:  # pragma: no cover - optree is in the pytree extra
-        raise ImportError(
-            "x: a pytree x needs optree; install it with pip install 'diffinterface[pytree]'"
-        ) from error
-    return optree
-
-
-def _path_name(path):
-    """``('layer', 0)`` -> ``['layer'][0]``, as one indexes the tree."""
-    return "".join(f"[{p!r}]" for p in path) or "(root)"
-
-
-def _leaf_key(leaf):
-    """(class, dtype, shape) of a leaf, as the messages name it."""
-    cls = leaf.__class__
-    return (cls.__module__ + "." + cls.__qualname__, dtype_name(leaf), shape_of(leaf))
-
-
-def leaf_kind(leaf):
-    """(family, dtype, shape): what a leaf must keep from preparation to call.
-
-    Classes of one family are one kind: a Python float, a NumPy scalar and a
-    0-d ndarray (numpy arithmetic turns one into another: ``np.array(0.7) -
-    0.1 * g`` is an ``np.float64``), a torch ``Parameter`` and the ``Tensor``
-    a functional update gives.
-
-    >>> import numpy as np
-    >>> leaf_kind(0.5) == leaf_kind(np.float64(0.5)) == leaf_kind(np.array(0.5))
-    True
-    """
-    return (family_of(leaf), dtype_name(leaf), shape_of(leaf))
-
-
 def _promoted(dtypes):
     order = ("float16", "bfloat16", "float32", "float64")
     if len(set(dtypes)) == 1:
@@ -150,69 +115,12 @@ def _inside(flat, dtype):
     return _COMPLEX[dtype] if dtype_name(flat).startswith("complex") else dtype
 
 
-class TreeKey:
-    """The comparable description of a tree (structure and leaves) in a preparation's key."""
-
-    __slots__ = ("spec", "paths", "leaves", "kinds")
-
-    def __init__(self, spec, paths, leaves, kinds):
-        # leaves name each leaf's class (for the messages); kinds are what is compared (leaf_kind)
-        self.spec, self.paths, self.leaves, self.kinds = spec, paths, leaves, kinds
-
-    def __eq__(self, other):
-        return isinstance(other, TreeKey) and self.spec == other.spec and self.kinds == other.kinds
-
-    def __hash__(self):
-        return hash((self.spec, self.kinds))
-
-    def __repr__(self):
-        return f"a tree of {len(self.leaves)} leaves {self.spec}"
-
-    def difference(self, given):
-        """One line naming the first leaf where ``given`` differs from this (prepared) tree."""
-        if not isinstance(given, TreeKey):
-            return f"prepared {self!r}, given {given}"
-        prepared_paths, given_paths = (
-            dict(zip(self.paths, self.leaves)),
-            dict(zip(given.paths, given.leaves)),
-        )
-        prepared_kinds, given_kinds = (
-            dict(zip(self.paths, self.kinds)),
-            dict(zip(given.paths, given.kinds)),
-        )
-        for path, leaf in prepared_paths.items():
-            if path not in given_paths:
-                return f"leaf {_path_name(path)} is missing from the given tree (prepared {self.spec}, given {given.spec})"
-            if given_kinds[path] != prepared_kinds[path]:
-                (_, d0, s0), (_, d1, s1) = leaf, given_paths[path]
-                return (
-                    f"leaf {_path_name(path)}: prepared {leaf[0]} {d0} {s0}, "
-                    f"given {given_paths[path][0]} {d1} {s1}"
-                )
-        for path in given_paths:
-            if path not in prepared_paths:
-                return f"leaf {_path_name(path)} was not prepared (prepared {self.spec}, given {given.spec})"
-        return f"the node types differ: prepared {self.spec}, given {given.spec}"
-
-
-def tree_key(tree):
-    """The :class:`TreeKey` of ``tree`` (its structure and leaves' type, dtype and shape)."""
-    optree = _optree()
-    paths, leaves, spec = optree.tree_flatten_with_path(tree)
-    return TreeKey(
-        spec,
-        tuple(paths),
-        tuple(_leaf_key(leaf) for leaf in leaves),
-        tuple(leaf_kind(leaf) for leaf in leaves),
-    )
-
-
 class TreePlan:
     """How one tree structure is raveled into a flat array and back (see the module docstring)."""
 
     def __init__(self, tree, name="x", complex_leaves=False):
         # complex_leaves: a plan that only checks trees (a complex x's, core/complex_convention.py), never ravels
-        optree = _optree()
+        optree = optree_module()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
             raise TypeError(
@@ -221,7 +129,7 @@ class TreePlan:
             )
         families = set()
         for path, leaf in zip(paths, leaves):
-            where = name + _path_name(path) if path else name
+            where = name + path_name(path) if path else name
             if not is_array(leaf):
                 raise TypeError(
                     f"{where}: expected a float, an array or a pytree of arrays; got {describe(leaf)}"
@@ -253,7 +161,7 @@ class TreePlan:
         self.key = TreeKey(
             spec,
             self.paths,
-            tuple(_leaf_key(leaf) for leaf in leaves),
+            tuple(leaf_key(leaf) for leaf in leaves),
             tuple(leaf_kind(leaf) for leaf in leaves),
         )
         self._checks = tuple(
@@ -413,7 +321,7 @@ def write_tree_out(out, result, name="out"):
     """``out=`` for tree results: ``out`` has the result's structure; each leaf is written in place."""
     if is_array(result):
         return write_out(out, result, name)
-    optree = _optree()
+    optree = optree_module()
     paths, results, spec = optree.tree_flatten_with_path(result)
     buffers, out_spec = optree.tree_flatten(out)
     if out_spec != spec:
@@ -421,5 +329,5 @@ def write_tree_out(out, result, name="out"):
             f"{name}: expected buffers in a tree shaped like the result, {spec}; got {out_spec}"
         )
     for path, buffer, leaf in zip(paths, buffers, results):
-        write_out(buffer, leaf, name + _path_name(path))
+        write_out(buffer, leaf, name + path_name(path))
     return out

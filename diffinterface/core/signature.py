@@ -41,7 +41,7 @@ import numpy as np
 
 from ..contexts import Context
 from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
-from .pytree import TreeKey, leaf_kind, tree_key
+from .tree_key import TreeKey, leaf_kind, tree_key
 
 _NUMPY_SCALAR = "numpy scalar"
 
