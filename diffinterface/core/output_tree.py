@@ -3,7 +3,7 @@
 ``jacobian``, ``pushforward`` and ``pullback`` (and their
 ``value_and_`` forms: the operators whose row has ``tree_output``) also take an ``f`` returning a pytree of arrays. At
 preparation the output is learned by one evaluation of ``f`` through the
-adapter (:func:`diffinterface.core.prepare._output_tree`, only when the adapter
+adapter (:func:`tree_output`, the transform of the preparation pipeline, only when the adapter
 refuses the output as not an array: an array ``y`` pays nothing), and
 :class:`OutputPlan` records it; the adapter then sees ``f`` returning the flat
 output (leaves raveled and concatenated in the promoted dtype), and the
