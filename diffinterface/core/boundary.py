@@ -29,7 +29,7 @@ raised, so the prepared fast path pays nothing) and hands it to
 
 from __future__ import annotations
 
-from ..families import FAMILIES, NUMBERS, describe, is_array
+from ..families import FAMILIES, FLOAT_DTYPES, describe, dtype_name, is_array
 from ..errors import (
     DifferentiationError,
     MissingBackendError,
@@ -38,18 +38,26 @@ from ..errors import (
     function_name,
     traced_array,
 )
+from .tree_key import optree_module
 
 #: errors diffinterface raises itself: never reinterpreted
 _OWN = (DifferentiationError, PreparationMismatchError, MissingBackendError, UnsupportedError)
 
 
 def _is_tree_of_arrays(value):
-    from .output_tree import output_plan
-
-    try:
-        return output_plan(value, NUMBERS) is not None
-    except TypeError:  # a leaf that is no float array: f's output is the cause
+    """True for a pytree output the operators take: real floating arrays, not only plain numbers."""
+    if is_array(value):
         return False
+    try:
+        leaves = optree_module().tree_leaves(value)
+    except Exception:  # noqa: BLE001 - not a tree (or no optree): f's output is the cause
+        return False
+    if not leaves or all(leaf.__class__ in (float, int) for leaf in leaves):
+        return False  # a list of plain numbers is an output that forgot to be an array
+    return all(
+        is_array(leaf) and (leaf.__class__ is float or dtype_name(leaf) in FLOAT_DTYPES)
+        for leaf in leaves
+    )
 
 
 def non_array_output(f, value):
