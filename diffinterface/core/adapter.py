@@ -90,9 +90,12 @@ to its two backends' adapters.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+from typing import Callable, ClassVar, Mapping, Optional
+
 from ..families import NUMBERS
 from .operator_table import OPERATORS
-from .problem import Spec
+from .problem import Problem, Spec
 
 
 class Impl:
@@ -114,11 +117,6 @@ class Impl:
 
     def __repr__(self):
         return f"Impl({', '.join(name for name in self.__dict__ if name != 'checks_x')})"
-
-
-def _build_from_primitives(problem):
-    """None: the core builds this operator from the adapter's primitives (its fallback)."""
-    return None
 
 
 class Adapter:
@@ -163,6 +161,15 @@ class Adapter:
     #: only where no aux can leave (compiled code returning none, a transform showing no values). The kit's
     #: aux scenario allows that evaluation for these only (:mod:`diffinterface.testing.aux_scenarios`).
     aux_evaluated_again: frozenset[str] = frozenset()
+    #: True when the adapter runs its sweeps in batches of the selector's batch_size itself
+    bounds_sweeps = False
+    #: ``prepare_batched_gradient`` computes an evaluating outer's formula around its gradients in one call
+    batches_gradients = False
+    #: an evaluating outer that hands its formula over all its points to ``problem.batched_f``
+    batches_points = False
+    #: operator name -> the method preparing it (``prepare_<name>``), declared by a subclass; filled
+    #: at class creation, so that an operator registered by a third party is found as the built-in ones
+    preparations: ClassVar[Mapping[str, Callable]] = MappingProxyType({})
 
     def __init__(self, backend):
         self.backend = backend
@@ -171,13 +178,50 @@ class Adapter:
     def __repr__(self):
         return f"<{type(self).__name__} for {self.backend!r}>"
 
-    def __getattr__(self, name):
-        # ``prepare_<name>`` of every registered operator family that the adapter does not define
-        # returns None: the core then builds that operator from the primitives (its fallback).
-        # Primitives (pushforward, pullback) included, so an adapter implements at least one of them.
-        if name.startswith("prepare_") and name[len("prepare_") :] in OPERATORS:
-            return _build_from_primitives
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def __init_subclass__(cls, **options):
+        super().__init_subclass__(**options)
+        # the declared table of preparations: each ``prepare_<operator>`` defined below Adapter, mixins
+        # included (built-in operators and those a third party registers alike), the closest first
+        table = {}
+        for klass in reversed(cls.__mro__[: cls.__mro__.index(Adapter)]):
+            for attribute, value in vars(klass).items():
+                name = attribute[len("prepare_") :]
+                if attribute.startswith("prepare_") and name not in NOT_OPERATORS:
+                    table[name] = value
+        cls.preparations = MappingProxyType(table)
+
+    def prepare(self, operator: str, problem: Problem) -> Optional[Impl]:
+        """The :class:`Impl` of ``operator`` for ``problem``, or None: the core builds it from the
+        primitives (its fallback). By default, the class's ``prepare_<operator>`` (see
+        ``preparations``); a wrapper that routes every operator overrides this method."""
+        method = self.preparations.get(operator)
+        return None if method is None else method.__get__(self, type(self))(problem)
+
+    # The operators' preparations: None builds the operator from the primitives; an adapter
+    # overrides those its framework does faster, and at least one primitive.
+    def prepare_pushforward(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_pullback(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_derivative(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_gradient(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_jacobian(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_second_derivative(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_hvp(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_hessian(self, problem: Problem) -> Optional[Impl]:
+        return None
 
     def choose_mode(self, operator, problem):
         """Which mode a fallback should use for ``operator``: "forward" or "reverse"."""
@@ -235,16 +279,52 @@ class Adapter:
         return value
 
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
-    def differentiable_value_and_gradient(self, problem):
+    def differentiable_value_and_gradient(self, problem: Problem) -> Optional[Callable]:
+        """``vg(x, *ctx) -> (f(x), gradient)`` in the framework's own arrays, differentiable again by
+        it; None: this adapter's gradient cannot be differentiated through."""
         return None
 
-    def differentiable_value_and_derivative(self, problem):
+    def differentiable_value_and_derivative(self, problem: Problem) -> Optional[Callable]:
+        """``vd(x, *ctx) -> (f(x), derivative)``, as :meth:`differentiable_value_and_gradient`."""
         return None
 
-    #: ``prepare_batched_gradient`` computes an evaluating outer's formula around its gradients in one call
-    batches_gradients = False
-    #: an evaluating outer that hands its formula over all its points to ``problem.batched_f``
-    batches_points = False
+    def differentiable_first_derivative(
+        self, operator: str, problem: Problem
+    ) -> Optional[Callable]:
+        """The hook above of ``operator``, "gradient" or "derivative"."""
+        if operator == "gradient":
+            return self.differentiable_value_and_gradient(problem)
+        return self.differentiable_value_and_derivative(problem)
 
-    def prepare_batched_gradient(self, problem, formulas):
+    def bridge_first_derivative(
+        self, problem: Problem, framework: Optional[str], operator: str
+    ) -> Optional[Callable]:
+        """For a pair of different frameworks (``SecondOrder``): the inner's first derivative
+        ``operator`` of ``problem`` (computed by ``framework``) as a function of the outer's arrays
+        whose derivatives are the inner's second-order operators; None: the pair cannot work."""
         return None
+
+    def prepare_batched_gradient(self, problem: Problem, formulas: dict) -> Optional[Impl]:
+        """An Impl computing an evaluating outer's ``formulas`` around this adapter's gradients in
+        one call (``capabilities.batches_gradients``, see the module docstring); None: the outer
+        calls the prepared gradient once per point."""
+        return None
+
+    # Sparse hooks (``AutoSparse`` over this adapter): a compressed Jacobian or Hessian built whole.
+    def sparse_jacobian(
+        self, problem: Problem, compression, seed_matrix, dense_shape, assembler
+    ) -> Optional[tuple]:
+        """``(jacobian, value_and_jacobian)`` of ``problem`` for the coloring ``compression`` (its
+        seeds: ``seed_matrix``; ``assembler`` decompresses), or None: ``AutoSparse`` runs the
+        colors through this adapter's primitives."""
+        return None
+
+    def sparse_hessian(
+        self, problem: Problem, compression, seed_matrix, dense_shape, assembler
+    ) -> Optional[tuple]:
+        """``(hessian, value_gradient_and_hessian)``, as :meth:`sparse_jacobian`."""
+        return None
+
+
+#: ``prepare_<name>`` methods that are hooks of their own, not an operator's preparation
+NOT_OPERATORS = frozenset({"same_point", "batched_gradient", "evaluation", "call"})

@@ -116,7 +116,7 @@ class Problem:
     def impl(self, operator, tangents=None):
         """The adapter's implementation of ``operator``, or the fallback built from primitives."""
         problem = self if tangents is None else self.replace(tangents=tangents)
-        impl = getattr(self.adapter, "prepare_" + operator)(problem)
+        impl = self.adapter.prepare(operator, problem)
         if impl is None:
             impl = FALLBACKS[operator](problem)
         return impl
@@ -151,7 +151,7 @@ class Seeded:
     def __init__(self, problem, operator, seeds):
         adapter = problem.adapter
         step = adapter.max_batch or len(seeds) or 1
-        if not getattr(adapter, "bounds_sweeps", False):
+        if not adapter.bounds_sweeps:
             # an adapter that runs any batch it is given at once: batches of the selector's batch_size
             step = min(step, choose_batch_size(adapter.backend, len(seeds), lambda: None))
         batches = cut(seeds, step)

@@ -65,17 +65,16 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
         # The outer traces its own framework only: a wrapper that can bridge frameworks
         # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over
         # as a function of the outer's arrays whose derivatives are the inner's second-order operators.
-        bridge = getattr(problem.adapter, "bridge_first_derivative", None)
-        if bridge is not None:
-            return bridge(inner_problem, inner.framework, operator), None
+        bridged = problem.adapter.bridge_first_derivative(inner_problem, inner.framework, operator)
+        if bridged is not None:
+            return bridged, None
         computed_by = inner.framework or "numpy, outside any AD framework"
         raise UnsupportedError(
             f"backend: {pair} cannot work: the outer backend traces {outer.framework} computations "
             f"and cannot differentiate the inner's {operator}, computed by {computed_by}. "
             "Use an outer and inner of the same framework, or AutoFiniteDiff() as the outer backend."
         )
-    hook = getattr(inner, "differentiable_value_and_" + operator, None)
-    function = hook(inner_problem) if hook is not None else None
+    function = inner.differentiable_first_derivative(operator, inner_problem)
     if function is None:
         raise UnsupportedError(
             f"backend: {pair} cannot work: the inner adapter {type(inner).__name__} does not provide its "

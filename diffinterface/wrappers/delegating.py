@@ -15,7 +15,7 @@ the table, and override only the operators they build themselves.
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Adapter
+from ..core import Adapter
 
 
 class DelegatingAdapter(Adapter):
@@ -53,15 +53,9 @@ class DelegatingAdapter(Adapter):
     def prepare_evaluation(self, problem):
         return self.delegate.prepare_evaluation(self.delegated(problem))
 
-
-def _delegated_preparation(name):
-    def prepare(self, problem):
-        return self.delegated(problem).impl(name)
-
-    prepare.__doc__ = f"``{name}`` of the wrapped backend."
-    return prepare
-
-
-for _name in OPERATORS:
-    setattr(DelegatingAdapter, "prepare_" + _name, _delegated_preparation(_name))
-del _name
+    def prepare(self, operator, problem):
+        """``operator`` as this wrapper prepares it (its own ``prepare_<operator>``), else the wrapped
+        backend's."""
+        if operator in self.preparations:
+            return super().prepare(operator, problem)
+        return self.delegated(problem).impl(operator)

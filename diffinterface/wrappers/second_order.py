@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import OPERATORS, Impl, get_adapter, operators_of_order
+from ..core import OPERATORS, Impl, get_adapter
 from ..families import FAMILIES, NUMBERS, as_numpy
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
@@ -107,25 +107,17 @@ class SecondOrderAdapter(DelegatingAdapter):
 
         return Impl(**{m: converting(getattr(impl, m)) for m in op.methods})
 
-    #: pairs of different frameworks: the inner's first derivative, bridged into the outer's
-    bridge_first_derivative = staticmethod(bridged_first_derivative)
-
-
-def _second_order(name):
-    def prepare(self, problem):
-        # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
+    def prepare(self, operator, problem):
+        """First order: the inner's. Second order: the inner's native one for ``SecondOrder(b, b)``
+        only; other pairs are composed as asked (None: the second-order fallback)."""
+        if OPERATORS[operator].order != 2:
+            return super().prepare(operator, problem)
         if self.backend.outer != self.backend.inner:
-            return (
-                None if problem.family in self.outer.families else self.through_numpy(name, problem)
-            )
-        return getattr(self.inner, "prepare_" + name)(self.delegated(problem))
+            if problem.family in self.outer.families:
+                return None
+            return self.through_numpy(operator, problem)
+        return self.inner.prepare(operator, self.delegated(problem))
 
-    prepare.__doc__ = (
-        f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
-    )
-    return prepare
-
-
-for _name in operators_of_order(2):
-    setattr(SecondOrderAdapter, "prepare_" + _name, _second_order(_name))
-del _name
+    def bridge_first_derivative(self, problem, framework, operator):
+        """Pairs of different frameworks: the inner's first derivative, bridged into the outer's."""
+        return bridged_first_derivative(problem, framework, operator)

@@ -13,7 +13,7 @@ from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
-from .through_workers import evaluate_through_workers
+from .through_workers import prepare_through_workers
 
 
 class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
@@ -37,10 +37,20 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                     "not installed: pip install 'diffinterface[scipy]'",
                     name="scipy",
                 ) from error
-        if getattr(backend, "workers", None) is not None:
-            evaluate_through_workers(self)
+        self.workers = getattr(backend, "workers", None)
         # with workers, the points go to them
         self.batches_points = self.method in ("central", "forward") and self.tape is None
+
+    def prepare(self, operator, problem):
+        """The operator's own preparation, its evaluations of f routed through the selector's workers
+        where it has them (:mod:`.through_workers`)."""
+        if self.workers is None or operator not in self.preparations:
+            return super().prepare(operator, problem)
+        return prepare_through_workers(
+            self,
+            lambda taped, problem: super(FiniteDiffAdapter, taped).prepare(operator, problem),
+            problem,
+        )
 
     def output_spec(self, problem):
         if not self.writes_cache:

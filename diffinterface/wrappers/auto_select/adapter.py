@@ -14,7 +14,7 @@ every backend it may choose.
 
 from __future__ import annotations
 
-from ...core import OPERATORS, Adapter, check_available, get_adapter
+from ...core import Adapter, check_available, get_adapter
 from ...errors import UnsupportedError
 from .config import AutoSelect
 from .selection import default_candidates, select
@@ -63,16 +63,16 @@ class AutoSelectAdapter(Adapter):
     def prepare_call(self, call, strict, one_off):
         return select(self.backend, self.candidates(), call, strict, one_off)
 
-
-def _first_that_prepares(name):
-    def prepare(self, problem):
+    def prepare(self, operator, problem):
+        """``operator`` of the first candidate that prepares it, in the order listed (inside a
+        wrapper: nothing is timed)."""
         errors = []
         for candidate, installed in self.candidates():
             adapter = get_adapter(candidate) if installed else None
             if adapter is None or problem.family not in adapter.families:
                 continue
             try:
-                return problem.replace(adapter=adapter).impl(name)
+                return problem.replace(adapter=adapter).impl(operator)
             except Exception as error:  # noqa: BLE001 - the next candidate may prepare it
                 errors.append(error)
         if errors:
@@ -80,13 +80,3 @@ def _first_that_prepares(name):
         raise UnsupportedError(
             f"backend: no candidate of {self.backend!r} takes {problem.family} arrays"
         )
-
-    prepare.__doc__ = (
-        f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
-    )
-    return prepare
-
-
-for _name in OPERATORS:
-    setattr(AutoSelectAdapter, "prepare_" + _name, _first_that_prepares(_name))
-del _name

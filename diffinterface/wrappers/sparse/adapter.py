@@ -22,8 +22,8 @@ value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
                              value, gradient and the hvps from one pass
 ===========================  ===================================================
 
-A dense adapter may build the whole sparse operator itself, through the hooks
-``sparse_jacobian`` / ``sparse_hessian`` (``(problem, compression, seed_matrix,
+A dense adapter may build the whole sparse operator itself, through its declared hooks
+``sparse_jacobian`` / ``sparse_hessian`` (default None; ``(problem, compression, seed_matrix,
 dense_shape, assembler) -> (operator, value_and_operator)`` or None): with
 ``AutoJAX()``, products and gather are one compiled function
 (``backends/jax/sparse.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
@@ -99,13 +99,6 @@ class SparseAdapter(DelegatingAdapter):
             dense_shape if self.backend.dense_result else None,
         )
 
-    def _built_whole(self, hook, dense, compression, dtype, dense_shape):
-        """``(operator, value_and_operator)`` built whole by the dense adapter's ``hook``, or None."""
-        build = getattr(self.dense, hook, None)
-        if build is None:
-            return None
-        return build(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
-
     def prepare_jacobian(self, problem):
         if isinstance(self.dense, MixedModeAdapter):
             return self._prepare_bidirectional_jacobian(problem)
@@ -118,7 +111,9 @@ class SparseAdapter(DelegatingAdapter):
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
         dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
-        built = self._built_whole("sparse_jacobian", dense, compression, dtype, dense_shape)
+        built = self.dense.sparse_jacobian(
+            dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler
+        )
         if built is not None:
             jacobian, value_and_jacobian = built
             return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
@@ -188,12 +183,12 @@ class SparseAdapter(DelegatingAdapter):
         outer, inner = self.dense.outer, self.dense.inner
         fusable = outer is inner and compression.solve is None  # substitution runs on the host
         built = (
-            self._built_whole(
-                "sparse_hessian",
+            self.dense.sparse_hessian(
                 dense,
                 compression,
-                x_dtype,
+                _seed_matrix(compression, x_dtype),
                 x_shape + x_shape if self.backend.dense_result else None,
+                assembler,
             )
             if fusable
             else None
