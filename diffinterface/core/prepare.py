@@ -41,9 +41,9 @@ def check_x(x, adapter, op):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
     require_real_float(x, "x", _REAL_X_ADVICE)
     family = family_of(x)
-    if family not in adapter.families:
+    if family not in adapter.capabilities.families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
             f"arrays; got {describe(x)}"
         )
     if op.scalar_x and shape_of(x) != ():
@@ -87,7 +87,7 @@ def _check_y(call, adapter):
     op, y = call.op, call.y
     if not op.allows_y:
         raise TypeError(f"y: {op.name} does not take two-argument functions f(y, x)")
-    if not adapter.inplace:
+    if not adapter.capabilities.inplace:
         raise UnsupportedError(
             f"y: {type(call.backend).__name__} cannot differentiate two-argument functions f(y, x) "
             "that write into y (check_inplace(backend) is False); return the output from f instead"
@@ -121,7 +121,7 @@ def prepare(call, strict, learn_output=False, one_off=False, point_checked=False
             raise TypeError(f"f: expected a callable; got {type(f).__name__}")
         return _prepare_with_aux(call, adapter, strict, learn_output, one_off)
     if (
-        adapter.prepares_calls
+        adapter.capabilities.prepares_calls
     ):  # a wrapper preparing the whole call through other backends (AutoSelect)
         return adapter.prepare_call(call, strict, one_off)
     if not callable(f):
@@ -229,7 +229,7 @@ def _output_tree(op, problem, learn_output=False):
     if (
         not learn_output
         and problem._spec is None
-        and op.listed_in(problem.adapter.output_from_each_call)
+        and op.listed_in(problem.adapter.capabilities.output_from_each_call)
     ):
         return (
             problem,
@@ -298,7 +298,7 @@ def _zero_d_results_as_arrays(op, impl, adapter, problem, methods=None):
     keeps the methods as they are, so every other call pays nothing; a
     prepared gradient at an array x, say, goes to the adapter unwrapped.
     """
-    if adapter.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
+    if adapter.capabilities.numpy_results_are_arrays or not FAMILIES[problem.family].scalar_results:
         return None
     spec = problem._spec
     x_scalar, y_scalar = not problem.x_shape, spec is None or not spec.shape
@@ -326,7 +326,7 @@ def _impl(op, problem):
     once the output's shape is learned, which the adapter may do while
     preparing (:mod:`diffinterface.core.empty`).
     """
-    handles_empty = op.listed_in(problem.adapter.own_empty_results)
+    handles_empty = op.listed_in(problem.adapter.capabilities.own_empty_results)
     if not handles_empty and is_empty(op, problem):
         return prepare_empty(op, problem)
     impl = (
@@ -342,9 +342,9 @@ def _impl(op, problem):
 def _tree_plan(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
     tree = TreePlan(x)
-    if tree.family not in adapter.families:
+    if tree.family not in adapter.capabilities.families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
             f"arrays; got a tree of {tree.family} arrays"
         )
     if op.scalar_x:

@@ -65,13 +65,18 @@ class SecondOrderAdapter(DelegatingAdapter):
         super().__init__(backend, get_adapter(backend.inner))
         self.outer = get_adapter(backend.outer)
         self.inner = self.delegate
-        # f runs wherever either backend evaluates it: at complex points if either takes complex steps
-        self.writes_cache = self.outer.writes_cache and self.inner.writes_cache
-        self.families = tuple(f for f in self.outer.families if f in self.inner.families)
-        if self.outer.framework is None and NUMBERS in self.families:
+        outer, inner = self.outer.capabilities, self.inner.capabilities
+        families = tuple(f for f in outer.families if f in inner.families)
+        if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of another
             # family the inner takes goes through numpy (_through_numpy)
-            self.families = self.inner.families
+            families = inner.families
+        self.capabilities = self.capabilities.replace(
+            # f runs wherever either backend evaluates it: at complex points if either takes complex steps
+            writes_cache=outer.writes_cache and inner.writes_cache,
+            families=families,
+            approximate=outer.approximate or inner.approximate,
+        )
 
     def parts(self):
         return (self, *self.outer.parts(), *self.inner.parts())
@@ -113,7 +118,7 @@ class SecondOrderAdapter(DelegatingAdapter):
         if OPERATORS[operator].order != 2:
             return super().prepare(operator, problem)
         if self.backend.outer != self.backend.inner:
-            if problem.family in self.outer.families:
+            if problem.family in self.outer.capabilities.families:
                 return None
             return self.through_numpy(operator, problem)
         return self.inner.prepare(operator, self.delegated(problem))

@@ -163,7 +163,7 @@ def _writes_cache(x, cache):
 def _cache_written_in_f(backend, problems, zero):
     cache = np.zeros(X.shape)
     call = lambda: gradient(_writes_cache, backend, X, Cache(cache))  # noqa: E731
-    if check_inplace(backend) and get_adapter(backend).writes_cache:
+    if check_inplace(backend) and get_adapter(backend).capabilities.writes_cache:
         problems.expect_result(
             "gradient of f writing into a di.Cache", call, 2 * X, like=X, zero=zero
         )

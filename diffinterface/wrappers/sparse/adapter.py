@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import cast, from_numpy
-from ...core import Impl, get_adapter, require_scalar_output
+from ...core import Capabilities, Impl, get_adapter, require_scalar_output
 from ...operators._second_order import differentiated_problem, outer_mode
 from ..delegating import DelegatingAdapter
 from ..second_order import SecondOrderAdapter
@@ -59,7 +59,11 @@ def _explicit_jacobian_mode(adapter):
     """ "columns", "rows" or None (free choice) for a Jacobian with the dense adapter."""
     if isinstance(adapter, SecondOrderAdapter):  # as a first-order backend it is its inner
         adapter = adapter.inner
-    mode = adapter.mode if adapter.mode != "both" else getattr(adapter.backend, "mode", None)
+    mode = (
+        adapter.capabilities.mode
+        if adapter.capabilities.mode != "both"
+        else getattr(adapter.backend, "mode", None)
+    )
     return {"forward": "columns", "reverse": "rows", None: None}[mode]
 
 
@@ -71,17 +75,22 @@ def _batches(seeds, max_batch):
 class SparseAdapter(DelegatingAdapter):
     """Sparse jacobian and hessian; every other operator is the dense backend's (its delegate)."""
 
-    #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
-    own_empty_results = frozenset({"jacobian", "hessian"})
-    complex_x_refusal = (
-        "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
-        "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)"
+    capabilities = Capabilities(
+        # its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
+        own_empty_results=frozenset({"jacobian", "hessian"}),
+        complex_x_refusal=(
+            "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
+            "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)"
+        ),
     )
 
     def __init__(self, backend):
         super().__init__(backend, get_adapter(backend.dense_backend))
         self.dense = self.delegate
-        self.framework = self.dense.framework
+        dense = self.dense.capabilities
+        self.capabilities = self.capabilities.replace(
+            framework=dense.framework, approximate=dense.approximate
+        )
 
     # -- the sparse operators ------------------------------------------------------------------------
 
@@ -205,7 +214,7 @@ class SparseAdapter(DelegatingAdapter):
         # H @ seed from the dense backend's own hvp (batched as it prefers).
         hvps = [
             (dense.impl("hvp", tangents=batch).hvp, batch)
-            for batch in _batches(seeds, self.dense.max_batch)
+            for batch in _batches(seeds, self.dense.capabilities.max_batch)
         ]
         if len(hvps) == 1:
             ((hvp, batch),) = hvps
@@ -218,7 +227,7 @@ class SparseAdapter(DelegatingAdapter):
         def hessian(x, *ctx):
             return decompress(products(x, *ctx))
 
-        if outer.framework is None and inner.framework is None:
+        if outer.capabilities.framework is None and inner.capabilities.framework is None:
             # Differences of differences: the dense backend's own gradient and hvps (differencing
             # a difference-quotient gradient again would lose every digit).
             value_and_gradient = dense.impl("gradient").value_and_gradient
