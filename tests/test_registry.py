@@ -232,12 +232,12 @@ def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
     from diffinterface.core.operator_table import FALLBACKS
 
     op = Operator(
-        "sum_of_columns",
-        1,
-        None,
-        ("sum_of_columns", "value_and_sum_of_columns"),
-        ("value", "first"),
-        "first",
+        name="sum_of_columns",
+        order=1,
+        seeds=None,
+        methods=("sum_of_columns", "value_and_sum_of_columns"),
+        valued_returns=("value", "first"),
+        plain_returns="first",
     )
 
     def fallback(problem):

@@ -207,7 +207,7 @@ class Adapter:
         chosen = getattr(self.backend, "mode", None)
         if chosen is not None:
             return chosen
-        prefers = OPERATORS[operator].prefers
+        prefers = OPERATORS[operator].fallback_mode
         if prefers == "smaller side":
             return "forward" if problem.x_size <= problem.spec.size else "reverse"
         return prefers

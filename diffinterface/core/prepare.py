@@ -85,7 +85,7 @@ def check_tangents(tangents, like, like_name, name="tangents", family=None):
 
 def _check_y(call, adapter):
     op, y = call.op, call.y
-    if not op.allows_y:
+    if not op.two_argument:
         raise TypeError(f"y: {op.name} does not take two-argument functions f(y, x)")
     if not adapter.capabilities.inplace:
         raise UnsupportedError(
