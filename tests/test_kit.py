@@ -49,6 +49,9 @@ class SlightlyWrong(AbstractBackend):
 class SlightlyWrongAdapter(FiniteDiffAdapter):
     """Complex-step pushforwards (exact to rounding), scaled by ``1 + error``; everything else is the core's fallback."""
 
+    # the complex step is exact to rounding: the kit's exact tolerances, which a wrong scale fails
+    capabilities = FiniteDiffAdapter.capabilities.replace(approximate=False)
+
     def prepare_pushforward(self, problem):
         exact = super().prepare_pushforward(problem)
         scale = 1.0 + self.backend.error
