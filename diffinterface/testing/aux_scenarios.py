@@ -25,7 +25,7 @@ flattened f)):
   (``capabilities.traces_without_values`` of the adapter) that evaluates f no more: its
   compiled code computes f at x, so its aux comes from there. An adapter
   whose recipe for an operator cannot return aux from there declares it
-  (``aux_evaluated_again``): its calls may evaluate f once more.
+  (``capabilities.aux_evaluated_again``): its calls may evaluate f once more.
 
     >>> from diffinterface.testing.aux_scenarios import aux_cases
     >>> import diffinterface as di

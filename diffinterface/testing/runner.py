@@ -63,7 +63,7 @@ def _capabilities(backend):
 
 
 def _writes_cache(backend):
-    """The adapter's ``writes_cache`` capability (True when its import fails: the cases then fail loudly)."""
+    """The adapter's ``capabilities.writes_cache`` (True when its import fails: the cases then fail loudly)."""
     try:
         return bool(get_adapter(backend).capabilities.writes_cache)
     except MissingBackendError:
