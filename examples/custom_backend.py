@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 import diffinterface as di
-from diffinterface.core import Adapter, Impl
+from diffinterface.core import Adapter, Capabilities, Impl
 from diffinterface.testing import default_scenarios, test_differentiation
 
 
@@ -29,7 +29,7 @@ class AutoComplexStep(di.AbstractBackend):
 
 
 class ComplexStepAdapter(Adapter):
-    mode = "forward"  # the native primitive is the pushforward
+    capabilities = Capabilities(mode="forward")  # the native primitive is the pushforward
 
     def prepare_pushforward(self, problem):
         f, h = problem.f, self.backend.h

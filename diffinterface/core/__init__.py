@@ -18,6 +18,7 @@ The core imports no operator, backend or wrapper.
 """
 
 from .adapter import Adapter, Impl
+from .capabilities import Capabilities
 from .call import call, prepared_call
 from .operator_table import OPERATORS, RULES, Operator, operators_of_order, register_operator
 from .prepare import check_tangents, prepare
@@ -35,6 +36,7 @@ from .registry import (
 
 __all__ = [
     "Adapter",
+    "Capabilities",
     "Impl",
     "Call",
     "call",

@@ -1,7 +1,9 @@
 """The adapter contract: what a backend implements.
 
 An adapter wraps one AD library (``diffinterface/backends/``) or other
-backends (``diffinterface/wrappers/``). It declares its ``mode`` and
+backends (``diffinterface/wrappers/``). It declares its facts once, in one
+frozen value (``capabilities = Capabilities(mode="both", families=...)``, see
+:mod:`diffinterface.core.capabilities`), its ``mode`` among them, and
 implements at least one primitive preparation, ``prepare_pushforward`` or
 ``prepare_pullback``. Every other ``prepare_<operator>`` of the operator table
 returns ``None`` here, which tells the core to build that operator from the
@@ -40,14 +42,14 @@ adapter converts at its boundary. A 0-d numpy result (the value of a scalar
 ``f``, the derivative at a scalar ``x``) is a 0-d ``np.ndarray``: where an
 adapter may return NumPy scalars or floats there (numpy reductions and
 indexing do), the core converts them once per call, at preparation deciding
-whether it must (``numpy_results_are_arrays``). For two-argument functions ``f(y, x, *ctx)``
+whether it must (``capabilities.numpy_results_are_arrays``). For two-argument functions ``f(y, x, *ctx)``
 the returned value is a fresh array; the core copies it into the user's ``y``.
 
 Second order (``SecondOrder(outer, inner)``, ``diffinterface/wrappers/second_order.py``):
 the outer backend differentiates the inner backend's first derivative. An
-adapter whose ``framework`` is None (finite differences, zeros) only evaluates
+adapter whose ``capabilities.framework`` is None (finite differences, zeros) only evaluates
 functions at concrete arrays, so as the outer it differentiates any inner's
-prepared gradient. An adapter that traces (``framework = "jax"``, ``"torch"``,
+prepared gradient. An adapter that traces (``framework="jax"``, ``"torch"``,
 ``"autograd"``) can only differentiate computations of its own framework; as
 the inner of such an outer it provides its first derivative as a function its
 framework can differentiate again, through two optional hooks:
@@ -80,7 +82,7 @@ compute the outer's whole formula around them in one call:
 
 Pytrees: when ``x`` is a pytree, the core hands the adapter a flat problem
 (``f`` of one flat array, see :mod:`diffinterface.core.pytree`) unless the
-adapter lists the operator in ``pytrees`` (and ``takes_tree`` agrees): then
+adapter lists the operator in ``capabilities.pytrees`` (and ``takes_tree`` agrees): then
 ``problem.x`` is the tree, ``problem.tree`` its flattening plan (leaves,
 ``unflatten``), and the prepared methods take and return trees.
 
@@ -90,9 +92,13 @@ to its two backends' adapters.
 
 from __future__ import annotations
 
-from ..families import NUMBERS
+import warnings
+from types import MappingProxyType
+from typing import Callable, ClassVar, Mapping, Optional
+
+from .capabilities import FIELDS, Capabilities
 from .operator_table import OPERATORS
-from .problem import Spec
+from .problem import Problem, Spec
 
 
 class Impl:
@@ -116,53 +122,15 @@ class Impl:
         return f"Impl({', '.join(name for name in self.__dict__ if name != 'checks_x')})"
 
 
-def _build_from_primitives(problem):
-    """None: the core builds this operator from the adapter's primitives (its fallback)."""
-    return None
-
-
 class Adapter:
     """Base class of backend adapters; see the module docstring for the contract."""
 
-    #: "forward", "reverse" or "both": which primitives are native.
-    mode = "forward"
-    #: True when the framework can differentiate two-argument ``f(y, x)`` that writes ``y``.
-    inplace = False
-    #: False when ``f`` cannot write what it computes into a ``di.Cache`` of x's dtype: the complex
-    #: step evaluates f at complex points, whose imaginary parts a real Cache would drop.
-    writes_cache = True
-    #: None when the adapter differentiates a complex x (through its real view, core/complex_convention.py);
-    #: else why not, for the error (the complex step evaluates f at complex points of its own).
-    complex_x_refusal: str | None = None
-    #: True when every numpy result is an ``np.ndarray``, 0-d ones included; False (the safe
-    #: default) lets the core turn NumPy scalars and floats into 0-d arrays where results can be 0-d.
-    numpy_results_are_arrays = False
-    #: Largest batch of tangents one primitive call takes (None: any).
-    max_batch = None
-    #: The array families accepted for ``x``.
-    families: tuple[str, ...] = (NUMBERS,)
-    #: The framework whose computations this adapter traces ("jax", "torch", "autograd"),
-    #: or None when it only evaluates functions at concrete arrays (see the module docstring).
-    framework: str | None = None
-    #: What ``f`` receives as x while the framework traces it, for error messages ("JAX tracer").
-    traced_array_name = "traced array"
-    #: Operators whose ``prepare_<name>`` takes a pytree ``x`` as it is (``problem.tree`` is its
-    #: flattening plan); for every other operator the core hands the adapter a flat array.
-    pytrees: frozenset = frozenset()
-    #: Operators whose empty problems (``x`` or ``f(x)`` of size 0) the adapter answers itself, for
-    #: results that are not dense arrays; the core answers every other one (:mod:`diffinterface.core.empty`).
-    own_empty_results: frozenset = frozenset()
-    #: Operators whose preparation never evaluates ``f``: the output is learned from each call's own
-    #: forward pass, so an unprepared call evaluates f once, as the native recipe does. The core keeps
-    #: it so; a pytree output is then learned on the first call that meets it (core/call.py).
-    output_from_each_call: frozenset = frozenset()
-    #: True for a wrapper whose ``prepare_call(call, strict, one_off)`` returns the whole
-    #: :class:`~diffinterface.core.preparation.Preparation` itself, made through other backends (AutoSelect).
-    prepares_calls = False
-    #: Operators whose calls, with ``has_aux``, evaluate f once more for the aux: their recipe computes f
-    #: only where no aux can leave (compiled code returning none, a transform showing no values). The kit's
-    #: aux scenario allows that evaluation for these only (:mod:`diffinterface.testing.aux_scenarios`).
-    aux_evaluated_again: frozenset[str] = frozenset()
+    #: what this adapter declares about itself (mode, array families, framework...), in one value;
+    #: an adapter whose facts depend on its selector sets ``self.capabilities`` in ``__init__``
+    capabilities: Capabilities = Capabilities()
+    #: operator name -> the method preparing it (``prepare_<name>``), declared by a subclass; filled
+    #: at class creation, so that an operator registered by a third party is found as the built-in ones
+    preparations: ClassVar[Mapping[str, Callable]] = MappingProxyType({})
 
     def __init__(self, backend):
         self.backend = backend
@@ -171,29 +139,82 @@ class Adapter:
     def __repr__(self):
         return f"<{type(self).__name__} for {self.backend!r}>"
 
-    def __getattr__(self, name):
-        # ``prepare_<name>`` of every registered operator family that the adapter does not define
-        # returns None: the core then builds that operator from the primitives (its fallback).
-        # Primitives (pushforward, pullback) included, so an adapter implements at least one of them.
-        if name.startswith("prepare_") and name[len("prepare_") :] in OPERATORS:
-            return _build_from_primitives
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def __init_subclass__(cls, **options):
+        super().__init_subclass__(**options)
+        # the declared table of preparations: each ``prepare_<operator>`` defined below Adapter, mixins
+        # included (built-in operators and those a third party registers alike), the closest first
+        table = {}
+        for klass in reversed(cls.__mro__[: cls.__mro__.index(Adapter)]):
+            for attribute, value in vars(klass).items():
+                name = attribute[len("prepare_") :]
+                if attribute.startswith("prepare_") and name not in NOT_OPERATORS:
+                    table[name] = value
+        cls.preparations = MappingProxyType(table)
+        # an adapter written before ``capabilities`` states its facts as class attributes: folded in
+        legacy = {
+            name: value
+            for name, value in vars(cls).items()
+            if name in FIELDS and not isinstance(value, property)
+        }
+        if legacy:
+            warnings.warn(
+                f"{cls.__name__}: declare {', '.join(legacy)} in one value, "
+                f"capabilities = Capabilities({', '.join(f'{n}=...' for n in legacy)}) "
+                "(diffinterface.core.Capabilities); class attributes are read once, at class creation",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            cls.capabilities = cls.capabilities.replace(**legacy)
+
+    def prepare(self, operator: str, problem: Problem) -> Optional[Impl]:
+        """The :class:`Impl` of ``operator`` for ``problem``, or None: the core builds it from the
+        primitives (its fallback). By default, the class's ``prepare_<operator>`` (see
+        ``preparations``); a wrapper that routes every operator overrides this method."""
+        method = self.preparations.get(operator)
+        return None if method is None else method.__get__(self, type(self))(problem)
+
+    # The operators' preparations: None builds the operator from the primitives; an adapter
+    # overrides those its framework does faster, and at least one primitive.
+    def prepare_pushforward(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_pullback(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_derivative(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_gradient(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_jacobian(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_second_derivative(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_hvp(self, problem: Problem) -> Optional[Impl]:
+        return None
+
+    def prepare_hessian(self, problem: Problem) -> Optional[Impl]:
+        return None
 
     def choose_mode(self, operator, problem):
         """Which mode a fallback should use for ``operator``: "forward" or "reverse"."""
-        if self.mode != "both":
-            return self.mode
+        mode = self.capabilities.mode
+        if mode != "both":
+            return mode
         chosen = getattr(self.backend, "mode", None)
         if chosen is not None:
             return chosen
-        prefers = OPERATORS[operator].prefers
+        prefers = OPERATORS[operator].fallback_mode
         if prefers == "smaller side":
             return "forward" if problem.x_size <= problem.spec.size else "reverse"
         return prefers
 
     def takes_tree(self, operator, tree):
         """True when ``prepare_<operator>`` should receive the pytree ``x`` itself (its plan: ``tree``)."""
-        return operator in self.pytrees
+        return operator in self.capabilities.pytrees
 
     def output_spec(self, problem):
         """Output shape and dtype of ``f``: by default, one evaluation at preparation."""
@@ -235,16 +256,52 @@ class Adapter:
         return value
 
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
-    def differentiable_value_and_gradient(self, problem):
+    def differentiable_value_and_gradient(self, problem: Problem) -> Optional[Callable]:
+        """``vg(x, *ctx) -> (f(x), gradient)`` in the framework's own arrays, differentiable again by
+        it; None: this adapter's gradient cannot be differentiated through."""
         return None
 
-    def differentiable_value_and_derivative(self, problem):
+    def differentiable_value_and_derivative(self, problem: Problem) -> Optional[Callable]:
+        """``vd(x, *ctx) -> (f(x), derivative)``, as :meth:`differentiable_value_and_gradient`."""
         return None
 
-    #: ``prepare_batched_gradient`` computes an evaluating outer's formula around its gradients in one call
-    batches_gradients = False
-    #: an evaluating outer that hands its formula over all its points to ``problem.batched_f``
-    batches_points = False
+    def differentiable_first_derivative(
+        self, operator: str, problem: Problem
+    ) -> Optional[Callable]:
+        """The hook above of ``operator``, "gradient" or "derivative"."""
+        if operator == "gradient":
+            return self.differentiable_value_and_gradient(problem)
+        return self.differentiable_value_and_derivative(problem)
 
-    def prepare_batched_gradient(self, problem, formulas):
+    def bridge_first_derivative(
+        self, problem: Problem, framework: Optional[str], operator: str
+    ) -> Optional[Callable]:
+        """For a pair of different frameworks (``SecondOrder``): the inner's first derivative
+        ``operator`` of ``problem`` (computed by ``framework``) as a function of the outer's arrays
+        whose derivatives are the inner's second-order operators; None: the pair cannot work."""
         return None
+
+    def prepare_batched_gradient(self, problem: Problem, formulas: dict) -> Optional[Impl]:
+        """An Impl computing an evaluating outer's ``formulas`` around this adapter's gradients in
+        one call (``capabilities.batches_gradients``, see the module docstring); None: the outer
+        calls the prepared gradient once per point."""
+        return None
+
+    # Sparse hooks (``AutoSparse`` over this adapter): a compressed Jacobian or Hessian built whole.
+    def sparse_jacobian(
+        self, problem: Problem, compression, seed_matrix, dense_shape, assembler
+    ) -> Optional[tuple]:
+        """``(jacobian, value_and_jacobian)`` of ``problem`` for the coloring ``compression`` (its
+        seeds: ``seed_matrix``; ``assembler`` decompresses), or None: ``AutoSparse`` runs the
+        colors through this adapter's primitives."""
+        return None
+
+    def sparse_hessian(
+        self, problem: Problem, compression, seed_matrix, dense_shape, assembler
+    ) -> Optional[tuple]:
+        """``(hessian, value_gradient_and_hessian)``, as :meth:`sparse_jacobian`."""
+        return None
+
+
+#: ``prepare_<name>`` methods that are hooks of their own, not an operator's preparation
+NOT_OPERATORS = frozenset({"same_point", "batched_gradient", "evaluation", "call"})

@@ -155,18 +155,18 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
             if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
                 return non_array_output(f, value)
     # a wrapper (SecondOrder, AutoSparse) runs f through the frameworks of its parts
-    tracing = [part for part in adapter.parts() if part.framework is not None]
+    tracing = [part for part in adapter.parts() if part.capabilities.framework is not None]
     if not tracing:
         return None
-    frameworks = {part.framework for part in tracing}
+    frameworks = {part.capabilities.framework for part in tracing}
     limit = framework_limit(error, adapter, frameworks, f)
     if limit is not None:
         return limit
     for part in tracing:
         if part.is_traced_array_error(error):
-            return traced_array(f, adapter.backend, part.traced_array_name, error)
+            return traced_array(f, adapter.backend, part.capabilities.traced_array_name, error)
     if _raised_inside_another_family(error, frameworks):
-        return traced_array(f, adapter.backend, tracing[-1].traced_array_name, error)
+        return traced_array(f, adapter.backend, tracing[-1].capabilities.traced_array_name, error)
     return None
 
 

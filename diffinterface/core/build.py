@@ -53,7 +53,7 @@ def _impl(op, problem):
     preparing (:mod:`diffinterface.core.empty`).
     """
     adapter = problem.adapter
-    handles_empty = op.name in adapter.own_empty_results
+    handles_empty = op.name in adapter.capabilities.own_empty_results
     if not handles_empty and problem.is_empty(op):
         return prepare_empty(op, problem)
     impl = (problem.same_point and adapter.prepare_same_point(op.name, problem)) or problem.impl(

@@ -196,7 +196,7 @@ def _learned_tree_output(error, call):
         and prep.ytree is None
         and call.y is None
         and op.tree_output
-        and op.listed_in(get_adapter(call.backend).output_from_each_call)
+        and op.listed_in(get_adapter(call.backend).capabilities.output_from_each_call)
     ):
         return False
     try:

@@ -23,7 +23,7 @@ calculus on (Re, Im):
   holomorphic unless constant) is refused there, and ``hessian`` is refused
   (a complex matrix cannot hold the real-linear second derivative): use ``hvp``.
 
-A backend that cannot do this declares it: ``Adapter.complex_x_refusal`` (the
+A backend that cannot do this declares it: ``Capabilities.complex_x_refusal`` (the
 complex step of finite differences evaluates f at complex points itself).
 Nothing here runs for a real x: :func:`has_complex_leaf` is asked once, at
 preparation.
@@ -103,7 +103,12 @@ def _check_seeds(seeds, like, like_name, name):
 def complex_x_refusal(adapter):
     """Why ``adapter`` (or a backend it is made of) cannot differentiate a complex x; None when it can."""
     return next(
-        (part.complex_x_refusal for part in adapter.parts() if part.complex_x_refusal), None
+        (
+            part.capabilities.complex_x_refusal
+            for part in adapter.parts()
+            if part.capabilities.complex_x_refusal
+        ),
+        None,
     )
 
 
@@ -162,9 +167,9 @@ def complex_view(draft, setting):
     xview = ComplexView(x)
     xplan = None if is_array(x) else TreePlan(x, complex_leaves=True)
     family = family_of(x) if xplan is None else xplan.family
-    if family not in adapter.families:
+    if family not in adapter.capabilities.families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
             f"arrays; got {describe(x) if xplan is None else f'a tree of {family} arrays'}"
         )
     if op.seeds == "tangents":

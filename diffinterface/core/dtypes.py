@@ -105,7 +105,7 @@ def result_dtype(draft, setting):
 
 def zero_d_results(draft, setting):
     """The transform turning 0-d numpy results into arrays where the adapter may return scalars."""
-    if setting.adapter.numpy_results_are_arrays:
+    if setting.adapter.capabilities.numpy_results_are_arrays:
         return None
     op, adapter = draft.call.op, setting.adapter
 
@@ -137,7 +137,7 @@ def _zero_d_methods(op, adapter, problem, methods):
     prepared gradient at an array x, say, goes to the adapter unwrapped.
     """
     family = FAMILIES[problem.family]
-    if adapter.numpy_results_are_arrays or not family.scalar_results:
+    if adapter.capabilities.numpy_results_are_arrays or not family.scalar_results:
         return None
     spec = problem._spec
     x_scalar, y_scalar = not problem.x_shape, spec is None or not spec.shape

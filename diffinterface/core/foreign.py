@@ -44,7 +44,7 @@ def _foreign(value, family, adapter):
     if value.__class__ is float or not is_array(value):
         return False
     own = family_of(value)
-    return own != family and own != adapter.framework and FAMILIES[own].concrete
+    return own != family and own != adapter.capabilities.framework and FAMILIES[own].concrete
 
 
 def foreign_constants(contexts, family, adapter):

@@ -15,6 +15,6 @@ from .transform import Step
 def hand_over(draft, setting):
     """The transform that hands ``draft``'s call over to an adapter preparing whole calls."""
     adapter = setting.adapter
-    if not adapter.prepares_calls:
+    if not adapter.capabilities.prepares_calls:
         return None
     return Step(draft, built=adapter.prepare_call(draft.call, setting.strict, setting.one_off))

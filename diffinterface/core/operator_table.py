@@ -20,7 +20,7 @@ family means its module in ``operators/`` and its re-export lines.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from ..frozen import Frozen
 
@@ -56,8 +56,20 @@ RULES: dict[str, Rules] = {}
 FALLBACKS: dict[str, Callable] = {}
 
 
+#: what seeds an operator takes: tangents (shaped like x), cotangents (shaped like f(x)), or none
+Seeds = Optional[Literal["tangents", "cotangents"]]
+#: what a derivative method returns: the value f(x), the first or the second derivative
+Returned = Literal["value", "first", "second"]
+#: the shape of an operator's result: like x, like f(x), f(x)'s then x's (a Jacobian), x's twice
+ResultShape = Literal["x", "y", "y+x", "x+x"]
+#: the mode a fallback uses on an adapter that does both ("smaller side": forward when x is no
+#: larger than f(x), as for a Jacobian)
+FallbackMode = Literal["forward", "reverse", "smaller side"]
+
+
 class Operator(Frozen, eq=False):
-    """One operator family.
+    """One operator family, its row given by keyword:
+    ``Operator(name="gradient", order=1, seeds=None, methods=(...), ...)``.
 
     ``methods`` are the prepared implementation's method names: the plain
     operator, then the one that also returns the value (and first
@@ -66,28 +78,47 @@ class Operator(Frozen, eq=False):
     derivatives and take no ``out=`` buffer.
     """
 
+    __frozen_keyword_only__ = (
+        "name",
+        "order",
+        "seeds",
+        "methods",
+        "valued_returns",
+        "plain_returns",
+        "scalar_x",
+        "scalar_y",
+        "two_argument",
+        "tree_output",
+        "fallback_mode",
+        "result_shape",
+        "for_array_outputs",
+    )
+
+    #: the family's name, as the public functions spell it ("gradient", "hvp")
     name: str
+    #: 1 or 2: the order of the derivative the plain operator returns
     order: int
-    #: None, "tangents" (shaped like x) or "cotangents" (shaped like f(x))
-    seeds: Optional[str]
-    methods: tuple
-    valued_returns: tuple
+    #: the seeds the operator takes (None, "tangents" or "cotangents")
+    seeds: Seeds
+    #: the prepared implementation's method names: the plain one, then the one returning values too
+    methods: tuple[str, str]
+    #: what the second method returns, in order
+    valued_returns: tuple[Returned, ...]
     #: what the plain operator returns: "first" or "second" derivative
-    returns: str
+    plain_returns: Returned
     #: x must be a scalar (derivatives along a line)
     scalar_x: bool = False
     #: f must return a scalar
     scalar_y: bool = False
     #: two-argument functions ``f(y, x)`` (``y=``) are accepted
-    allows_y: bool = False
+    two_argument: bool = False
     #: f may return a pytree of arrays (gradient and hessian need a scalar output by definition)
     tree_output: bool = False
-    #: the mode a fallback uses on an adapter that does both: "forward", "reverse", or
-    #: "smaller side" (forward when x is no larger than f(x), as for a Jacobian)
-    prefers: str = "forward"
+    #: the mode a fallback uses on an adapter that does both
+    fallback_mode: FallbackMode = "forward"
     #: the shape of the plain operator's result(s): "x" (gradient, pullback, hvp), "y" (derivative,
     #: pushforward, second derivative), "y+x" (jacobian) or "x+x" (hessian)
-    result_shape: str = "x"
+    result_shape: ResultShape = "x"
     #: the operator a message suggests when f returns an array where this one needs a scalar
     for_array_outputs: Optional[str] = None
 

@@ -260,7 +260,7 @@ def tree_output(draft, setting):
         x_plan is None
         and not setting.learn_output
         and draft.spec is None
-        and op.name in adapter.output_from_each_call
+        and op.name in adapter.capabilities.output_from_each_call
     ):
         return None  # learning the output here would cost an evaluation the native recipe does not make
     problem = Problem.of(draft if x_plan is None else flattened(draft, x_plan), setting)

@@ -94,7 +94,7 @@ TRANSFORMS: list[Transform] = [
     # f returns (y, aux): every later step sees f returning y
     Transform(aux_outputs, lambda call, adapter: call.has_aux),
     # AutoSelect: the call goes whole to the candidate it chooses
-    Transform(hand_over, lambda call, adapter: adapter.prepares_calls),
+    Transform(hand_over, lambda call, adapter: adapter.capabilities.prepares_calls),
     # every call at the prepared x: checked around everything below
     Transform(same_point, lambda call, adapter: call.same_point),
     # a complex x, through its real view
@@ -102,7 +102,9 @@ TRANSFORMS: list[Transform] = [
     # Constants of another family than x's, converted
     Transform(foreign_contexts, lambda call, adapter: bool(call.contexts)),
     # a 0-d numpy result as an array, never a NumPy scalar
-    Transform(zero_d_results, lambda call, adapter: not adapter.numpy_results_are_arrays),
+    Transform(
+        zero_d_results, lambda call, adapter: not adapter.capabilities.numpy_results_are_arrays
+    ),
     # a pytree output as one flat array
     Transform(tree_output, lambda call, adapter: call.op.tree_output and call.y is None),
     # a pytree x as one flat array, or as it is to an adapter that takes it
@@ -183,9 +185,7 @@ def validate(call, adapter, strict):
             "return (y, aux) from a one-argument f(x) instead"
         )
     check_contexts(call.contexts)
-    if (
-        adapter.prepares_calls
-    ):  # each backend it hands the call to checks x and y, named in its table
+    if adapter.capabilities.prepares_calls:  # each backend it hands over to checks x and y
         return
     if has_complex_leaf(call.x):  # core/complex_convention.py checks x, y and seeds its own way
         return
@@ -212,9 +212,9 @@ def check_x(x, adapter, op):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
     require_real_float(x, "x", _REAL_X_ADVICE)
     family = family_of(x)
-    if family not in adapter.families:
+    if family not in adapter.capabilities.families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
             f"arrays; got {describe(x)}"
         )
     if op.scalar_x and shape_of(x) != ():
@@ -224,9 +224,9 @@ def check_x(x, adapter, op):
 def _check_y(call, adapter):
     """Raise unless ``call.y`` is an output buffer a two-argument ``f(y, x)`` can write."""
     op, y = call.op, call.y
-    if not op.allows_y:
+    if not op.two_argument:
         raise TypeError(f"y: {op.name} does not take two-argument functions f(y, x)")
-    if not adapter.inplace:
+    if not adapter.capabilities.inplace:
         raise UnsupportedError(
             f"y: {type(call.backend).__name__} cannot differentiate two-argument functions f(y, x) "
             "that write into y (check_inplace(backend) is False); return the output from f instead"

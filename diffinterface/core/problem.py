@@ -83,7 +83,7 @@ class Problem:
         self.contexts = contexts
         self.ctx = tuple(c.value for c in contexts)
         self.y = y
-        #: the flattening plan when ``x`` is a pytree handed to the adapter as it is (``adapter.pytrees``);
+        #: the flattening plan when ``x`` is a pytree handed to the adapter as it is (``adapter.capabilities.pytrees``);
         #: then x_shape, x_size and x_dtype describe its flat form (the promoted dtype).
         self.tree = tree
         if tree is None:
@@ -166,7 +166,7 @@ class Problem:
     def impl(self, operator, tangents=None):
         """The adapter's implementation of ``operator``, or the fallback built from primitives."""
         problem = self if tangents is None else self.replace(tangents=tangents)
-        impl = getattr(self.adapter, "prepare_" + operator)(problem)
+        impl = self.adapter.prepare(operator, problem)
         if impl is None:
             impl = FALLBACKS[operator](problem)
         return impl
@@ -200,8 +200,8 @@ class Seeded:
 
     def __init__(self, problem, operator, seeds):
         adapter = problem.adapter
-        step = adapter.max_batch or len(seeds) or 1
-        if not getattr(adapter, "bounds_sweeps", False):
+        step = adapter.capabilities.max_batch or len(seeds) or 1
+        if not adapter.capabilities.bounds_sweeps:
             # an adapter that runs any batch it is given at once: batches of the selector's batch_size
             step = min(step, choose_batch_size(adapter.backend, len(seeds), lambda: None))
         batches = cut(seeds, step)

@@ -81,7 +81,7 @@ def register_backend(
     returns_zeros : bool
         The backend returns zeros by design (the kit then checks shapes only).
     framework : str, optional
-        The array family whose computations the adapter traces (its ``Adapter.framework``).
+        The array family whose computations the adapter traces (its ``Adapter.capabilities.framework``).
     differentiate_with : object or str, optional
         The framework's DifferentiateWith rules: a
         :class:`~diffinterface.core.bridge.FrameworkBridge` (or ``"module:attr"``
@@ -272,6 +272,6 @@ def check_inplace(backend) -> bool:
     (True, False)
     """
     try:
-        return bool(get_adapter(backend).inplace)
+        return bool(get_adapter(backend).capabilities.inplace)
     except Exception:  # noqa: BLE001 - a query: any failure means "cannot"
         return False

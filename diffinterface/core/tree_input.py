@@ -25,9 +25,9 @@ from .transform import Step
 def x_tree(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
     tree = TreePlan(x)
-    if tree.family not in adapter.families:
+    if tree.family not in adapter.capabilities.families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
             f"arrays; got a tree of {tree.family} arrays"
         )
     if op.scalar_x:

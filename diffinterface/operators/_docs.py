@@ -20,7 +20,7 @@ _SEEDS = {
 
 def _parameters(op, x, *, prepare, same_point=False):
     f = "f : callable\n    ``f(x, *contexts)``, returning an array (or a number)."
-    if op.allows_y:
+    if op.two_argument:
         f += (
             " With ``y=``, a two-argument ``f(y, x, *contexts)`` that writes its output into ``y``."
         )
@@ -38,7 +38,7 @@ def _parameters(op, x, *, prepare, same_point=False):
         "differentiated. A Constant's value may change between prepared calls."
     )
     if prepare:
-        if op.allows_y and not same_point:
+        if op.two_argument and not same_point:
             lines.append(
                 "y : array, optional\n    The output buffer of a two-argument ``f``; its shape gives the output's."
             )
@@ -60,7 +60,7 @@ def _parameters(op, x, *, prepare, same_point=False):
         "out : array or tuple, optional\n    Buffers (same family, shape and dtype as the derivatives; a tuple "
         "for several, None entries allowed) written in place and returned."
     )
-    if op.allows_y:
+    if op.two_argument:
         lines.append(
             "y : array, optional\n    The output buffer of a two-argument ``f``; holds ``f(x)`` afterwards."
         )
@@ -118,7 +118,7 @@ def _raises(op, *, prepare):
             "PreparationMismatchError\n    ``prep`` was made by another operator, or (checked preparations) "
             "for other arguments; the message lists every slot."
         )
-    if op.allows_y:
+    if op.two_argument:
         lines.append(
             "UnsupportedError\n    ``y=`` on a backend that cannot differentiate two-argument functions."
         )
@@ -168,7 +168,7 @@ def document(
         kind = "tuple" if described[field].startswith("tuple") else "array"
         return f"{names[field]} : {kind}\n    {described[field]}"
 
-    plain_returns = [entry(op.returns)]
+    plain_returns = [entry(op.plain_returns)]
     valued_returns = [entry(field) for field in op.valued_returns]
     plain.__doc__ = _docstring(
         summary,

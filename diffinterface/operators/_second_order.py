@@ -34,8 +34,8 @@ from ..errors import UnsupportedError
 def outer_mode(adapter):
     """The mode the outer works in: its own, or forward (over the inner) when it does both."""
     outer = adapter.outer
-    if outer.mode != "both":
-        return outer.mode
+    if outer.capabilities.mode != "both":
+        return outer.capabilities.mode
     return getattr(outer.backend, "mode", None) or "forward"
 
 
@@ -54,32 +54,33 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
     prepared at their first call, if any.
     """
     inner_problem = problem.replace(adapter=inner)
-    if outer.framework is None:
+    if outer.capabilities.framework is None:
         # The outer only evaluates at concrete arrays of the user's family: any prepared inner works.
         if batched:
             return _prepared_at_first_use(inner_problem, operator)
         impl = inner_problem.impl(operator)
         return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
-    if inner.framework != outer.framework:
+    if inner.capabilities.framework != outer.capabilities.framework:
         # The outer traces its own framework only: a wrapper that can bridge frameworks
         # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over
         # as a function of the outer's arrays whose derivatives are the inner's second-order operators.
-        bridge = getattr(problem.adapter, "bridge_first_derivative", None)
-        if bridge is not None:
-            return bridge(inner_problem, inner.framework, operator), None
-        computed_by = inner.framework or "numpy, outside any AD framework"
+        bridged = problem.adapter.bridge_first_derivative(
+            inner_problem, inner.capabilities.framework, operator
+        )
+        if bridged is not None:
+            return bridged, None
+        computed_by = inner.capabilities.framework or "numpy, outside any AD framework"
         raise UnsupportedError(
-            f"backend: {pair} cannot work: the outer backend traces {outer.framework} computations "
+            f"backend: {pair} cannot work: the outer backend traces {outer.capabilities.framework} computations "
             f"and cannot differentiate the inner's {operator}, computed by {computed_by}. "
             "Use an outer and inner of the same framework, or AutoFiniteDiff() as the outer backend."
         )
-    hook = getattr(inner, "differentiable_value_and_" + operator, None)
-    function = hook(inner_problem) if hook is not None else None
+    function = inner.differentiable_first_derivative(operator, inner_problem)
     if function is None:
         raise UnsupportedError(
             f"backend: {pair} cannot work: the inner adapter {type(inner).__name__} does not provide its "
-            f"{operator} as a function {outer.framework} can differentiate again "
+            f"{operator} as a function {outer.capabilities.framework} can differentiate again "
             f"(differentiable_value_and_{operator}). Use AutoFiniteDiff() as the outer backend."
         )
     return function, None
@@ -135,8 +136,8 @@ def differentiated_problem(problem, operator, *, with_value=False):
     outer, inner = problem.adapter.outer, problem.adapter.inner
     # An evaluating outer may ask for the gradients at all its points in one call.
     batched = (
-        outer.batches_points
-        and inner.batches_gradients
+        outer.capabilities.batches_points
+        and inner.capabilities.batches_gradients
         and operator == "gradient"
         and not with_value
         and problem.tree is None

@@ -16,14 +16,14 @@ from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "derivative",
-    1,
-    None,
-    ("derivative", "value_and_derivative"),
-    ("value", "first"),
-    "first",
+    name="derivative",
+    order=1,
+    seeds=None,
+    methods=("derivative", "value_and_derivative"),
+    valued_returns=("value", "first"),
+    plain_returns="first",
     scalar_x=True,
-    allows_y=True,
+    two_argument=True,
     result_shape="y",
 )
 

@@ -24,14 +24,14 @@ from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "gradient",
-    1,
-    None,
-    ("gradient", "value_and_gradient"),
-    ("value", "first"),
-    "first",
+    name="gradient",
+    order=1,
+    seeds=None,
+    methods=("gradient", "value_and_gradient"),
+    valued_returns=("value", "first"),
+    plain_returns="first",
     scalar_y=True,
-    prefers="reverse",
+    fallback_mode="reverse",
     for_array_outputs="jacobian",
 )
 

@@ -32,14 +32,14 @@ from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
-    "hessian",
-    2,
-    None,
-    ("hessian", "value_gradient_and_hessian"),
-    ("value", "first", "second"),
-    "second",
+    name="hessian",
+    order=2,
+    seeds=None,
+    methods=("hessian", "value_gradient_and_hessian"),
+    valued_returns=("value", "first", "second"),
+    plain_returns="second",
     scalar_y=True,
-    prefers="reverse",
+    fallback_mode="reverse",
     result_shape="x+x",
 )
 

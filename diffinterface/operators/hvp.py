@@ -28,14 +28,14 @@ from ._docs import document, document_same_point
 from ._second_order import differentiated_problem, outer_mode
 
 _OP = Operator(
-    "hvp",
-    2,
-    "tangents",
-    ("hvp", "gradient_and_hvp"),
-    ("first", "second"),
-    "second",
+    name="hvp",
+    order=2,
+    seeds="tangents",
+    methods=("hvp", "gradient_and_hvp"),
+    valued_returns=("first", "second"),
+    plain_returns="second",
     scalar_y=True,
-    prefers="reverse",
+    fallback_mode="reverse",
 )
 
 

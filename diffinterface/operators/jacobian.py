@@ -17,15 +17,15 @@ from ._docs import document
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "jacobian",
-    1,
-    None,
-    ("jacobian", "value_and_jacobian"),
-    ("value", "first"),
-    "first",
-    allows_y=True,
+    name="jacobian",
+    order=1,
+    seeds=None,
+    methods=("jacobian", "value_and_jacobian"),
+    valued_returns=("value", "first"),
+    plain_returns="first",
+    two_argument=True,
     tree_output=True,
-    prefers="smaller side",
+    fallback_mode="smaller side",
     result_shape="y+x",
 )
 

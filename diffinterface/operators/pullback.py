@@ -16,15 +16,15 @@ from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "pullback",
-    1,
-    "cotangents",
-    ("pullback", "value_and_pullback"),
-    ("value", "first"),
-    "first",
-    allows_y=True,
+    name="pullback",
+    order=1,
+    seeds="cotangents",
+    methods=("pullback", "value_and_pullback"),
+    valued_returns=("value", "first"),
+    plain_returns="first",
+    two_argument=True,
     tree_output=True,
-    prefers="reverse",
+    fallback_mode="reverse",
 )
 
 

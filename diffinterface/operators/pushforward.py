@@ -16,13 +16,13 @@ from ._docs import document, document_same_point
 from ._seeded import impl_from_seeded
 
 _OP = Operator(
-    "pushforward",
-    1,
-    "tangents",
-    ("pushforward", "value_and_pushforward"),
-    ("value", "first"),
-    "first",
-    allows_y=True,
+    name="pushforward",
+    order=1,
+    seeds="tangents",
+    methods=("pushforward", "value_and_pushforward"),
+    valued_returns=("value", "first"),
+    plain_returns="first",
+    two_argument=True,
     tree_output=True,
     result_shape="y",
 )

@@ -16,12 +16,12 @@ from ._docs import document
 from ._second_order import differentiated_problem
 
 _OP = Operator(
-    "second_derivative",
-    2,
-    None,
-    ("second_derivative", "value_derivative_and_second_derivative"),
-    ("value", "first", "second"),
-    "second",
+    name="second_derivative",
+    order=2,
+    seeds=None,
+    methods=("second_derivative", "value_derivative_and_second_derivative"),
+    valued_returns=("value", "first", "second"),
+    plain_returns="second",
     scalar_x=True,
     result_shape="y",
 )

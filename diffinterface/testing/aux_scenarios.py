@@ -22,10 +22,10 @@ flattened f)):
   it beside x only, the zero backends not at all): aux at x needs that one
   evaluation. A traced evaluation (JAX's tracers: no values to compare)
   counts as one at x, and so does a call of a compiled preparation
-  (``traces_without_values`` on the adapter) that evaluates f no more: its
+  (``capabilities.traces_without_values`` of the adapter) that evaluates f no more: its
   compiled code computes f at x, so its aux comes from there. An adapter
   whose recipe for an operator cannot return aux from there declares it
-  (``aux_evaluated_again``): its calls may evaluate f once more.
+  (``capabilities.aux_evaluated_again``): its calls may evaluate f once more.
 
     >>> from diffinterface.testing.aux_scenarios import aux_cases
     >>> import diffinterface as di
@@ -292,8 +292,8 @@ class AuxCase(ProbeCase):
         adapter = di.core.get_adapter(backend)
         primal = di.core.aux.primal_of(adapter)
         #: a compiled preparation's call evaluating f nowhere computes f at x in its compiled code
-        compiled_aux = getattr(adapter, "traces_without_values", False)
-        declared = di.core.OPERATORS[name].listed_in(adapter.aux_evaluated_again)
+        compiled_aux = adapter.capabilities.traces_without_values
+        declared = di.core.OPERATORS[name].listed_in(adapter.capabilities.aux_evaluated_again)
         f_aux = _with_aux(f)
 
         def costs(function, has_aux):

@@ -123,7 +123,7 @@ def with_batch_size(selector, size):
 
 
 def _family(selector):
-    families = get_adapter(selector).families
+    families = get_adapter(selector).capabilities.families
     return (
         "numpy"
         if "numpy" in families

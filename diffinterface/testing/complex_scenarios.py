@@ -19,7 +19,7 @@ The scenarios:
   by errors naming the argument.
 
 A backend that declares it cannot differentiate complex x
-(``complex_x_refusal`` on its adapter, as the complex step does) must refuse
+(``capabilities.complex_x_refusal`` of its adapter, as the complex step does) must refuse
 every scenario with ``UnsupportedError`` naming x. A backend returning zeros
 by design is checked for dtypes and shapes only.
 

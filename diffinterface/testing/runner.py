@@ -59,13 +59,13 @@ def _capabilities(backend):
         adapter = get_adapter(backend)
     except MissingBackendError:
         return ("numpy",), True
-    return tuple(adapter.families), bool(adapter.inplace)
+    return tuple(adapter.capabilities.families), bool(adapter.capabilities.inplace)
 
 
 def _writes_cache(backend):
-    """The adapter's ``writes_cache`` capability (True when its import fails: the cases then fail loudly)."""
+    """The adapter's ``capabilities.writes_cache`` (True when its import fails: the cases then fail loudly)."""
     try:
-        return bool(get_adapter(backend).writes_cache)
+        return bool(get_adapter(backend).capabilities.writes_cache)
     except MissingBackendError:
         return True
 

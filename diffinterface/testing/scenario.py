@@ -35,7 +35,7 @@ Examples
 """
 OPERATORS = FIRST_ORDER + SECOND_ORDER
 #: operators whose function may be two-argument, f(y, x, *contexts)
-TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op.allows_y)
+TWO_ARGUMENT_OPERATORS = tuple(name for name, op in OPERATOR_TABLE.items() if op.two_argument)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

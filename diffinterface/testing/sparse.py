@@ -211,7 +211,7 @@ def _does_both_modes(backend):
     if getattr(backend, "mode", None) is not None:
         return False
     try:
-        return get_adapter(backend).mode == "both"
+        return get_adapter(backend).capabilities.mode == "both"
     except MissingBackendError:
         return True
 

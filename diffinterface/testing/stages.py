@@ -237,7 +237,7 @@ class CaseRun:
 
     def prepared_stages(self, prepare, operator, value_and, *, strict):
         op = self.op
-        expected = self.expected(op.returns)
+        expected = self.expected(op.plain_returns)
         tag = "" if strict else "strict=False "
         key = "" if strict else "unchecked_"
         kwargs, _ = self.y_kwargs()
@@ -256,7 +256,7 @@ class CaseRun:
             got, ok = self.attempt(label, lambda: operator(*self.args(), prep=prep, **kwargs))
             self.count(key + stage)
             if ok:
-                self.compare(label, op.returns, got, expected)
+                self.compare(label, op.plain_returns, got, expected)
                 self.check_y(label, y)
 
         if self.case.family == "jax":
@@ -264,7 +264,7 @@ class CaseRun:
                 self.result.notes.append("out= not checked: JAX arrays are immutable")
         else:
             label = f"{tag}prepared with out="
-            out = self.out_buffers((op.returns,))
+            out = self.out_buffers((op.plain_returns,))
             kwargs, y = self.y_kwargs()
             got, ok = self.attempt(
                 label, lambda: operator(*self.args(), prep=prep, out=out, **kwargs)
@@ -273,7 +273,7 @@ class CaseRun:
             if ok:
                 if not _same_objects(got, out):
                     self.problem(f"{label}: the result is not the out= buffer itself")
-                self.compare(label, op.returns, got, expected)
+                self.compare(label, op.plain_returns, got, expected)
                 self.check_y(label, y)
 
         label = f"{tag}prepared {op.valued}"
@@ -330,7 +330,9 @@ class CaseRun:
         got, ok = self.attempt("unprepared", lambda: operator(*self.args(), **kwargs))
         self.count("unprepared")
         if ok:
-            self.compare("unprepared", op.returns, got, expected=self.expected(op.returns))
+            self.compare(
+                "unprepared", op.plain_returns, got, expected=self.expected(op.plain_returns)
+            )
             self.check_y("unprepared", y)
         label = f"unprepared {op.valued}"
         kwargs, y = self.y_kwargs()

@@ -1,9 +1,10 @@
-"""Tolerances the kit compares results with: per dtype, per order, exact AD or finite differences."""
+"""Tolerances the kit compares results with: per dtype, per order, exact or approximate results
+(as the backend's adapter declares them, ``capabilities.approximate``)."""
 
 from __future__ import annotations
 
-from ..selectors import AutoFiniteDiff, SecondOrder
-from ..wrappers import AutoSelect, AutoSparse
+from ..core import get_adapter
+from ..errors import MissingBackendError
 
 EXACT_TOLERANCES = {"float64": (1e-9, 1e-11), "float32": (2e-5, 2e-6)}
 #: (rtol, atol) per dtype for finite differences, first order (central float32 is ~1e-3 relative)
@@ -12,25 +13,26 @@ FINITE_DIFFERENCE_TOLERANCES = {"float64": (1e-5, 1e-7), "float32": (5e-3, 2e-3)
 FINITE_DIFFERENCE_SECOND_ORDER_TOLERANCES = {"float64": (1e-3, 1e-5), "float32": (1e-1, 5e-2)}
 
 
-def _uses_finite_differences(backend):
-    if isinstance(backend, AutoSparse):
-        return _uses_finite_differences(backend.dense_backend)
-    if isinstance(
-        backend, AutoSelect
-    ):  # it may choose finite differences (None: among every backend)
-        return backend.candidates is None or any(
-            _uses_finite_differences(c) for c in backend.candidates
-        )
-    if isinstance(backend, SecondOrder):
-        return _uses_finite_differences(backend.outer) or _uses_finite_differences(backend.inner)
-    return isinstance(backend, AutoFiniteDiff)
+def is_approximate(backend):
+    """True when ``backend``'s adapter declares approximate results (``capabilities.approximate``:
+    finite differences, itself or inside ``AutoSparse``, ``AutoSelect`` or ``SecondOrder``).
+
+    >>> import diffinterface as di
+    >>> is_approximate(di.SecondOrder(di.AutoFiniteDiff(), di.AutoZeroReverse()))
+    True
+    """
+    try:
+        return get_adapter(backend).capabilities.approximate
+    except MissingBackendError:  # not installed: it computes nothing to compare
+        return False
 
 
 def default_tolerances(backend, dtype, order=1):
     """``(rtol, atol)`` the kit uses for ``backend`` on ``dtype`` results of an ``order`` operator.
 
-    Exact differentiation gets tight tolerances; a backend that uses finite
-    differences (itself, or inside ``AutoSparse``, ``AutoSelect`` or
+    Exact differentiation gets tight tolerances; a backend whose adapter
+    declares approximate results (``Capabilities.approximate``: finite
+    differences, itself or inside ``AutoSparse``, ``AutoSelect`` or
     ``SecondOrder``) gets looser ones, looser still at second order.
 
     Parameters
@@ -57,7 +59,7 @@ def default_tolerances(backend, dtype, order=1):
     >>> default_tolerances(di.AutoZeroForward(), "float32", order=2)
     (2e-05, 2e-06)
     """
-    if _uses_finite_differences(backend):
+    if is_approximate(backend):
         table = (
             FINITE_DIFFERENCE_TOLERANCES
             if order == 1

@@ -9,13 +9,13 @@ the table, and override only the operators they build themselves.
     >>> import diffinterface as di
     >>> from diffinterface.core import get_adapter
     >>> adapter = get_adapter(di.SecondOrder(di.AutoFiniteDiff(), di.AutoFiniteDiff()))
-    >>> adapter.delegate is adapter.inner, adapter.mode
+    >>> adapter.delegate is adapter.inner, adapter.capabilities.mode
     (True, 'forward')
 """
 
 from __future__ import annotations
 
-from ..core import OPERATORS, Adapter
+from ..core import Adapter, Capabilities
 
 
 class DelegatingAdapter(Adapter):
@@ -32,10 +32,7 @@ class DelegatingAdapter(Adapter):
     def __init__(self, backend, delegate):
         super().__init__(backend)
         self.delegate = delegate
-        self.mode = delegate.mode
-        self.inplace = delegate.inplace
-        self.max_batch = delegate.max_batch
-        self.families = delegate.families
+        self.capabilities = delegate_capabilities(type(self).capabilities, delegate.capabilities)
 
     def parts(self):
         return (self, *self.delegate.parts())
@@ -53,15 +50,20 @@ class DelegatingAdapter(Adapter):
     def prepare_evaluation(self, problem):
         return self.delegate.prepare_evaluation(self.delegated(problem))
 
+    def prepare(self, operator, problem):
+        """``operator`` as this wrapper prepares it (its own ``prepare_<operator>``), else the wrapped
+        backend's."""
+        if operator in self.preparations:
+            return super().prepare(operator, problem)
+        return self.delegated(problem).impl(operator)
 
-def _delegated_preparation(name):
-    def prepare(self, problem):
-        return self.delegated(problem).impl(name)
 
-    prepare.__doc__ = f"``{name}`` of the wrapped backend."
-    return prepare
-
-
-for _name in OPERATORS:
-    setattr(DelegatingAdapter, "prepare_" + _name, _delegated_preparation(_name))
-del _name
+def delegate_capabilities(own: Capabilities, delegate: Capabilities) -> Capabilities:
+    """``own`` (a wrapper's declared facts) with the wrapped adapter's mode, in-place support, batch
+    bound and array families."""
+    return own.replace(
+        mode=delegate.mode,
+        inplace=delegate.inplace,
+        max_batch=delegate.max_batch,
+        families=delegate.families,
+    )

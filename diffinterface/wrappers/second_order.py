@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import OPERATORS, Impl, get_adapter, operators_of_order
+from ..core import OPERATORS, Impl, get_adapter
 from ..families import FAMILIES, NUMBERS, as_numpy
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
@@ -65,13 +65,18 @@ class SecondOrderAdapter(DelegatingAdapter):
         super().__init__(backend, get_adapter(backend.inner))
         self.outer = get_adapter(backend.outer)
         self.inner = self.delegate
-        # f runs wherever either backend evaluates it: at complex points if either takes complex steps
-        self.writes_cache = self.outer.writes_cache and self.inner.writes_cache
-        self.families = tuple(f for f in self.outer.families if f in self.inner.families)
-        if self.outer.framework is None and NUMBERS in self.families:
+        outer, inner = self.outer.capabilities, self.inner.capabilities
+        families = tuple(f for f in outer.families if f in inner.families)
+        if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of another
             # family the inner takes goes through numpy (_through_numpy)
-            self.families = self.inner.families
+            families = inner.families
+        self.capabilities = self.capabilities.replace(
+            # f runs wherever either backend evaluates it: at complex points if either takes complex steps
+            writes_cache=outer.writes_cache and inner.writes_cache,
+            families=families,
+            approximate=outer.approximate or inner.approximate,
+        )
 
     def parts(self):
         return (self, *self.outer.parts(), *self.inner.parts())
@@ -107,25 +112,17 @@ class SecondOrderAdapter(DelegatingAdapter):
 
         return Impl(**{m: converting(getattr(impl, m)) for m in op.methods})
 
-    #: pairs of different frameworks: the inner's first derivative, bridged into the outer's
-    bridge_first_derivative = staticmethod(bridged_first_derivative)
-
-
-def _second_order(name):
-    def prepare(self, problem):
-        # Only SecondOrder(b, b) means "b, natively"; other pairs are composed as asked (None: fallback).
+    def prepare(self, operator, problem):
+        """First order: the inner's. Second order: the inner's native one for ``SecondOrder(b, b)``
+        only; other pairs are composed as asked (None: the second-order fallback)."""
+        if OPERATORS[operator].order != 2:
+            return super().prepare(operator, problem)
         if self.backend.outer != self.backend.inner:
-            return (
-                None if problem.family in self.outer.families else self.through_numpy(name, problem)
-            )
-        return getattr(self.inner, "prepare_" + name)(self.delegated(problem))
+            if problem.family in self.outer.capabilities.families:
+                return None
+            return self.through_numpy(operator, problem)
+        return self.inner.prepare(operator, self.delegated(problem))
 
-    prepare.__doc__ = (
-        f"``{name}``: the inner's native one for ``SecondOrder(b, b)``, else composed."
-    )
-    return prepare
-
-
-for _name in operators_of_order(2):
-    setattr(SecondOrderAdapter, "prepare_" + _name, _second_order(_name))
-del _name
+    def bridge_first_derivative(self, problem, framework, operator):
+        """Pairs of different frameworks: the inner's first derivative, bridged into the outer's."""
+        return bridged_first_derivative(problem, framework, operator)

@@ -552,7 +552,7 @@ def test_a_cache_written_inside_f_is_refused_with_the_way_around():
         cache[:] = x**2
         return cache.sum()
 
-    assert get_adapter(BACKEND).writes_cache is False
+    assert get_adapter(BACKEND).capabilities.writes_cache is False
     cache = np.zeros(3)
     with pytest.raises(
         di.UnsupportedError, match=r"cannot differentiate f with a di\.Cache.*di\.AutoTorch\(\)"

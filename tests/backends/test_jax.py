@@ -80,8 +80,8 @@ def seed003(x):
 
 def test_capabilities():
     adapter = get_adapter(di.AutoJAX())
-    assert adapter.families == ("numpy", "jax")
-    assert adapter.framework == "jax"
+    assert adapter.capabilities.families == ("numpy", "jax")
+    assert adapter.capabilities.framework == "jax"
     assert di.check_available(di.AutoJAX())
     assert di.check_inplace(di.AutoJAX()) is False
 

@@ -15,7 +15,7 @@ def test_every_operator_registers_its_rules(name):
     assert callable(rules.fallback) and callable(rules.empty)
     assert (rules.flat_x is None) == op.scalar_x  # a scalar x is never a pytree
     assert (rules.flat_y is not None) == op.tree_output
-    assert op.prefers in ("forward", "reverse", "smaller side")
+    assert op.fallback_mode in ("forward", "reverse", "smaller side")
 
 
 def test_a_preparation_cannot_be_changed():

@@ -51,6 +51,9 @@ class SlightlyWrong(AbstractBackend):
 class SlightlyWrongAdapter(FiniteDiffAdapter):
     """Complex-step pushforwards (exact to rounding), scaled by ``1 + error``; everything else is the core's fallback."""
 
+    # the complex step is exact to rounding: the kit's exact tolerances, which a wrong scale fails
+    capabilities = FiniteDiffAdapter.capabilities.replace(approximate=False)
+
     def prepare_pushforward(self, problem):
         exact = super().prepare_pushforward(problem)
         scale = 1.0 + self.backend.error
@@ -338,7 +341,7 @@ def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
 
 
 class _NoInplaceAdapter(FiniteDiffAdapter):
-    inplace = False
+    capabilities = FiniteDiffAdapter.capabilities.replace(inplace=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -379,13 +382,13 @@ def test_a_declared_refusal_that_does_not_refuse_is_caught():
     two_argument = [s for s in default_scenarios() if s.two_argument]
     cases = build_cases({"liar": backend}, two_argument)
     assert cases and all(case.refused for case in cases)
-    adapter.inplace = (
-        True  # the capability was read when the cases were built; now it runs instead of refusing
-    )
+    declared = adapter.capabilities
+    # the capability was read when the cases were built; now it runs instead of refusing
+    adapter.capabilities = declared.replace(inplace=True)
     try:
         results = [case.run() for case in cases]
     finally:
-        adapter.inplace = False
+        adapter.capabilities = declared
     assert all(r.status == "failed" for r in results)
     assert any("expected UnsupportedError" in p for r in results for p in r.problems)
 
@@ -400,7 +403,11 @@ def test_case_ids_are_readable_and_unique():
 
 def test_native_family_variants_follow_the_adapters_families():
     families = {case.family for case in build_cases({"torch": di.AutoTorch()}, default_scenarios())}
-    assert families == set(get_adapter(di.AutoTorch()).families) & {"numpy", "torch", "jax"}
+    assert families == set(get_adapter(di.AutoTorch()).capabilities.families) & {
+        "numpy",
+        "torch",
+        "jax",
+    }
     assert {case.family for case in build_cases(di.AutoFiniteDiff(), default_scenarios())} == {
         "numpy"
     }

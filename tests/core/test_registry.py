@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
-from diffinterface.core import Adapter, Impl, OPERATORS, Spec, registration
+from diffinterface.core import Adapter, Capabilities, Impl, OPERATORS, Spec, registration
 from diffinterface.core import registry
 from diffinterface.core.bridge import FrameworkBridge
 from diffinterface.core.registry import framework_bridge
@@ -28,8 +28,7 @@ class AutoCentral(di.AbstractBackend):
 
 
 class CentralAdapter(Adapter):
-    mode = "forward"
-    inplace = False
+    capabilities = Capabilities(mode="forward", inplace=False, approximate=True)
 
     def output_spec(self, problem):
         return Spec.of(problem.f(problem.x, *problem.ctx))
@@ -233,12 +232,12 @@ def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
     from diffinterface.core.operator_table import FALLBACKS
 
     op = Operator(
-        "sum_of_columns",
-        1,
-        None,
-        ("sum_of_columns", "value_and_sum_of_columns"),
-        ("value", "first"),
-        "first",
+        name="sum_of_columns",
+        order=1,
+        seeds=None,
+        methods=("sum_of_columns", "value_and_sum_of_columns"),
+        valued_returns=("value", "first"),
+        plain_returns="first",
     )
 
     def fallback(problem):
@@ -280,3 +279,30 @@ def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
     finally:
         for table in (OPERATORS, RULES, FALLBACKS):
             table.pop("sum_of_columns", None)
+
+
+def test_an_adapter_declaring_its_flags_the_old_way_still_works():
+    with pytest.warns(DeprecationWarning, match="capabilities = Capabilities"):
+
+        class OldStyle(CentralAdapter):
+            mode = "reverse"
+            inplace = True
+
+    assert OldStyle.capabilities == CentralAdapter.capabilities.replace(
+        mode="reverse", inplace=True
+    )
+
+
+def test_an_operator_a_third_party_registers_is_prepared_through_the_declared_table():
+    class WithOwn(CentralAdapter):
+        def prepare_third_party_operator(self, problem):
+            return Impl(own=problem)
+
+    adapter = WithOwn(AutoCentral())
+    assert (
+        WithOwn.preparations["third_party_operator"]
+        is vars(WithOwn)["prepare_third_party_operator"]
+    )
+    assert adapter.prepare("third_party_operator", "problem").own == "problem"
+    assert adapter.prepare("another_operator", "problem") is None
+    assert "same_point" not in WithOwn.preparations

@@ -53,7 +53,8 @@ def test_unhashable_arguments_and_identity_classes_are_built_afresh():
     first, second = di.KnownSparsity(pattern), di.KnownSparsity(pattern)
     assert first is not second and first == second and hash(first) == hash(second)
     assert repr(first) == "KnownSparsity(shape=(3, 3), nnz=3)"
-    rows = [Operator("x", 1, None, ("a", "b"), ("value", "first"), "first") for _ in range(2)]
+    row = dict(name="x", order=1, seeds=None, methods=("a", "b"), valued_returns=("value", "first"))
+    rows = [Operator(**row, plain_returns="first") for _ in range(2)]
     assert rows[0] is not rows[1] and rows[0] != rows[1]  # eq=False: compared by identity
 
 

@@ -289,7 +289,7 @@ def test_kit_holds_torch_forward_mode_to_its_count(monkeypatch):
 
     for module in (adapter, jacobians):
         monkeypatch.setattr(module, "native_aux", lambda problem: None)
-    assert not di.core.get_adapter(di.AutoTorch(mode="forward")).aux_evaluated_again
+    assert not di.core.get_adapter(di.AutoTorch(mode="forward")).capabilities.aux_evaluated_again
     result = aux_cases({"torch-forward": di.AutoTorch(mode="forward")}, ["gradient"])[0].run()
     assert result.status == "failed" and "evaluated f 2 times" in result.message()
 

@@ -409,7 +409,7 @@ def test_prepares_once_per_input_signature(inner):
         torch.func.grad(g)(x)
     g(torch.ones(7, dtype=torch.float64))
     torch_inner = (
-        get_adapter(inner).framework == "torch"
+        get_adapter(inner).capabilities.framework == "torch"
     )  # torch differentiates f itself: nothing to prepare
     assert len(g._rules) == (0 if torch_inner else 2)
 

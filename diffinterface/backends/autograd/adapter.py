@@ -10,7 +10,7 @@ from autograd.tracer import getval, trace
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
 from ...core.batching import record
-from ...core import OPERATORS, Adapter, Impl, Spec
+from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
 from ...core.dtypes import require_real_output
 from ...contexts import Cache
 from ...errors import UnsupportedError, graph_break
@@ -193,18 +193,20 @@ def _valued_impl(operator, valued):
 
 
 class AutogradAdapter(Adapter):
-    mode = "both"
-    #: sweeps run one seed after the other (autograd has no vmap)
-    bounds_sweeps = True
-    # "autograd": x may be one of autograd's own boxes, so diffinterface calls
-    # nest inside functions that autograd differentiates (results stay boxed).
-    families = ("numpy", "autograd")
-    framework = "autograd"
-    traced_array_name = "autograd ArrayBox"
-    # autograd.jacobian's recipe: the output shape comes from the forward pass of the call itself
-    output_from_each_call = frozenset({"jacobian"})
-    # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a di.Cache
-    writes_cache = False
+    capabilities = Capabilities(
+        mode="both",
+        # "autograd": x may be one of autograd's own boxes, so diffinterface calls
+        # nest inside functions that autograd differentiates (results stay boxed).
+        families=("numpy", "autograd"),
+        framework="autograd",
+        traced_array_name="autograd ArrayBox",
+        # sweeps run one seed after the other (autograd has no vmap)
+        bounds_sweeps=True,
+        # autograd.jacobian's recipe: the output shape comes from the forward pass of the call itself
+        output_from_each_call=frozenset({"jacobian"}),
+        # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a di.Cache
+        writes_cache=False,
+    )
 
     def primal_value(self, value):
         return getval(value)

@@ -7,27 +7,29 @@ import numpy as np
 
 from ...errors import MissingBackendError
 from ...core.batching import record
-from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from .batched import batched_pushforward
 from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
-from .through_workers import evaluate_through_workers
+from .through_workers import prepare_through_workers
 
 
 class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
-    mode = "forward"
-    #: sweeps evaluate f for one seed after the other
-    bounds_sweeps = True
-    inplace = True
-    families = ("numpy",)
+    capabilities = Capabilities(
+        mode="forward",
+        families=("numpy",),
+        inplace=True,
+        # sweeps evaluate f for one seed after the other
+        bounds_sweeps=True,
+        approximate=True,
+    )
 
     def __init__(self, backend):
         super().__init__(backend)
         self.method = backend.method
-        self.writes_cache = self.method != "complex"
-        self.complex_x_refusal = COMPLEX_STEP_REAL_X_ONLY if self.method == "complex" else None
+        complex_step = self.method == "complex"
         if self.method == "adaptive":
             try:
                 import scipy.differentiate  # noqa: F401
@@ -37,13 +39,27 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                     "not installed: pip install 'diffinterface[scipy]'",
                     name="scipy",
                 ) from error
-        if getattr(backend, "workers", None) is not None:
-            evaluate_through_workers(self)
-        # with workers, the points go to them
-        self.batches_points = self.method in ("central", "forward") and self.tape is None
+        self.workers = getattr(backend, "workers", None)
+        self.capabilities = type(self).capabilities.replace(
+            writes_cache=not complex_step,
+            complex_x_refusal=COMPLEX_STEP_REAL_X_ONLY if complex_step else None,
+            # with workers, the points go to them
+            batches_points=self.method in ("central", "forward") and self.tape is None,
+        )
+
+    def prepare(self, operator, problem):
+        """The operator's own preparation, its evaluations of f routed through the selector's workers
+        where it has them (:mod:`.through_workers`)."""
+        if self.workers is None or operator not in self.preparations:
+            return super().prepare(operator, problem)
+        return prepare_through_workers(
+            self,
+            lambda taped, problem: super(FiniteDiffAdapter, taped).prepare(operator, problem),
+            problem,
+        )
 
     def output_spec(self, problem):
-        if not self.writes_cache:
+        if not self.capabilities.writes_cache:
             refuse_caches(problem, self.backend)
         if problem.y is not None:
             return Spec.of(problem.y)

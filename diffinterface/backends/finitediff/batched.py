@@ -31,7 +31,11 @@ def batched_pushforward(adapter, problem):
     differences, with workers (the points go to them), or when the inner
     declines.
     """
-    if problem.batched_f is None or problem.y is not None or not adapter.batches_points:
+    if (
+        problem.batched_f is None
+        or problem.y is not None
+        or not adapter.capabilities.batches_points
+    ):
         return None
     steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
     # One formula serves both methods: compiling a second costs more than a first gradient of f (its

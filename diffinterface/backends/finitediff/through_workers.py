@@ -122,15 +122,3 @@ def prepare_through_workers(adapter, prepare, problem):
             setattr(impl, name, _through(method, tape, dispatcher, shipped, lock))
     impl.dispatcher = dispatcher  # for di.close_workers(prep)
     return impl
-
-
-def evaluate_through_workers(adapter):
-    """Route ``adapter``'s own preparations through its selector's workers (instance attributes: the class,
-    and every serial adapter, stay as they are)."""
-    for name in OPERATORS:
-        prepare = getattr(type(adapter), "prepare_" + name)
-        setattr(
-            adapter,
-            "prepare_" + name,
-            lambda problem, prepare=prepare: prepare_through_workers(adapter, prepare, problem),
-        )

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from ...families import dtype_name, is_array, shape_of
-from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from .calls import (
     _X64,
     _Mixed,
@@ -52,13 +52,19 @@ from .transforms import (
 
 
 class JAXAdapter(JAXSecondOrder, Adapter):
-    mode = "both"
-    #: sweeps run in batches of the selector's batch_size inside one compiled function (batching.py)
-    bounds_sweeps = True
-    families = ("numpy", "jax")
-    framework = "jax"
-    traced_array_name = "JAX tracer"
-    numpy_results_are_arrays = True  # every numpy result comes from np.array
+    capabilities = Capabilities(
+        mode="both",
+        families=("numpy", "jax"),
+        framework="jax",
+        traced_array_name="JAX tracer",
+        numpy_results_are_arrays=True,  # every numpy result comes from np.array
+        # sweeps run in batches of the selector's batch_size inside one compiled function (batching.py)
+        bounds_sweeps=True,
+        # jax.grad takes pytrees as they are: no ravel per call
+        pytrees=frozenset({"gradient"}),
+        # SecondOrder(AutoJAX(...), AutoJAX(...)): gradients at a stack of points in one call
+        batches_gradients=True,
+    )
 
     def prepare_same_point(self, operator, problem):
         from .same_point import prepare_same_point
@@ -83,12 +89,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             and JAX_ARRAY_NAMED.search(str(error)) is not None
         )
 
-    # jax.grad takes pytrees as they are: no ravel per call.
-    pytrees = frozenset({"gradient"})
-
     def takes_tree(self, operator, tree):
         # Node types registered with optree only are unknown to JAX: those trees go flat.
-        if operator not in self.pytrees or self.backend.mode == "forward":
+        if operator not in self.capabilities.pytrees or self.backend.mode == "forward":
             return (
                 False  # jacfwd's gradients take the output's dtype: the flat path casts them back
             )
@@ -98,9 +101,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def __init__(self, backend):
         super().__init__(backend)
         self.jit = backend.jit
-        #: a preparation compiles f from a trace without values (jit): a branch on x's values is refused
-        #: there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
-        self.traces_without_values = backend.jit
+        # a preparation compiles f from a trace without values (jit): a branch on x's values is refused
+        # there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
+        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
 
     # -- preparation helpers --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 
 from ...core import OPERATORS
+from ...core.aux_leaves import AuxLeaves
 from ...core.boundary import check_output
 
 
@@ -29,14 +30,17 @@ def _is_array(leaf):
     return isinstance(leaf, (jax.Array, jax.core.Tracer))
 
 
+def _flatten(aux):
+    return jax.tree_util.tree_flatten(aux, is_leaf=lambda leaf: leaf is None)
+
+
 class NativeAux:
     """One preparation's f returning ``(y, aux arrays)``, and the hand-over of its functions' aux."""
 
     def __init__(self, capture, entry):
         self.capture, self.entry = capture, entry
-        self.static = (
-            None  # (treedef, {position: leaf}, array positions) of the aux, from the trace
-        )
+        #: the aux's :class:`~diffinterface.core.aux_leaves.AuxLeaves`, from the trace
+        self.layout = None
         capture.native = self
 
     def pair(self):
@@ -46,14 +50,10 @@ class NativeAux:
         def f_with_aux(x, *ctx):
             y, aux = capture.with_aux(entry, x, ctx)
             check_output(capture.f, y)
-            leaves, treedef = jax.tree_util.tree_flatten(aux, is_leaf=lambda leaf: leaf is None)
-            arrays = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
-            self.static = (
-                treedef,
-                {i: leaf for i, leaf in enumerate(leaves) if not _is_array(leaf)},
-                arrays,
+            self.layout, arrays = AuxLeaves.split(
+                aux, _flatten, jax.tree_util.tree_unflatten, _is_array
             )
-            return y, [leaves[i] for i in arrays]
+            return y, arrays
 
         return f_with_aux
 
@@ -64,11 +64,7 @@ class NativeAux:
 
         def call(*args):
             results, arrays = fn(*args)
-            treedef, static, positions = self.static
-            leaves = [static.get(i) for i in range(treedef.num_leaves)]
-            for i, array in zip(positions, arrays):
-                leaves[i] = array
-            put(args[0], jax.tree_util.tree_unflatten(treedef, leaves))
+            put(args[0], self.layout.join(arrays))
             return results
 
         return call

@@ -121,8 +121,6 @@ class JAXSecondOrder:
 
     # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) -------------------------------------------
 
-    batches_gradients = True
-
     def differentiable_value_and_gradient(self, problem):
         return _gradient_pair(problem.f, problem.mode("gradient"))[1]
 

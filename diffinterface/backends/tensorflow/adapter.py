@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from ...core import Adapter, Impl, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from . import recipes
 from .batching import Sweep
 from .boundary import Boundary, as_output, connected, forward_mode, promoting
@@ -30,21 +30,26 @@ def _size(shape):
 class TensorFlowAdapter(Adapter):
     """Adapter for :class:`~diffinterface.AutoTensorFlow`; see the package docstring for the recipes."""
 
-    mode = "both"
-    families = ("numpy", "tensorflow")
-    framework = "tensorflow"
-    traced_array_name = "TensorFlow tensor"
-    # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
-    writes_cache = False
-    # with has_aux, a traced function returns aux's tensors too (aux.py) and an eager call takes aux from its
-    # evaluation at x: no operator evaluates f again for aux (aux_evaluated_again stays empty)
-    #: every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one traced function
-    bounds_sweeps = True
+    capabilities = Capabilities(
+        mode="both",
+        families=("numpy", "tensorflow"),
+        framework="tensorflow",
+        traced_array_name="TensorFlow tensor",
+        # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
+        writes_cache=False,
+        # every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one
+        # traced function
+        bounds_sweeps=True,
+        # with has_aux, a traced function returns aux's tensors too (aux.py) and an eager call takes
+        # aux from its evaluation at x: no operator evaluates f again for aux (aux_evaluated_again
+        # stays empty)
+    )
 
     def __init__(self, backend):
         super().__init__(backend)
-        #: a prepared f is traced by tf.function without values (autograph turns tensor branches into tf.cond)
-        self.traces_without_values = backend.jit
+        # a prepared f is traced by tf.function without values (autograph turns tensor branches into
+        # tf.cond)
+        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
 
     def choose_mode(self, operator, problem):
         mode = super().choose_mode(operator, problem)

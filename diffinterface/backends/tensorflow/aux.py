@@ -26,8 +26,15 @@ import optree
 import tensorflow as tf
 
 
+from ...core.aux_leaves import AuxLeaves
+
+
 def _flatten(tree):
     return optree.tree_flatten(tree, none_is_leaf=True)
+
+
+def _is_tensor(leaf):
+    return isinstance(leaf, tf.Tensor)
 
 
 class TracedAux:
@@ -37,7 +44,7 @@ class TracedAux:
         self.capture, self.entry = capture, entry
         #: the graph being traced (set by :meth:`returning`'s function while it traces) and the aux recorded there
         self._graph = self._raw = None
-        #: (treedef, {position: non-tensor leaf}, tensor positions) of the aux, from the trace
+        #: the aux's :class:`~diffinterface.core.aux_leaves.AuxLeaves`, from the trace
         self._plan = None
         #: the tensors of the last call's aux (:meth:`unpacking`)
         self._last = None
@@ -72,15 +79,11 @@ class TracedAux:
             ):  # no evaluation in this graph: the core evaluates f once more per call
                 self._plan = None
                 return results, []
-            leaves, treedef = _flatten(self._raw[0])
-            positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, tf.Tensor)]
-            self._plan = (
-                treedef,
-                {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, tf.Tensor)},
-                positions,
+            self._plan, tensors = AuxLeaves.split(
+                self._raw[0], _flatten, optree.tree_unflatten, _is_tensor
             )
             self._raw = None
-            return results, [leaves[i] for i in positions]
+            return results, tensors
 
         return traced
 
@@ -95,11 +98,7 @@ class TracedAux:
         return call
 
     def _aux(self):
-        treedef, static, positions = self._plan
-        leaves = [static.get(i) for i in range(treedef.num_leaves)]
-        for i, tensor in zip(positions, self._last):
-            leaves[i] = tensor
-        return optree.tree_unflatten(treedef, leaves)
+        return self._plan.join(self._last)
 
     def handing_over(self, impl):
         """``impl`` whose methods hand each call's aux to the core (``AuxCapture.put``, at the call's x)."""

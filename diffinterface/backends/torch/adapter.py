@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ...core import Adapter, Impl, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, require_scalar_output
 from ...core.batching import record
 from .autodiff import _dual_jvp, _dual_jvps, _traced, _vjp, _vjps, _vmapped_jvp
 from .aux import native_aux
@@ -42,22 +42,25 @@ def _differentiable_leaves(leaves, recording):
 class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
 
-    mode = "both"
-    #: sweeps run in chunks of the selector's batch_size (batching.py)
-    bounds_sweeps = True
-    inplace = True
-    framework = "torch"
-    traced_array_name = "torch tensor recording gradients"
-    families = ("numpy", "torch")
-    numpy_results_are_arrays = True  # every numpy result comes from np.asarray
+    capabilities = Capabilities(
+        mode="both",
+        families=("numpy", "torch"),
+        framework="torch",
+        traced_array_name="torch tensor recording gradients",
+        inplace=True,
+        numpy_results_are_arrays=True,  # every numpy result comes from np.asarray
+        # sweeps run in chunks of the selector's batch_size (batching.py)
+        bounds_sweeps=True,
+    )
 
     def __init__(self, backend):
         super().__init__(backend)
         self.forward_only = backend.mode == "forward"
         self.reverse_only = backend.mode == "reverse"
         # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go flat).
-        self.pytrees = (
-            frozenset() if self.forward_only or backend.compile else frozenset({"gradient"})
+        tree_gradient = not (self.forward_only or backend.compile)
+        self.capabilities = type(self).capabilities.replace(
+            pytrees=frozenset({"gradient"}) if tree_gradient else frozenset()
         )
 
     def is_traced_array_error(self, error):

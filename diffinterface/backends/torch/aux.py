@@ -20,7 +20,16 @@ from __future__ import annotations
 import optree
 import torch
 
+from ...core.aux_leaves import AuxLeaves
 from .boundary import _primal_tensor
+
+
+def _flatten(aux):
+    return optree.tree_flatten(aux, none_is_leaf=True)
+
+
+def _is_tensor(leaf):
+    return isinstance(leaf, torch.Tensor)
 
 
 class NativeAux:
@@ -36,20 +45,14 @@ class NativeAux:
 
     def __init__(self, capture, entry):
         self.capture, self.entry = capture, entry
-        #: (treedef, {position: leaf that is not a tensor}, tensor positions) of the last evaluation's aux
-        self.static = None
+        #: the :class:`~diffinterface.core.aux_leaves.AuxLeaves` of the last evaluation's aux
+        self.layout = None
 
     def pair(self, x, *ctx):
         """``entry(x, *ctx)`` as ``(y, aux's tensors)``, the pair torch.func's ``has_aux=True`` takes."""
         y, aux = self.capture.with_aux(self.entry, x, ctx)
-        leaves, treedef = optree.tree_flatten(aux, none_is_leaf=True)
-        positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
-        self.static = (
-            treedef,
-            {i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, torch.Tensor)},
-            positions,
-        )
-        return y, [leaves[i] for i in positions]
+        self.layout, tensors = AuxLeaves.split(aux, _flatten, optree.tree_unflatten, _is_tensor)
+        return y, tensors
 
     def with_value(self, *ctx):
         """``z -> (y, (y, aux's tensors))``: the value and the aux ride along as a transform's aux output
@@ -64,11 +67,7 @@ class NativeAux:
     def hand_over(self, call_x, tensors):
         """Give the core the aux whose tensors a transform returned, for the call at ``call_x`` (the user's x, or
         an outer backend's recording of it: the core compares its values)."""
-        treedef, static, positions = self.static
-        leaves = [static.get(i) for i in range(treedef.num_leaves)]
-        for i, tensor in zip(positions, tensors):
-            leaves[i] = _primal_tensor(tensor)
-        self.capture.put(call_x, optree.tree_unflatten(treedef, leaves))
+        self.capture.put(call_x, self.layout.join([_primal_tensor(t) for t in tensors]))
 
 
 def native_aux(problem):

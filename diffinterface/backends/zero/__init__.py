@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core import OPERATORS, Adapter, Impl, Spec
+from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
 
 
 class _ZeroAdapter(Adapter):
-    inplace = True
+    capabilities = Capabilities(inplace=True)
 
     def output_spec(self, problem):
 
@@ -46,7 +46,7 @@ class _ZeroAdapter(Adapter):
 
 
 class ZeroForwardAdapter(_ZeroAdapter):
-    mode = "forward"
+    capabilities = _ZeroAdapter.capabilities.replace(mode="forward")
 
     def prepare_pushforward(self, problem):
         spec = problem.spec
@@ -54,7 +54,7 @@ class ZeroForwardAdapter(_ZeroAdapter):
 
 
 class ZeroReverseAdapter(_ZeroAdapter):
-    mode = "reverse"
+    capabilities = _ZeroAdapter.capabilities.replace(mode="reverse")
 
     def prepare_pullback(self, problem):
         return self._zero_products(

@@ -108,7 +108,7 @@ class FuzzReport:
 
 
 def _families(backend):
-    accepted = get_adapter(backend).families
+    accepted = get_adapter(backend).capabilities.families
     return [f for f in CONVERTIBLE_FAMILIES if f in accepted]
 
 
@@ -360,7 +360,7 @@ def assert_fuzz_passes(backends, examples=None, seed=0, default=6, **options):
 
 def _reference_framework(backend):
     """torch's float64 reference (the faster) for every backend but torch's own, which JAX's checks."""
-    return "jax" if get_adapter(backend).framework == "torch" else "torch"
+    return "jax" if get_adapter(backend).capabilities.framework == "torch" else "torch"
 
 
 def _reference_outcome(program, point, framework, message):

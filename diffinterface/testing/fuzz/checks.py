@@ -36,7 +36,7 @@ from ...families import dtype_name
 from ..array_api_cases import ArrayAPICase, applies as array_api_applies
 from ..families import convert, to_numpy, tree_leaves
 from ..probes import Problems
-from ..tolerances import _uses_finite_differences, default_tolerances
+from ..tolerances import default_tolerances, is_approximate
 from .operations import NOT_HOLOMORPHIC
 
 #: operator -> order (the tolerance table it is checked with)
@@ -188,7 +188,7 @@ class Checker:
             # the kit's tolerances are for one well-conditioned function, a program's error grows along it
             rtol, atol = max(rtol, FLOAT32_CHAIN_TOLERANCE), max(atol, FLOAT32_CHAIN_TOLERANCE)
         atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-        if _uses_finite_differences(self.backend):
+        if is_approximate(self.backend):
             eps = np.finfo(np.float64 if self.precision == "float64" else np.float32).eps
             rounding = FINITE_DIFFERENCE_ROUNDING * float(np.sqrt(eps)) * self.differenced
             atol = atol * self.curvature + rounding

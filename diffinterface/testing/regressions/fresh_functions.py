@@ -6,7 +6,7 @@ of f as it is now (AutoJAX reused a trace keyed by the function object). A
 new preparation traces afresh too. A function that branches on x's values
 (``if x[0] > 0``) is differentiated wherever f runs on values; a backend
 that traces f without values at preparation declares it
-(``traces_without_values`` on its adapter) and refuses naming the way around.
+(``capabilities.traces_without_values`` of its adapter) and refuses naming the way around.
 A function of another framework called on x (``torch.sin`` under AutoJAX,
 ``jnp.sin`` under AutoTorch) gives the right derivative or a
 :class:`~diffinterface.TracedArrayError` naming ``di.array_namespace``; where
@@ -115,7 +115,7 @@ def _branch_on_values(backend, problems, zero):
         zero=zero,
     )
     prepared = lambda: gradient(_branchy, backend, X, prep=prepare_gradient(_branchy, backend, X))  # noqa: E731
-    if getattr(get_adapter(backend), "traces_without_values", False):
+    if get_adapter(backend).capabilities.traces_without_values:
         problems.expect_error(
             "prepared gradient of f branching on x[0] > 0 (the backend traces without values)",
             prepared,

@@ -86,7 +86,7 @@ def _negative_strides(backend, problems, zero):
 
 
 def backend_families(backend):
-    return get_adapter(backend).families
+    return get_adapter(backend).capabilities.families
 
 
 def _broadcast(backend, problems, zero):

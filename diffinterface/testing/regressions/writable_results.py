@@ -5,7 +5,7 @@ Numpy in, numpy out: each operator's result at a numpy x is a writable
 of its buffers), and passing it back as ``out=`` fills it, sparse results of
 ``AutoSparse(backend)`` included. A ``di.Cache`` that f writes into works on a
 backend that writes into buffers (``check_inplace(backend)``, and its adapter's
-``writes_cache``), and is refused elsewhere by an error naming the Cache and
+``capabilities.writes_cache``), and is refused elsewhere by an error naming the Cache and
 why the backend cannot write into it.
 
     >>> [probe.name for probe in probes()]
@@ -163,7 +163,7 @@ def _writes_cache(x, cache):
 def _cache_written_in_f(backend, problems, zero):
     cache = np.zeros(X.shape)
     call = lambda: gradient(_writes_cache, backend, X, Cache(cache))  # noqa: E731
-    if check_inplace(backend) and get_adapter(backend).writes_cache:
+    if check_inplace(backend) and get_adapter(backend).capabilities.writes_cache:
         problems.expect_result(
             "gradient of f writing into a di.Cache", call, 2 * X, like=X, zero=zero
         )

@@ -8,16 +8,20 @@ every backend it may choose.
     >>> import diffinterface as di
     >>> from diffinterface.core import get_adapter
     >>> adapter = get_adapter(di.AutoSelect([di.AutoFiniteDiff(), di.AutoTorch(mode="reverse")]))
-    >>> adapter.families, adapter.inplace
+    >>> adapter.capabilities.families, adapter.capabilities.inplace
     (('numpy', 'torch'), True)
 """
 
 from __future__ import annotations
 
-from ...core import OPERATORS, Adapter, check_available, get_adapter
+from ...core import Adapter, Capabilities, check_available, get_adapter
 from ...errors import UnsupportedError
 from .config import AutoSelect
 from .selection import default_candidates, select
+
+
+#: what AutoSelect declares itself (the rest is its candidates', see ``AutoSelectAdapter.capabilities``)
+CAPABILITIES = Capabilities(mode="both", prepares_calls=True)
 
 
 class AutoSelectAdapter(Adapter):
@@ -28,9 +32,6 @@ class AutoSelectAdapter(Adapter):
     it, in the order listed: nothing is compared or timed there. For a timed choice among wrapped
     configurations, list them as candidates: ``AutoSelect([AutoSparse(AutoJAX()), ...])``.
     """
-
-    prepares_calls = True
-    mode = "both"
 
     def candidates(self):
         """``(candidate, installed)`` pairs; the default ones are read from the registry each time, so that
@@ -44,18 +45,16 @@ class AutoSelectAdapter(Adapter):
         return [get_adapter(candidate) for candidate, installed in self.candidates() if installed]
 
     @property
-    def families(self):
-        return tuple(
-            dict.fromkeys(family for adapter in self._adapters() for family in adapter.families)
+    def capabilities(self):
+        """Its own facts, with the array families, in-place support and Cache writes of its installed
+        candidates (any of which it may choose), read when asked."""
+        candidates = [adapter.capabilities for adapter in self._adapters()]
+        return CAPABILITIES.replace(
+            families=tuple(dict.fromkeys(f for c in candidates for f in c.families)),
+            inplace=any(c.inplace for c in candidates),
+            writes_cache=any(c.writes_cache for c in candidates),
+            approximate=any(c.approximate for c in candidates),
         )
-
-    @property
-    def inplace(self):
-        return any(adapter.inplace for adapter in self._adapters())
-
-    @property
-    def writes_cache(self):
-        return any(adapter.writes_cache for adapter in self._adapters())
 
     def parts(self):
         return (self, *(part for adapter in self._adapters() for part in adapter.parts()))
@@ -63,16 +62,16 @@ class AutoSelectAdapter(Adapter):
     def prepare_call(self, call, strict, one_off):
         return select(self.backend, self.candidates(), call, strict, one_off)
 
-
-def _first_that_prepares(name):
-    def prepare(self, problem):
+    def prepare(self, operator, problem):
+        """``operator`` of the first candidate that prepares it, in the order listed (inside a
+        wrapper: nothing is timed)."""
         errors = []
         for candidate, installed in self.candidates():
             adapter = get_adapter(candidate) if installed else None
-            if adapter is None or problem.family not in adapter.families:
+            if adapter is None or problem.family not in adapter.capabilities.families:
                 continue
             try:
-                return problem.replace(adapter=adapter).impl(name)
+                return problem.replace(adapter=adapter).impl(operator)
             except Exception as error:  # noqa: BLE001 - the next candidate may prepare it
                 errors.append(error)
         if errors:
@@ -80,13 +79,3 @@ def _first_that_prepares(name):
         raise UnsupportedError(
             f"backend: no candidate of {self.backend!r} takes {problem.family} arrays"
         )
-
-    prepare.__doc__ = (
-        f"``{name}`` of the first candidate that prepares it (inside a wrapper: nothing is timed)."
-    )
-    return prepare
-
-
-for _name in OPERATORS:
-    setattr(AutoSelectAdapter, "prepare_" + _name, _first_that_prepares(_name))
-del _name

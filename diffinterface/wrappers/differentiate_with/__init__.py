@@ -181,7 +181,9 @@ class DifferentiateWith(Bridge):
     def __init__(self, f, backend):
         if not callable(f):
             raise TypeError(f"f: DifferentiateWith expected a callable; got {type(f).__name__}")
-        framework = get_adapter(backend).framework  # raises the TypeError naming the selectors
+        framework = get_adapter(
+            backend
+        ).capabilities.framework  # raises the TypeError naming the selectors
         self.f, self.backend = f, backend
         super().__init__(
             lambda x, contexts: OperatorRules(f, backend, framework, x, contexts),

@@ -201,9 +201,9 @@ def gradient_route(backend, y_shape):
     if y_shape != ():
         return False
     adapter = get_adapter(backend)
-    if adapter.mode == "both":
+    if adapter.capabilities.mode == "both":
         return getattr(backend, "mode", None) != "forward"
-    return adapter.mode == "reverse"
+    return adapter.capabilities.mode == "reverse"
 
 
 class FirstDerivativeRules:

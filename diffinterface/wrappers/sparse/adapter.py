@@ -22,8 +22,8 @@ value_gradient_and_hessian   pushforwards (or pullbacks) of ``[f, gradient]``:
                              value, gradient and the hvps from one pass
 ===========================  ===================================================
 
-A dense adapter may build the whole sparse operator itself, through the hooks
-``sparse_jacobian`` / ``sparse_hessian`` (``(problem, compression, seed_matrix,
+A dense adapter may build the whole sparse operator itself, through its declared hooks
+``sparse_jacobian`` / ``sparse_hessian`` (default None; ``(problem, compression, seed_matrix,
 dense_shape, assembler) -> (operator, value_and_operator)`` or None): with
 ``AutoJAX()``, products and gather are one compiled function
 (``backends/jax/sparse.py``). A forward-difference dense backend thus evaluates ``f`` ``ncolors + 1``
@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import cast, from_numpy
-from ...core import Impl, get_adapter, require_scalar_output
+from ...core import Capabilities, Impl, get_adapter, require_scalar_output
 from ...operators._second_order import differentiated_problem, outer_mode
 from ..delegating import DelegatingAdapter
 from ..second_order import SecondOrderAdapter
@@ -59,7 +59,11 @@ def _explicit_jacobian_mode(adapter):
     """ "columns", "rows" or None (free choice) for a Jacobian with the dense adapter."""
     if isinstance(adapter, SecondOrderAdapter):  # as a first-order backend it is its inner
         adapter = adapter.inner
-    mode = adapter.mode if adapter.mode != "both" else getattr(adapter.backend, "mode", None)
+    mode = (
+        adapter.capabilities.mode
+        if adapter.capabilities.mode != "both"
+        else getattr(adapter.backend, "mode", None)
+    )
     return {"forward": "columns", "reverse": "rows", None: None}[mode]
 
 
@@ -71,17 +75,22 @@ def _batches(seeds, max_batch):
 class SparseAdapter(DelegatingAdapter):
     """Sparse jacobian and hessian; every other operator is the dense backend's (its delegate)."""
 
-    #: its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
-    own_empty_results = frozenset({"jacobian", "hessian"})
-    complex_x_refusal = (
-        "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
-        "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)"
+    capabilities = Capabilities(
+        # its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
+        own_empty_results=frozenset({"jacobian", "hessian"}),
+        complex_x_refusal=(
+            "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
+            "backend, whose jacobian at a complex x is the complex one (core/complex_convention.py)"
+        ),
     )
 
     def __init__(self, backend):
         super().__init__(backend, get_adapter(backend.dense_backend))
         self.dense = self.delegate
-        self.framework = self.dense.framework
+        dense = self.dense.capabilities
+        self.capabilities = self.capabilities.replace(
+            framework=dense.framework, approximate=dense.approximate
+        )
 
     # -- the sparse operators ------------------------------------------------------------------------
 
@@ -99,13 +108,6 @@ class SparseAdapter(DelegatingAdapter):
             dense_shape if self.backend.dense_result else None,
         )
 
-    def _built_whole(self, hook, dense, compression, dtype, dense_shape):
-        """``(operator, value_and_operator)`` built whole by the dense adapter's ``hook``, or None."""
-        build = getattr(self.dense, hook, None)
-        if build is None:
-            return None
-        return build(dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler)
-
     def prepare_jacobian(self, problem):
         if isinstance(self.dense, MixedModeAdapter):
             return self._prepare_bidirectional_jacobian(problem)
@@ -118,7 +120,9 @@ class SparseAdapter(DelegatingAdapter):
         structure = SparseStructure("jacobian", compression, self.backend.sparsity_detector)
         dense_shape = spec.shape + problem.x_shape if self.backend.dense_result else None
         dtype = problem.x_dtype if compression.kind == "columns" else spec.dtype
-        built = self._built_whole("sparse_jacobian", dense, compression, dtype, dense_shape)
+        built = self.dense.sparse_jacobian(
+            dense, compression, _seed_matrix(compression, dtype), dense_shape, assembler
+        )
         if built is not None:
             jacobian, value_and_jacobian = built
             return Impl(jacobian=jacobian, value_and_jacobian=value_and_jacobian, sparse=structure)
@@ -188,12 +192,12 @@ class SparseAdapter(DelegatingAdapter):
         outer, inner = self.dense.outer, self.dense.inner
         fusable = outer is inner and compression.solve is None  # substitution runs on the host
         built = (
-            self._built_whole(
-                "sparse_hessian",
+            self.dense.sparse_hessian(
                 dense,
                 compression,
-                x_dtype,
+                _seed_matrix(compression, x_dtype),
                 x_shape + x_shape if self.backend.dense_result else None,
+                assembler,
             )
             if fusable
             else None
@@ -210,7 +214,7 @@ class SparseAdapter(DelegatingAdapter):
         # H @ seed from the dense backend's own hvp (batched as it prefers).
         hvps = [
             (dense.impl("hvp", tangents=batch).hvp, batch)
-            for batch in _batches(seeds, self.dense.max_batch)
+            for batch in _batches(seeds, self.dense.capabilities.max_batch)
         ]
         if len(hvps) == 1:
             ((hvp, batch),) = hvps
@@ -223,7 +227,7 @@ class SparseAdapter(DelegatingAdapter):
         def hessian(x, *ctx):
             return decompress(products(x, *ctx))
 
-        if outer.framework is None and inner.framework is None:
+        if outer.capabilities.framework is None and inner.capabilities.framework is None:
             # Differences of differences: the dense backend's own gradient and hvps (differencing
             # a difference-quotient gradient again would lose every digit).
             value_and_gradient = dense.impl("gradient").value_and_gradient

@@ -17,8 +17,10 @@ class MixedModeAdapter(DelegatingAdapter):
     def __init__(self, backend):
         super().__init__(backend, get_adapter(backend.forward_backend))
         self.reverse = get_adapter(backend.reverse_backend)
-        self.mode = "both"
-        self.framework = self.delegate.framework
-        self.families = tuple(
-            family for family in self.delegate.families if family in self.reverse.families
+        forward, reverse = self.delegate.capabilities, self.reverse.capabilities
+        self.capabilities = self.capabilities.replace(
+            mode="both",
+            framework=forward.framework,
+            families=tuple(family for family in forward.families if family in reverse.families),
+            approximate=forward.approximate or reverse.approximate,
         )
