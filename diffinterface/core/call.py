@@ -141,15 +141,15 @@ def prepared_call(op, valued):
     return decorate
 
 
-def call(op, valued, f, backend, x, seeds, contexts, prep, out, y, has_aux=False):
-    """Run the operator ``op`` (its plain method, or with ``valued`` its value-and method) off the fast path.
+def call(arguments):
+    """Run the operator call ``arguments`` (a :class:`Call`) off the fast path.
 
     The body of every public operator function: what :func:`prepared_call`
-    does not serve itself (no preparation, ``out=``, ``y=``) comes here as a
-    named :class:`Call`.
+    does not serve itself (no preparation, ``out=``, ``y=``) comes here, its
+    arguments named; ``arguments.valued`` picks the value-and method.
     """
-    require_has_aux(has_aux)
-    return _call_slowly(Call(op, f, backend, x, seeds, contexts, y, valued, prep, out, has_aux))
+    require_has_aux(arguments.has_aux)
+    return _call_slowly(arguments)
 
 
 def _off_the_fast_path(call, error):

@@ -50,12 +50,20 @@ def prepare_hessian(f, backend, x, *contexts, strict=True, has_aux=False):
 
 @prepared_call(_OP, 0)
 def hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(_OP, 0, f, backend, x, None, contexts, prep, out, None, has_aux)
+    return call(
+        Call(
+            _OP, f, backend, x, None, contexts, None, valued=0, prep=prep, out=out, has_aux=has_aux
+        )
+    )
 
 
 @prepared_call(_OP, 1)
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(_OP, 1, f, backend, x, None, contexts, prep, out, None, has_aux)
+    return call(
+        Call(
+            _OP, f, backend, x, None, contexts, None, valued=1, prep=prep, out=out, has_aux=has_aux
+        )
+    )
 
 
 def _hessian_fallback(problem):

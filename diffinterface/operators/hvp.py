@@ -49,12 +49,40 @@ def prepare_hvp_same_point(f, backend, x, tangents, *contexts, strict=True):
 
 @prepared_call(_OP, 0)
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, None, has_aux)
+    return call(
+        Call(
+            _OP,
+            f,
+            backend,
+            x,
+            tangents,
+            contexts,
+            None,
+            valued=0,
+            prep=prep,
+            out=out,
+            has_aux=has_aux,
+        )
+    )
 
 
 @prepared_call(_OP, 1)
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, None, has_aux)
+    return call(
+        Call(
+            _OP,
+            f,
+            backend,
+            x,
+            tangents,
+            contexts,
+            None,
+            valued=1,
+            prep=prep,
+            out=out,
+            has_aux=has_aux,
+        )
+    )
 
 
 def _hvp_fallback(problem):

@@ -38,14 +38,42 @@ def prepare_pullback_same_point(f, backend, x, cotangents, *contexts, strict=Tru
 
 @prepared_call(_OP, 0)
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(_OP, 0, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
+    return call(
+        Call(
+            _OP,
+            f,
+            backend,
+            x,
+            cotangents,
+            contexts,
+            y,
+            valued=0,
+            prep=prep,
+            out=out,
+            has_aux=has_aux,
+        )
+    )
 
 
 @prepared_call(_OP, 1)
 def value_and_pullback(
     f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False
 ):
-    return call(_OP, 1, f, backend, x, cotangents, contexts, prep, out, y, has_aux)
+    return call(
+        Call(
+            _OP,
+            f,
+            backend,
+            x,
+            cotangents,
+            contexts,
+            y,
+            valued=1,
+            prep=prep,
+            out=out,
+            has_aux=has_aux,
+        )
+    )
 
 
 def _pullback_from_pushforwards(problem):

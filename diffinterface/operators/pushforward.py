@@ -38,14 +38,22 @@ def prepare_pushforward_same_point(f, backend, x, tangents, *contexts, strict=Tr
 
 @prepared_call(_OP, 0)
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(_OP, 0, f, backend, x, tangents, contexts, prep, out, y, has_aux)
+    return call(
+        Call(
+            _OP, f, backend, x, tangents, contexts, y, valued=0, prep=prep, out=out, has_aux=has_aux
+        )
+    )
 
 
 @prepared_call(_OP, 1)
 def value_and_pushforward(
     f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False
 ):
-    return call(_OP, 1, f, backend, x, tangents, contexts, prep, out, y, has_aux)
+    return call(
+        Call(
+            _OP, f, backend, x, tangents, contexts, y, valued=1, prep=prep, out=out, has_aux=has_aux
+        )
+    )
 
 
 def _pushforward_from_pullbacks(problem):
