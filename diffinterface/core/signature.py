@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from types import MethodType
 
-import numpy as np
 
 from ..contexts import Context
 from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
@@ -93,9 +92,7 @@ def _array_key(a):
     if not is_array(a):
         return tree_key(a)
     shape = shape_of(a)
-    if not shape and (
-        a.__class__ is float or a.__class__ is np.ndarray or isinstance(a, np.generic)
-    ):
+    if not shape and FAMILIES[family_of(a)].scalar_results:  # a family whose 0-d kinds are one
         name = _NUMPY_SCALAR
     else:
         name = a.__class__.__module__ + "." + a.__class__.__qualname__
