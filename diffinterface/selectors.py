@@ -10,7 +10,7 @@ does the work (``diffinterface/backends/<name>/``) is imported on first use.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 from .frozen import Frozen
 from .families.jax import jax_devices
@@ -33,6 +33,17 @@ class AbstractBackend:
     """
 
     __slots__ = ()
+    # What every selector answers, with its default: the mode the user pinned (None: chosen per
+    # operator), and the bound on batched sweeps (None: chosen by memory). Selectors that take
+    # them declare them as fields; the annotations are the type checker's only, so that they
+    # make no field of every selector.
+    if TYPE_CHECKING:
+        mode: Optional[str]
+        batch_size: Optional[int]
+        memory_budget: Optional[int]
+    mode = None
+    batch_size = None
+    memory_budget = None
 
 
 class _SweepsInBatches:

@@ -204,7 +204,7 @@ class Adapter:
         mode = self.capabilities.mode
         if mode != "both":
             return mode
-        chosen = getattr(self.backend, "mode", None)
+        chosen = self.backend.mode
         if chosen is not None:
             return chosen
         prefers = OPERATORS[operator].fallback_mode

@@ -48,7 +48,7 @@ WHOLE_SWEEP_SEEDS = 64
 
 def requested(backend):
     """``(batch_size, memory_budget)`` of a selector; ``(None, None)`` for one without those fields."""
-    return getattr(backend, "batch_size", None), getattr(backend, "memory_budget", None)
+    return backend.batch_size, backend.memory_budget
 
 
 def choose_batch_size(

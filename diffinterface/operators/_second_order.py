@@ -36,7 +36,7 @@ def outer_mode(adapter):
     outer = adapter.outer
     if outer.capabilities.mode != "both":
         return outer.capabilities.mode
-    return getattr(outer.backend, "mode", None) or "forward"
+    return outer.backend.mode or "forward"
 
 
 def _describe_pair(outer, inner):

@@ -258,7 +258,7 @@ def test_an_operator_family_defined_outside_the_package_is_one_module_of_code():
 
     @prepared_call(op, 0)
     def sum_of_columns(f, backend, x, *contexts, prep=None, out=None):
-        return call(op, 0, f, backend, x, None, contexts, prep, out, None)
+        return call(Call(op, f, backend, x, None, contexts, prep=prep, out=out))
 
     def prepare_sum_of_columns(f, backend, x, *contexts, strict=True):
         return prepare(Call(op, f, backend, x, None, contexts), strict)

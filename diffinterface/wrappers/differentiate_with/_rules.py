@@ -202,7 +202,7 @@ def gradient_route(backend, y_shape):
         return False
     adapter = get_adapter(backend)
     if adapter.capabilities.mode == "both":
-        return getattr(backend, "mode", None) != "forward"
+        return backend.mode != "forward"
     return adapter.capabilities.mode == "reverse"
 
 

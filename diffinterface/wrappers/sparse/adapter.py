@@ -60,9 +60,7 @@ def _explicit_jacobian_mode(adapter):
     if isinstance(adapter, SecondOrderAdapter):  # as a first-order backend it is its inner
         adapter = adapter.inner
     mode = (
-        adapter.capabilities.mode
-        if adapter.capabilities.mode != "both"
-        else getattr(adapter.backend, "mode", None)
+        adapter.capabilities.mode if adapter.capabilities.mode != "both" else adapter.backend.mode
     )
     return {"forward": "columns", "reverse": "rows", None: None}[mode]
 
