@@ -109,7 +109,8 @@ def _constructor(cls, names: tuple, signature: inspect.Signature):
 
 #: how many distinct values of one class are kept for reuse (see :class:`_FrozenType`)
 _KEPT_PER_CLASS = 256
-#: the first item of the key of a call with one keyword argument (no positional argument starts with it)
+#: the first item of the key of a call with one keyword argument (no positional argument starts with
+#: it)
 _ONE_KEYWORD = object()
 #: between the positional arguments and the keyword items of any other key
 _KEYWORDS = object()
@@ -132,7 +133,8 @@ class _FrozenType(type):
         kept = cls._frozen_kept
         if kept is None:
             return super().__call__(*args, **kwargs)
-        # a marker before the keyword items: a positional argument that is a (name, value) pair never
+        # a marker before the keyword items: a positional argument that is a (name, value) pair
+        # never
         # makes the key of a keyword
         if kwargs:
             if (
@@ -236,8 +238,10 @@ class Frozen(metaclass=_FrozenType):
                 ),
                 _MISSING,
             )
-            # fields a class lists in __frozen_keyword_only__ (added later to a class whose positional
-            # arguments callers already rely on) are given by keyword only, as after a dataclass's KW_ONLY
+            # fields a class lists in __frozen_keyword_only__ (added later to a class whose
+            # positional
+            # arguments callers already rely on) are given by keyword only, as after a dataclass's
+            # KW_ONLY
             kind = (
                 inspect.Parameter.KEYWORD_ONLY
                 if name in getattr(cls, "__frozen_keyword_only__", ())
@@ -261,7 +265,8 @@ class Frozen(metaclass=_FrozenType):
         # values of this class, by the arguments that built them (see _FrozenType); none for
         # identity-compared classes, whose equal values must stay distinct objects
         cls._frozen_kept = {} if cls.__eq__ is Frozen.__eq__ else None
-        # what help() and the docs show for the class: its fields, not the metaclass's (*args, **kwargs)
+        # what help() and the docs show for the class: its fields, not the metaclass's (*args,
+        # **kwargs)
         cls.__signature__ = signature.replace(return_annotation=None)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:

@@ -129,7 +129,8 @@ class Adapter:
     #: an adapter whose facts depend on its selector sets ``self.capabilities`` in ``__init__``
     capabilities: Capabilities = Capabilities()
     #: operator name -> the method preparing it (``prepare_<name>``), declared by a subclass; filled
-    #: at class creation, so that an operator registered by a third party is found as the built-in ones
+    #: at class creation, so that an operator registered by a third party is found as the built-in
+    #: ones
     preparations: ClassVar[Mapping[str, Callable]] = MappingProxyType({})
 
     def __init__(self, backend):
@@ -141,7 +142,8 @@ class Adapter:
 
     def __init_subclass__(cls, **options):
         super().__init_subclass__(**options)
-        # the declared table of preparations: each ``prepare_<operator>`` defined below Adapter, mixins
+        # the declared table of preparations: each ``prepare_<operator>`` defined below Adapter,
+        # mixins
         # included (built-in operators and those a third party registers alike), the closest first
         table = {}
         for klass in reversed(cls.__mro__[: cls.__mro__.index(Adapter)]):

@@ -92,7 +92,8 @@ class AuxCapture:
         self.want = False
         self.raw = None
         self._x = self._x_leaves = None
-        #: the object standing for the call's x in the adapter's problem (a pytree x's flat copy), or None
+        #: the object standing for the call's x in the adapter's problem (a pytree x's flat copy),
+        #: or None
         self._stand_in = None
         self._found = False
         self._aux = None

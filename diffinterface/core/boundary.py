@@ -88,7 +88,8 @@ def declared_limits(frameworks=None):
 def framework_limit(error, adapter, frameworks, f):
     """The ValueError naming a declared limit of ``frameworks`` (:func:`declared_limits`) that ``error``
     shows, or None."""
-    # the framework's own error may be in the chain of another raised while handling it (TensorFlow's @
+    # the framework's own error may be in the chain of another raised while handling it
+    # (TensorFlow's @
     # falls back to numpy, which cannot take a traced tensor), or of a refusal an inner layer made
     texts = []
     for _ in range(4):
@@ -121,7 +122,8 @@ def _raised_inside_another_family(error, frameworks):
         if name not in frameworks
         for module in family.modules
     }
-    # JAX strips its own frames from the error it raises; the error it caught (the context) keeps them
+    # JAX strips its own frames from the error it raises; the error it caught (the context) keeps
+    # them
     for _ in range(3):
         if error is None:
             return False

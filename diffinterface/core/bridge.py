@@ -25,7 +25,8 @@ from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, dtype_name, family_of, shape_of
 from .registry import framework_bridge
 
-#: the family of the arrays an inner backend without a bridge computes on (finite differences, autograd)
+#: the family of the arrays an inner backend without a bridge computes on (finite differences,
+#: autograd)
 HOST_FAMILY = NUMBERS
 
 

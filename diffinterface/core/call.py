@@ -82,7 +82,8 @@ def prepared_call(op, valued):
                             and ((d := m.dtype) is check.x_dtype or d == check.x_dtype)
                         )
                     )
-                    # plain: prepared without seeds or contexts (so an operator with seeds is never plain)
+                    # plain: prepared without seeds or contexts (so an operator with seeds is never
+                    # plain)
                     and (
                         check.plain
                         and not contexts
@@ -126,11 +127,13 @@ def prepared_call(op, valued):
                             ),
                             error,
                         )
-                # the full comparison raises on a real mismatch, and lets through what only looked different
+                # the full comparison raises on a real mismatch, and lets through what only looked
+                # different
                 return _call_slowly(
                     Call(op, f, backend, x, seeds, contexts, None, valued, prep, None, has_aux)
                 )
-            # has_aux only when given: an operator family defined outside the package may not take it
+            # has_aux only when given: an operator family defined outside the package may not take
+            # it
             extra = {"has_aux": has_aux} if has_aux is not False else {}
             if y is None:
                 return public(f, backend, x, *args, prep=prep, out=out, **extra)

@@ -249,7 +249,8 @@ def _real_view_call(call, f, x, xview, yview):
 
         return _named_like(f_real, f)
 
-    # one function per f and views, so that the backends' own caches (JAX's compiled functions) serve it again
+    # one function per f and views, so that the backends' own caches (JAX's compiled functions)
+    # serve it again
     f_real = cached_function(
         (f, "complex-view", xview.key, None if yview is None else yview.key, op.name), build
     )

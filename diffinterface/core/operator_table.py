@@ -52,7 +52,8 @@ class Rules:
 
 #: operator family name -> its :class:`Rules`, filled by each operator module
 RULES: dict[str, Rules] = {}
-#: operator family name -> fallback(problem) -> Impl (each :class:`Rules`' fallback), read by ``Problem.impl``
+#: operator family name -> fallback(problem) -> Impl (each :class:`Rules`' fallback), read by
+#: ``Problem.impl``
 FALLBACKS: dict[str, Callable] = {}
 
 

@@ -86,7 +86,8 @@ class Plan:
         self.impl, self.spec, self.methods = built.impl, built.spec, built.methods
         self.tree, self.ytree, self.movable = built.tree, built.ytree, built.movable
         self.recorded = signature(call) if strict else None  # what a mismatch report compares
-        # nothing more to compare for an array x: a float's kind is its class; methods that check x themselves
+        # nothing more to compare for an array x: a float's kind is its class; methods that check x
+        # themselves
         x_checked = built.tree is None and (
             call.x.__class__ is float or getattr(built.impl, "checks_x", False) is True
         )

@@ -203,7 +203,8 @@ def require_has_aux(has_aux):
         raise TypeError(f"has_aux: expected True or False; got {has_aux!r}")
 
 
-#: what to do with an x that is neither real floating-point nor complex (core/complex_convention.py takes those)
+#: what to do with an x that is neither real floating-point nor complex (core/complex_convention.py
+#: takes those)
 _REAL_X_ADVICE = "Convert an integer x yourself (x.astype(float))"
 
 

@@ -71,11 +71,14 @@ class Problem:
         constant_output_is_zero=False,
     ):
         self.adapter = adapter
-        #: True for the preparation of an unprepared call, used once: an adapter need not compile it, and
+        #: True for the preparation of an unprepared call, used once: an adapter need not compile
+        #: it, and
         #: must not reuse code compiled for an earlier one (f's globals may have changed since)
         self.one_off = one_off
-        #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls may
-        #: bring an x of another shape or dtype, so methods must not refuse one (``Impl(checks_x=True)``)
+        #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls
+        #: may
+        #: bring an x of another shape or dtype, so methods must not refuse one
+        #: (``Impl(checks_x=True)``)
         self.strict = strict
         self.f = f
         self.x = x
@@ -83,7 +86,8 @@ class Problem:
         self.contexts = contexts
         self.ctx = tuple(c.value for c in contexts)
         self.y = y
-        #: the flattening plan when ``x`` is a pytree handed to the adapter as it is (``adapter.capabilities.pytrees``);
+        #: the flattening plan when ``x`` is a pytree handed to the adapter as it is
+        #: (``adapter.capabilities.pytrees``);
         #: then x_shape, x_size and x_dtype describe its flat form (the promoted dtype).
         self.tree = tree
         if tree is None:
@@ -95,21 +99,28 @@ class Problem:
         self.x_size = size_of(self.x_shape)
         #: the output's shape and dtype, once learned (:attr:`spec`)
         self._spec = spec if y is None else Spec.of(y)
-        #: for the flat problem of a tree whose leaves have several dtypes: ``(slice, dtype)`` of each
-        #: leaf's entries in the flat x (whose dtype is the widest), so that a step can suit each leaf
+        #: for the flat problem of a tree whose leaves have several dtypes: ``(slice, dtype)`` of
+        #: each
+        #: leaf's entries in the flat x (whose dtype is the widest), so that a step can suit each
+        #: leaf
         self.leaf_dtypes = leaf_dtypes
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
         self.constant_output_is_zero = constant_output_is_zero
-        #: ``batched_f(tangents, formulas)``: an evaluating outer's formulas around f at a stack of points,
-        #: prepared whole by the inner (an Impl, or None), or None: set when f is an inner's gradient with
+        #: ``batched_f(tangents, formulas)``: an evaluating outer's formulas around f at a stack of
+        #: points,
+        #: prepared whole by the inner (an Impl, or None), or None: set when f is an inner's
+        #: gradient with
         #: ``prepare_batched_gradient``
         self.batched_f = batched_f
-        #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates through, and
-        #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing aux natively)
+        #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates
+        #: through, and
+        #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing
+        #: aux natively)
         self.aux = aux
         self.aux_entry = f if aux is not None else None
-        #: a same-point preparation: methods are called at this x and these contexts only (adapters may then
+        #: a same-point preparation: methods are called at this x and these contexts only (adapters
+        #: may then
         #: compute what depends on them once, ``Adapter.prepare_same_point``)
         self.same_point = same_point
 
@@ -202,7 +213,8 @@ class Seeded:
         adapter = problem.adapter
         step = adapter.capabilities.max_batch or len(seeds) or 1
         if not adapter.capabilities.bounds_sweeps:
-            # an adapter that runs any batch it is given at once: batches of the selector's batch_size
+            # an adapter that runs any batch it is given at once: batches of the selector's
+            # batch_size
             step = min(step, choose_batch_size(adapter.backend, len(seeds), lambda: None))
         batches = cut(seeds, step)
         impls = [problem.impl(operator, tangents=batch) for batch in batches]

@@ -119,7 +119,8 @@ class TreePlan:
     """How one tree structure is raveled into a flat array and back (see the module docstring)."""
 
     def __init__(self, tree, name="x", complex_leaves=False):
-        # complex_leaves: a plan that only checks trees (a complex x's, core/complex_convention.py), never ravels
+        # complex_leaves: a plan that only checks trees (a complex x's, core/complex_convention.py),
+        # never ravels
         optree = optree_module()
         paths, leaves, spec = optree.tree_flatten_with_path(tree)
         if not leaves:
@@ -171,7 +172,8 @@ class TreePlan:
         self._flatten = optree.tree_flatten
         self._unflatten = spec.unflatten
 
-    # -- leaves ---------------------------------------------------------------------------------------
+    # -- leaves
+    # ---------------------------------------------------------------------------------------
 
     def leaves(self, tree):
         """The leaves of ``tree`` (assumed to fit the plan), in the plan's order."""
@@ -213,7 +215,8 @@ class TreePlan:
                 f"{name}: expected a tree shaped like x; {self.key.difference(tree_key(tree))}"
             )
 
-    # -- ravel / unravel --------------------------------------------------------------------------------
+    # -- ravel / unravel
+    # --------------------------------------------------------------------------------
 
     def ravel(self, tree):
         """The leaves of ``tree`` as one flat 1-D array of the promoted dtype, in the tree's family."""
@@ -272,7 +275,8 @@ class TreePlan:
 
         return cached_function((f, self.key, two_argument), build)
 
-    # -- prepared methods over the flat problem ------------------------------------------------------------
+    # -- prepared methods over the flat problem
+    # ------------------------------------------------------------
 
     def wrap(self, op, methods, problem):
         """(plain, valued) prepared methods of ``op`` taking and returning trees, over the flat ``methods``."""

@@ -39,16 +39,19 @@ class Registration(Frozen):
     test_backends: Mapping = MappingProxyType({})
     #: True for backends whose derivatives are zeros by design (they check shapes, not values)
     returns_zeros: bool = False
-    #: the framework (array family) whose computations the adapter traces, known without importing it
+    #: the framework (array family) whose computations the adapter traces, known without importing
+    #: it
     framework: Optional[str] = None
-    #: that framework's DifferentiateWith rules (a :class:`~diffinterface.core.bridge.FrameworkBridge`),
+    #: that framework's DifferentiateWith rules (a
+    #: :class:`~diffinterface.core.bridge.FrameworkBridge`),
     #: or "module:attr" imported on first use
     differentiate_with: Union[str, object, None] = None
 
 
 _REGISTRATIONS: dict = {}
 _ADAPTERS: dict = {}
-#: framework name -> its DifferentiateWith rules (None: no registration provides them), filled on first use
+#: framework name -> its DifferentiateWith rules (None: no registration provides them), filled on
+#: first use
 _BRIDGES: dict = {}
 _LOCK = allocate_lock()
 _ENTRY_POINTS_LOADED = False

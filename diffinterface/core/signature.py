@@ -61,7 +61,8 @@ def same_function(given, prepared):
     return given is prepared or (given.__class__ is MethodType and given == prepared)
 
 
-# -- the comparable slots, and the report of a mismatch --------------------------------------------------
+# -- the comparable slots, and the report of a mismatch
+# --------------------------------------------------
 
 
 class _ArrayKey(tuple):
@@ -179,7 +180,8 @@ def mismatch_report(name, recorded, given):
     )
 
 
-# -- the per-call form: the cheapest tests of the same slots ---------------------------------------------
+# -- the per-call form: the cheapest tests of the same slots
+# ---------------------------------------------
 
 
 def _metadata_attribute(x):

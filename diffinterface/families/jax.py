@@ -103,7 +103,8 @@ class JaxFamily(Family):
     def cast(self, a, dtype):
         return a.astype(dtype)
 
-    # complex128 and float64 survive only under x64 (thread-local, undone on exit), here as in from_numpy
+    # complex128 and float64 survive only under x64 (thread-local, undone on exit), here as in
+    # from_numpy
     def real_view(self, a):
         import jax
 
@@ -147,7 +148,8 @@ class JaxFamily(Family):
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             return jax.device_put(a, target)
 
-    # -- BCOO -----------------------------------------------------------------------------------------
+    # -- BCOO
+    # -----------------------------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "bcoo"

@@ -224,7 +224,8 @@ def array_namespace(*arrays):
     >>> di.array_namespace(1j, True).__name__, di.array_namespace(2.0, np.ones(2)).__name__
     ('numpy', 'numpy')
     """
-    # Python numbers adapt to any array they meet, so they decide nothing unless they are all there is.
+    # Python numbers adapt to any array they meet, so they decide nothing unless they are all there
+    # is.
     families = {family_of(a) for a in arrays if a.__class__ not in _PYTHON_SCALARS}
     if not families and arrays:
         return np

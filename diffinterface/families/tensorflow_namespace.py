@@ -189,7 +189,8 @@ def take(x, indices, /, *, axis=None):
 
 
 def repeat(x, repeats, /, *, axis=None):
-    # tf.repeat, not tnp.repeat: the latter converts an array of repeats to numpy, which a traced one is not
+    # tf.repeat, not tnp.repeat: the latter converts an array of repeats to numpy, which a traced
+    # one is not
     return tf.repeat(x, repeats, axis=axis)
 
 

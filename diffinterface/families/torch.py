@@ -104,7 +104,8 @@ class TorchFamily(Family):
     def to_device(self, a, device):
         return a.to(device)
 
-    # -- sparse CSR tensors -------------------------------------------------------------------------
+    # -- sparse CSR tensors
+    # -------------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "torch-csr" if str(getattr(a, "layout", "")) == "torch.sparse_csr" else None
@@ -138,7 +139,8 @@ class TorchFamily(Family):
         crow = self.index_array(row_pointers(rows, shape[0]), like)
         col = self.index_array(cols.astype(np.int64), like)
         with warnings.catch_warnings():
-            # torch warns once per process that sparse CSR is in beta: once here, silenced, and never in a call
+            # torch warns once per process that sparse CSR is in beta: once here, silenced, and
+            # never in a call
             warnings.simplefilter("ignore", UserWarning)
             torch.sparse_csr_tensor(crow, col, torch.zeros(len(col)), size=shape)
 

@@ -55,7 +55,8 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
     """
     inner_problem = problem.replace(adapter=inner)
     if outer.capabilities.framework is None:
-        # The outer only evaluates at concrete arrays of the user's family: any prepared inner works.
+        # The outer only evaluates at concrete arrays of the user's family: any prepared inner
+        # works.
         if batched:
             return _prepared_at_first_use(inner_problem, operator)
         impl = inner_problem.impl(operator)
@@ -64,7 +65,8 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
     if inner.capabilities.framework != outer.capabilities.framework:
         # The outer traces its own framework only: a wrapper that can bridge frameworks
         # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over
-        # as a function of the outer's arrays whose derivatives are the inner's second-order operators.
+        # as a function of the outer's arrays whose derivatives are the inner's second-order
+        # operators.
         bridged = problem.adapter.bridge_first_derivative(
             inner_problem, inner.capabilities.framework, operator
         )

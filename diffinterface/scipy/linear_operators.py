@@ -61,7 +61,8 @@ class _Products:
             contexts,
         )
         self.seed_shape, self.dtype, self.family = seed_shape, dtype, family_of(x)
-        # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of columns
+        # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of
+        # columns
         self.batch = requested(backend)[0] or WHOLE_SWEEP_SEEDS
         self.preparations: dict = {}
         #: the size of one product (its operator's number of rows), for a product with no columns

@@ -114,7 +114,8 @@ class Objective:
             point = self._point(
                 x
             ).copy()  # scipy may reuse its array: the preparation holds its own x
-            # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled again)
+            # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled
+            # again)
             prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
             if not prep:
                 prep = di.prepare_hvp_same_point(

@@ -29,7 +29,8 @@ class ArrayAPICase:
 
     f: Callable
     x: np.ndarray
-    #: f extends to complex inputs analytically, so the complex-step method applies (no abs, max, sort...)
+    #: f extends to complex inputs analytically, so the complex-step method applies (no abs, max,
+    #: sort...)
     holomorphic: bool = True
     #: what f does that a framework may declare unsupported (core.boundary.declared_limits)
     limit: str = ""
@@ -78,7 +79,8 @@ def assert_close(backend, case, what, result, expected, stacked=True):
     assert result.shape == expected.shape, (
         f"{what}: expected shape {expected.shape}; got {result.shape}"
     )
-    # a stacked result names the function that is wrong; a pullback mixes them (its message lists them)
+    # a stacked result names the function that is wrong; a pullback mixes them (its message lists
+    # them)
     for i, part in enumerate(case.parts if stacked else ()):
         np.testing.assert_allclose(
             result[i], expected[i], rtol=rtol, atol=atol, err_msg=f"{what} of {part}"
@@ -98,7 +100,8 @@ def check_array_api_case(backend, case):
     try:
         result = jacobian(case.f, backend, case.x)
     except (ValueError, NotImplementedError) as error:
-        # only a declared framework limit or an error naming the function may refuse, with the way around it
+        # only a declared framework limit or an error naming the function may refuse, with the way
+        # around it
         if not refused_by_name(error, case):
             raise
         return

@@ -91,7 +91,8 @@ def _tree_scalar_f(x):
     )
 
 
-#: operator -> (f, seeds) at a dict x of two leaves (``_TREE_SHAPES``); operators of a scalar or array x only
+#: operator -> (f, seeds) at a dict x of two leaves (``_TREE_SHAPES``); operators of a scalar or
+#: array x only
 #: (derivative, second derivative) have no tree case
 _TREE_OPERATORS = {
     "pushforward": (_tree_vector_f, "x"),
@@ -109,7 +110,8 @@ def _dict_output_f(x):
     return {"sine": xp.sin(x) * x, "square": x * x}
 
 
-#: operators whose output may be a pytree, with their seeds, for the cases of a dict output (``-ytree``)
+#: operators whose output may be a pytree, with their seeds, for the cases of a dict output
+#: (``-ytree``)
 _TREE_OUTPUT_OPERATORS = {"pushforward": "x", "pullback": "y", "jacobian": None}
 
 

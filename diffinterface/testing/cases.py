@@ -185,7 +185,8 @@ class Case:
     #: Why the backend declares it cannot run this scenario; the case then checks
     #: that it refuses clearly (UnsupportedError, buffers untouched) instead of running it.
     refused: Optional[str] = None
-    #: The device x, seeds, contexts and buffers are placed on, in the framework's terms ("cuda", "gpu:0");
+    #: The device x, seeds, contexts and buffers are placed on, in the framework's terms ("cuda",
+    #: "gpu:0");
     #: every result must then come back on it. None: the family's default device, not checked.
     device: Optional[str] = None
 

@@ -104,7 +104,8 @@ def zeros_like(a, family, device=None):
     entry = FAMILIES[family]
     if entry.write is None:
         return None
-    # a family whose arrays are immutable but has a writable buffer type (TensorFlow's tf.Variable) builds that
+    # a family whose arrays are immutable but has a writable buffer type (TensorFlow's tf.Variable)
+    # builds that
     build = getattr(entry, "buffer", entry.from_dlpack)
     buffer = build(np.zeros(a.shape, dtype=a.dtype))
     return buffer if device is None else entry.to_device(buffer, device)

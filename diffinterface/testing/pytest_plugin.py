@@ -207,8 +207,10 @@ class Group:
 
 
 #: Every group of the conformance kit, in the order the tests run. The fixtures are parametrized
-#: from it (:func:`pytest_generate_tests`) and both conformance files, ``tests/core/test_conformance.py``
-#: and ``diffinterface/testing/test_kit_conformance.py``, are made from it (:func:`conformance_tests`):
+#: from it (:func:`pytest_generate_tests`) and both conformance files,
+#: ``tests/core/test_conformance.py``
+#: and ``diffinterface/testing/test_kit_conformance.py``, are made from it
+#: (:func:`conformance_tests`):
 #: a group added here runs everywhere.
 GROUPS = (
     Group(

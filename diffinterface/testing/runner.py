@@ -162,7 +162,8 @@ def build_cases(
                     "the backend cannot differentiate two-argument f(y, x) (check_inplace is False)"
                 )
             elif reason is None and any(c.kind == "Cache" for c in s.contexts):
-                # nothing to refuse at preparation: f's write into the Cache fails inside the framework
+                # nothing to refuse at preparation: f's write into the Cache fails inside the
+                # framework
                 if not inplace:
                     reason = "the backend cannot differentiate functions that write into a di.Cache (check_inplace is False)"
                 elif not _writes_cache(backend):

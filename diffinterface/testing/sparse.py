@@ -49,7 +49,8 @@ from .sparse_scenarios import SparseScenario, sparse_scenarios
 from .tolerances import default_tolerances
 
 
-# -- cases -------------------------------------------------------------------------------------------
+# -- cases
+# -------------------------------------------------------------------------------------------
 
 
 def to_dense_numpy(matrix):
@@ -71,7 +72,8 @@ SPARSE_TYPES = {
     "tensorflow": ("tensorflow", "SparseTensor"),
 }
 
-#: the coloring of the ``orders`` cases: several orders (the fewest colors kept), acyclic for Hessians
+#: the coloring of the ``orders`` cases: several orders (the fewest colors kept), acyclic for
+#: Hessians
 ORDERS_COLORING = {
     "order": ("natural", "smallest_last", "incidence_degree", "random"),
     "seed": 3,

@@ -124,7 +124,8 @@ def _random():
 
     def f(x):
         xp = array_namespace(x)
-        # xp.take, not x[first]: integer-array indexing is not in every family (TensorFlow's tensors)
+        # xp.take, not x[first]: integer-array indexing is not in every family (TensorFlow's
+        # tensors)
         return xp.take(x, xp.asarray(first)) * xp.exp(xp.take(x, xp.asarray(second)))
 
     x = _n()

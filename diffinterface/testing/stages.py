@@ -32,12 +32,14 @@ class CaseRun:
         self.result = result
         self.op = OPERATORS[case.scenario.operator]
         self.s = to_family(case.scenario, case.family, case.device)
-        #: the device x was placed on, as the family names it (None: the default device, not checked)
+        #: the device x was placed on, as the family names it (None: the default device, not
+        #: checked)
         self.placed_on = None if case.device is None else _device_name(self.s.x, case.family)
         self.rtol, self.atol = case.tolerances()
         self.f = CountingFunction(self.s.f) if case.counts else self.s.f
 
-    # -- helpers ---------------------------------------------------------------------------------------
+    # -- helpers
+    # ---------------------------------------------------------------------------------------
 
     def problem(self, text):
         self.result.problems.append(text)
@@ -133,7 +135,8 @@ class CaseRun:
             )
             return
         if family == "numpy" and not isinstance(got, np.ndarray):
-            # the contract: numpy results are arrays, a 0-d one for a scalar (not a NumPy scalar or float)
+            # the contract: numpy results are arrays, a 0-d one for a scalar (not a NumPy scalar or
+            # float)
             self.problem(
                 f"{label}: expected a numpy.ndarray (0-d for a scalar); got {type(got).__name__} {got!r}"
             )
@@ -189,7 +192,8 @@ class CaseRun:
             buffers.append(zeros_like(expected, self.case.family, self.case.device))
         return buffers[0] if len(buffers) == 1 else tuple(buffers)
 
-    # -- stages ------------------------------------------------------------------------------------------
+    # -- stages
+    # ------------------------------------------------------------------------------------------
 
     def refusal(self):
         """A declared incapability: preparing and calling must raise UnsupportedError, y untouched."""

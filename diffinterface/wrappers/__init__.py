@@ -39,7 +39,8 @@ if (
     from .sparse.introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
 
 register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAdapter")
-# registered here (its selector module imports nothing), so that an AutoSelect value finds its adapter
+# registered here (its selector module imports nothing), so that an AutoSelect value finds its
+# adapter
 
 #: public name -> the module defining it (under this package), imported on first access; the
 #: defining module and not its package, whose ``coloring`` attribute is also a submodule's name

@@ -68,11 +68,13 @@ class SecondOrderAdapter(DelegatingAdapter):
         outer, inner = self.outer.capabilities, self.inner.capabilities
         families = tuple(f for f in outer.families if f in inner.families)
         if outer.framework is None and NUMBERS in families:
-            # an outer that only evaluates (finite differences) works on numpy arrays: an x of another
+            # an outer that only evaluates (finite differences) works on numpy arrays: an x of
+            # another
             # family the inner takes goes through numpy (_through_numpy)
             families = inner.families
         self.capabilities = self.capabilities.replace(
-            # f runs wherever either backend evaluates it: at complex points if either takes complex steps
+            # f runs wherever either backend evaluates it: at complex points if either takes complex
+            # steps
             writes_cache=outer.writes_cache and inner.writes_cache,
             families=families,
             approximate=outer.approximate or inner.approximate,

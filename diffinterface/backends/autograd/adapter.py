@@ -202,9 +202,11 @@ class AutogradAdapter(Adapter):
         traced_array_name="autograd ArrayBox",
         # sweeps run one seed after the other (autograd has no vmap)
         bounds_sweeps=True,
-        # autograd.jacobian's recipe: the output shape comes from the forward pass of the call itself
+        # autograd.jacobian's recipe: the output shape comes from the forward pass of the call
+        # itself
         output_from_each_call=frozenset({"jacobian"}),
-        # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a di.Cache
+        # autograd's boxes are immutable and no numpy buffer holds them: f cannot write into a
+        # di.Cache
         writes_cache=False,
     )
 
@@ -321,7 +323,8 @@ class AutogradAdapter(Adapter):
     # -- first derivatives autograd can differentiate again (SecondOrder pairs) --------------
 
     def differentiable_value_and_gradient(self, problem):
-        # make_vjp inside an outer trace returns the outer's boxes: both results stay differentiable.
+        # make_vjp inside an outer trace returns the outer's boxes: both results stay
+        # differentiable.
         return self.prepare_gradient(problem).value_and_gradient
 
     def differentiable_value_and_derivative(self, problem):

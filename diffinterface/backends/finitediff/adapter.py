@@ -191,7 +191,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             # faults), where the product keeps the columns' dtype.
             in_place = np.result_type(out_dtype, dtype) == out_dtype
 
-            # The columns of a scalar f are NumPy scalars: one array of them is several times cheaper
+            # The columns of a scalar f are NumPy scalars: one array of them is several times
+            # cheaper
             # to build than np.stack's (which expands each to 1-d first), and holds the same values.
             stack = (
                 np.array
@@ -200,7 +201,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             )
 
             def scaled(columns, inverse):
-                # a product streams faster than a quotient over n x m entries; a scalar (equal steps) faster still
+                # a product streams faster than a quotient over n x m entries; a scalar (equal
+                # steps) faster still
                 stacked = stack(columns)
                 if in_place and stacked.dtype == out_dtype:
                     stacked *= inverse

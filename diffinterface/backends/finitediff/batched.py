@@ -39,7 +39,8 @@ def batched_pushforward(adapter, problem):
         return None
     steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
     # One formula serves both methods: compiling a second costs more than a first gradient of f (its
-    # reductions and differences are kernels of their own), where the gradient at x costs one point more.
+    # reductions and differences are kernels of their own), where the gradient at x costs one point
+    # more.
     # (gradients per tangent, formula)
     formula = (2, _central(steps)) if adapter.method == "central" else (1, _forward(steps))
     impl = problem.batched_f(problem.tangents, {"value_and_pushforward": formula})
@@ -80,7 +81,8 @@ def traceable_step_rule(rel, absolute, dtype):
     def steps(xp, x, tangents):
         t_abs = xp.abs(tangents)
         support = t_abs != 0
-        # the maxima in one reduction (each costs a compiled kernel): |t|, rel |x| and abs over t's support
+        # the maxima in one reduction (each costs a compiled kernel): |t|, rel |x| and abs over t's
+        # support
         candidates = [t_abs, xp.where(support, rel * xp.abs(x), 0)]
         if per_entry:
             candidates.append(xp.where(support, absolute, 0))
@@ -110,7 +112,8 @@ def _central(steps_along):
         def central_differences(x, tangents):
             x, stacked = xp.asarray(x), xp.stack(tangents)  # x may be a Python float
             h = _per_tangent(xp, steps_along(xp, x, stacked), stacked)
-            # the gradients mapped, their differences outside: the same arithmetic whatever the map's batches
+            # the gradients mapped, their differences outside: the same arithmetic whatever the
+            # map's batches
             plus, minus = mapped(lambda move: (gradient(x + move), gradient(x - move)), h * stacked)
             return gradient(x), (plus - minus) / (2 * h)
 

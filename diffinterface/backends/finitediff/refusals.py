@@ -16,7 +16,8 @@ import numpy as np
 from ...contexts import Cache
 from ...errors import FIX, DifferentiationError, GraphBreakError, UnsupportedError, function_name
 
-#: why method="complex" refuses a complex x: its real view's parts would be stepped along i·h and mixed up
+#: why method="complex" refuses a complex x: its real view's parts would be stepped along i·h and
+#: mixed up
 COMPLEX_STEP_REAL_X_ONLY = (
     "the complex step (method='complex') evaluates f at x + i·h·t, which needs a real x; "
     "use AutoFiniteDiff(method='central'), which steps a complex x's real and imaginary "

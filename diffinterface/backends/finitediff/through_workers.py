@@ -113,7 +113,8 @@ def prepare_through_workers(adapter, prepare, problem):
     taped = copy.copy(adapter)
     taped.tape = tape = Tape(problem)
     impl = prepare(taped, problem)
-    # f (and everything it holds) pickled now, when it must cross into processes: refused at preparation
+    # f (and everything it holds) pickled now, when it must cross into processes: refused at
+    # preparation
     shipped = Shipped(tape.functions, processes=crosses_processes(workers))
     dispatcher = Dispatcher(workers, owner=impl)
     lock = threading.Lock()

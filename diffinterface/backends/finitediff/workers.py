@@ -103,7 +103,8 @@ _LOADED: dict = {}
 _KEPT_LOADED = 8
 
 
-#: a Dask worker with several threads unpickles tasks concurrently (``_thread``: importing threading here would
+#: a Dask worker with several threads unpickles tasks concurrently (``_thread``: importing threading
+#: here would
 #: add to every ``import diffinterface``)
 _LOADED_LOCK = _thread.allocate_lock()
 
@@ -143,7 +144,8 @@ class Shipped:
             import uuid
 
             try:
-                # a fresh token per Shipped: id(self) is reused once an object dies, and a worker holding the
+                # a fresh token per Shipped: id(self) is reused once an object dies, and a worker
+                # holding the
                 # token would then evaluate the dead batch's functions
                 self._payload = (uuid.uuid4().hex, cloudpickle.dumps(self.functions))
             except Exception as error:
@@ -197,7 +199,8 @@ class _OwnedPool:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # forkserver: a fork of a process that runs threads (JAX's, torch's) can deadlock; spawn elsewhere
+        # forkserver: a fork of a process that runs threads (JAX's, torch's) can deadlock; spawn
+        # elsewhere
         method = (
             "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         )

@@ -58,7 +58,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         framework="jax",
         traced_array_name="JAX tracer",
         numpy_results_are_arrays=True,  # every numpy result comes from np.array
-        # sweeps run in batches of the selector's batch_size inside one compiled function (batching.py)
+        # sweeps run in batches of the selector's batch_size inside one compiled function
+        # (batching.py)
         bounds_sweeps=True,
         # jax.grad takes pytrees as they are: no ravel per call
         pytrees=frozenset({"gradient"}),
@@ -101,7 +102,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
     def __init__(self, backend):
         super().__init__(backend)
         self.jit = backend.jit
-        # a preparation compiles f from a trace without values (jit): a branch on x's values is refused
+        # a preparation compiles f from a trace without values (jit): a branch on x's values is
+        # refused
         # there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
         self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
 
@@ -161,8 +163,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         else:
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
-        # an array x's shape and dtype are checked when JAX traces the function, not per call (Impl.checks_x):
-        # a compiled function is then specific to them. Not with x64 off (and no x64 switch): JAX would
+        # an array x's shape and dtype are checked when JAX traces the function, not per call
+        # (Impl.checks_x):
+        # a compiled function is then specific to them. Not with x64 off (and no x64 switch): JAX
+        # would
         # trace a float64 x as float32, unseen. Eager functions leave the check to the core.
         traced_dtype_is_x_dtype = wide or _X64.get_global()
         guard = (
@@ -183,9 +187,12 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
 
-                    # The operator's own method (the first) is compiled now. The others (value_and_...) are
-                    # traced and lowered now, so f's errors surface at preparation, and JAX compiles them at
-                    # their first call from that lowering: a preparation compiles only what a caller uses.
+                    # The operator's own method (the first) is compiled now. The others
+                    # (value_and_...) are
+                    # traced and lowered now, so f's errors surface at preparation, and JAX compiles
+                    # them at
+                    # their first call from that lowering: a preparation compiles only what a caller
+                    # uses.
                     def lowered(fn=fn, compile_now=position == 0):
                         lowering = fn.lower(*args)
                         return lowering.compile() if compile_now else lowering
@@ -302,7 +309,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             chosen,
         )
 
-    # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function -------------
+    # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function
+    # -------------
 
     def sparse_jacobian(self, problem, compression, seed_matrix, dense_shape, assembler):
         """``(jacobian, value_and_jacobian)`` compiled whole (``sparse.py``), or None when it cannot be."""

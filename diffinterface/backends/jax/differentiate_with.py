@@ -55,7 +55,8 @@ _linear_p = Primitive("differentiate_with_linear")
 
 
 def _out_aval(args, rule, nlevels):
-    # np.shape: run eagerly (AutoJAX(jit=False)), an operand may be a Python scalar JAX wraps, without .shape
+    # np.shape: run eagerly (AutoJAX(jit=False)), an operand may be a Python scalar JAX wraps,
+    # without .shape
     lead = np.broadcast_shapes(*(tuple(np.shape(a)[:nlevels]) for a in args))
     return jax.core.ShapedArray(lead + rule.out_shape, rule.out_dtype)
 
@@ -186,8 +187,10 @@ ad.primitive_transposes[_linear_p] = _transpose
 
 
 # -- the value (and gradient) callback --------------------------------------------------------
-# ``host(*operands)`` returns a tuple of numpy arrays shaped ``outs`` (core shapes and dtypes) behind the
-# operands' ``nlevels`` leading axes: the convention of ``pure_callback(vmap_method="expand_dims")``, which
+# ``host(*operands)`` returns a tuple of numpy arrays shaped ``outs`` (core shapes and dtypes)
+# behind the
+# operands' ``nlevels`` leading axes: the convention of
+# ``pure_callback(vmap_method="expand_dims")``, which
 # ``host_callbacks.BridgedCall`` serves on the host side.
 
 _host_p = Primitive("differentiate_with_host")
@@ -296,7 +299,8 @@ class JAXBridge(FrameworkBridge):
         # float64 survives only under x64; the switch is thread-local and undone on exit.
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if source == "torch":
-                # JAX takes compact strides only: an expanded cotangent (from y.sum()), a slice or a view
+                # JAX takes compact strides only: an expanded cotangent (from y.sum()), a slice or a
+                # view
                 # is copied first
                 return jax.dlpack.from_dlpack(a if a.is_contiguous() else a.contiguous())
             return jnp.asarray(a)

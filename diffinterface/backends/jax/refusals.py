@@ -24,12 +24,15 @@ TRACED_ARRAY_ERRORS = frozenset(
         "TracerIntegerConversionError",
     )
 )
-#: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must be Tensor,
-#: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute __dlpack_device__")
+#: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must
+#: be Tensor,
+#: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute
+#: __dlpack_device__")
 JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
 
 
-#: JAX names the tracer a concrete value was asked of: a floating one is a number taken out of x's graph
+#: JAX names the tracer a concrete value was asked of: a floating one is a number taken out of x's
+#: graph
 FLOAT_TRACER = re.compile(r"traced array with shape (float|complex|bfloat)")
 
 
@@ -108,7 +111,8 @@ def traced_at_values(problem, trace):
     try:
         return trace()
     except ValuesNeededError:
-        # x and the traced contexts as JAX arrays: each bridge meets the signature the trace gives it
+        # x and the traced contexts as JAX arrays: each bridge meets the signature the trace gives
+        # it
         ctx = (jax.tree_util.tree_map(jnp.asarray, v) if traceable(v) else v for v in problem.ctx)
         problem.f(jax.tree_util.tree_map(jnp.asarray, problem.x), *ctx)
         return trace()

@@ -42,7 +42,8 @@ class TracedAux:
 
     def __init__(self, capture, entry):
         self.capture, self.entry = capture, entry
-        #: the graph being traced (set by :meth:`returning`'s function while it traces) and the aux recorded there
+        #: the graph being traced (set by :meth:`returning`'s function while it traces) and the aux
+        #: recorded there
         self._graph = self._raw = None
         #: the aux's :class:`~diffinterface.core.aux_leaves.AuxLeaves`, from the trace
         self._plan = None

@@ -26,7 +26,8 @@ from ...core.batching import choose_batch_size, record
 from .boundary import eager_map, promoting
 from .onednn import vectorized
 
-#: one seed's working memory, in units of the bytes of the tensors f's graph produces (tangent and temporaries)
+#: one seed's working memory, in units of the bytes of the tensors f's graph produces (tangent and
+#: temporaries)
 _SEED_TO_EVALUATION = 2
 #: operations whose outputs a batch holds once, not once per seed (x itself, f's constants)
 _NOT_PER_SEED = frozenset({"Placeholder", "Const"})
@@ -73,7 +74,8 @@ def batched_map(parallel):
     at once); a loop of single seeds where vectorizing would run a faulty oneDNN matmul (:mod:`.onednn`)."""
 
     def mapped(fn, seeds):
-        # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that has it on,
+        # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that
+        # has it on,
         # and autograph's rewrite of f is not f (f is traced as written, see Boundary.compiled)
         @tf.autograph.experimental.do_not_convert
         def one(i):
@@ -89,7 +91,8 @@ def batched_map(parallel):
     return mapped
 
 
-#: ``tf.vectorized_map(fn, seeds)``'s result, all seeds in one vectorized pass (see :func:`batched_map`)
+#: ``tf.vectorized_map(fn, seeds)``'s result, all seeds in one vectorized pass (see
+#: :func:`batched_map`)
 vectorized_map = batched_map(None)
 
 

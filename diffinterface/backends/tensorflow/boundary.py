@@ -41,7 +41,8 @@ class ValuesNeededError(UnsupportedError):
 CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "tensorflow_value_check", default=False
 )
-#: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function inside refuses,
+#: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function
+#: inside refuses,
 #: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
 FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "tensorflow_forward_mode", default=False
@@ -135,7 +136,8 @@ def not_promoting():
         _set_promotion_mode("all")
 
 
-#: operations running graphs of their own (loops, branches, calls), whose tensors ``graph.get_operations()`` omits
+#: operations running graphs of their own (loops, branches, calls), whose tensors
+#: ``graph.get_operations()`` omits
 _NESTED_GRAPHS = frozenset(
     {
         "While",
@@ -178,7 +180,8 @@ class Boundary:
 
     def __init__(self, adapter, problem, scalar=None):
         self.problem = problem
-        #: the operator that needs a scalar f (gradient, hvp, hessian), for the check of the output learned by tracing
+        #: the operator that needs a scalar f (gradient, hvp, hessian), for the check of the output
+        #: learned by tracing
         self.scalar = scalar
         self.f = problem.f
         self.backend = adapter.backend
@@ -193,9 +196,11 @@ class Boundary:
         self.x_in = self._x_converter(problem)
         #: tensors in, tensors out: the methods call the traced function directly
         self.passes_through = not self.numpy and not isinstance(problem.x, tf.Variable)
-        #: maps a function over a batch of seeds: vectorized when traced, one eager call per seed otherwise
+        #: maps a function over a batch of seeds: vectorized when traced, one eager call per seed
+        #: otherwise
         self.vmap = tf.vectorized_map if self.jit else eager_map
-        #: with has_aux, a traced function returns aux's tensors too (aux.py); eager calls leave aux to the core
+        #: with has_aux, a traced function returns aux's tensors too (aux.py); eager calls leave aux
+        #: to the core
         self.aux = traced_aux(problem) if self.jit else None
         if not self.jit:
             self.check_no_value_taken_out(adapter)
@@ -226,9 +231,11 @@ class Boundary:
                     return core(*args)
 
             return eager
-        # autograph off: f is traced as written (a Python branch on x's values is refused, below), and
+        # autograph off: f is traced as written (a Python branch on x's values is refused, below),
+        # and
         # tracing stays as cheap as TensorFlow allows
-        # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more slowly
+        # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more
+        # slowly
         if self.aux is not None:
             core = self.aux.returning(core)
         fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
@@ -246,8 +253,10 @@ class Boundary:
             if "as a Python `bool`" not in str(error):
                 raise
             raise self.branch_error(error) from error
-        # the traced function itself where every argument is an array: calling it skips tf.function's
-        # look-up of the trace by its arguments (a third of a small call); an argument that is a Python
+        # the traced function itself where every argument is an array: calling it skips
+        # tf.function's
+        # look-up of the trace by its arguments (a third of a small call); an argument that is a
+        # Python
         # object (a number context) is part of the trace, and a new value must trace again
         traced = concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
         return traced if self.aux is None else self.aux.unpacking(traced)
@@ -326,11 +335,13 @@ class Boundary:
         problem = self.problem
         args = [self.x_in(problem.x)]
         if with_seeds:
-            # one seed itself, several as a tuple: tf.function traces numpy arrays and tensors alike (new values
+            # one seed itself, several as a tuple: tf.function traces numpy arrays and tensors alike
+            # (new values
             # reuse the trace)
             seeds = tuple(map(self.seed_in, problem.tangents))
             args.append(seeds[0] if len(seeds) == 1 else seeds)
-        # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses the trace)
+        # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses
+        # the trace)
         return (*args, *problem.ctx)
 
     def recorded(self):

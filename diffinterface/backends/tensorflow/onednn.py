@@ -33,7 +33,8 @@ from tensorflow.python.util import _pywrap_util_port
 
 from ...errors import UnsupportedError
 
-#: whether TensorFlow runs its oneDNN kernels (read once: TensorFlow reads TF_ENABLE_ONEDNN_OPTS at its import)
+#: whether TensorFlow runs its oneDNN kernels (read once: TensorFlow reads TF_ENABLE_ONEDNN_OPTS at
+#: its import)
 ONEDNN_ON = bool(_pywrap_util_port.IsMklEnabled())
 #: the dtypes oneDNN's matmul takes (float64 and complex run on Eigen)
 _ONEDNN_DTYPES = frozenset({tf.float32, tf.bfloat16, tf.float16})

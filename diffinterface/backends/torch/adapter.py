@@ -57,7 +57,8 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
         super().__init__(backend)
         self.forward_only = backend.mode == "forward"
         self.reverse_only = backend.mode == "reverse"
-        # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go flat).
+        # One backward pass over the tree's leaves: no ravel per call (forward mode and compile go
+        # flat).
         tree_gradient = not (self.forward_only or backend.compile)
         self.capabilities = type(self).capabilities.replace(
             pytrees=frozenset({"gradient"}) if tree_gradient else frozenset()
@@ -116,7 +117,8 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
         )
 
-    # -- primitives ----------------------------------------------------------------------------------
+    # -- primitives
+    # ----------------------------------------------------------------------------------
 
     def prepare_pullback(self, problem):
         b = _Boundary(problem)
@@ -246,7 +248,8 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             }
         )
 
-    # -- first-order overrides -----------------------------------------------------------------------
+    # -- first-order overrides
+    # -----------------------------------------------------------------------
 
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")

@@ -196,7 +196,8 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
             and parts.is_floating_point()
             and tangents.is_floating_point()
         ):
-            # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose their
+            # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose
+            # their
             # weak type once batched): the tangents' dtype is what the unbatched jvp gives
             return parts.to(tangents.dtype)
         return parts
@@ -222,7 +223,8 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
 #: ``vmap(jvp)`` (benchmarks/README.md).
 _FUNCTIONAL_FORWARD_MAX_INPUT = 300
 
-#: Largest output for which ``mode=None`` computes a derivative by batched backward passes, which beat
+#: Largest output for which ``mode=None`` computes a derivative by batched backward passes, which
+#: beat
 #: dual numbers up to about there (benchmarks/README.md).
 _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 

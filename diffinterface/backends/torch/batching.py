@@ -20,7 +20,8 @@ from torch.utils._pytree import tree_leaves
 from ...core.batching import choose_batch_size
 from .boundary import _contexts
 
-#: one seed's working memory, in units of the bytes f's own evaluation creates (tangent and temporaries)
+#: one seed's working memory, in units of the bytes f's own evaluation creates (tangent and
+#: temporaries)
 _SEED_TO_EVALUATION = 2
 
 

@@ -19,7 +19,8 @@ def _numpy_to_torch(x):
     if x.__class__ is not np.ndarray:
         return _numpy_to_torch(np.asarray(x))
     if not x.flags.writeable:
-        # from_numpy warns on read-only arrays; torch never writes x, but copy to stay quiet and safe.
+        # from_numpy warns on read-only arrays; torch never writes x, but copy to stay quiet and
+        # safe.
         return torch.from_numpy(x.copy())
     try:
         return torch.from_numpy(x)

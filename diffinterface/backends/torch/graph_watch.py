@@ -129,7 +129,8 @@ class _GraphBreakWatch(TorchFunctionMode):
                 what = _BREAKS.get(func)
             except TypeError:  # an unhashable callable: none of the above
                 what = None
-            # the tensor taken out: the data of new_tensor(self, data), the first argument of the others
+            # the tensor taken out: the data of new_tensor(self, data), the first argument of the
+            # others
             taken = args[1:2] if func is _Tensor.new_tensor else args[:1]
             if (
                 what is not None

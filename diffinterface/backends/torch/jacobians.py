@@ -36,7 +36,8 @@ class TorchJacobians:
         spec = problem.spec
         basis = _basis(problem.x_shape, problem.x_dtype, as_tensor(problem.x).device)
         chunk, chosen = sweep_batch(self, b, problem, problem.x_size)
-        # with has_aux, aux leaves vmap(jvp) as its own output (aux.py); the other recipes' evaluations show x
+        # with has_aux, aux leaves vmap(jvp) as its own output (aux.py); the other recipes'
+        # evaluations show x
         columns = _vmapped_jvp(fn, len(problem.ctx), b.broken, chunk, native_aux(problem))
         jac_shape = spec.shape + problem.x_shape
         scalar_out = spec.shape == ()
@@ -102,7 +103,8 @@ class TorchJacobians:
             return True
         if self.reverse_only:
             return False
-        # Forward-mode AD costs several backward passes per operation here: use it only for tall Jacobians.
+        # Forward-mode AD costs several backward passes per operation here: use it only for tall
+        # Jacobians.
         return problem.spec.size > 4 * problem.x_size
 
     def _reverse_jacobian_impl(self, problem, b, operator, raw=False):

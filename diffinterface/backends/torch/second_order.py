@@ -18,7 +18,8 @@ class TorchSecondOrder:
     """The second-order recipes of :class:`~diffinterface.backends.torch.adapter.TorchAdapter` (a mixin)."""
 
     # -- second order: double backward (faster than torch.func or autograd.functional Hessians and
-    # forward-over-reverse HVPs; benchmarks/README.md) -------------------------------------------------
+    # forward-over-reverse HVPs; benchmarks/README.md)
+    # -------------------------------------------------
 
     def _gradient_graph(self, problem):
         """``run(x, ctx) -> (xr, value, gradient with its graph)`` for a scalar ``f``."""
@@ -117,7 +118,8 @@ class TorchSecondOrder:
             second_derivative=lambda x, *ctx: value_derivative_and_second_derivative(x, *ctx)[2],
         )
 
-    # -- first derivatives torch can differentiate again (SecondOrder pairs; hooks of base.py) -------
+    # -- first derivatives torch can differentiate again (SecondOrder pairs; hooks of base.py)
+    # -------
     # torch.func transforms compose with each other and with an outer autograd.grad, so the outer
     # torch adapter's pullback, dual-number pushforward and vmap(jvp) all trace through them.
     # torch cannot nest forward-mode dual numbers with a forward-mode transform, so under an

@@ -38,7 +38,8 @@ def _index_along(axis, ndim, index):
 
 @primitive
 def _cast(x, dtype):
-    # a cotangent or tangent may reach here as a Python float (a scalar leaf's seed), which has no astype
+    # a cotangent or tangent may reach here as a Python float (a scalar leaf's seed), which has no
+    # astype
     return x.astype(dtype) if hasattr(x, "astype") else np.asarray(x, dtype=dtype)
 
 
@@ -121,7 +122,8 @@ def hypot(x1, x2, /):
 
 
 # autograd.numpy's hypot has no forward-mode rule.
-# A broadcast argument's cotangent is summed back to its shape (autograd's unbroadcast, differentiable).
+# A broadcast argument's cotangent is summed back to its shape (autograd's unbroadcast,
+# differentiable).
 defvjp(
     hypot,
     lambda ans, x1, x2: unbroadcast_f(x1, lambda g: g * x1 / ans),

@@ -31,7 +31,8 @@ A long campaign is one command (it prints the count tried and every failure)::
 
 import importlib
 
-#: public name -> the module that defines it; imported on first use, so that importing this package (as
+#: public name -> the module that defines it; imported on first use, so that importing this package
+#: (as
 #: pytest does to collect the kit's fuzz test) needs no hypothesis until a campaign runs
 _EXPORTS = {
     "fuzz_programs": "campaign",

@@ -68,7 +68,8 @@ def main(argv=None):
     printed = [0]
 
     def progress(report):
-        # each new kind of failure is printed as soon as it is found, so a campaign cut short loses nothing
+        # each new kind of failure is printed as soon as it is found, so a campaign cut short loses
+        # nothing
         new, printed[0] = report.findings[printed[0] :], len(report.findings)
         for finding in new:
             if finding.signature() not in seen:

@@ -72,7 +72,8 @@ class Finding:
     operator: str
     message: str
     source: str
-    #: the backend's selector (what a known defect's rule may ask about: its framework, finite differences...)
+    #: the backend's selector (what a known defect's rule may ask about: its framework, finite
+    #: differences...)
     backend: object = None
     #: the name of the known defect it matches (None: a failure)
     known: object = None
@@ -111,7 +112,8 @@ def functions_called(source):
 
 def refused_function(error, source):
     """The function a refusal names, or None when ``error`` is not a refusal of one the program calls."""
-    # NotImplementedError included: a namespace may refuse by name (a framework's raw "JVP of det ... not
+    # NotImplementedError included: a namespace may refuse by name (a framework's raw "JVP of det
+    # ... not
     # defined" has none of the refusal words, so it stays a failure)
     if not isinstance(error, (NotImplementedError, DifferentiationError, ValueError, TypeError)):
         return None
@@ -124,15 +126,21 @@ def refused_function(error, source):
     return None
 
 
-#: the least relative tolerance of a float32 result against the float64 reference (a few float32 ulps per step
+#: the least relative tolerance of a float32 result against the float64 reference (a few float32
+#: ulps per step
 #: of a program); wrong derivatives (a dropped term, a wrong rule) are off by far more
 FLOAT32_CHAIN_TOLERANCE = 5e-4
 
-#: A difference quotient divides the rounding error of its evaluations (a few ulps of |f| each) by its step h.
-#: The smallest step a finite-difference rule takes is about sqrt(eps) (forward differences; central and second
-#: differences take larger ones, eps**(1/3) and eps**(1/4), and their rounding error is then no larger), so a
-#: result may be off by ``FINITE_DIFFERENCE_ROUNDING * sqrt(eps) * |f|`` with no rule wrong: an f of size 10 whose
-#: derivatives are 0.01 loses a tenth of a percent of them to rounding. Wrong rules are off by the derivatives'
+#: A difference quotient divides the rounding error of its evaluations (a few ulps of |f| each) by
+#: its step h.
+#: The smallest step a finite-difference rule takes is about sqrt(eps) (forward differences; central
+#: and second
+#: differences take larger ones, eps**(1/3) and eps**(1/4), and their rounding error is then no
+#: larger), so a
+#: result may be off by ``FINITE_DIFFERENCE_ROUNDING * sqrt(eps) * |f|`` with no rule wrong: an f of
+#: size 10 whose
+#: derivatives are 0.01 loses a tenth of a percent of them to rounding. Wrong rules are off by the
+#: derivatives'
 #: own size, which this term is far below.
 FINITE_DIFFERENCE_ROUNDING = 4.0
 
@@ -144,13 +152,17 @@ class Checker:
         self.backend_id, self.backend, self.family, self.like = backend_id, backend, family, like
         self.source, self.zero, self.outcome = source, zero, outcome
         # the family-independent name: a TensorFlow dtype prints as "<dtype: 'float32'>", which no tolerance
-        # table knew, so float32 tensors were checked with the kit's tolerances for one function, not a chain
+        # table knew, so float32 tensors were checked with the kit's tolerances for one function,
+        # not a chain
         self.dtype = str(np.asarray(like).dtype) if family == "numpy" else dtype_name(like)
-        #: the dtype whose tolerances apply: x's, or float32 where f itself mixes x with float32 values
+        #: the dtype whose tolerances apply: x's, or float32 where f itself mixes x with float32
+        #: values
         self.precision = precision or self.dtype
-        #: finite differences err in proportion to the curvature (set by check_program from the reference)
+        #: finite differences err in proportion to the curvature (set by check_program from the
+        #: reference)
         self.curvature = 1.0
-        #: and by rounding, in proportion to the largest value they difference (f's, or the gradient's)
+        #: and by rounding, in proportion to the largest value they difference (f's, or the
+        #: gradient's)
         self.differenced = 0.0
 
     def finding(self, operator, message):
@@ -184,8 +196,10 @@ class Checker:
         expected = np.asarray(expected)
         rtol, atol = default_tolerances(self.backend, self.precision, order or ORDERS[operator])
         if self.precision == "float32":
-            # a chain of float32 operations (matmul, cumulative products, variances) rounds at each step:
-            # the kit's tolerances are for one well-conditioned function, a program's error grows along it
+            # a chain of float32 operations (matmul, cumulative products, variances) rounds at each
+            # step:
+            # the kit's tolerances are for one well-conditioned function, a program's error grows
+            # along it
             rtol, atol = max(rtol, FLOAT32_CHAIN_TOLERANCE), max(atol, FLOAT32_CHAIN_TOLERANCE)
         atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
         if is_approximate(self.backend):

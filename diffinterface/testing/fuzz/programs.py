@@ -102,7 +102,8 @@ class Program:
         """Every value ``x, v1, v2...`` of the program at the numpy point ``x`` (float64, numpy namespace)."""
         x = np.asarray(x, dtype=np.float64)
         names = {"xp": array_namespace(x), "x": x}
-        # a variance of one value is nan (with a warning): largest_value then has the point drawn again
+        # a variance of one value is nan (with a warning): largest_value then has the point drawn
+        # again
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for i, step in enumerate(self.steps):

@@ -86,7 +86,8 @@ def array_reference(program, x, framework="jax"):
         result = _torch_reference(f, g, x)
         if all(np.all(np.isfinite(value)) for value in result.values()):
             return result
-        # torch.func's nested jacrev returns NaN second derivatives of det at a matrix with a repeated
+        # torch.func's nested jacrev returns NaN second derivatives of det at a matrix with a
+        # repeated
         # eigenvalue (its backward goes through an SVD) where JAX's are finite: then JAX decides
     jax = _jax()
 

@@ -66,7 +66,8 @@ def points(shape, dtype):
     )
 
 
-#: the kinds of pytree leaves: one kind by the design (a 0-d array, a NumPy scalar, a Python float), and arrays
+#: the kinds of pytree leaves: one kind by the design (a 0-d array, a NumPy scalar, a Python float),
+#: and arrays
 LEAF_KINDS = ("0-d array", "numpy scalar", "python float", "vector", "matrix")
 
 

@@ -91,7 +91,8 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     gradient = tree_leaves(reference["gradient"])
     outcome = Outcome()
     given = tree_leaves(tree)
-    # f couples leaves 0 and 1 (a product of their sums): each is computed at the lower precision of the two
+    # f couples leaves 0 and 1 (a product of their sums): each is computed at the lower precision of
+    # the two
     coupled = _lowest(given[:2])
     checkers = [
         Checker(
@@ -113,7 +114,8 @@ def check_tree(tree, expressions, backend_id, backend, rng, zero=False):
     got = first.call("gradient", lambda: di.value_and_gradient(g, backend, tree))
     if got is not None:
         compare_leaves("gradient", got[1], gradient)
-    # a Python float where y is float64; y's own dtype otherwise (diffinterface does not lower a float's precision)
+    # a Python float where y is float64; y's own dtype otherwise (diffinterface does not lower a
+    # float's precision)
     value = np.asarray(g(tree))
     cotangent = float(rng.uniform(0.5, 1.5))
     if value.dtype != np.float64:

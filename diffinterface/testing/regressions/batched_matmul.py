@@ -31,7 +31,8 @@ from ...operators import hessian, jacobian, pullback, pushforward
 from ..probes import BadInput
 from ..tolerances import default_tolerances
 
-#: one row of 8 entries: x's four copies make v of shape (1, 4, 8), and y = v @ v^T of shape (1, 4, 4)
+#: one row of 8 entries: x's four copies make v of shape (1, 4, 8), and y = v @ v^T of shape (1, 4,
+#: 4)
 X = np.array([[-0.9, 0.34, 1.43, 0.2, -0.61, 0.77, -0.05, 0.48]], dtype=np.float32)
 #: three seeds: a sweep of several (a single seed is not vectorized)
 SEEDS = 3

@@ -89,7 +89,8 @@ def _mixed(p):
 
 
 def _scalar_leaf_pullback(backend, problems, zero):
-    # a NumPy float32 scalar leaf beside a float64 0-d leaf, pulled back with a Python float (found by the fuzz suite)
+    # a NumPy float32 scalar leaf beside a float64 0-d leaf, pulled back with a Python float (found
+    # by the fuzz suite)
     p = {"a": np.asarray(1.16), "b": np.float32(0.48)}
     try:
         (got,) = pullback(_mixed, backend, p, (1.0,))

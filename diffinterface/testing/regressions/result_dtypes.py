@@ -153,7 +153,8 @@ def _twice(x):
 
 
 def _linear_at_a_zero_d_x(backend, problems, zero):
-    # torch's vmap turns a 0-d float32 x times a Python float into float64 tangents (found by the fuzz suite)
+    # torch's vmap turns a 0-d float32 x times a Python float into float64 tangents (found by the
+    # fuzz suite)
     x = np.asarray(0.58, dtype=np.float32)
     problems.expect_results(
         {

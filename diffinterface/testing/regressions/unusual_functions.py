@@ -104,7 +104,8 @@ def _matrix_chain(backend, problems, zero):
     def f(x, a, b):
         return (x @ a) @ b
 
-    # a framework may declare that its @ takes matrices only: then the ValueError naming the limit and the way
+    # a framework may declare that its @ takes matrices only: then the ValueError naming the limit
+    # and the way
     # around it is the one accepted refusal
     declared = [
         (what, around)

@@ -20,7 +20,8 @@ from .config import AutoSelect
 from .selection import default_candidates, select
 
 
-#: what AutoSelect declares itself (the rest is its candidates', see ``AutoSelectAdapter.capabilities``)
+#: what AutoSelect declares itself (the rest is its candidates', see
+#: ``AutoSelectAdapter.capabilities``)
 CAPABILITIES = Capabilities(mode="both", prepares_calls=True)
 
 

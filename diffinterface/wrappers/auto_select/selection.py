@@ -21,7 +21,8 @@ from .table import short_name, table
 
 #: the most interleaved rounds of timed calls, however much of the budget is left
 MAX_ROUNDS = 25
-#: a timed sample repeats a fast call until it lasts about this long (seconds), against the clock's resolution
+#: a timed sample repeats a fast call until it lasts about this long (seconds), against the clock's
+#: resolution
 SAMPLE_SECONDS = 2e-4
 #: default agreement tolerance by the results' precision
 RTOL_FLOAT64, RTOL_LOWER = 1e-5, 1e-2

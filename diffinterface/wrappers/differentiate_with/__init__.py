@@ -81,7 +81,8 @@ class Bridge:
         )
         self.family = inner_family(framework)
         self._direct = direct  # called as is when x belongs to the inner's own framework
-        #: the class of the last x that went to ``_direct`` without contexts: such a call skips the checks
+        #: the class of the last x that went to ``_direct`` without contexts: such a call skips the
+        #: checks
         self._direct_class = None
         self._rules = {}
         self._lock = threading.Lock()
@@ -127,7 +128,8 @@ class Bridge:
 
     def __call__(self, x, *contexts):
         if x.__class__ is self._direct_class and not contexts:
-            # a family is decided by the class alone: this x goes where the last one of its class went
+            # a family is decided by the class alone: this x goes where the last one of its class
+            # went
             return self._direct(x)
         check_contexts(contexts)
         family = family_of(x)
@@ -136,7 +138,8 @@ class Bridge:
                 self._direct_class = x.__class__
                 return self._direct(x)
             return self._direct(x, *[c.value for c in contexts])
-        # x of a framework that traces it: that framework's rules (backends/<name>/differentiate_with.py)
+        # x of a framework that traces it: that framework's rules
+        # (backends/<name>/differentiate_with.py)
         outer = framework_bridge(family)
         if outer is not None:
             return outer.call(self, x, contexts)

@@ -74,7 +74,8 @@ class SparseAdapter(DelegatingAdapter):
     """Sparse jacobian and hessian; every other operator is the dense backend's (its delegate)."""
 
     capabilities = Capabilities(
-        # its jacobian and hessian are sparse matrices with a sparsity structure, empty ones included
+        # its jacobian and hessian are sparse matrices with a sparsity structure, empty ones
+        # included
         own_empty_results=frozenset({"jacobian", "hessian"}),
         complex_x_refusal=(
             "AutoSparse colors the columns or rows of a real Jacobian or Hessian; use its dense "
@@ -90,7 +91,8 @@ class SparseAdapter(DelegatingAdapter):
             framework=dense.framework, approximate=dense.approximate
         )
 
-    # -- the sparse operators ------------------------------------------------------------------------
+    # -- the sparse operators
+    # ------------------------------------------------------------------------
 
     def _seeds(self, problem, compression, shape, dtype, matrix=None):
         """One seed per color in the user's family, shaped ``shape``."""

@@ -39,7 +39,8 @@ def detect(problem, detector, kind):
     return rows.astype(np.int32), cols.astype(np.int32), shape
 
 
-# -- one dense derivative ---------------------------------------------------------------------------
+# -- one dense derivative
+# ---------------------------------------------------------------------------
 
 
 def _dense(problem, detector, kind):

@@ -89,7 +89,8 @@ def _forbid_set(heads, nexts, values, w, forbidden, stamp):
 
 @njit(cache=True)
 def _star_coloring(nv, ptr, adjacency, order):
-    # The colors forbidden to v through a neighbour w are kept per w as vertices get colored, so that
+    # The colors forbidden to v through a neighbour w are kept per w as vertices get colored, so
+    # that
     # a vertex of high degree is not walked again for each of its neighbours:
     # near[w]: the colors of w's colored neighbours (all forbidden when w is uncolored);
     # bad[w]: for a colored w, the colors of its neighbours x having another neighbour of w's color.
@@ -199,7 +200,8 @@ def _acyclic_coloring(nv, ptr, adjacency, order):
         c = 0
         while True:
             c = _smallest_allowed(forbidden, stamp, c)
-            # c closes a two-colored cycle when two neighbours of one color d are joined by a c/d path
+            # c closes a two-colored cycle when two neighbours of one color d are joined by a c/d
+            # path
             closes = False
             for p in range(ptr[v], ptr[v + 1]):
                 w = adjacency[p]
