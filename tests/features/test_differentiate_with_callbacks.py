@@ -12,14 +12,12 @@ lowering, whose sharding annotation runs the callback once.
 from __future__ import annotations
 
 import collections
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import diffinterface as di
+from tests.host_devices import run_on_host_devices
 from diffinterface.testing.analytic_functions import sin_weighted as vector
 from diffinterface.testing.analytic_functions import sin_weighted_sum as scalar
 from diffinterface.testing.analytic_functions import sin_weighted_sum_gradient as gradient_of_scalar
@@ -108,6 +106,7 @@ def test_a_forward_mode_inner_keeps_the_pullback_route(asked):
 
 
 SHARDED = r"""
+import json
 import numpy as np, jax, jax.numpy as jnp, torch, diffinterface as di
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 X = np.linspace(-1.0, 1.5, 8)
@@ -118,29 +117,13 @@ jax.config.update("jax_enable_x64", True)
 x = jax.device_put(jnp.asarray(X), NamedSharding(Mesh(np.array(jax.devices()), ("d",)), PartitionSpec("d")))
 gradient = np.asarray(jax.jit(jax.grad(lambda x: 2.0 * g(x)))(x))
 value = float(jax.jit(g)(x))
-print(len(jax.devices()), np.max(np.abs(gradient - 2 * (np.cos(X) * X**2 + 2 * X * np.sin(X)))),
-      abs(value - np.sum(np.sin(X) * X**2)))
+print(json.dumps([len(jax.devices()),
+                  float(np.max(np.abs(gradient - 2 * (np.cos(X) * X**2 + 2 * X * np.sin(X))))),
+                  float(abs(value - np.sum(np.sin(X) * X**2)))]))
 """
 
 
 def test_a_program_over_two_devices_runs_the_bridge_once_with_the_right_gradient():
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-        "JAX_PLATFORMS": "cpu",
-    }
-    root = os.path.dirname(os.path.dirname(os.path.abspath(di.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", SHARDED],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    devices, gradient_error, value_error = done.stdout.split()
+    devices, gradient_error, value_error = run_on_host_devices(SHARDED, 2)
     assert int(devices) == 2
     assert float(gradient_error) <= 1e-12 and float(value_error) <= 1e-12
