@@ -27,15 +27,6 @@ class PreparationMismatchError(ValueError):
     """
 
 
-class XSignatureChangedError(PreparationMismatchError):
-    """A prepared method that checks its ``x`` itself (``Impl(checks_x=True)``) met another shape or dtype.
-
-    Adapters raise it (JAX's compiled functions do, when JAX traces them again);
-    the core then compares the whole call with the preparation and raises a
-    :class:`PreparationMismatchError` naming every slot.
-    """
-
-
 class MissingBackendError(ImportError):
     """The framework behind a backend selector is not installed.
 

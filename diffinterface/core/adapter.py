@@ -31,11 +31,8 @@ hessian            ``hessian(x, *ctx)``, ``value_gradient_and_hessian(x, *ctx)``
 =================  ==========================================================
 
 A strict preparation (``problem.strict``) compares every prepared call's x
-with the prepared one; an adapter whose methods refuse another shape or
-dtype themselves, at no cost per call, says so with ``Impl(checks_x=True)``
-and raises :class:`~diffinterface.errors.XSignatureChangedError` (JAX does it
-when it would trace a compiled function again), and the core then compares
-only x's class per call.
+with the prepared one in the core, before a method runs
+(:mod:`diffinterface.core.check`): methods need not check their arguments.
 
 Inputs and results are in the user's array family (numpy in, numpy out); the
 adapter converts at its boundary. A 0-d numpy result (the value of a scalar
@@ -104,22 +101,16 @@ from .problem import Problem, Spec
 class Impl:
     """The prepared numeric functions of one operator family, as attributes.
 
-    ``checks_x=True`` promises that every method raises
-    :class:`~diffinterface.errors.XSignatureChangedError` for an ``x`` of another
-    shape or dtype than the prepared one (JAX's compiled functions check it when
-    JAX would trace them again, so a call of the prepared shape pays nothing);
-    a strict preparation then leaves that comparison to the method.
+    >>> impl = Impl(gradient=abs, value_and_gradient=divmod)
+    >>> impl
+    Impl(gradient, value_and_gradient)
     """
 
-    checks_x = False
-
-    def __init__(self, checks_x=False, **methods):
+    def __init__(self, **methods):
         self.__dict__.update(methods)
-        if checks_x:
-            self.checks_x = True
 
     def __repr__(self):
-        return f"Impl({', '.join(name for name in self.__dict__ if name != 'checks_x')})"
+        return f"Impl({', '.join(self.__dict__)})"
 
 
 class Adapter:

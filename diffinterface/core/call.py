@@ -2,9 +2,9 @@
 
 A preparation of the operator, with no ``out=`` and no ``y=``, is served in
 the public function's own frame:
-the call is compared with the preparation's signature (one expression for
-every operator, arrays and pytrees alike, see :mod:`diffinterface.core.signature`;
-nothing when the preparation is not strict), then the prepared method runs.
+the call is compared with the preparation's one check (one expression for
+every operator, arrays and pytrees alike, see :mod:`diffinterface.core.check`),
+then the prepared method runs.
 Everything else leaves the fast path as a named
 :class:`~diffinterface.core.preparation.Call`: no preparation, ``out=``,
 ``y=`` or a call the quick comparison refuses go to :func:`_call_slowly`,
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from functools import wraps
 
-from ..errors import XSignatureChangedError
 from ..families import write_out
 from .aux import join_aux, split_aux
 from .boundary import explain
@@ -34,9 +33,9 @@ def prepared_call(op, valued):
     The returned function takes the decorated one's arguments (``f, backend,
     x``, the seeds for seeded operators, the contexts, ``prep=``, ``out=``,
     ``y=``). A preparation of ``op`` with no ``out=`` and no ``y=`` is
-    compared with the call (one expression for every operator, arrays and
-    pytrees alike, see :mod:`diffinterface.core.signature`; nothing when the
-    preparation is not strict), then its method runs: no other Python frame
+    compared with the call by its one check (one expression for every
+    operator, arrays and pytrees alike, see :mod:`diffinterface.core.check`),
+    then its method runs: no other Python frame
     stands between the user and the adapter. A call the quick comparison
     refuses goes to :func:`_call_slowly` as a named :class:`Call`; anything
     else (no preparation, ``out=``, ``y=``) to the decorated function's body,
@@ -47,13 +46,14 @@ def prepared_call(op, valued):
 
     def decorate(public):
         def run(f, backend, x, *args, prep=None, out=None, y=None, has_aux=False):
-            # prep=None fails the class test too
+            # prep=None fails the class test too; an operator or has_aux the check refuses goes
+            # to the body, whose full comparison raises
             if (
                 prep.__class__ is Preparation
-                and prep.op is op
+                and (check := prep.check).op is op
+                and has_aux is check.has_aux
                 and out is None
                 and y is None
-                and has_aux is prep.has_aux
             ):
                 if seeded:
                     if not args:  # no seeds: the body's signature says so
@@ -69,8 +69,7 @@ def prepared_call(op, valued):
                 else:
                     seeds = None
                     contexts = args
-                check = prep.quick_check
-                if check is None or (
+                if check.off or (
                     (f is check.f or same_function(f, check.f))
                     and (backend is check.backend or backend == check.backend)
                     and x.__class__ is check.x_class
@@ -156,13 +155,12 @@ def call(arguments):
 
 
 def _off_the_fast_path(call, error):
-    """A prepared call whose method raised ``error``: a signature its method refused, or f's exception.
+    """A prepared call whose method raised ``error`` (f's exception, most often).
 
-    A refused signature goes to :func:`_call_slowly`, which compares in full
-    (raising on a real mismatch). An exception is explained (core/boundary.py),
-    unless it was a pytree output met for the first time.
+    An exception is explained (core/boundary.py), unless it was a pytree
+    output met for the first time: then the call goes on off the fast path.
     """
-    if isinstance(error, XSignatureChangedError) or _learned_tree_output(error, call):
+    if _learned_tree_output(error, call):
         return _call_slowly(call)
     _raise_explained(error, call)
 
@@ -225,7 +223,7 @@ def _call_slowly(call):
             f"prep: expected the result of prepare_{op.name}(...); got {type(prep).__name__}"
         )
     else:
-        prep.check(call)
+        prep.check(call)  # raises on a mismatch
     try:
         result = prep.plan.methods[1 if y is not None else valued](*call.arguments)
     except Exception as error:

@@ -347,9 +347,7 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
 
 
 class _ComplexImpl:
-    """The real view's implementation as the complex plan's: it never checks x itself (a real x would pass it)."""
-
-    checks_x = False
+    """The real view's implementation as the complex plan's."""
 
     def __init__(self, inner):
         self.inner = inner

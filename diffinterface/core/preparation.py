@@ -3,12 +3,13 @@
 ``prepare_gradient(f, backend, x)`` returns a :class:`Preparation`. Its
 :class:`Plan` holds the adapter's prepared implementation (``impl``), the
 methods every prepared call runs, the pytree plans and the call's signature
-(:mod:`diffinterface.core.signature`), both as comparable slots for the
-messages and as the cheap per-call tests. By default (``strict=True``) every
-prepared call compares its arguments with it, at a cost of a few attribute
-reads, and a mismatch raises :class:`~diffinterface.PreparationMismatchError`
-listing every slot. ``strict=False`` skips the comparison, at the caller's
-own risk: a call that does not fit may then return wrong results.
+in its one :class:`~diffinterface.core.check.Check`. By default
+(``strict=True``) every prepared call compares its arguments with it, at a
+cost of a few attribute reads, and a mismatch raises
+:class:`~diffinterface.PreparationMismatchError` listing every slot.
+``strict=False`` skips the signature (never the operator, ``has_aux`` or a
+same-point preparation's point), at the caller's own risk: a call that does
+not fit may then return wrong results.
 
 A preparation is immutable, but for one case: an adapter that learns f's
 output from each call (``output_from_each_call``, autograd's jacobian) meets a
@@ -20,8 +21,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..errors import PreparationMismatchError
-from .signature import FastCheck, mismatch_report, signature
+from .check import Check
 
 
 class Call(NamedTuple):
@@ -74,25 +74,19 @@ class Plan:
     pytree x, ``ytree`` the :class:`~diffinterface.core.output_tree.OutputPlan`
     of a pytree output (``spec`` then describes the flat output the adapter
     sees); ``movable`` a same-point plan that ``impl.move(x)`` serves at
-    another x; ``check`` the :class:`~diffinterface.core.signature.FastCheck`
-    of the call, None when the preparation is not strict; ``recorded`` its
-    comparable slots.
+    another x; ``check`` the :class:`~diffinterface.core.check.Check` of
+    the call (None for the preparation of an unprepared call, which the core
+    runs once and never compares: ``checked=False``).
     """
 
-    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "recorded", "call", "movable")
+    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "call", "movable")
 
-    def __init__(self, call, built, strict):
+    def __init__(self, call, built, strict, checked=True):
         self.call = call
         self.impl, self.spec, self.methods = built.impl, built.spec, built.methods
         self.tree, self.ytree, self.movable = built.tree, built.ytree, built.movable
-        self.recorded = signature(call) if strict else None  # what a mismatch report compares
-        # nothing more to compare for an array x: a float's kind is its class; methods that check x
-        # themselves
-        x_checked = built.tree is None and (
-            call.x.__class__ is float or getattr(built.impl, "checks_x", False) is True
-        )
         cotangent_tree = built.ytree if call.op.seeds == "cotangents" else None
-        self.check = FastCheck(call, built.tree, cotangent_tree, x_checked) if strict else None
+        self.check = Check(call, built.tree, cotangent_tree, strict) if checked else None
 
 
 class Preparation:
@@ -124,6 +118,10 @@ class Preparation:
         The object whose methods do the numeric work.
     spec : object or None
         The output's shape and dtype, when the preparation needed them.
+    check : Check
+        The preparation's one check (:mod:`diffinterface.core.check`):
+        ``prep.check(call)`` raises ``PreparationMismatchError`` unless the
+        :class:`Call` fits.
 
     Examples
     --------
@@ -137,9 +135,10 @@ class Preparation:
     array([2., 4.])
     """
 
-    # ``methods`` and ``quick_check`` repeat the plan's: the prepared path reads them from here,
-    # one attribute each (they change only with the plan, in adopt)
-    __slots__ = ("op", "backend", "strict", "plan", "methods", "quick_check", "has_aux")
+    # ``methods`` and ``check`` repeat the plan's: the prepared path reads them from here, one
+    # attribute each (they change only with the plan, in adopt); ``check(call)`` raises
+    # PreparationMismatchError unless the call fits
+    __slots__ = ("op", "backend", "strict", "plan", "methods", "check", "has_aux")
 
     def __init__(self, op, backend, strict, plan, has_aux=False):
         for slot, value in (
@@ -157,7 +156,7 @@ class Preparation:
     def _take(self, plan):
         object.__setattr__(self, "plan", plan)
         object.__setattr__(self, "methods", plan.methods)
-        object.__setattr__(self, "quick_check", plan.check)
+        object.__setattr__(self, "check", plan.check)
 
     def adopt(self, fresh):
         """Take ``fresh``'s plan (a preparation of the same call that learned f's pytree output)."""
@@ -181,22 +180,3 @@ class Preparation:
             f"<{self.op.name} preparation for {self.backend!r}{'' if size is None else f', batch_size={size}'}"
             f"{aux}{'' if self.strict else ' (strict=False)'}>"
         )
-
-    def check(self, call):
-        """Raise unless this preparation fits the :class:`Call` (the operator always; the rest when strict)."""
-        op = call.op
-        if op is not self.op:
-            raise PreparationMismatchError(
-                f"prep: this preparation was made by prepare_{self.op.name}, "
-                f"but it was passed to {op.name}; use prepare_{op.name}"
-            )
-        if call.has_aux is not self.has_aux:
-            raise PreparationMismatchError(
-                f"has_aux: this preparation was made with has_aux={self.has_aux}, but this call has "
-                f"has_aux={call.has_aux}; pass has_aux={self.has_aux}, or prepare again with has_aux={call.has_aux}"
-            )
-        if not self.strict:
-            return
-        report = mismatch_report(op.name, self.plan.recorded, signature(call))
-        if report is not None:
-            raise PreparationMismatchError(report)

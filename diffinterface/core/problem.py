@@ -76,9 +76,7 @@ class Problem:
         #: must not reuse code compiled for an earlier one (f's globals may have changed since)
         self.one_off = one_off
         #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls
-        #: may
-        #: bring an x of another shape or dtype, so methods must not refuse one
-        #: (``Impl(checks_x=True)``)
+        #: may bring an x of another shape or dtype, which the core does not refuse
         self.strict = strict
         self.f = f
         self.x = x

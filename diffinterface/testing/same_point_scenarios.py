@@ -10,7 +10,9 @@ Each case prepares at one x with ``prepare_<op>_same_point`` and checks that:
   or be refused as the ordinary hvp refuses it (the complex step);
 - with ``batch_size=2`` (selectors that take one), three seeds give the same
   results, and ``di.batch_size(prep)`` is at most 2 where it is known;
-- a call at an x of other values raises ``PreparationMismatchError`` naming x;
+- a call at an x of other values raises ``PreparationMismatchError`` naming x,
+  also for a preparation made with ``strict=False`` (which skips the
+  signature, never the point);
 - x and the seeds are left unchanged.
 
     >>> import diffinterface as di
@@ -95,12 +97,14 @@ class SamePointCase(ProbeCase):
                 found.append(
                     f"{name} with batch_size=2: di.batch_size(prep) = {di.batch_size(prep_2)}"
                 )
-        try:
-            plain(f, backend, x + 0.5, batches[-1], prep=prep)
-            found.append(f"{name} at another x: no error")
-        except PreparationMismatchError as error:
-            if "x" not in str(error).split(":")[0]:
-                found.append(f"{name} at another x: the error does not name x: {error}")
+        loose = getattr(di, f"prepare_{name}_same_point")(f, backend, x, seeds, strict=False)
+        for p, label in ((prep, ""), (loose, " (strict=False)")):
+            try:
+                plain(f, backend, x + 0.5, seeds, prep=p)
+                found.append(f"{name} at another x{label}: no error")
+            except PreparationMismatchError as error:
+                if "x" not in str(error).split(":")[0]:
+                    found.append(f"{name} at another x{label}: the error does not name x: {error}")
         after = [x] + [s for b in batches for s in b]
         if not all(np.array_equal(a, b) for a, b in zip(after, before)):
             found.append("x or a seed was modified")

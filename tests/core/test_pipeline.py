@@ -159,3 +159,34 @@ def test_an_unprepared_gradient_runs_the_code_of_at_most_eight_core_modules(back
     modules = _core_modules_run(lambda: di.gradient(f, backend, x))
     assert len(modules) <= 8, sorted(modules)
     assert "diffinterface.core.prepare" in modules  # the measure sees the route
+
+
+# -- one check: the operator, has_aux, the signature and a same-point preparation's point ----------
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
+def test_one_check_decides_the_operator_has_aux_signature_and_point(backend):
+    from diffinterface.core import OPERATORS, Call
+
+    def f(x):
+        return di.array_namespace(x).sin(x)
+
+    x, seeds = np.array([0.3, 0.7]), (np.ones(2),)
+    prep = di.prepare_pushforward_same_point(f, backend, x, seeds, strict=False)
+    # the prepared methods run as the adapter made them: no checking frame wraps them
+    op = OPERATORS["pushforward"]
+    assert prep.methods == (getattr(prep.impl, op.plain), getattr(prep.impl, op.valued))
+    prep.check(Call(op, f, backend, x.copy(), seeds, same_point=True))  # equal values fit
+    refused = {
+        "x: this preparation": Call(op, f, backend, x + 1, seeds),
+        "prep: this preparation was made by prepare_pushforward": Call(
+            OPERATORS["pullback"], f, backend, x, seeds
+        ),
+        "has_aux: this preparation": Call(op, f, backend, x, seeds, has_aux=True),
+    }
+    for message, call in refused.items():
+        with pytest.raises(di.PreparationMismatchError, match=message):
+            prep.check(call)
+    strict = di.prepare_pushforward(f, backend, x, seeds)
+    with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH"):
+        strict.check(Call(op, f, backend, np.ones(3), seeds))

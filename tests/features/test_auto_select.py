@@ -135,7 +135,7 @@ def test_the_prepared_call_is_the_chosen_backends_own():
     assert type(prep.impl.chosen_impl) is type(chosen.impl)
     assert [m.__qualname__ for m in prep.methods] == [m.__qualname__ for m in chosen.methods]
     # the call with the AutoSelect selector passes the prepared check by identity
-    assert prep.quick_check.backend is backend and prep.backend is backend
+    assert prep.check.backend is backend and prep.backend is backend
     np.testing.assert_allclose(
         di.gradient(f, backend, np.full(3, 2.0), prep=prep), np.full(3, 12.0), rtol=1e-6
     )

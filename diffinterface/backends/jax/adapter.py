@@ -25,7 +25,6 @@ from .calls import (
     _tree_to_numpy,
     _wrap,
     _x64_scope,
-    _x_guarded,
 )
 from ...core.batching import record
 from .batching import sweep_batch
@@ -163,27 +162,13 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         else:
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
-        # an array x's shape and dtype are checked when JAX traces the function, not per call
-        # (Impl.checks_x):
-        # a compiled function is then specific to them. Not with x64 off (and no x64 switch): JAX
-        # would
-        # trace a float64 x as float32, unseen. Eager functions leave the check to the core.
-        traced_dtype_is_x_dtype = wide or _X64.get_global()
-        guard = (
-            None
-            if problem.tree is not None
-            or not problem.strict
-            or not traced_dtype_is_x_dtype
-            or not compiles
-            else (shape_of(x), dtype_name(x))
-        )
         methods = {}
         aux = native_aux(
             problem, builders
         )  # has_aux: the builders' functions return (results, aux)
         with _x64_scope(wide):
             for position, (name, build) in enumerate(builders.items()):
-                built = _x_guarded((lambda build=build: build(flat)) if batched else build, guard)()
+                built = build(flat) if batched else build()
                 if compiles:
                     fn = jax.jit(built, static_argnums=static)
 
@@ -210,7 +195,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     convert = converters[name] if problem.family == "numpy" else None
                 wrapped = _wrap(fn, convert, wide, len(args))
                 methods[name] = _canonical_scalars(wrapped, 2 if batched else 1, scalars, mixed)
-        return Impl(checks_x=guard is not None, **methods)
+        return Impl(**methods)
 
     def output_spec(self, problem):
         static = self._static(problem, 1)

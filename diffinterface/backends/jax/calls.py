@@ -1,4 +1,4 @@
-"""The prepared callables of the JAX adapter: results to numpy, the thread-local x64 switch, the x guard,
+"""The prepared callables of the JAX adapter: results to numpy, the thread-local x64 switch
 and the contexts as ``jax.jit`` sees them (canonical scalars, static values, mixed trees)."""
 
 from __future__ import annotations
@@ -6,11 +6,9 @@ from __future__ import annotations
 import contextlib
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ...core.boundary import check_output
-from ...errors import XSignatureChangedError
 from ...families.jax import x64_call
 
 #: JAX's x64 switch: ``swap_local``/``set_local`` flip it for this thread only.
@@ -116,34 +114,6 @@ def _wrap(fn, convert, wide, arity=None):
         return convert(fn(*args))
 
     return call
-
-
-def _x_guarded(build, guard):
-    """``build`` whose function raises XSignatureChangedError when traced at an x other than ``guard``'s.
-
-    ``guard`` is the prepared x's ``(shape, dtype name)`` (None: no check). The
-    check runs while JAX traces: once at preparation, then only for an x of
-    another shape or dtype (which JAX would otherwise compile anew, silently),
-    so a prepared call of the right x pays nothing for it.
-    """
-    if guard is None:
-        return build
-    shape, dtype = guard
-
-    def guarded_build():
-        fn = build()
-
-        def guarded(x, *args):
-            if tuple(jnp.shape(x)) != shape or str(jnp.result_type(x)) != dtype:
-                raise XSignatureChangedError(
-                    f"x: prepared for {dtype} {shape}; this call's x is {jnp.result_type(x)} {tuple(jnp.shape(x))} "
-                    "(or JAX's configuration changed since the preparation, e.g. jax_enable_x64)"
-                )
-            return fn(x, *args)
-
-        return guarded
-
-    return guarded_build
 
 
 def _x64_scope(wide):

@@ -96,7 +96,6 @@ class SelectedImpl:
 
     def __init__(self, impl, selection):
         self.chosen_impl, self.selection = impl, selection
-        self.checks_x = getattr(impl, "checks_x", False)
 
     def __getattr__(self, name):
         return getattr(self.chosen_impl, name)
