@@ -2,8 +2,9 @@
 
 Gradient, Jacobian and derivative fallbacks stack the pushforwards (or
 pullbacks) of a basis; pushforward and pullback fallbacks build the Jacobian
-from the other primitive and multiply each of the call's seeds by it. Both
-are :func:`impl_from_seeded` with their own ``combine``.
+from the other primitive and multiply each of the call's seeds by it
+(:func:`through_jacobian`). Both are :func:`impl_from_seeded` with their own
+``combine``.
 """
 
 from __future__ import annotations
@@ -51,3 +52,31 @@ def impl_from_seeded(op, seeded, combine):
             return y, combine(parts, seeds)
 
     return record(Impl(**{op.plain: plain, op.valued: valued}), seeded.batch_size)
+
+
+def through_jacobian(op, problem):
+    """The :class:`Impl` of a seeded first-order ``op`` from the Jacobian that the other one builds.
+
+    A pushforward's fallback (reverse-mode adapters) stacks the pullbacks of
+    the output's basis, the Jacobian's rows; a pullback's (forward-mode
+    adapters) the pushforwards of x's basis, its columns. Each of the call's
+    tangents ``t`` is then ``J @ t``, each cotangent ``c`` is ``c @ J``: one
+    sweep at each call, whatever the number of seeds.
+    """
+    xp, spec, x_shape = problem.xp, problem.spec, problem.x_shape
+    m, n = spec.size, problem.x_size
+    if op.seeds == "tangents":
+        rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
+
+        def apply(parts, tangents):
+            jac = xp.reshape(xp.stack(parts), (m, n))
+            return tuple(xp.reshape(jac @ xp.reshape(t, (n,)), spec.shape) for t in tangents)
+
+        return impl_from_seeded(op, rows, apply)
+    columns = problem.seeded("pushforward", problem.basis(x_shape, problem.x_dtype))
+
+    def apply_transposed(parts, cotangents):
+        jac = xp.stack([xp.reshape(c, (m,)) for c in parts], axis=1)
+        return tuple(xp.reshape(xp.reshape(c, (m,)) @ jac, x_shape) for c in cotangents)
+
+    return impl_from_seeded(op, columns, apply_transposed)

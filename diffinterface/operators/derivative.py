@@ -34,16 +34,12 @@ def prepare_derivative(f, backend, x, *contexts, y=None, strict=True, has_aux=Fa
 
 @prepared_call(_OP, 0)
 def derivative(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(
-        Call(_OP, f, backend, x, None, contexts, y, valued=0, prep=prep, out=out, has_aux=has_aux)
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, y, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_and_derivative(f, backend, x, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(
-        Call(_OP, f, backend, x, None, contexts, y, valued=1, prep=prep, out=out, has_aux=has_aux)
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, y, 1, prep, out, has_aux))
 
 
 def _derivative_fallback(problem):

@@ -10,16 +10,8 @@ the basis of ``x`` in batches (forward mode).
 
 from __future__ import annotations
 
-from ..core import (
-    Operator,
-    Call,
-    Impl,
-    call,
-    prepare,
-    prepared_call,
-    register_operator,
-    require_scalar_output,
-)
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
+from ..core import require_scalar_output
 from ._docs import document
 from ._seeded import impl_from_seeded
 
@@ -42,20 +34,12 @@ def prepare_gradient(f, backend, x, *contexts, strict=True, has_aux=False):
 
 @prepared_call(_OP, 0)
 def gradient(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=0, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_and_gradient(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=1, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 1, prep, out, has_aux))
 
 
 def _gradient_fallback(problem):

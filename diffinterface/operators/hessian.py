@@ -17,16 +17,8 @@ time.
 from __future__ import annotations
 
 from ..families import cast
-from ..core import (
-    Operator,
-    Call,
-    Impl,
-    call,
-    prepare,
-    prepared_call,
-    register_operator,
-    require_scalar_output,
-)
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
+from ..core import require_scalar_output
 from ..core.batching import record
 from ._docs import document
 from ._second_order import differentiated_problem, outer_mode
@@ -50,20 +42,12 @@ def prepare_hessian(f, backend, x, *contexts, strict=True, has_aux=False):
 
 @prepared_call(_OP, 0)
 def hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=0, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_gradient_and_hessian(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=1, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 1, prep, out, has_aux))
 
 
 def _hessian_fallback(problem):

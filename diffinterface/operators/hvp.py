@@ -14,16 +14,8 @@ same pass: no second gradient evaluation.
 
 from __future__ import annotations
 
-from ..core import (
-    Operator,
-    Call,
-    Impl,
-    call,
-    prepare,
-    prepared_call,
-    register_operator,
-    require_scalar_output,
-)
+from ..core import Operator, Call, Impl, call, prepare, prepared_call, register_operator
+from ..core import require_scalar_output
 from ._docs import document, document_same_point
 from ._second_order import differentiated_problem, outer_mode
 
@@ -49,40 +41,12 @@ def prepare_hvp_same_point(f, backend, x, tangents, *contexts, strict=True):
 
 @prepared_call(_OP, 0)
 def hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP,
-            f,
-            backend,
-            x,
-            tangents,
-            contexts,
-            None,
-            valued=0,
-            prep=prep,
-            out=out,
-            has_aux=has_aux,
-        )
-    )
+    return call(Call(_OP, f, backend, x, tangents, contexts, None, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def gradient_and_hvp(f, backend, x, tangents, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP,
-            f,
-            backend,
-            x,
-            tangents,
-            contexts,
-            None,
-            valued=1,
-            prep=prep,
-            out=out,
-            has_aux=has_aux,
-        )
-    )
+    return call(Call(_OP, f, backend, x, tangents, contexts, None, 1, prep, out, has_aux))
 
 
 def _hvp_fallback(problem):

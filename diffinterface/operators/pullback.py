@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core import Operator, Call, call, prepare, prepared_call, register_operator
 from ._docs import document, document_same_point
-from ._seeded import impl_from_seeded
+from ._seeded import through_jacobian
 
 _OP = Operator(
     name="pullback",
@@ -38,54 +38,18 @@ def prepare_pullback_same_point(f, backend, x, cotangents, *contexts, strict=Tru
 
 @prepared_call(_OP, 0)
 def pullback(f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(
-        Call(
-            _OP,
-            f,
-            backend,
-            x,
-            cotangents,
-            contexts,
-            y,
-            valued=0,
-            prep=prep,
-            out=out,
-            has_aux=has_aux,
-        )
-    )
+    return call(Call(_OP, f, backend, x, cotangents, contexts, y, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_and_pullback(
     f, backend, x, cotangents, *contexts, prep=None, out=None, y=None, has_aux=False
 ):
-    return call(
-        Call(
-            _OP,
-            f,
-            backend,
-            x,
-            cotangents,
-            contexts,
-            y,
-            valued=1,
-            prep=prep,
-            out=out,
-            has_aux=has_aux,
-        )
-    )
+    return call(Call(_OP, f, backend, x, cotangents, contexts, y, 1, prep, out, has_aux))
 
 
 def _pullback_from_pushforwards(problem):
-    xp, spec = problem.xp, problem.spec
-    m = spec.size
-    columns = problem.seeded("pushforward", problem.basis(problem.x_shape, problem.x_dtype))
-
-    def apply(jacobian_columns, cotangents):
-        jac = xp.stack([xp.reshape(c, (m,)) for c in jacobian_columns], axis=1)
-        return tuple(xp.reshape(xp.reshape(c, (m,)) @ jac, problem.x_shape) for c in cotangents)
-
-    return impl_from_seeded(_OP, columns, apply)
+    return through_jacobian(_OP, problem)
 
 
 def _empty(answer):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core import Operator, Call, call, prepare, prepared_call, register_operator
 from ._docs import document, document_same_point
-from ._seeded import impl_from_seeded
+from ._seeded import through_jacobian
 
 _OP = Operator(
     name="pushforward",
@@ -38,34 +38,18 @@ def prepare_pushforward_same_point(f, backend, x, tangents, *contexts, strict=Tr
 
 @prepared_call(_OP, 0)
 def pushforward(f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, tangents, contexts, y, valued=0, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, tangents, contexts, y, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_and_pushforward(
     f, backend, x, tangents, *contexts, prep=None, out=None, y=None, has_aux=False
 ):
-    return call(
-        Call(
-            _OP, f, backend, x, tangents, contexts, y, valued=1, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, tangents, contexts, y, 1, prep, out, has_aux))
 
 
 def _pushforward_from_pullbacks(problem):
-    xp, spec = problem.xp, problem.spec
-    m, n = spec.size, problem.x_size
-    rows = problem.seeded("pullback", problem.basis(spec.shape, spec.dtype))
-
-    def apply(jacobian_rows, tangents):
-        jac = xp.reshape(xp.stack(jacobian_rows), (m, n))
-        return tuple(xp.reshape(jac @ xp.reshape(t, (n,)), spec.shape) for t in tangents)
-
-    return impl_from_seeded(_OP, rows, apply)
+    return through_jacobian(_OP, problem)
 
 
 def _empty(answer):

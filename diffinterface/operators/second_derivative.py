@@ -33,22 +33,14 @@ def prepare_second_derivative(f, backend, x, *contexts, strict=True, has_aux=Fal
 
 @prepared_call(_OP, 0)
 def second_derivative(f, backend, x, *contexts, prep=None, out=None, has_aux=False):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=0, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 0, prep, out, has_aux))
 
 
 @prepared_call(_OP, 1)
 def value_derivative_and_second_derivative(
     f, backend, x, *contexts, prep=None, out=None, has_aux=False
 ):
-    return call(
-        Call(
-            _OP, f, backend, x, None, contexts, None, valued=1, prep=prep, out=out, has_aux=has_aux
-        )
-    )
+    return call(Call(_OP, f, backend, x, None, contexts, None, 1, prep, out, has_aux))
 
 
 def _second_derivative_fallback(problem):
