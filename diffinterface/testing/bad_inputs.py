@@ -266,9 +266,9 @@ class BadInputCase:
     Parameters
     ----------
     backend_id : str
-        The backend's test id (the first part of ``id``).
+        The backend's test id; ``id`` is ``<backend_id>-bad_input-<name of bad_input>``.
     backend : AbstractBackend
-        The selector under test.
+        The selector the bad input is given to.
     bad_input : BadInput
         The misuse to check.
     zero : bool, default False

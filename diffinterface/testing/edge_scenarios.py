@@ -223,7 +223,8 @@ def edge_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the empty-array scenarios of these operators, of either order (default: all of
+        them); a name of no operator raises ValueError.
 
     Returns
     -------

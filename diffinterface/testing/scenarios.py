@@ -203,11 +203,13 @@ def default_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the scenarios of these operators, names from :data:`FIRST_ORDER` (default: all
+        of them); another name raises ValueError.
 
     Returns
     -------
     list of Scenario
+        A new list on each call, the scenarios of :mod:`.buffer_scenarios` last.
 
     Examples
     --------
@@ -225,11 +227,13 @@ def second_order_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the scenarios of these operators, names from :data:`SECOND_ORDER` (default:
+        all of them); another name raises ValueError.
 
     Returns
     -------
     list of Scenario
+        Each with its expected ``second`` and the ``first`` (derivative or gradient) beside it.
 
     Examples
     --------
