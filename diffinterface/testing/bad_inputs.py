@@ -139,17 +139,14 @@ def _second_buffer_wrong(backend, problems, zero):
 
 def _non_array_output(returned):
     def run(backend, problems, zero):
-        f = lambda x: returned  # noqa: E731
-        for name, call in (
-            ("gradient", lambda: gradient(f, backend, X)),
-            ("pushforward", lambda: pushforward(f, backend, X, (np.ones(3),))),
-        ):
-            problems.expect_error(
-                f"{name} of f returning {returned!r}",
-                call,
-                TypeError,
-                r"f: expected f to return an array or a number; it returned ",
-            )
+        problems.expect_error_in_both_modes(
+            f"f returning {returned!r}",
+            lambda x: returned,
+            backend,
+            X,
+            TypeError,
+            r"f: expected f to return an array or a number; it returned ",
+        )
 
     return run
 
