@@ -94,36 +94,29 @@ def _tangent_dtype(dtype):
     return run
 
 
+def _expect_out_refused(problems, backend, what, x, out, pattern, unchanged=()):
+    """``gradient(_square_sum, backend, x, out=out)`` must raise ValueError matching ``pattern``."""
+    problems.expect_error(
+        what, lambda: gradient(_square_sum, backend, x, out=out), ValueError, pattern, unchanged
+    )
+
+
 def _read_only_out(backend, problems, zero):
     out = np.zeros(3)
     out.flags.writeable = False
-    problems.expect_error(
-        "gradient into a read-only out=",
-        lambda: gradient(_square_sum, backend, X, out=out),
-        ValueError,
-        "out: expected a writable buffer",
-        (out,),
-    )
+    what = "gradient into a read-only out="
+    _expect_out_refused(problems, backend, what, X, out, "out: expected a writable buffer", (out,))
 
 
 def _out_aliasing_x(backend, problems, zero):
     x = X.copy()
-    problems.expect_error(
-        "gradient with out=x",
-        lambda: gradient(_square_sum, backend, x, out=x),
-        ValueError,
-        "out: the buffer shares memory with x",
-        (x,),
-    )
+    what, pattern = "gradient with out=x", "out: the buffer shares memory with x"
+    _expect_out_refused(problems, backend, what, x, x, pattern, (x,))
 
 
 def _out_of_the_wrong_type(backend, problems, zero):
-    problems.expect_error(
-        "gradient into a list",
-        lambda: gradient(_square_sum, backend, X, out=[0.0, 0.0, 0.0]),
-        ValueError,
-        "out: expected a buffer like the result",
-    )
+    what, pattern = "gradient into a list", "out: expected a buffer like the result"
+    _expect_out_refused(problems, backend, what, X, [0.0, 0.0, 0.0], pattern)
 
 
 def _second_buffer_wrong(backend, problems, zero):
