@@ -191,3 +191,33 @@ class BadInput:
     name: str
     description: str
     run: Callable
+
+
+def run_probes(probes, backend, zero=False):
+    """Run each probe on ``backend``, recording what they all find in one :class:`Problems`.
+
+    Parameters
+    ----------
+    probes : iterable of BadInput
+        The probes, such as a regression module's ``probes()``.
+    backend : AbstractBackend
+        The selector under test.
+    zero : bool, default False
+        The backend's derivatives are zeros by design (only shapes are checked).
+
+    Returns
+    -------
+    Problems
+        ``found`` is empty when every probe passed.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import bad_inputs
+    >>> run_probes(bad_inputs()[:3], di.AutoFiniteDiff()).found
+    []
+    """
+    problems = Problems()
+    for probe in probes:
+        probe.run(backend, problems, zero)
+    return problems

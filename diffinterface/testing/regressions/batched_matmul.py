@@ -14,11 +14,8 @@ check, in the traced graphs and without running them, that no such matmul is
 left (``tests/backends/test_regressions_batched_matmul.py``).
 
     >>> import diffinterface as di
-    >>> from diffinterface.testing.probes import Problems
-    >>> problems = Problems()
-    >>> for probe in probes():
-    ...     probe.run(di.AutoAutograd(), problems, False)
-    >>> problems.found
+    >>> from diffinterface.testing.probes import run_probes
+    >>> run_probes(probes(), di.AutoAutograd()).found
     []
 """
 

@@ -9,11 +9,8 @@ found it; the TensorFlow backend now runs such a sweep as a loop of single
 seeds.
 
     >>> import diffinterface as di
-    >>> from diffinterface.testing.probes import Problems
-    >>> problems = Problems()
-    >>> for probe in probes():
-    ...     probe.run(di.AutoAutograd(), problems, False)
-    >>> problems.found
+    >>> from diffinterface.testing.probes import run_probes
+    >>> run_probes(probes(), di.AutoAutograd()).found
     []
 """
 
