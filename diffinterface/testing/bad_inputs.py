@@ -94,36 +94,29 @@ def _tangent_dtype(dtype):
     return run
 
 
+def _expect_out_refused(problems, backend, what, x, out, pattern, unchanged=()):
+    """``gradient(_square_sum, backend, x, out=out)`` must raise ValueError matching ``pattern``."""
+    problems.expect_error(
+        what, lambda: gradient(_square_sum, backend, x, out=out), ValueError, pattern, unchanged
+    )
+
+
 def _read_only_out(backend, problems, zero):
     out = np.zeros(3)
     out.flags.writeable = False
-    problems.expect_error(
-        "gradient into a read-only out=",
-        lambda: gradient(_square_sum, backend, X, out=out),
-        ValueError,
-        "out: expected a writable buffer",
-        (out,),
-    )
+    what = "gradient into a read-only out="
+    _expect_out_refused(problems, backend, what, X, out, "out: expected a writable buffer", (out,))
 
 
 def _out_aliasing_x(backend, problems, zero):
     x = X.copy()
-    problems.expect_error(
-        "gradient with out=x",
-        lambda: gradient(_square_sum, backend, x, out=x),
-        ValueError,
-        "out: the buffer shares memory with x",
-        (x,),
-    )
+    what, pattern = "gradient with out=x", "out: the buffer shares memory with x"
+    _expect_out_refused(problems, backend, what, x, x, pattern, (x,))
 
 
 def _out_of_the_wrong_type(backend, problems, zero):
-    problems.expect_error(
-        "gradient into a list",
-        lambda: gradient(_square_sum, backend, X, out=[0.0, 0.0, 0.0]),
-        ValueError,
-        "out: expected a buffer like the result",
-    )
+    what, pattern = "gradient into a list", "out: expected a buffer like the result"
+    _expect_out_refused(problems, backend, what, X, [0.0, 0.0, 0.0], pattern)
 
 
 def _second_buffer_wrong(backend, problems, zero):
@@ -139,17 +132,14 @@ def _second_buffer_wrong(backend, problems, zero):
 
 def _non_array_output(returned):
     def run(backend, problems, zero):
-        f = lambda x: returned  # noqa: E731
-        for name, call in (
-            ("gradient", lambda: gradient(f, backend, X)),
-            ("pushforward", lambda: pushforward(f, backend, X, (np.ones(3),))),
-        ):
-            problems.expect_error(
-                f"{name} of f returning {returned!r}",
-                call,
-                TypeError,
-                r"f: expected f to return an array or a number; it returned ",
-            )
+        problems.expect_error_in_both_modes(
+            f"f returning {returned!r}",
+            lambda x: returned,
+            backend,
+            X,
+            TypeError,
+            r"f: expected f to return an array or a number; it returned ",
+        )
 
     return run
 
@@ -266,9 +256,9 @@ class BadInputCase:
     Parameters
     ----------
     backend_id : str
-        The backend's test id (the first part of ``id``).
+        The backend's test id; ``id`` is ``<backend_id>-bad_input-<name of bad_input>``.
     backend : AbstractBackend
-        The selector under test.
+        The selector the bad input is given to.
     bad_input : BadInput
         The misuse to check.
     zero : bool, default False

@@ -80,52 +80,52 @@ def _cache(like):
     return (Cache(np.zeros_like(like)),)
 
 
+def _pushforward_pullback_jacobian(
+    f, x, value, jac, tangents, cotangents, what, *, y=None, cache=False
+):
+    """The pushforward (along ``tangents``), pullback (of ``cotangents``) and jacobian scenarios.
+
+    Each is named ``<operator>-<what>[-batched3]-<dtype>``. With ``cache`` each scenario gets a
+    Cache of its own, so that none starts from another's scratch values; ``y`` makes f two-argument.
+    """
+    dtype = x.dtype.name
+
+    def scenario(operator, seeds, first, batch):
+        return Scenario(
+            operator,
+            f,
+            x,
+            y=y,
+            tangents=seeds,
+            contexts=_cache(x) if cache else (),
+            value=value,
+            first=first,
+            name=f"{operator}-{what}{batch}-{dtype}",
+        )
+
+    return [
+        scenario(
+            "pushforward", tangents, tuple(_contract_x(jac, t, 1) for t in tangents), "-batched3"
+        ),
+        scenario(
+            "pullback", cotangents, tuple(_contract_y(jac, c, 1) for c in cotangents), "-batched3"
+        ),
+        scenario("jacobian", None, jac, ""),
+    ]
+
+
 def buffer_scenarios():
     """First-order scenarios over a Cache context and a partially written ``y``, batches of three tangents."""
-    scenarios = []
-    add = scenarios.append
     x = _x((3,), "float64")
     f, value, jac = _writes_sin_into_cache(x)
     ts = _three(x.shape, x.dtype, 20)
-    add(
-        Scenario(
-            "pushforward",
-            f,
-            x,
-            tangents=ts,
-            contexts=_cache(x),
-            value=value,
-            first=tuple(_contract_x(jac, t, 1) for t in ts),
-            name="pushforward-cache_context-batched3-float64",
-        )
-    )
     cs = _three(value.shape, x.dtype, 23)
-    add(
-        Scenario(
-            "pullback",
-            f,
-            x,
-            tangents=cs,
-            contexts=_cache(x),
-            value=value,
-            first=tuple(_contract_y(jac, c, 1) for c in cs),
-            name="pullback-cache_context-batched3-float64",
-        )
-    )
-    add(
-        Scenario(
-            "jacobian",
-            f,
-            x,
-            contexts=_cache(x),
-            value=value,
-            first=jac,
-            name="jacobian-cache_context-float64",
-        )
+    scenarios = _pushforward_pullback_jacobian(
+        f, x, value, jac, ts, cs, "cache_context", cache=True
     )
     xv = _x((4,), "float32")
     f, value, grad, _ = _scalar_through_cache(xv)
-    add(
+    scenarios.append(
         Scenario(
             "gradient",
             f,
@@ -137,44 +137,10 @@ def buffer_scenarios():
         )
     )
     f, value, jac = _writes_y_in_parts(x)
-    y = np.zeros(3)
     cs = _three(value.shape, x.dtype, 29)
-    add(
-        Scenario(
-            "pushforward",
-            f,
-            x,
-            y=y,
-            tangents=ts,
-            value=value,
-            first=tuple(_contract_x(jac, t, 1) for t in ts),
-            name="pushforward-two_argument_partial_writes-batched3-float64",
-        )
+    return scenarios + _pushforward_pullback_jacobian(
+        f, x, value, jac, ts, cs, "two_argument_partial_writes", y=np.zeros(3)
     )
-    add(
-        Scenario(
-            "pullback",
-            f,
-            x,
-            y=y,
-            tangents=cs,
-            value=value,
-            first=tuple(_contract_y(jac, c, 1) for c in cs),
-            name="pullback-two_argument_partial_writes-batched3-float64",
-        )
-    )
-    add(
-        Scenario(
-            "jacobian",
-            f,
-            x,
-            y=y,
-            value=value,
-            first=jac,
-            name="jacobian-two_argument_partial_writes-float64",
-        )
-    )
-    return scenarios
 
 
 def buffer_second_order_scenarios():

@@ -57,31 +57,48 @@ def _scalar_times_empty(x):
     return f
 
 
+#: (shape, kind, dtype) of the empty inputs: a vector and a matrix with no elements
+_EMPTY_X = (((0,), "empty_vector", "float64"), ((2, 0), "empty_matrix", "float32"))
+
+
+def _jacobian_pushforward_pullback(f, x, value, jac, what, *, batched=(), seed):
+    """The jacobian, pushforward and pullback scenarios of f at x, each named ``<operator>-<what>``.
+
+    The operators in ``batched`` take the tangents ``(t, -t)``; ``seed`` draws them.
+    """
+    return [
+        _scenario(
+            operator,
+            f,
+            x,
+            value,
+            jac,
+            batched=operator in batched,
+            seed=seed,
+            name=f"{operator}-{what}",
+        )
+        for operator in ("jacobian", "pushforward", "pullback")
+    ]
+
+
 def _empty_first_order():
     scenarios = []
     add = scenarios.append
-    for shape, kind, dtype in (
-        ((0,), "empty_vector", "float64"),
-        ((2, 0), "empty_matrix", "float32"),
-    ):
+    for shape, kind, dtype in _EMPTY_X:
         x = np.zeros(shape, dtype=dtype)
         # x empty, output of 3 entries: a (3, *x.shape) Jacobian of size 0
         offset = np.linspace(0.5, 1.5, 3).astype(dtype)
         f, value = _offset_by_empty_sum(offset), offset
         jac = np.zeros((3, *shape), dtype=dtype)
-        for operator in ("jacobian", "pushforward", "pullback"):
-            add(
-                _scenario(
-                    operator,
-                    f,
-                    x,
-                    value,
-                    jac,
-                    batched=operator != "jacobian",
-                    seed=20,
-                    name=f"{operator}-{kind}_to_vector-{dtype}",
-                )
-            )
+        scenarios += _jacobian_pushforward_pullback(
+            f,
+            x,
+            value,
+            jac,
+            f"{kind}_to_vector-{dtype}",
+            batched=("pushforward", "pullback"),
+            seed=20,
+        )
         add(
             _scenario(
                 "jacobian",
@@ -109,30 +126,17 @@ def _empty_first_order():
         # x empty, output empty too
         f, value = _empty_output(x)
         jac = np.zeros(value.shape + shape, dtype=dtype)
-        for operator in ("jacobian", "pushforward", "pullback"):
-            add(
-                _scenario(
-                    operator, f, x, value, jac, seed=21, name=f"{operator}-{kind}_to_empty-{dtype}"
-                )
-            )
+        scenarios += _jacobian_pushforward_pullback(
+            f, x, value, jac, f"{kind}_to_empty-{dtype}", seed=21
+        )
     for shape, kind, dtype in (((3,), "vector", "float64"), ((2, 3), "matrix", "float32")):
         # x non-empty, output empty: a Jacobian with no rows
         x = np.linspace(0.2, 1.1, int(np.prod(shape))).reshape(shape).astype(dtype)
         f, value = _empty_output(x)
         jac = np.zeros(value.shape + shape, dtype=dtype)
-        for operator in ("jacobian", "pushforward", "pullback"):
-            add(
-                _scenario(
-                    operator,
-                    f,
-                    x,
-                    value,
-                    jac,
-                    batched=operator == "pullback",
-                    seed=22,
-                    name=f"{operator}-{kind}_to_empty-{dtype}",
-                )
-            )
+        scenarios += _jacobian_pushforward_pullback(
+            f, x, value, jac, f"{kind}_to_empty-{dtype}", batched=("pullback",), seed=22
+        )
         add(
             _scenario(
                 "pullback",
@@ -169,10 +173,7 @@ def _empty_first_order():
 def _empty_second_order():
     scenarios = []
     add = scenarios.append
-    for shape, kind, dtype in (
-        ((0,), "empty_vector", "float64"),
-        ((2, 0), "empty_matrix", "float32"),
-    ):
+    for shape, kind, dtype in _EMPTY_X:
         x = np.zeros(shape, dtype=dtype)
         value = np.asarray(1.25, dtype=dtype)
         f, empty = _offset_by_empty_sum(value), np.zeros(shape, dtype=dtype)
@@ -222,7 +223,8 @@ def edge_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the empty-array scenarios of these operators, of either order (default: all of
+        them); a name of no operator raises ValueError.
 
     Returns
     -------

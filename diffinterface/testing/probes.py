@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import DifferentiationError
 from ..families import NUMBERS, describe, dtype_name, family_of, is_array, shape_of
+from ..operators import gradient, pushforward
 from .families import to_numpy
 
 
@@ -82,6 +83,17 @@ class Problems:
         for i, (a, copy) in enumerate(zip(unchanged, before)):
             if not np.array_equal(to_numpy(a), copy):
                 self.found.append(f"{what}: argument {i} of the refused call was modified")
+
+    def expect_error_in_both_modes(self, what, f, backend, x, error, pattern, unchanged=()):
+        """:meth:`expect_error` for the gradient of f at x and for its pushforward along ones.
+
+        ``what`` describes f; each problem found starts with the operator's name and "of".
+        """
+        for name, call in (
+            ("gradient", lambda: gradient(f, backend, x)),
+            ("pushforward", lambda: pushforward(f, backend, x, (np.ones_like(x),))),
+        ):
+            self.expect_error(f"{name} of {what}", call, error, pattern, unchanged)
 
     def expect_right_or_explained(self, what, call, expected, zero):
         """``call()`` returns ``expected`` (any array for a zero backend) or raises a DifferentiationError naming the fix."""
@@ -179,3 +191,33 @@ class BadInput:
     name: str
     description: str
     run: Callable
+
+
+def run_probes(probes, backend, zero=False):
+    """Run each probe on ``backend``, recording what they all find in one :class:`Problems`.
+
+    Parameters
+    ----------
+    probes : iterable of BadInput
+        The probes, such as a regression module's ``probes()``.
+    backend : AbstractBackend
+        The selector under test.
+    zero : bool, default False
+        The backend's derivatives are zeros by design (only shapes are checked).
+
+    Returns
+    -------
+    Problems
+        ``found`` is empty when every probe passed.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import bad_inputs
+    >>> run_probes(bad_inputs()[:3], di.AutoFiniteDiff()).found
+    []
+    """
+    problems = Problems()
+    for probe in probes:
+        probe.run(backend, problems, zero)
+    return problems

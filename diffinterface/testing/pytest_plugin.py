@@ -160,40 +160,43 @@ def selected_backends(config):
     return select_backends(text)
 
 
-def _case_params(config, scenarios):
-    backends = selected_backends(config)
-    cases = build_cases(
-        backends,
-        scenarios,
-        zero=_zero(backends),
-        device=selected_devices(config),
-    )
-    return [
-        pytest.param(
-            case,
-            id=case.id,
-            marks=[pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else [],
-        )
-        for case in cases
-    ]
-
-
 def _zero(backends):
     return tuple(k for k in backends if k in ZERO_BACKENDS)
 
 
-def _params(cases):
-    return [pytest.param(c, id=c.id) for c in cases]
+def _over_scenarios(scenarios):
+    """A group's ``params(config)``: the selected backends' cases over ``scenarios()``.
+
+    The cases run on the chosen devices; an excluded one is marked skipped, with its reason.
+    """
+
+    def params(config):
+        backends = selected_backends(config)
+        cases = build_cases(
+            backends, scenarios(), zero=_zero(backends), device=selected_devices(config)
+        )
+        return [pytest.param(case, id=case.id, marks=_skip_marks(case)) for case in cases]
+
+    return params
 
 
-def _bad_input_params(config):
-    backends = selected_backends(config)
-    return _params(bad_input_cases(backends, zero=_zero(backends)))
+def _skip_marks(case):
+    """A skip mark giving an excluded case's reason; none for a case that runs."""
+    return [pytest.mark.skip(reason=f"excluded: {case.excluded}")] if case.excluded else []
 
 
-def _complex_params(config):
-    backends = selected_backends(config)
-    return _params(complex_cases(backends, zero=_zero(backends)))
+def _of_backends(cases, *, zero=False):
+    """A group's ``params(config)``: ``cases(backends)`` of the selected backends.
+
+    With ``zero``, ``cases`` is also told which of them are zero backends.
+    """
+
+    def params(config):
+        backends = selected_backends(config)
+        options = {"zero": _zero(backends)} if zero else {}
+        return [pytest.param(case, id=case.id) for case in cases(backends, **options)]
+
+    return params
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,61 +220,61 @@ GROUPS = (
         "test_first_order",
         "di_case",
         "first-order operators over default_scenarios()",
-        lambda config: _case_params(config, default_scenarios()),
+        _over_scenarios(default_scenarios),
     ),
     Group(
         "test_second_order",
         "di_second_order_case",
         "second-order operators over second_order_scenarios()",
-        lambda config: _case_params(config, second_order_scenarios()),
+        _over_scenarios(second_order_scenarios),
     ),
     Group(
         "test_pytree_x",
         "di_pytree_case",
         "x a pytree (dict, tuple, namedtuple...) over pytree_scenarios()",
-        lambda config: _case_params(config, pytree_scenarios()),
+        _over_scenarios(pytree_scenarios),
     ),
     Group(
         "test_empty_arrays",
         "di_edge_case",
         "empty x and empty outputs over edge_scenarios()",
-        lambda config: _case_params(config, edge_scenarios()),
+        _over_scenarios(edge_scenarios),
     ),
     Group(
         "test_bad_inputs",
         "di_bad_input_case",
         "misuses refused with named errors (bad_inputs())",
-        _bad_input_params,
+        _of_backends(bad_input_cases, zero=True),
     ),
     Group(
         "test_batch_sizes",
         "di_batch_case",
         "sweeps agree for every batch_size",
-        lambda config: _params(batch_cases(selected_backends(config))),
+        _of_backends(batch_cases),
     ),
     Group(
         "test_workers",
         "di_worker_case",
         "evaluations through workers agree",
-        lambda config: _params(worker_cases(selected_backends(config))),
+        _of_backends(worker_cases),
     ),
     Group(
         "test_auxiliary_outputs",
         "di_aux_case",
         "every operator with has_aux=True",
-        lambda config: _params(aux_cases(selected_backends(config))),
+        _of_backends(aux_cases),
     ),
     Group(
         "test_same_point_preparations",
         "di_same_point_case",
         "same-point preparations",
-        lambda config: _params(same_point_cases(selected_backends(config))),
+        _of_backends(same_point_cases),
     ),
     Group(
         "test_complex_numbers",
         "di_complex_case",
         "complex x: one convention on every backend",
-        _complex_params,
+        _of_backends(complex_cases, zero=True),
     ),
 )
 

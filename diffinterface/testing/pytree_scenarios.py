@@ -296,7 +296,8 @@ def pytree_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the pytree scenarios of these operators (default: all of them); a name with no
+        pytree scenario selects none.
 
     Returns
     -------

@@ -226,19 +226,7 @@ def pytest_cases(backends, scenarios, **options):
     return [pytest.param(case, id=case.id) for case in build_cases(backends, scenarios, **options)]
 
 
-def test_differentiation(
-    backends,
-    scenarios,
-    *,
-    excluded=(),
-    rtol=None,
-    atol=None,
-    counts=True,
-    zero=(),
-    families=None,
-    device=None,
-    raise_on_failure=None,
-):
+def test_differentiation(backends, scenarios, *, raise_on_failure=None, **options):
     """Check backends against the contract on scenarios; return a :class:`Report`.
 
     For one pytest test id per case, use :func:`pytest_cases` or the
@@ -250,14 +238,15 @@ def test_differentiation(
         A selector, a list of selectors or a dict test id -> selector.
     scenarios : iterable of Scenario
         The scenarios to check.
-    excluded, rtol, atol, counts, zero, families, device
-        As for :func:`build_cases`: names to leave out, tolerance overrides
-        (a number or a dict dtype -> number), whether to count evaluations of
-        ``f``, the ids of zero backends, the array families to try, the device
-        to place inputs on (results must come back on it).
     raise_on_failure : bool, optional
         Raise AssertionError listing every failed case. Default: only when
         running inside a pytest test.
+    **options
+        The keyword arguments of :func:`build_cases` (``excluded``, ``rtol``, ``atol``,
+        ``counts``, ``zero``, ``families``, ``device``): names to leave out, tolerance overrides
+        (a number or a dict dtype -> number), whether to count evaluations of
+        ``f``, the ids of zero backends, the array families to try, the device
+        to place inputs on (results must come back on it).
 
     Returns
     -------
@@ -274,18 +263,8 @@ def test_differentiation(
     AutoFiniteDiff  derivative-scalar_to_scalar-float64  numpy   passed  1     2     3          3
     1 passed, 0 failed, 0 excluded
     """
-    cases = build_cases(
-        backends,
-        scenarios,
-        excluded=excluded,
-        rtol=rtol,
-        atol=atol,
-        counts=counts,
-        zero=zero,
-        families=families,
-        device=device,
-    )
-    report = Report(case.run() for case in cases)
+    # build_cases owns the options and their defaults: one list, in one place
+    report = Report(case.run() for case in build_cases(backends, scenarios, **options))
     if raise_on_failure is None:
         raise_on_failure = "PYTEST_CURRENT_TEST" in os.environ
     if raise_on_failure:

@@ -21,6 +21,8 @@ dtype, turned into x's family with ``xp.asarray`` inside the function.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from functools import partial
 
 import numpy as np
 
@@ -105,223 +107,79 @@ def _scenario(
     )
 
 
+#: The first-order scenarios, in order: (operator, what, analytic function, x's shape, x's dtype).
+#: Each is named ``<operator>-<what>-<dtype>`` and is what its name says: ``two_argument`` makes f
+#: write into y, ``batched`` gives the tangents ``(t, -t)``, ``constant_context`` passes the
+#: function's constants as Constant contexts, ``python_float`` makes x a Python float.
+_FIRST_ORDER = (
+    ("derivative", "scalar_to_scalar", scalar_to_scalar, (), "float64"),
+    ("derivative", "scalar_to_scalar", scalar_to_scalar, (), "float32"),
+    ("derivative", "scalar_to_vector", partial(scalar_to_array, shape=(3,)), (), "float64"),
+    (
+        "derivative",
+        "scalar_to_vector-two_argument",
+        partial(scalar_to_array, shape=(3,)),
+        (),
+        "float64",
+    ),
+    ("derivative", "python_float_to_vector", partial(scalar_to_array, shape=(2,)), (), "float64"),
+    ("derivative", "scalar_to_matrix", partial(scalar_to_array, shape=(2, 3)), (), "float32"),
+    ("derivative", "constant_context", scalar_with_context, (), "float64"),
+    ("gradient", "vector_to_scalar", array_to_scalar, (4,), "float64"),
+    ("gradient", "vector_to_scalar", array_to_scalar, (4,), "float32"),
+    ("gradient", "matrix_to_scalar", array_to_scalar, (2, 3), "float64"),
+    ("gradient", "constant_context", gradient_with_context, (2, 2), "float64"),
+    ("jacobian", "vector_to_vector", partial(vector_to_vector, m=4), (3,), "float64"),
+    ("jacobian", "vector_to_vector-two_argument", partial(vector_to_vector, m=4), (3,), "float64"),
+    ("jacobian", "vector_to_vector", partial(vector_to_vector, m=2), (3,), "float32"),
+    ("jacobian", "vector_to_matrix", vector_to_matrix, (3,), "float64"),
+    ("jacobian", "matrix_to_vector", matrix_to_vector, (2, 3), "float64"),
+    ("jacobian", "matrix_to_matrix", matrix_to_matrix, (2, 3), "float64"),
+    ("jacobian", "matrix_to_matrix-two_argument", matrix_to_matrix, (2, 3), "float32"),
+    ("jacobian", "constant_context", partial(jacobian_with_context, m=2), (3,), "float64"),
+    ("pushforward", "vector_to_vector-batched", partial(vector_to_vector, m=4), (3,), "float64"),
+    ("pushforward", "matrix_to_matrix", matrix_to_matrix, (2, 3), "float32"),
+    ("pushforward", "vector_to_scalar", array_to_scalar, (4,), "float64"),
+    ("pushforward", "vector_to_matrix-two_argument-batched", vector_to_matrix, (3,), "float64"),
+    ("pushforward", "constant_context", partial(jacobian_with_context, m=2), (3,), "float64"),
+    ("pullback", "vector_to_vector-batched", partial(vector_to_vector, m=4), (3,), "float64"),
+    ("pullback", "matrix_to_vector", matrix_to_vector, (2, 3), "float32"),
+    ("pullback", "matrix_to_scalar", array_to_scalar, (2, 3), "float64"),
+    ("pullback", "scalar_to_vector-batched", partial(scalar_to_array, shape=(3,)), (), "float64"),
+    ("pullback", "vector_to_vector-two_argument", partial(vector_to_vector, m=2), (3,), "float64"),
+    ("pullback", "constant_context", gradient_with_context, (4,), "float64"),
+)
+
+
 def _first_order_set():
     scenarios = []
-    add = scenarios.append
-
-    # derivative: scalar x -> scalar, vector, matrix; two-argument; Constant context
-    for dtype in ("float64", "float32"):
-        x = _x((), dtype)
-        f, value, d, _ = scalar_to_scalar(x)
-        add(_scenario("derivative", f, x, value, d, name=f"derivative-scalar_to_scalar-{dtype}"))
-    x = _x((), "float64")
-    f, value, d, _ = scalar_to_array(x, (3,))
-    add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_vector-float64"))
-    add(
-        _scenario(
-            "derivative",
-            f,
-            x,
-            value,
-            d,
-            two_argument=True,
-            name="derivative-scalar_to_vector-two_argument-float64",
-        )
-    )
-    # a Python float x (the contract accepts numbers; results are numpy float64)
-    f, value, d, _ = scalar_to_array(x, (2,))
-    python_float = _scenario(
-        "derivative", f, x, value, d, name="derivative-python_float_to_vector-float64"
-    )
-    add(dataclasses.replace(python_float, x=float(x)))
-    x = _x((), "float32")
-    f, value, d, _ = scalar_to_array(x, (2, 3))
-    add(_scenario("derivative", f, x, value, d, name="derivative-scalar_to_matrix-float32"))
-    x = _x((), "float64")
-    f, ctx, value, d, _ = scalar_with_context(x)
-    add(
-        _scenario(
-            "derivative", f, x, value, d, contexts=ctx, name="derivative-constant_context-float64"
-        )
-    )
-
-    # gradient: vector and matrix x; float32; Constant context
-    for shape, kind, dtype in (
-        ((4,), "vector", "float64"),
-        ((4,), "vector", "float32"),
-        ((2, 3), "matrix", "float64"),
-    ):
+    # each pushforward and pullback draws its tangents from a seed of its own
+    seeds = itertools.count(1)
+    for operator, what, analytic, shape, dtype in _FIRST_ORDER:
+        tags = what.split("-")
         x = _x(shape, dtype)
-        f, value, grad, _ = array_to_scalar(x)
-        add(_scenario("gradient", f, x, value, grad, name=f"gradient-{kind}_to_scalar-{dtype}"))
-    x = _x((2, 2), "float64")
-    f, ctx, value, grad, _ = gradient_with_context(x)
-    add(
-        _scenario(
-            "gradient", f, x, value, grad, contexts=ctx, name="gradient-constant_context-float64"
-        )
-    )
-
-    # jacobian: vector/matrix in and out; two-argument; Constant context
-    x = _x((3,), "float64")
-    f, value, jac = vector_to_vector(x, 4)
-    add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_vector-float64"))
-    add(
-        _scenario(
-            "jacobian",
+        if "constant_context" in tags:
+            f, contexts, value, jac, *_ = analytic(x)
+        else:
+            # the Hessian some analytic functions also return is for the second-order set
+            f, value, jac, *_ = analytic(x)
+            contexts = ()
+        scenario = _scenario(
+            operator,
             f,
             x,
             value,
             jac,
-            two_argument=True,
-            name="jacobian-vector_to_vector-two_argument-float64",
+            name=f"{operator}-{what}-{dtype}",
+            contexts=contexts,
+            batched="batched" in tags,
+            two_argument="two_argument" in tags,
+            seed=next(seeds) if operator in ("pushforward", "pullback") else 0,
         )
-    )
-    x32 = _x((3,), "float32")
-    f, value, jac = vector_to_vector(x32, 2)
-    add(_scenario("jacobian", f, x32, value, jac, name="jacobian-vector_to_vector-float32"))
-    f, value, jac = vector_to_matrix(x)
-    add(_scenario("jacobian", f, x, value, jac, name="jacobian-vector_to_matrix-float64"))
-    xm = _x((2, 3), "float64")
-    f, value, jac = matrix_to_vector(xm)
-    add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_vector-float64"))
-    f, value, jac = matrix_to_matrix(xm)
-    add(_scenario("jacobian", f, xm, value, jac, name="jacobian-matrix_to_matrix-float64"))
-    xm32 = _x((2, 3), "float32")
-    f, value, jac = matrix_to_matrix(xm32)
-    add(
-        _scenario(
-            "jacobian",
-            f,
-            xm32,
-            value,
-            jac,
-            two_argument=True,
-            name="jacobian-matrix_to_matrix-two_argument-float32",
-        )
-    )
-    f, ctx, value, jac = jacobian_with_context(x, 2)
-    add(
-        _scenario(
-            "jacobian", f, x, value, jac, contexts=ctx, name="jacobian-constant_context-float64"
-        )
-    )
-
-    # pushforward: batched tangents (t, -t); scalar and matrix outputs; two-argument; context
-    f, value, jac = vector_to_vector(x, 4)
-    add(
-        _scenario(
-            "pushforward",
-            f,
-            x,
-            value,
-            jac,
-            batched=True,
-            seed=1,
-            name="pushforward-vector_to_vector-batched-float64",
-        )
-    )
-    f, value, jac = matrix_to_matrix(xm32)
-    add(
-        _scenario(
-            "pushforward", f, xm32, value, jac, seed=2, name="pushforward-matrix_to_matrix-float32"
-        )
-    )
-    xv = _x((4,), "float64")
-    f, value, grad, _ = array_to_scalar(xv)
-    add(
-        _scenario(
-            "pushforward", f, xv, value, grad, seed=3, name="pushforward-vector_to_scalar-float64"
-        )
-    )
-    f, value, jac = vector_to_matrix(x)
-    add(
-        _scenario(
-            "pushforward",
-            f,
-            x,
-            value,
-            jac,
-            batched=True,
-            two_argument=True,
-            seed=4,
-            name="pushforward-vector_to_matrix-two_argument-batched-float64",
-        )
-    )
-    f, ctx, value, jac = jacobian_with_context(x, 2)
-    add(
-        _scenario(
-            "pushforward",
-            f,
-            x,
-            value,
-            jac,
-            contexts=ctx,
-            seed=5,
-            name="pushforward-constant_context-float64",
-        )
-    )
-
-    # pullback: batched cotangents; scalar x; scalar output; two-argument; context
-    f, value, jac = vector_to_vector(x, 4)
-    add(
-        _scenario(
-            "pullback",
-            f,
-            x,
-            value,
-            jac,
-            batched=True,
-            seed=6,
-            name="pullback-vector_to_vector-batched-float64",
-        )
-    )
-    f, value, jac = matrix_to_vector(xm32)
-    add(
-        _scenario("pullback", f, xm32, value, jac, seed=7, name="pullback-matrix_to_vector-float32")
-    )
-    f, value, grad, _ = array_to_scalar(xm)
-    add(_scenario("pullback", f, xm, value, grad, seed=8, name="pullback-matrix_to_scalar-float64"))
-    xs = _x((), "float64")
-    f, value, d, _ = scalar_to_array(xs, (3,))
-    add(
-        _scenario(
-            "pullback",
-            f,
-            xs,
-            value,
-            d,
-            batched=True,
-            seed=9,
-            name="pullback-scalar_to_vector-batched-float64",
-        )
-    )
-    f, value, jac = vector_to_vector(x, 2)
-    add(
-        _scenario(
-            "pullback",
-            f,
-            x,
-            value,
-            jac,
-            two_argument=True,
-            seed=10,
-            name="pullback-vector_to_vector-two_argument-float64",
-        )
-    )
-    f, ctx, value, grad, _ = gradient_with_context(xv)
-    add(
-        _scenario(
-            "pullback",
-            f,
-            xv,
-            value,
-            grad,
-            contexts=ctx,
-            seed=11,
-            name="pullback-constant_context-float64",
-        )
-    )
+        if "python_float_to_vector" in tags:
+            # the contract accepts numbers for x; the results are then numpy float64
+            scenario = dataclasses.replace(scenario, x=float(x))
+        scenarios.append(scenario)
     return scenarios
 
 
@@ -345,11 +203,13 @@ def default_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the scenarios of these operators, names from :data:`FIRST_ORDER` (default: all
+        of them); another name raises ValueError.
 
     Returns
     -------
     list of Scenario
+        A new list on each call, the scenarios of :mod:`.buffer_scenarios` last.
 
     Examples
     --------
@@ -367,11 +227,13 @@ def second_order_scenarios(operators=None):
     Parameters
     ----------
     operators : str or sequence of str, optional
-        Keep only the scenarios of these operators (default: all of them).
+        Keep only the scenarios of these operators, names from :data:`SECOND_ORDER` (default:
+        all of them); another name raises ValueError.
 
     Returns
     -------
     list of Scenario
+        Each with its expected ``second`` and the ``first`` (derivative or gradient) beside it.
 
     Examples
     --------

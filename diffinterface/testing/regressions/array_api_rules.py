@@ -22,11 +22,8 @@ a graph break. The probes state the contract on every backend:
 The full sweep over every function and shape is :mod:`..array_api_cases`.
 
     >>> import diffinterface as di
-    >>> from diffinterface.testing.probes import Problems
-    >>> problems = Problems()
-    >>> for probe in probes():
-    ...     probe.run(di.AutoAutograd(), problems, False)
-    >>> problems.found
+    >>> from diffinterface.testing.probes import run_probes
+    >>> run_probes(probes(), di.AutoAutograd()).found
     []
 """
 

@@ -14,11 +14,8 @@ check, in the traced graphs and without running them, that no such matmul is
 left (``tests/backends/test_regressions_batched_matmul.py``).
 
     >>> import diffinterface as di
-    >>> from diffinterface.testing.probes import Problems
-    >>> problems = Problems()
-    >>> for probe in probes():
-    ...     probe.run(di.AutoAutograd(), problems, False)
-    >>> problems.found
+    >>> from diffinterface.testing.probes import run_probes
+    >>> run_probes(probes(), di.AutoAutograd()).found
     []
 """
 
@@ -27,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import hessian, jacobian, pullback, pushforward
 from ..probes import BadInput
 from ..tolerances import default_tolerances
+from ._sweeps import expect_right_sweeps
 
 #: one row of 8 entries: x's four copies make v of shape (1, 4, 8), and y = v @ v^T of shape (1, 4,
 #: 4)
@@ -72,64 +69,21 @@ def _tolerances(backend, order, expected):
     return {"rtol": rtol, "atol": max(atol, rtol * float(np.abs(expected).max()))}
 
 
-def _called(problems, what, call):
-    try:
-        return call()
-    except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-        problems.raised(what, raised, "a result")
-        return ()
-
-
 def _batched_matmul(backend, problems, zero):
     jacobian_expected, hessian_expected = _expected(X)
-    flat_jacobian = jacobian_expected.reshape(16, X.size)
-    problems.expect_result(
-        "jacobian through a batched matmul of batch 1 (float32)",
-        lambda: jacobian(stacked_product, backend, X),
-        jacobian_expected,
-        like=X,
-        zero=zero,
-        **_tolerances(backend, 1, jacobian_expected),
-    )
-    cotangents = tuple(np.full((1, 4, 4), k, dtype=np.float32) for k in range(1, SEEDS + 1))
-    pulled = _called(
+    expect_right_sweeps(
         problems,
-        f"pullback of {SEEDS} cotangents",
-        lambda: pullback(stacked_product, backend, X, cotangents),
-    )
-    for k, (u, got) in enumerate(zip(cotangents, pulled)):
-        expected = (u.reshape(-1) @ flat_jacobian).reshape(X.shape)
-        problems.check_result(
-            f"pullback {k} of {SEEDS} through a batched matmul of batch 1",
-            got,
-            expected,
-            like=X,
-            zero=zero,
-            **_tolerances(backend, 1, expected),
-        )
-    tangents = tuple(np.eye(X.size, dtype=np.float32)[k].reshape(X.shape) for k in range(SEEDS))
-    pushed = _called(
-        problems,
-        f"pushforward of {SEEDS} tangents",
-        lambda: pushforward(stacked_product, backend, X, tangents),
-    )
-    for k, (t, got) in enumerate(zip(tangents, pushed)):
-        expected = (flat_jacobian @ t.reshape(-1)).reshape(1, 4, 4)
-        problems.check_result(
-            f"pushforward {k} of {SEEDS} through a batched matmul of batch 1",
-            got,
-            expected,
-            like=X,
-            zero=zero,
-            **_tolerances(backend, 1, expected),
-        )
-    problems.expect_result(
-        "hessian through a batched matmul of batch 1 (float32)",
-        lambda: hessian(sine_of_stacked_product, backend, X),
-        hessian_expected,
-        like=X,
-        zero=zero,
-        **_tolerances(backend, 2, hessian_expected),
+        backend,
+        zero,
+        f=stacked_product,
+        x=X,
+        expected_jacobian=jacobian_expected,
+        tangents=tuple(np.eye(X.size, dtype=np.float32)[k].reshape(X.shape) for k in range(SEEDS)),
+        cotangents=tuple(np.full((1, 4, 4), k, dtype=np.float32) for k in range(1, SEEDS + 1)),
+        scalar_f=sine_of_stacked_product,
+        expected_hessian=hessian_expected,
+        through="through a batched matmul of batch 1 (float32)",
+        tolerances=lambda order, expected: _tolerances(backend, order, expected),
     )
 
 

@@ -60,28 +60,24 @@ def _differentiate_with_at_given_points(backend, problems, zero):
         return 2.0 * inner(x)
 
     t = (np.array([1.0, -1.0, 0.5]),)
-    for what, call, expected in (
-        ("unprepared gradient", lambda: gradient(outer, backend, X), 2 / X),
-        (
-            "prepared gradient",
-            lambda: gradient(outer, backend, X, prep=prepare_gradient(outer, backend, X)),
-            2 / X,
-        ),
-        (
-            "prepared hvp",
-            lambda: hvp(outer, backend, X, t, prep=prepare_hvp(outer, backend, X, t))[0],
-            -2 / X**2 * t[0],
-        ),
-    ):
-        problems.expect_result(
-            f"{what} of 2 * DifferentiateWith(f, AutoFiniteDiff())(x), f defined for x > 0",
-            call,
-            expected,
-            like=X,
-            zero=zero,
-            rtol=1e-3,
-            atol=1e-5,
-        )
+    of = "of 2 * DifferentiateWith(f, AutoFiniteDiff())(x), f defined for x > 0"
+    problems.expect_results(
+        {
+            f"unprepared gradient {of}": (lambda: gradient(outer, backend, X), 2 / X),
+            f"prepared gradient {of}": (
+                lambda: gradient(outer, backend, X, prep=prepare_gradient(outer, backend, X)),
+                2 / X,
+            ),
+            f"prepared hvp {of}": (
+                lambda: hvp(outer, backend, X, t, prep=prepare_hvp(outer, backend, X, t))[0],
+                -2 / X**2 * t[0],
+            ),
+        },
+        like=X,
+        zero=zero,
+        rtol=1e-3,
+        atol=1e-5,
+    )
     invented = [p for p in seen if np.any(p <= 0)]
     if invented:
         problems.found.append(

@@ -97,17 +97,15 @@ def _complex_valued(backend, problems, zero):
         return xp.sum(xp.astype(x, xp.complex128) ** 2)
 
     x = np.array([0.5, 0.8])
-    for name, call in (
-        ("gradient", lambda: gradient(f, backend, x)),
-        ("pushforward", lambda: pushforward(f, backend, x, (np.ones(2),))),
-    ):
-        problems.expect_error(
-            f"{name} of a complex-valued f of a real x",
-            call,
-            TypeError,
-            r"f: expected f to return real floating-point values .*complex128.*real part",
-            (x,),
-        )
+    problems.expect_error_in_both_modes(
+        "a complex-valued f of a real x",
+        f,
+        backend,
+        x,
+        TypeError,
+        r"f: expected f to return real floating-point values .*complex128.*real part",
+        (x,),
+    )
 
 
 def _mixed_tree(p):

@@ -9,11 +9,8 @@ found it; the TensorFlow backend now runs such a sweep as a loop of single
 seeds.
 
     >>> import diffinterface as di
-    >>> from diffinterface.testing.probes import Problems
-    >>> problems = Problems()
-    >>> for probe in probes():
-    ...     probe.run(di.AutoAutograd(), problems, False)
-    >>> problems.found
+    >>> from diffinterface.testing.probes import run_probes
+    >>> run_probes(probes(), di.AutoAutograd()).found
     []
 """
 
@@ -22,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import array_namespace
-from ...operators import hessian, jacobian, pullback, pushforward
 from ..probes import BadInput
 from ..tolerances import default_tolerances
+from ._sweeps import expect_right_sweeps
 
 X = np.array([[1.04, 0.84, -1.31], [0.3, -0.7, 0.5]])
 #: each entry of a row moves one place to the right: y[r, j] = x[r, j - 1]
@@ -43,51 +40,23 @@ def neighbour_products(x):
 
 def _rolled_axes(backend, problems, zero):
     rows, n = X.shape
-    tolerances = dict(zip(("rtol", "atol"), default_tolerances(backend, "float64", 1)))
-    expected_jacobian = np.einsum("rs,jk->rjsk", np.eye(rows), PERMUTATION)
-    problems.expect_result(
-        "jacobian of roll along axis=-1",
-        lambda: jacobian(rolled, backend, X),
-        expected_jacobian,
-        like=X,
-        zero=zero,
-        **tolerances,
-    )
+    # the same seeds both ways: roll keeps x's shape
     seeds = tuple(np.arange(X.size, dtype=float).reshape(X.shape) * (k + 1) + k for k in range(3))
-    for name, call, expected in (
-        (
-            "pushforward",
-            lambda: pushforward(rolled, backend, X, seeds),
-            [np.roll(s, 1, axis=-1) for s in seeds],
+    expect_right_sweeps(
+        problems,
+        backend,
+        zero,
+        f=rolled,
+        x=X,
+        expected_jacobian=np.einsum("rs,jk->rjsk", np.eye(rows), PERMUTATION),
+        tangents=seeds,
+        cotangents=seeds,
+        scalar_f=neighbour_products,
+        expected_hessian=np.einsum("rs,jk->rjsk", np.eye(rows), np.ones((n, n)) - np.eye(n)),
+        through="through roll along axis=-1",
+        tolerances=lambda order, expected: dict(
+            zip(("rtol", "atol"), default_tolerances(backend, "float64", order))
         ),
-        (
-            "pullback",
-            lambda: pullback(rolled, backend, X, seeds),
-            [np.roll(s, -1, axis=-1) for s in seeds],
-        ),
-    ):
-        try:
-            results = call()
-        except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
-            problems.raised(f"{name} of 3 seeds through roll along axis=-1", raised, "a result")
-            continue
-        for k, (got, want) in enumerate(zip(results, expected)):
-            problems.check_result(
-                f"{name} {k} of 3 through roll along axis=-1",
-                got,
-                want,
-                like=X,
-                zero=zero,
-                **tolerances,
-            )
-    expected_hessian = np.einsum("rs,jk->rjsk", np.eye(rows), np.ones((n, n)) - np.eye(n))
-    problems.expect_result(
-        "hessian through roll along axis=-1",
-        lambda: hessian(neighbour_products, backend, X),
-        expected_hessian,
-        like=X,
-        zero=zero,
-        **dict(zip(("rtol", "atol"), default_tolerances(backend, "float64", 2))),
     )
 
 

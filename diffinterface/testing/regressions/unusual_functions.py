@@ -175,6 +175,10 @@ def _criterion_as_loss(backend, problems, zero):
         problems.found.append("module_function's gradient wrote the module's .grad")
 
 
+#: the tolerances of a Hessian by finite differences of a forward-difference gradient: a few digits
+_NESTED_DIFFERENCES = {"rtol": 1e-2, "atol": 1e-2}
+
+
 def _negative_step_under_second_order(backend, problems, zero):
     def f(x):
         xp = array_namespace(x)
@@ -199,15 +203,13 @@ def _negative_step_under_second_order(backend, problems, zero):
     except Exception as raised:  # noqa: BLE001 - the problem is reported, not raised
         problems.raised(f"hessian by {pair!r} of f slicing x[::-1]", raised)
         return
-    # finite differences of a forward-difference gradient: a few digits
     problems.check_result(
         f"hessian by {pair!r} of f slicing x[::-1]",
         got,
         expected,
         like=X,
         zero=zero,
-        rtol=1e-2,
-        atol=1e-2,
+        **_NESTED_DIFFERENCES,
     )
 
 
