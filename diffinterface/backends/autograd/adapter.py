@@ -10,7 +10,7 @@ from autograd.tracer import getval, trace
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
 from ...core.batching import record
-from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
+from ...core import Adapter, Capabilities, Impl, Spec
 from ...core.dtypes import require_real_output
 from ...contexts import Cache
 from ...errors import UnsupportedError, graph_break
@@ -184,11 +184,8 @@ _SWEEPS = frozenset({"pushforward", "jacobian", "hessian", "hvp"})
 
 
 def _valued_impl(operator, valued):
-    """The Impl of ``operator`` from its combined form ``valued`` (``value_and_...``); the operator alone is
-    that form's last result."""
-    alone, combined = OPERATORS[operator].methods
-    impl = Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
-    # autograd has no vmap: a sweep's seeds go one after the other
+    """``Impl.from_valued``, with a sweep's batch size: autograd's seeds go one after the other."""
+    impl = Impl.from_valued(operator, valued)
     return record(impl, 1) if operator in _SWEEPS else impl
 
 

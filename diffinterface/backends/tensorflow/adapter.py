@@ -146,9 +146,7 @@ class TensorFlowAdapter(Adapter):
         """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
         compiled = b.compiled(core, *b.example())
         if b.passes_through:
-            return b.handing_over(
-                Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
-            )
+            return b.handing_over(Impl.from_valued(names[0], compiled))
         x_in, out = b.x_in, b.out
 
         def combined(x, *ctx):
