@@ -190,15 +190,11 @@ def _valued_impl(operator, valued):
 
 
 class AutogradAdapter(Adapter):
-    capabilities = Capabilities(
-        mode="both",
-        # "autograd": x may be one of autograd's own boxes, so diffinterface calls
-        # nest inside functions that autograd differentiates (results stay boxed).
-        families=("numpy", "autograd"),
-        framework="autograd",
-        traced_array_name="autograd ArrayBox",
-        # sweeps run one seed after the other (autograd has no vmap)
-        bounds_sweeps=True,
+    # x may be one of autograd's own boxes, so diffinterface calls nest inside functions that
+    # autograd differentiates (results stay boxed); sweeps run one seed after the other (no vmap)
+    capabilities = Capabilities.of_framework(
+        "autograd",
+        "autograd ArrayBox",
         # autograd.jacobian's recipe: the output shape comes from the forward pass of the call
         # itself
         output_from_each_call=frozenset({"jacobian"}),

@@ -31,16 +31,13 @@ def _size(shape):
 class TensorFlowAdapter(Adapter):
     """Adapter for :class:`~diffinterface.AutoTensorFlow`; see the package docstring for the recipes."""
 
-    capabilities = Capabilities(
-        mode="both",
-        families=("numpy", "tensorflow"),
-        framework="tensorflow",
-        traced_array_name="TensorFlow tensor",
+    # every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one
+    # traced function
+    capabilities = Capabilities.of_framework(
+        "tensorflow",
+        "TensorFlow tensor",
         # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
         writes_cache=False,
-        # every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one
-        # traced function
-        bounds_sweeps=True,
         # with has_aux, a traced function returns aux's tensors too (aux.py) and an eager call takes
         # aux from its evaluation at x: no operator evaluates f again for aux (aux_evaluated_again
         # stays empty)

@@ -42,15 +42,12 @@ def _differentiable_leaves(leaves, recording):
 class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
 
-    capabilities = Capabilities(
-        mode="both",
-        families=("numpy", "torch"),
-        framework="torch",
-        traced_array_name="torch tensor recording gradients",
+    # sweeps run in chunks of the selector's batch_size (batching.py)
+    capabilities = Capabilities.of_framework(
+        "torch",
+        "torch tensor recording gradients",
         inplace=True,
         numpy_results_are_arrays=True,  # every numpy result comes from np.asarray
-        # sweeps run in chunks of the selector's batch_size (batching.py)
-        bounds_sweeps=True,
     )
 
     def __init__(self, backend):
