@@ -43,12 +43,12 @@ from typing import Callable
 from collections import OrderedDict
 import numpy as np
 
-from ..families import cast as _cast
 from .tree_key import TreeKey, leaf_key, leaf_kind, optree_module, path_name, tree_key
 from ..families import (
     FAMILIES,
     NUMBERS,
     array_namespace,
+    cast as _cast,
     describe,
     dtype_name,
     family_of,
