@@ -1,16 +1,19 @@
 """Complete the static reading of ``diffinterface`` with what only exists once its modules are imported.
 
-Two things are made at import time: the operators' docstrings (written from
-the operator table by ``diffinterface/operators/_docs.py``) and the
+Three things are made at import time: the operators' docstrings (written from
+the operator table by ``diffinterface/operators/_docs.py``), the shared
+sections of other docstrings (a ``$name`` line in the source, filled by
+``diffinterface.docstrings.shared_sections``) and the
 constructor signatures of the frozen classes (selectors, contexts, sparsity
 configuration: ``diffinterface.frozen.Frozen`` builds ``__init__`` from the
 fields). This griffe extension imports, for each such object the static
-reading leaves without a docstring or a constructor, only the module that
-defines it, and copies the docstring or the signature over; it touches only
-the objects ``diffinterface.__all__`` names. Importing a
-module of ``diffinterface`` imports no framework, so building the site needs
-none (griffe's own inspection would import every submodule, the backends'
-frameworks included).
+reading leaves without a docstring or a constructor, or with a docstring
+holding a ``$name`` line, only the module that defines it, and copies the
+docstring or the signature over; it touches only the objects that
+``diffinterface.__all__`` and ``diffinterface.scipy.__all__`` name. Importing a
+module of ``diffinterface`` imports no framework (``diffinterface.scipy``
+imports scipy), so building the site needs none (griffe's own inspection would
+import every submodule, the backends' frameworks included).
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from typing import Any
 
 import griffe
 
+from diffinterface.docstrings import SECTION_LINE
+
 _PUBLIC_PACKAGE = "diffinterface"
+#: the subpackages whose ``__all__`` the reference lists too
+_PUBLIC_SUBPACKAGES = ("scipy",)
 
 
 def _runtime(obj: griffe.Object) -> Any:
@@ -76,6 +83,8 @@ def _public_definitions(pkg: griffe.Module):
 
 
 def _complete(obj: griffe.Object) -> None:
+    if obj.docstring is not None and SECTION_LINE.search(obj.docstring.value):
+        obj.docstring = griffe.Docstring(inspect.getdoc(_runtime(obj)) or "", parent=obj)
     if obj.is_function and obj.docstring is None:
         text = inspect.getdoc(_runtime(obj))
         if text:
@@ -97,5 +106,6 @@ class RuntimeDocstringsAndSignatures(griffe.Extension):
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         if pkg.name == _PUBLIC_PACKAGE:
-            for obj in _public_definitions(pkg):
-                _complete(obj)
+            for package in (pkg, *(pkg.members[name] for name in _PUBLIC_SUBPACKAGES)):
+                for obj in _public_definitions(package):
+                    _complete(obj)

@@ -109,6 +109,20 @@ class Impl:
     def __init__(self, **methods):
         self.__dict__.update(methods)
 
+    @classmethod
+    def from_valued(cls, operator: str, valued: Callable) -> Impl:
+        """The Impl of ``operator`` from its combined form alone (``value_and_<operator>``...).
+
+        The operator alone is the combined form's last result: a recipe that
+        computes the value anyway writes only the combined form.
+
+            >>> impl = Impl.from_valued("gradient", lambda x: (x * x, 2 * x))
+            >>> impl.gradient(3.0), impl.value_and_gradient(3.0)
+            (6.0, (9.0, 6.0))
+        """
+        alone, combined = OPERATORS[operator].methods
+        return cls(**{alone: lambda *args: valued(*args)[-1], combined: valued})
+
     def __repr__(self):
         return f"Impl({', '.join(self.__dict__)})"
 

@@ -101,6 +101,29 @@ class Capabilities(Frozen):
     #: conformance kit compares them with looser tolerances (``testing/tolerances.py``)
     approximate: bool = False
 
+    @classmethod
+    def of_framework(cls, framework: str, traced_array_name: str, **facts) -> Capabilities:
+        """The facts of a framework's own adapter: both modes, x of numpy or the framework's family.
+
+        Such an adapter traces ``f`` with the framework (its name is also its array family's) and
+        runs its sweeps in batches of the selector's ``batch_size`` itself; ``facts`` add or
+        override fields.
+
+            >>> caps = Capabilities.of_framework("torch", "torch tensor", inplace=True)
+            >>> caps.mode, caps.families, caps.bounds_sweeps, caps.inplace
+            ('both', ('numpy', 'torch'), True, True)
+        """
+        return cls(
+            **{
+                "mode": "both",
+                "families": ("numpy", framework),
+                "framework": framework,
+                "traced_array_name": traced_array_name,
+                "bounds_sweeps": True,
+                **facts,
+            }
+        )
+
     def replace(self, **changes) -> Capabilities:
         """A copy with the ``changes`` (field names) made."""
         return type(self)(**{**self.__dict__, **changes})

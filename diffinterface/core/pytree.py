@@ -43,17 +43,17 @@ from typing import Callable
 from collections import OrderedDict
 import numpy as np
 
-from ..families import cast as _cast
 from .tree_key import TreeKey, leaf_key, leaf_kind, optree_module, path_name, tree_key
 from ..families import (
     FAMILIES,
     NUMBERS,
+    array_namespace,
+    cast as _cast,
     describe,
     dtype_name,
     family_of,
     from_numpy,
     is_array,
-    namespace,
     require_real_float,
     shape_of,
     size_of,
@@ -103,7 +103,7 @@ _COMPLEX = {
 
 def _reshape(a, shape):
     """``a`` reshaped: by its method, or where its arrays have none (TensorFlow's tensors) by its family's namespace."""
-    return a.reshape(shape) if hasattr(a, "reshape") else namespace(family_of(a)).reshape(a, shape)
+    return a.reshape(shape) if hasattr(a, "reshape") else array_namespace(a).reshape(a, shape)
 
 
 def _inside(flat, dtype):

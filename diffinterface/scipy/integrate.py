@@ -8,7 +8,8 @@ import numpy as np
 
 import diffinterface as di
 
-from .points import Point, check_backend, check_function, starting_point
+from ..docstrings import shared_sections
+from .points import SECTIONS, Point, check_backend, check_function, starting_point
 
 
 class ODE:
@@ -98,6 +99,7 @@ class ODE:
         return np.asarray(jacobian).reshape(n, n)
 
 
+@shared_sections(SECTIONS, point="y0", also=", a time that is not a real number", iterate="a state")
 def ode(f: Callable[..., Any], backend: Any, y0: Any, *contexts: Any, t0: float = 0.0) -> ODE:
     """Prepare a right-hand side ``f(y, t, *contexts)`` for ``scipy.integrate.solve_ivp``.
 
@@ -125,13 +127,7 @@ def ode(f: Callable[..., Any], backend: Any, y0: Any, *contexts: Any, t0: float 
     ODE
         ``.fun(t, y) -> (n,)``, ``.jac(t, y) -> (n, n)``, ``.y0`` (flat) and ``.calls``.
 
-    Raises
-    ------
-    TypeError
-        ``f`` not callable, ``backend`` not a selector, ``y0`` not real floating,
-        a time that is not a real number.
-    ValueError
-        ``y0`` empty; later, a state with a different number of values.
+    $argument_errors
 
     Examples
     --------

@@ -35,7 +35,8 @@ from diffinterface.families import (
 )
 
 from ..core.batching import WHOLE_SWEEP_SEEDS, requested
-from .points import check_backend, check_function
+from ..docstrings import shared_sections
+from .points import SECTIONS, check_backend, check_function
 
 
 class _Products:
@@ -111,33 +112,18 @@ def _check_x(x: Any, complex_x: str = "") -> Any:
     return x
 
 
+@shared_sections(
+    SECTIONS, output="an array", twice="", attribute="value", attribute_doc="``f(x)``, flat."
+)
 class JacobianOperator(LinearOperator):
     """The Jacobian of ``f`` at one x as a ``LinearOperator``; build it with :func:`jacobian_operator`.
 
-    Parameters
-    ----------
-    f : callable
-        ``f(x, *contexts) -> y``, an array.
-    backend : selector
-        The backend that differentiates ``f``.
-    x : array
-        The point; the products are taken there (same-point preparations).
-    contexts : tuple
-        The extra arguments of ``f``.
-
-    Attributes
-    ----------
-    value : numpy.ndarray
-        ``f(x)``, flat.
-    x : array
-        The point, as given.
+    $operator_parameters
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import diffinterface as di
-    >>> from diffinterface.scipy import JacobianOperator
-    >>> J = JacobianOperator(lambda x: x ** 2, di.AutoFiniteDiff(), np.array([1.0, 2.0]), ())
+    >>> import numpy as np, diffinterface as di, diffinterface.scipy
+    >>> J = di.scipy.JacobianOperator(lambda x: x ** 2, di.AutoFiniteDiff(), np.array([1.0, 2.0]), ())
     >>> J.shape, (J @ np.array([1.0, 1.0])).round(6)
     ((2, 2), array([2., 4.]))
     """
@@ -192,33 +178,22 @@ class JacobianOperator(LinearOperator):
         return self._reverse(m)
 
 
+@shared_sections(
+    SECTIONS,
+    output="a scalar",
+    twice=" (twice)",
+    attribute="gradient",
+    attribute_doc="The gradient at x, flat.",
+)
 class HessianOperator(LinearOperator):
     """The Hessian of a scalar ``f`` at one x as a symmetric ``LinearOperator``; see :func:`hessian_operator`.
 
-    Parameters
-    ----------
-    f : callable
-        ``f(x, *contexts) -> y``, a scalar.
-    backend : selector
-        The backend that differentiates ``f`` (twice).
-    x : array
-        The point; the products are taken there (same-point preparations).
-    contexts : tuple
-        The extra arguments of ``f``.
-
-    Attributes
-    ----------
-    gradient : numpy.ndarray
-        The gradient at x, flat.
-    x : array
-        The point, as given.
+    $operator_parameters
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import diffinterface as di
-    >>> from diffinterface.scipy import HessianOperator
-    >>> H = HessianOperator(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]), ())
+    >>> import numpy as np, diffinterface as di, diffinterface.scipy
+    >>> H = di.scipy.HessianOperator(lambda x: (x ** 3).sum(), di.AutoAutograd(), np.array([1.0, 2.0]), ())
     >>> H @ np.array([1.0, 0.0])
     array([6., 0.])
     """

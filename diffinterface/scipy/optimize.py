@@ -9,31 +9,21 @@ import numpy as np
 import diffinterface as di
 from diffinterface.core.same_point import moved
 
-from .points import LastPoint, Point, check_backend, check_function, starting_point
+from ..docstrings import shared_sections
+from .points import SECTIONS, LastPoint, Point, check_backend, check_function, starting_point
 
 
+@shared_sections(
+    SECTIONS,
+    factory="objective",
+    f_doc="``f(x, *contexts) -> scalar``; the same object is passed to every call.",
+    backend_does="differentiates ``f``",
+    caller="``minimize``",
+)
 class Objective:
     """A scalar function prepared for ``scipy.optimize.minimize``; build it with :func:`objective`.
 
-    :func:`objective` checks its arguments and builds this object; call that
-    rather than the constructor.
-
-    Parameters
-    ----------
-    f : callable
-        ``f(x, *contexts) -> scalar``; the same object is passed to every call.
-    backend : AbstractBackend
-        The selector that differentiates ``f``.
-    x0 : numpy.ndarray
-        The starting point, already checked (real floating, not empty); its
-        shape and dtype are what ``f`` receives.
-    contexts : tuple of Constant or Cache
-        Extra arguments of ``f``, passed on every call.
-
-    Attributes
-    ----------
-    x0 : numpy.ndarray
-        The starting point, flat (what ``minimize`` expects as its ``x0``).
+    $built_by
     calls : dict
         How many prepared calls each operator made: ``"value_and_gradient"``,
         ``"hessian"``, ``"hvp"``; ``"hvp_preparations"``: the same-point
@@ -129,6 +119,7 @@ class Objective:
         return np.asarray(product).reshape(-1)
 
 
+@shared_sections(SECTIONS, point="x0", also="", iterate="an iterate or ``p``")
 def objective(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> Objective:
     """Prepare a scalar function ``f(x, *contexts)`` for ``scipy.optimize.minimize``.
 
@@ -155,12 +146,7 @@ def objective(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> O
         ``.fun(x) -> float``, ``.jac(x) -> (n,)``, ``.hess(x) -> (n, n)``,
         ``.hessp(x, p) -> (n,)``, ``.x0`` (flat) and ``.calls``.
 
-    Raises
-    ------
-    TypeError
-        ``f`` not callable, ``backend`` not a selector, ``x0`` not real floating.
-    ValueError
-        ``x0`` empty; later, an iterate or ``p`` with a different number of values.
+    $argument_errors
 
     Examples
     --------
@@ -179,28 +165,17 @@ def objective(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> O
     return Objective(f, backend, starting_point(x0, "x0"), contexts)
 
 
+@shared_sections(
+    SECTIONS,
+    factory="residuals",
+    f_doc="``f(x, *contexts) -> residuals``, an array (flattened for scipy).",
+    backend_does="computes the Jacobian",
+    caller="scipy",
+)
 class Residuals:
     """A vector function prepared for ``least_squares`` and ``root``; build it with :func:`residuals`.
 
-    :func:`residuals` checks its arguments and builds this object; call that
-    rather than the constructor.
-
-    Parameters
-    ----------
-    f : callable
-        ``f(x, *contexts) -> residuals``, an array (flattened for scipy).
-    backend : AbstractBackend
-        The selector that computes the Jacobian.
-    x0 : numpy.ndarray
-        The starting point, already checked (real floating, not empty); its
-        shape and dtype are what ``f`` receives.
-    contexts : tuple of Constant or Cache
-        Extra arguments of ``f``, passed on every call.
-
-    Attributes
-    ----------
-    x0 : numpy.ndarray
-        The starting point, flat (what scipy expects as its ``x0``).
+    $built_by
     calls : dict
         ``"fun"`` (direct evaluations), ``"jacobian"`` and ``"value_and_jacobian"`` (prepared calls).
 
@@ -251,6 +226,7 @@ class Residuals:
         return np.asarray(value).reshape(-1), np.asarray(jacobian).reshape(-1, self._point.size)
 
 
+@shared_sections(SECTIONS, point="x0", also="", iterate="an iterate")
 def residuals(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> Residuals:
     """Prepare a vector function ``f(x, *contexts)`` for ``least_squares`` and ``root``.
 
@@ -277,12 +253,7 @@ def residuals(f: Callable[..., Any], backend: Any, x0: Any, *contexts: Any) -> R
         ``.fun(x) -> (m,)``, ``.jac(x) -> (m, n)``, ``.fun_and_jac(x)``,
         ``.x0`` (flat) and ``.calls``.
 
-    Raises
-    ------
-    TypeError
-        ``f`` not callable, ``backend`` not a selector, ``x0`` not real floating.
-    ValueError
-        ``x0`` empty; later, an iterate with a different number of values.
+    $argument_errors
 
     Examples
     --------

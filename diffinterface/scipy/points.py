@@ -8,6 +8,58 @@ import numpy as np
 
 import diffinterface as di
 
+#: the docstring sections the adaptors share (``diffinterface.docstrings.shared_sections``)
+SECTIONS = {
+    "built_by": (
+        ":func:`{factory}` checks its arguments and builds this object; call that\n"
+        "rather than the constructor.\n"
+        "\n"
+        "Parameters\n"
+        "----------\n"
+        "f : callable\n"
+        "    {f_doc}\n"
+        "backend : AbstractBackend\n"
+        "    The selector that {backend_does}.\n"
+        "x0 : numpy.ndarray\n"
+        "    The starting point, already checked (real floating, not empty); its\n"
+        "    shape and dtype are what ``f`` receives.\n"
+        "contexts : tuple of Constant or Cache\n"
+        "    Extra arguments of ``f``, passed on every call.\n"
+        "\n"
+        "Attributes\n"
+        "----------\n"
+        "x0 : numpy.ndarray\n"
+        "    The starting point, flat (what {caller} expects as its ``x0``)."
+    ),
+    "argument_errors": (
+        "Raises\n"
+        "------\n"
+        "TypeError\n"
+        "    ``f`` not callable, ``backend`` not a selector, ``{point}`` not real floating{also}.\n"
+        "ValueError\n"
+        "    ``{point}`` empty; later, {iterate} with a different number of values."
+    ),
+    "operator_parameters": (
+        "Parameters\n"
+        "----------\n"
+        "f : callable\n"
+        "    ``f(x, *contexts) -> y``, {output}.\n"
+        "backend : selector\n"
+        "    The backend that differentiates ``f``{twice}.\n"
+        "x : array\n"
+        "    The point; the products are taken there (same-point preparations).\n"
+        "contexts : tuple\n"
+        "    The extra arguments of ``f``.\n"
+        "\n"
+        "Attributes\n"
+        "----------\n"
+        "{attribute} : numpy.ndarray\n"
+        "    {attribute_doc}\n"
+        "x : array\n"
+        "    The point, as given."
+    ),
+}
+
 #: the dtypes scipy's iterates may be cast to without losing the meaning of the problem
 REAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 

@@ -10,7 +10,7 @@ from autograd.tracer import getval, trace
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
 from ...core.batching import record
-from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
+from ...core import Adapter, Capabilities, Impl, Spec
 from ...core.dtypes import require_real_output
 from ...contexts import Cache
 from ...errors import UnsupportedError, graph_break
@@ -184,24 +184,17 @@ _SWEEPS = frozenset({"pushforward", "jacobian", "hessian", "hvp"})
 
 
 def _valued_impl(operator, valued):
-    """The Impl of ``operator`` from its combined form ``valued`` (``value_and_...``); the operator alone is
-    that form's last result."""
-    alone, combined = OPERATORS[operator].methods
-    impl = Impl(**{alone: lambda *args: valued(*args)[-1], combined: valued})
-    # autograd has no vmap: a sweep's seeds go one after the other
+    """``Impl.from_valued``, with a sweep's batch size: autograd's seeds go one after the other."""
+    impl = Impl.from_valued(operator, valued)
     return record(impl, 1) if operator in _SWEEPS else impl
 
 
 class AutogradAdapter(Adapter):
-    capabilities = Capabilities(
-        mode="both",
-        # "autograd": x may be one of autograd's own boxes, so diffinterface calls
-        # nest inside functions that autograd differentiates (results stay boxed).
-        families=("numpy", "autograd"),
-        framework="autograd",
-        traced_array_name="autograd ArrayBox",
-        # sweeps run one seed after the other (autograd has no vmap)
-        bounds_sweeps=True,
+    # x may be one of autograd's own boxes, so diffinterface calls nest inside functions that
+    # autograd differentiates (results stay boxed); sweeps run one seed after the other (no vmap)
+    capabilities = Capabilities.of_framework(
+        "autograd",
+        "autograd ArrayBox",
         # autograd.jacobian's recipe: the output shape comes from the forward pass of the call
         # itself
         output_from_each_call=frozenset({"jacobian"}),

@@ -31,16 +31,13 @@ def _size(shape):
 class TensorFlowAdapter(Adapter):
     """Adapter for :class:`~diffinterface.AutoTensorFlow`; see the package docstring for the recipes."""
 
-    capabilities = Capabilities(
-        mode="both",
-        families=("numpy", "tensorflow"),
-        framework="tensorflow",
-        traced_array_name="TensorFlow tensor",
+    # every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one
+    # traced function
+    capabilities = Capabilities.of_framework(
+        "tensorflow",
+        "TensorFlow tensor",
         # TensorFlow's tensors are immutable and a traced function cannot write into a numpy buffer
         writes_cache=False,
-        # every sweep runs in batches of the selector's batch_size (batching.Sweep), inside the one
-        # traced function
-        bounds_sweeps=True,
         # with has_aux, a traced function returns aux's tensors too (aux.py) and an eager call takes
         # aux from its evaluation at x: no operator evaluates f again for aux (aux_evaluated_again
         # stays empty)
@@ -146,9 +143,7 @@ class TensorFlowAdapter(Adapter):
         """The Impl of ``names`` = (alone, combined) from ``core(x, *ctx) -> results``; the alone form is the last."""
         compiled = b.compiled(core, *b.example())
         if b.passes_through:
-            return b.handing_over(
-                Impl(**{names[0]: lambda x, *ctx: compiled(x, *ctx)[-1], names[1]: compiled})
-            )
+            return b.handing_over(Impl.from_valued(names[0], compiled))
         x_in, out = b.x_in, b.out
 
         def combined(x, *ctx):

@@ -42,15 +42,12 @@ def _differentiable_leaves(leaves, recording):
 class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
     """Adapter for :class:`~diffinterface.AutoTorch`; see the module docstring for the recipes."""
 
-    capabilities = Capabilities(
-        mode="both",
-        families=("numpy", "torch"),
-        framework="torch",
-        traced_array_name="torch tensor recording gradients",
+    # sweeps run in chunks of the selector's batch_size (batching.py)
+    capabilities = Capabilities.of_framework(
+        "torch",
+        "torch tensor recording gradients",
         inplace=True,
         numpy_results_are_arrays=True,  # every numpy result comes from np.asarray
-        # sweeps run in chunks of the selector's batch_size (batching.py)
-        bounds_sweeps=True,
     )
 
     def __init__(self, backend):
@@ -112,10 +109,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             )
             return back_value(y), unflatten([back(g) for g in grads])
 
-        return Impl(
-            value_and_gradient=value_and_gradient,
-            gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
-        )
+        return Impl.from_valued("gradient", value_and_gradient)
 
     # -- primitives
     # ----------------------------------------------------------------------------------
@@ -160,13 +154,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             seeds = torch.stack([as_tensor(c) for c in cotangents])
             return back_value(y), tuple(back(r) for r in _vjps(y, xr, seeds, broken, chunk=chunk))
 
-        return record(
-            Impl(
-                value_and_pullback=value_and_pullback,
-                pullback=lambda x, cotangents, *ctx: value_and_pullback(x, cotangents, *ctx)[1],
-            ),
-            chosen,
-        )
+        return record(Impl.from_valued("pullback", value_and_pullback), chosen)
 
     def prepare_pushforward(self, problem):
         b = _Boundary(problem)
@@ -204,13 +192,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
                 value, results = batched(x, as_tensor(x), seeds, *ctx)
                 return back_value(value), tuple(back_value(r) for r in results)
 
-        return record(
-            Impl(
-                value_and_pushforward=value_and_pushforward,
-                pushforward=lambda x, tangents, *ctx: value_and_pushforward(x, tangents, *ctx)[1],
-            ),
-            chosen,
-        )
+        return record(Impl.from_valued("pushforward", value_and_pushforward), chosen)
 
     def _contracted_jacobian(self, problem, b, operator):
         """The primitive of the other mode: the Jacobian in this mode, contracted with each seed.
@@ -241,12 +223,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             results = contract(jac, stacked)
             return back_value(value), tuple(back_value(r.reshape(out_shape)) for r in results)
 
-        return Impl(
-            **{
-                "value_and_" + operator: value_and_contracted,
-                operator: lambda x, seeds, *ctx: value_and_contracted(x, seeds, *ctx)[1],
-            }
-        )
+        return Impl.from_valued(operator, value_and_contracted)
 
     # -- first-order overrides
     # -----------------------------------------------------------------------
@@ -296,7 +273,4 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             g, value = compiled(as_tensor(x), *ctx)
             return back_value(value), back_value(g)
 
-        return Impl(
-            value_and_gradient=value_and_gradient,
-            gradient=lambda x, *ctx: value_and_gradient(x, *ctx)[1],
-        )
+        return Impl.from_valued("gradient", value_and_gradient)

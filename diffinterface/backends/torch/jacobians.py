@@ -174,7 +174,4 @@ class TorchJacobians:
             value, tangent = _dual_jvp(fn, as_tensor(x), one, ctx, broken)
             return back_value(value), back_value(tangent)
 
-        return Impl(
-            value_and_derivative=value_and_derivative,
-            derivative=lambda x, *ctx: value_and_derivative(x, *ctx)[1],
-        )
+        return Impl.from_valued("derivative", value_and_derivative)

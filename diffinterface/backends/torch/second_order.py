@@ -78,13 +78,7 @@ class TorchSecondOrder:
                 )
             return back(g.detach()), results
 
-        return record(
-            Impl(
-                gradient_and_hvp=gradient_and_hvp,
-                hvp=lambda x, tangents, *ctx: gradient_and_hvp(x, tangents, *ctx)[1],
-            ),
-            chosen,
-        )
+        return record(Impl.from_valued("hvp", gradient_and_hvp), chosen)
 
     def prepare_second_derivative(self, problem):
         b = _Boundary(problem)

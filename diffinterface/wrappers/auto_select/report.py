@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from ...core import Preparation
+from ...docstrings import shared_sections
 from .selection import SelectedImpl
+
+#: what explain and selected_backend both take
+_SECTIONS = {
+    "prep": """Parameters
+----------
+prep : Preparation
+    A preparation made with ``di.AutoSelect(...)`` as its backend.""",
+}
 
 
 def _selection(prep, name):
@@ -21,13 +30,11 @@ def _selection(prep, name):
     return impl.selection
 
 
+@shared_sections(_SECTIONS)
 def explain(prep):
     """The table of what an ``AutoSelect`` preparation tried and chose.
 
-    Parameters
-    ----------
-    prep : Preparation
-        A preparation made with ``di.AutoSelect(...)`` as its backend.
+    $prep
 
     Returns
     -------
@@ -52,13 +59,11 @@ def explain(prep):
     return _selection(prep, "explain")
 
 
+@shared_sections(_SECTIONS)
 def selected_backend(prep):
     """The backend an ``AutoSelect`` preparation chose.
 
-    Parameters
-    ----------
-    prep : Preparation
-        A preparation made with ``di.AutoSelect(...)`` as its backend.
+    $prep
 
     Returns
     -------

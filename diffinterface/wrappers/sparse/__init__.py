@@ -18,32 +18,30 @@ module             what it holds
 
 Only ``config.py`` and ``introspection.py`` are imported with diffinterface;
 the rest (asdex, JAX) on the first use of an ``AutoSparse`` backend.
+
+The public names defined here (``AutoSparse``, ``GreedyColoring``,
+``sparsity_pattern``...) are listed once, in
+:data:`diffinterface.wrappers.LAZY_NAMES`, and read from this package through
+that table.
+
+    >>> from diffinterface.wrappers.sparse import GreedyColoring
+    >>> GreedyColoring.__module__
+    'diffinterface.wrappers.sparse.config'
 """
 
+import importlib
+
 from ...core import register_backend
-from .config import (
-    AutoSparse,
-    DenseSparsityDetector,
-    GreedyColoring,
-    KnownSparsity,
-    MixedMode,
-    TracerSparsityDetector,
-)
-from .introspection import Coloring, coloring, ncolors, plot_sparsity, sparsity_pattern
+from .config import AutoSparse, MixedMode
 
 register_backend(AutoSparse, "diffinterface.wrappers.sparse.adapter:SparseAdapter", extra="sparse")
 register_backend(MixedMode, "diffinterface.wrappers.sparse.mixed:MixedModeAdapter", extra="sparse")
 
-__all__ = [
-    "AutoSparse",
-    "DenseSparsityDetector",
-    "GreedyColoring",
-    "KnownSparsity",
-    "MixedMode",
-    "TracerSparsityDetector",
-    "Coloring",
-    "coloring",
-    "ncolors",
-    "plot_sparsity",
-    "sparsity_pattern",
-]
+
+def __getattr__(name):
+    from .. import LAZY_NAMES
+
+    module = LAZY_NAMES.get(name, "")
+    if not module.startswith("sparse."):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"diffinterface.wrappers.{module}"), name)

@@ -30,15 +30,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-ORDERS = (
-    "natural",
-    "largest_first",
-    "smallest_last",
-    "incidence_degree",
-    "dynamic_largest_first",
-    "random",
-)
-
 #: how a degree-bucket order picks and updates: (pick the largest bucket?, reverse at the end?); a
 #: departing vertex lowers its remaining neighbours' degrees by one
 _DYNAMIC = {"smallest_last": (False, True), "dynamic_largest_first": (True, False)}
