@@ -125,7 +125,7 @@ def _ms(seconds):
     return f"{seconds * 1e3:9.3f} ms"
 
 
-# -- chain energy Hessian ---------------------------------------------------------------------------
+# -- chain energy Hessian ------------------------------------------------------------------------
 
 
 def chain_hessians(n_dense, n_sparse_only, rounds):
@@ -188,7 +188,7 @@ def chain_hessians(n_dense, n_sparse_only, rounds):
     return rows
 
 
-# -- Brusselator Jacobian ----------------------------------------------------------------------------
+# -- Brusselator Jacobian ------------------------------------------------------------------------
 
 
 def brusselator_jacobians(n, rounds):
@@ -254,7 +254,7 @@ class _Counted:
         return self.f(x, *args)
 
 
-# -- against asdex ----------------------------------------------------------------------------------
+# -- against asdex -------------------------------------------------------------------------------
 
 
 def against_asdex(chain_n, bruss_n, rounds, prep_rounds=5):
@@ -331,7 +331,7 @@ def against_asdex(chain_n, bruss_n, rounds, prep_rounds=5):
     return rows
 
 
-# -- against scipy's grouped finite differences -----------------------------------------------------------
+# -- against scipy's grouped finite differences --------------------------------------------------
 
 
 def against_scipy(bruss_n, rounds):
@@ -365,7 +365,7 @@ def against_scipy(bruss_n, rounds):
     return t
 
 
-# -- MixedMode on an arrowhead ---------------------------------------------------------------------------
+# -- MixedMode on an arrowhead -------------------------------------------------------------------
 
 
 def arrowhead(x):
@@ -422,7 +422,7 @@ def arrowhead_mixed(sizes, rounds, one_sided_rounds):
     return rows
 
 
-# -- colorings alone -----------------------------------------------------------------------------------------
+# -- colorings alone -----------------------------------------------------------------------------
 
 
 def banded_pattern(n, diagonals):

@@ -134,8 +134,7 @@ class _FrozenType(type):
         if kept is None:
             return super().__call__(*args, **kwargs)
         # a marker before the keyword items: a positional argument that is a (name, value) pair
-        # never
-        # makes the key of a keyword
+        # never makes the key of a keyword
         if kwargs:
             if (
                 not args and len(kwargs) == 1
@@ -239,9 +238,8 @@ class Frozen(metaclass=_FrozenType):
                 _MISSING,
             )
             # fields a class lists in __frozen_keyword_only__ (added later to a class whose
-            # positional
-            # arguments callers already rely on) are given by keyword only, as after a dataclass's
-            # KW_ONLY
+            # positional arguments callers already rely on) are given by keyword only, as after a
+            # dataclass's KW_ONLY
             kind = (
                 inspect.Parameter.KEYWORD_ONLY
                 if name in getattr(cls, "__frozen_keyword_only__", ())

@@ -20,7 +20,7 @@ from diffinterface.core import Adapter, Capabilities, Impl
 from diffinterface.testing import default_scenarios, test_differentiation
 
 
-# -- the backend: ~30 lines ---------------------------------------------------------------------------
+# -- the backend: ~30 lines ----------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class AutoComplexStep(di.AbstractBackend):
     """Complex-step differentiation with step ``h`` (f must be analytic and accept complex arrays)."""

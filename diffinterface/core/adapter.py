@@ -148,8 +148,8 @@ class Adapter:
     def __init_subclass__(cls, **options):
         super().__init_subclass__(**options)
         # the declared table of preparations: each ``prepare_<operator>`` defined below Adapter,
-        # mixins
-        # included (built-in operators and those a third party registers alike), the closest first
+        # mixins included (built-in operators and those a third party registers alike), the closest
+        # first
         table = {}
         for klass in reversed(cls.__mro__[: cls.__mro__.index(Adapter)]):
             for attribute, value in vars(klass).items():

@@ -89,8 +89,8 @@ def framework_limit(error, adapter, frameworks, f):
     """The ValueError naming a declared limit of ``frameworks`` (:func:`declared_limits`) that ``error``
     shows, or None."""
     # the framework's own error may be in the chain of another raised while handling it
-    # (TensorFlow's @
-    # falls back to numpy, which cannot take a traced tensor), or of a refusal an inner layer made
+    # (TensorFlow's @ falls back to numpy, which cannot take a traced tensor), or of a refusal an
+    # inner layer made
     texts = []
     for _ in range(4):
         if error is None:

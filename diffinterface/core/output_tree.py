@@ -100,8 +100,7 @@ class OutputPlan:
         )
         return f"a tree of {len(self.paths)} leaves {{{leaves}}}"
 
-    # -- the flat output inside f (any family, traced values included)
-    # ---------------------------------
+    # -- the flat output inside f (any family, traced values included) ----------------------------
 
     def ravel_output(self, out):
         """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
@@ -130,8 +129,7 @@ class OutputPlan:
 
         return cached_function(("output", f, self.spec, self._leaves), build)
 
-    # -- the user's side: cotangents in, results out
-    # ------------------------------------------------------
+    # -- the user's side: cotangents in, results out ----------------------------------------------
 
     def check(self, tree, name):
         """Raise naming ``name`` and the first leaf where ``tree`` is not shaped like ``f(x)``."""

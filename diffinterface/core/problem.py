@@ -72,8 +72,8 @@ class Problem:
     ):
         self.adapter = adapter
         #: True for the preparation of an unprepared call, used once: an adapter need not compile
-        #: it, and
-        #: must not reuse code compiled for an earlier one (f's globals may have changed since)
+        #: it, and must not reuse code compiled for an earlier one (f's globals may have changed
+        #: since)
         self.one_off = one_off
         #: False for a preparation made with ``strict=False`` (and for unprepared calls): its calls
         #: may bring an x of another shape or dtype, which the core does not refuse
@@ -98,28 +98,23 @@ class Problem:
         #: the output's shape and dtype, once learned (:attr:`spec`)
         self._spec = spec if y is None else Spec.of(y)
         #: for the flat problem of a tree whose leaves have several dtypes: ``(slice, dtype)`` of
-        #: each
-        #: leaf's entries in the flat x (whose dtype is the widest), so that a step can suit each
-        #: leaf
+        #: each leaf's entries in the flat x (whose dtype is the widest), so that a step can suit
+        #: each leaf
         self.leaf_dtypes = leaf_dtypes
         #: True when f is itself a derivative (SecondOrder's outer differentiates the inner's): an
         #: output the framework cannot trace back to x is then a true zero, not a broken graph
         self.constant_output_is_zero = constant_output_is_zero
         #: ``batched_f(tangents, formulas)``: an evaluating outer's formulas around f at a stack of
-        #: points,
-        #: prepared whole by the inner (an Impl, or None), or None: set when f is an inner's
-        #: gradient with
-        #: ``prepare_batched_gradient``
+        #: points, prepared whole by the inner (an Impl, or None), or None: set when f is an inner's
+        #: gradient with ``prepare_batched_gradient``
         self.batched_f = batched_f
         #: with ``has_aux``: the :class:`~diffinterface.core.aux.AuxCapture` that ``f`` evaluates
-        #: through, and
-        #: ``aux_entry``, the function of the adapter's x that reaches it (for adapters computing
-        #: aux natively)
+        #: through, and ``aux_entry``, the function of the adapter's x that reaches it (for adapters
+        #: computing aux natively)
         self.aux = aux
         self.aux_entry = f if aux is not None else None
         #: a same-point preparation: methods are called at this x and these contexts only (adapters
-        #: may then
-        #: compute what depends on them once, ``Adapter.prepare_same_point``)
+        #: may then compute what depends on them once, ``Adapter.prepare_same_point``)
         self.same_point = same_point
 
     @classmethod

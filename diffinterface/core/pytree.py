@@ -172,8 +172,7 @@ class TreePlan:
         self._flatten = optree.tree_flatten
         self._unflatten = spec.unflatten
 
-    # -- leaves
-    # ---------------------------------------------------------------------------------------
+    # -- leaves -----------------------------------------------------------------------------------
 
     def leaves(self, tree):
         """The leaves of ``tree`` (assumed to fit the plan), in the plan's order."""
@@ -215,8 +214,7 @@ class TreePlan:
                 f"{name}: expected a tree shaped like x; {self.key.difference(tree_key(tree))}"
             )
 
-    # -- ravel / unravel
-    # --------------------------------------------------------------------------------
+    # -- ravel / unravel --------------------------------------------------------------------------
 
     def ravel(self, tree):
         """The leaves of ``tree`` as one flat 1-D array of the promoted dtype, in the tree's family."""
@@ -275,8 +273,7 @@ class TreePlan:
 
         return cached_function((f, self.key, two_argument), build)
 
-    # -- prepared methods over the flat problem
-    # ------------------------------------------------------------
+    # -- prepared methods over the flat problem ---------------------------------------------------
 
     def wrap(self, op, methods, problem):
         """(plain, valued) prepared methods of ``op`` taking and returning trees, over the flat ``methods``."""

@@ -58,8 +58,7 @@ def same_function(given, prepared):
     return given is prepared or (given.__class__ is MethodType and given == prepared)
 
 
-# -- the comparable slots, and the report of a mismatch
-# --------------------------------------------------
+# -- the comparable slots, and the report of a mismatch ------------------------------------------
 
 
 class _ArrayKey(tuple):

@@ -148,8 +148,7 @@ class JaxFamily(Family):
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             return jax.device_put(a, target)
 
-    # -- BCOO
-    # -----------------------------------------------------------------------------------------
+    # -- BCOO -------------------------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "bcoo"

@@ -85,7 +85,7 @@ class NumpyFamily(Family):
     def device(self, a):
         return "cpu"
 
-    # -- scipy.sparse ------------------------------------------------------------------------------
+    # -- scipy.sparse -----------------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "scipy-" + a.format

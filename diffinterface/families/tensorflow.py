@@ -117,8 +117,7 @@ class TensorFlowFamily(Family):
     def device(self, a):
         return a.device
 
-    # -- tf.sparse.SparseTensor
-    # ------------------------------------------------------------------------
+    # -- tf.sparse.SparseTensor -------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "tf-sparse" if type(a).__name__ == "SparseTensor" else None

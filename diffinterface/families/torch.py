@@ -104,8 +104,7 @@ class TorchFamily(Family):
     def to_device(self, a, device):
         return a.to(device)
 
-    # -- sparse CSR tensors
-    # -------------------------------------------------------------------------
+    # -- sparse CSR tensors -----------------------------------------------------------------------
 
     def sparse_format(self, a):
         return "torch-csr" if str(getattr(a, "layout", "")) == "torch.sparse_csr" else None

@@ -92,8 +92,7 @@ def _tree_scalar_f(x):
 
 
 #: operator -> (f, seeds) at a dict x of two leaves (``_TREE_SHAPES``); operators of a scalar or
-#: array x only
-#: (derivative, second derivative) have no tree case
+#: array x only (derivative, second derivative) have no tree case
 _TREE_OPERATORS = {
     "pushforward": (_tree_vector_f, "x"),
     "pullback": (_tree_vector_f, "y"),

@@ -46,11 +46,9 @@ N = 7
 #: the batch sizes each sweep runs with: one seed, a middle value (not a divisor of N), all
 SIZES = (1, 3, N)
 #: the difference allowed between two batch sizes' results of a vectorized sweep, in units of
-#: roundoff (eps)
-#: times the magnitudes of each entry's terms: two orders of adding N terms differ by at most (N -
-#: 1) of them
-#: (to first order), and one more for a term rounded by another kernel (a vectorized tanh against a
-#: scalar one)
+#: roundoff (eps) times the magnitudes of each entry's terms: two orders of adding N terms differ by
+#: at most (N - 1) of them (to first order), and one more for a term rounded by another kernel (a
+#: vectorized tanh against a scalar one)
 TERMS_ULPS = N
 OPERATORS = ("gradient", "jacobian", "hessian", "pushforward", "pullback", "hvp", "sparse_jacobian")
 

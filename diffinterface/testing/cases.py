@@ -186,8 +186,8 @@ class Case:
     #: that it refuses clearly (UnsupportedError, buffers untouched) instead of running it.
     refused: Optional[str] = None
     #: The device x, seeds, contexts and buffers are placed on, in the framework's terms ("cuda",
-    #: "gpu:0");
-    #: every result must then come back on it. None: the family's default device, not checked.
+    #: "gpu:0"); every result must then come back on it. None: the family's default device, not
+    #: checked.
     device: Optional[str] = None
 
     @property

@@ -211,10 +211,8 @@ class Group:
 
 #: Every group of the conformance kit, in the order the tests run. The fixtures are parametrized
 #: from it (:func:`pytest_generate_tests`) and both conformance files,
-#: ``tests/core/test_conformance.py``
-#: and ``diffinterface/testing/test_kit_conformance.py``, are made from it
-#: (:func:`conformance_tests`):
-#: a group added here runs everywhere.
+#: ``tests/core/test_conformance.py`` and ``diffinterface/testing/test_kit_conformance.py``, are
+#: made from it (:func:`conformance_tests`): a group added here runs everywhere.
 GROUPS = (
     Group(
         "test_first_order",

@@ -161,8 +161,7 @@ class Scenario:
         return f"<Scenario {self.name}>"
 
 
-# -- test functions with hand-written derivatives
-# ----------------------------------------------------
+# -- test functions with hand-written derivatives ------------------------------------------------
 #
 # Each builder takes a numpy x and returns (f, value, jac) where jac has shape
 # f(x).shape + x.shape; scalar-output ones also return the Hessian. Constants

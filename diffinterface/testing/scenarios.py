@@ -46,8 +46,7 @@ from .second_order_set import second_order_set
 from .scenario import TWO_ARGUMENT_OPERATORS as TWO_ARGUMENT_OPERATORS
 
 
-# -- turning a function into scenarios
-# -------------------------------------------------------------------
+# -- turning a function into scenarios -----------------------------------------------------------
 
 
 def _two_argument(f):

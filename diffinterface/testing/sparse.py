@@ -49,8 +49,7 @@ from .sparse_scenarios import SparseScenario, sparse_scenarios
 from .tolerances import default_tolerances
 
 
-# -- cases
-# -------------------------------------------------------------------------------------------
+# -- cases ---------------------------------------------------------------------------------------
 
 
 def to_dense_numpy(matrix):

@@ -38,8 +38,7 @@ class CaseRun:
         self.rtol, self.atol = case.tolerances()
         self.f = CountingFunction(self.s.f) if case.counts else self.s.f
 
-    # -- helpers
-    # ---------------------------------------------------------------------------------------
+    # -- helpers ----------------------------------------------------------------------------------
 
     def problem(self, text):
         self.result.problems.append(text)
@@ -192,8 +191,7 @@ class CaseRun:
             buffers.append(zeros_like(expected, self.case.family, self.case.device))
         return buffers[0] if len(buffers) == 1 else tuple(buffers)
 
-    # -- stages
-    # ------------------------------------------------------------------------------------------
+    # -- stages -----------------------------------------------------------------------------------
 
     def refusal(self):
         """A declared incapability: preparing and calling must raise UnsupportedError, y untouched."""

@@ -69,8 +69,7 @@ class SecondOrderAdapter(DelegatingAdapter):
         families = tuple(f for f in outer.families if f in inner.families)
         if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of
-            # another
-            # family the inner takes goes through numpy (_through_numpy)
+            # another family the inner takes goes through numpy (_through_numpy)
             families = inner.families
         self.capabilities = self.capabilities.replace(
             # f runs wherever either backend evaluates it: at complex points if either takes complex

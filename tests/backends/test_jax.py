@@ -158,7 +158,7 @@ def test_out_buffers():
         di.gradient(sumsq, di.AutoJAX(), jnp.asarray(x, dtype=jnp.float32), out=jnp.zeros(2))
 
 
-# -- float64 without global configuration ----------------------------------------------------------
+# -- float64 without global configuration --------------------------------------------------------
 
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
@@ -435,7 +435,7 @@ def test_prepared_calls_with_jax_inputs_do_not_transfer(dtype):
         assert all(isinstance(r, jax.Array) and r.dtype == dtype for r in leaves), name
 
 
-# -- evaluations ------------------------------------------------------------------------------------
+# -- evaluations ---------------------------------------------------------------------------------
 
 
 def test_reverse_derivative_is_native_grad_with_no_extra_evaluation():
@@ -479,7 +479,7 @@ def test_output_spec_learned_without_evaluation():
     assert calls and all("Tracer" in name for name in calls), calls
 
 
-# -- modes and second order --------------------------------------------------------------------------
+# -- modes and second order ----------------------------------------------------------------------
 
 
 def test_jacobian_mode_follows_shape_or_selector():

@@ -201,7 +201,7 @@ def test_import_diffinterface_imports_no_tensorflow_and_families_detect_tensors(
     assert lines == ["False", "tensorflow", "tensorflow"]
 
 
-# -- across frameworks ------------------------------------------------------------------------------------
+# -- across frameworks ---------------------------------------------------------------------------
 
 
 def _sum_sin_times(z):

@@ -458,7 +458,7 @@ def test_an_active_torch_function_mode_sees_the_backward_pass(backend):
     assert torch.autograd.grad in seen or backend.mode == "forward"
 
 
-# -- issue 36: partial graph breaks, unusual arrays, ordinary results ---------------------------------
+# -- issue 36: partial graph breaks, unusual arrays, ordinary results ----------------------------
 
 
 @pytest.mark.parametrize(

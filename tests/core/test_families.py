@@ -35,7 +35,7 @@ PACKAGE = pathlib.Path(di.__file__).parent
 CONCRETE = ("numpy", "torch", "jax")
 
 
-# -- a fifth family, defined here, outside the package ---------------------------------------------
+# -- a fifth family, defined here, outside the package -------------------------------------------
 
 
 class ToyArray:
@@ -125,7 +125,7 @@ def test_register_family_refuses_what_is_no_family():
         register_family("toy")
 
 
-# -- the table is the family modules ---------------------------------------------------------------
+# -- the table is the family modules -------------------------------------------------------------
 
 
 def test_the_table_holds_one_instance_of_each_family_module_in_order():
@@ -160,7 +160,7 @@ def test_every_module_of_families_is_under_400_lines():
     assert long == {}
 
 
-# -- conversions ------------------------------------------------------------------------------------
+# -- conversions ---------------------------------------------------------------------------------
 
 
 def _in(family, values):
@@ -203,7 +203,7 @@ def test_writes_into_buffers_where_the_family_can():
     assert FAMILIES["jax"].write is None and FAMILIES["autograd"].write is None
 
 
-# -- sparse matrices ---------------------------------------------------------------------------------
+# -- sparse matrices -----------------------------------------------------------------------------
 
 ROWS, COLS, SHAPE = np.array([0, 0, 2], dtype=np.int32), np.array([1, 2, 0], dtype=np.int32), (3, 3)
 DENSE = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0], [3.0, 0.0, 0.0]])

@@ -35,7 +35,7 @@ from diffinterface.testing.aux_scenarios import aux_cases
 from diffinterface.testing.same_point_scenarios import same_point_cases
 from diffinterface.testing.complex_scenarios import complex_cases
 
-# -- a test double: complex-step differences with a deliberate relative error -------------------------------
+# -- a test double: complex-step differences with a deliberate relative error ---------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,7 +169,7 @@ def test_pytest_case_check_raises_for_a_wrong_backend(slightly_wrong):
         case.check()
 
 
-# -- wrong scenarios ----------------------------------------------------------------------------------------
+# -- wrong scenarios -----------------------------------------------------------------------------
 
 
 def _scaled(a, factor):
@@ -223,7 +223,7 @@ def test_tolerances_depend_on_dtype_backend_and_overrides():
     assert test_differentiation(backend, [loose], rtol={"float32": 0.05}, raise_on_failure=False).ok
 
 
-# -- broken operators, inputs and preparations ---------------------------------------------------------------
+# -- broken operators, inputs and preparations ---------------------------------------------------
 
 
 def test_an_operator_ignoring_out_is_caught(monkeypatch):
@@ -337,7 +337,7 @@ def test_a_missing_framework_fails_and_is_not_skipped(monkeypatch):
     )
 
 
-# -- exclusions, ids, counts ---------------------------------------------------------------------------------
+# -- exclusions, ids, counts ---------------------------------------------------------------------
 
 
 class _NoInplaceAdapter(FiniteDiffAdapter):
@@ -434,7 +434,7 @@ def test_report_prints_a_table():
     assert lines[-1] == f"{len(report.results)} passed, 0 failed, 0 excluded"
 
 
-# -- scenarios --------------------------------------------------------------------------------------------------
+# -- scenarios -----------------------------------------------------------------------------------
 
 
 def test_scenario_sets_cover_the_issue():
@@ -508,7 +508,7 @@ def test_scenario_validates_its_arguments():
         Scenario("jacobian", np.sin, np.ones(2))
 
 
-# -- the pytest plugin and the benchmark ----------------------------------------------------------------------------
+# -- the pytest plugin and the benchmark ---------------------------------------------------------
 
 
 def test_backend_selection():
@@ -660,7 +660,7 @@ def test_counts_table_lists_each_backend_and_operator():
     assert gradient == ["fd", "gradient", "numpy", "1", f"{sizes[0] + 1}-{sizes[-1] + 1}"]
 
 
-# -- bad inputs ---------------------------------------------------------------------------------------------------
+# -- bad inputs ----------------------------------------------------------------------------------
 
 
 def test_a_backend_accepting_a_bare_tangent_is_caught(monkeypatch):

@@ -161,7 +161,7 @@ def test_an_unprepared_gradient_runs_the_code_of_at_most_eight_core_modules(back
     assert "diffinterface.core.prepare" in modules  # the measure sees the route
 
 
-# -- one check: the operator, has_aux, the signature and a same-point preparation's point ----------
+# -- one check: the operator, has_aux, the signature and a same-point preparation's point --------
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))

@@ -17,7 +17,7 @@ from diffinterface.core.registry import framework_bridge
 from diffinterface.testing import default_scenarios, second_order_scenarios, test_differentiation
 
 
-# -- a third-party backend in a few lines: forward-mode central differences, one tangent at a time ----------
+# -- a third-party backend in a few lines: forward-mode central differences, one tangent at a time ---
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,7 +156,7 @@ def test_selectors_validate_their_fields_at_construction(make, error, field):
         make()
 
 
-# -- a third party's DifferentiateWith rules, registered with its backend --------------------------------
+# -- a third party's DifferentiateWith rules, registered with its backend ------------------------
 
 
 class CentralRules(FrameworkBridge):

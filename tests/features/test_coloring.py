@@ -65,7 +65,7 @@ def arrowhead_jacobian(x):
     return J
 
 
-# -- the checks reject what they must ----------------------------------------------------------------
+# -- the checks reject what they must ------------------------------------------------------------
 
 
 def test_checks_reject_invalid_colorings():
@@ -86,7 +86,7 @@ def test_checks_reject_invalid_colorings():
     assert not is_acyclic_coloring(*path, np.array([0, 0, 1, 2]))
 
 
-# -- orders --------------------------------------------------------------------------------------------
+# -- orders --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("order", ORDERS)
@@ -245,7 +245,7 @@ def test_smallest_last_colors_a_banded_pattern_with_at_most_bandwidth_plus_one_c
     assert is_structurally_orthogonal(rows, cols, colors)
 
 
-# -- MixedMode: star bicoloring ----------------------------------------------------------------------
+# -- MixedMode: star bicoloring ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("framework", ["jax", "torch"])
@@ -309,7 +309,7 @@ def test_plot_shows_the_bicoloring():
     assert len(np.unique(ax.collections[0].get_array())) == 3
 
 
-# -- acyclic coloring and substitution -----------------------------------------------------------------
+# -- acyclic coloring and substitution -----------------------------------------------------------
 
 
 def banded_energy(x):

@@ -113,7 +113,7 @@ def test_torch_tensor_at_two_places_of_x_gets_partial_derivatives():
     assert w.grad is None
 
 
-# -- pytree outputs y -------------------------------------------------------------------------------------
+# -- pytree outputs y ----------------------------------------------------------------------------
 
 
 def dict_output(x):

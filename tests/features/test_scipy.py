@@ -80,7 +80,7 @@ def cost_of_prepared_call(f, prepare, call):
     return f.take()
 
 
-# -- minimize ----------------------------------------------------------------------------------------
+# -- minimize ------------------------------------------------------------------------------------
 
 
 def _direct_gradient_cost(f, backend):
@@ -215,7 +215,7 @@ def test_objective_passes_contexts():
     np.testing.assert_allclose(result.x, [5.0, 5.0], atol=1e-5)
 
 
-# -- solve_ivp ----------------------------------------------------------------------------------------
+# -- solve_ivp -----------------------------------------------------------------------------------
 
 ROBERTSON_START = np.array([1.0, 0.0, 0.0])
 
@@ -294,7 +294,7 @@ def test_ode_jacobian_is_taken_at_the_given_time():
     np.testing.assert_allclose(problem.jac(np.float64(4.0), np.ones(2)), 4.0 * np.eye(2), atol=1e-6)
 
 
-# -- least_squares and root -------------------------------------------------------------------------
+# -- least_squares and root ----------------------------------------------------------------------
 
 TIMES = np.linspace(0.0, 2.0, 9)
 OBSERVED = 2.5 * np.exp(-1.3 * TIMES)
@@ -339,7 +339,7 @@ def test_root_from_one_value_and_jacobian(backend):
     assert f.take() == per_call * problem.calls["value_and_jacobian"]
 
 
-# -- errors --------------------------------------------------------------------------------------------
+# -- errors --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

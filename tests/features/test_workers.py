@@ -75,7 +75,7 @@ def assert_identical(a, b, where=""):
     assert np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b), where
 
 
-# -- the selector ---------------------------------------------------------------------------------------------
+# -- the selector --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["4", 2.0, True, [1, 2], 0, -2])
@@ -118,7 +118,7 @@ def test_workers_are_keyword_only_compared_by_identity_and_left_out_of_the_repr_
         di.AutoFiniteDiff("central", None, None, 4)
 
 
-# -- results --------------------------------------------------------------------------------------------------
+# -- results -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -207,7 +207,7 @@ def test_a_cache_gets_its_own_copy_per_evaluation(threads):
     assert_identical(di.hessian(f, di.AutoFiniteDiff(workers=threads), X, di.Cache(buffer)), serial)
 
 
-# -- wrappers and scipy ---------------------------------------------------------------------------------------
+# -- wrappers and scipy --------------------------------------------------------------------------
 
 
 def test_autosparse_colors_and_second_order_outer_points_go_through_the_workers(threads):
@@ -255,7 +255,7 @@ def test_scipy_minimize_runs_through_a_backend_with_workers(threads):
     np.testing.assert_allclose(found["threads"], np.ones(4), atol=1e-4)
 
 
-# -- failures -------------------------------------------------------------------------------------------------
+# -- failures ------------------------------------------------------------------------------------
 
 
 def test_an_exception_in_one_evaluation_surfaces_chained_naming_it_before_the_others_finish(
@@ -376,7 +376,7 @@ def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
             )
 
 
-# -- a Dask cluster -------------------------------------------------------------------------------------------
+# -- a Dask cluster ------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from ...families.jax import JaxFamily
 _JACOBIAN_MODES = {"columns": "fwd", "rows": "rev", None: None}
 
 
-# -- tracing with JAX ------------------------------------------------------------------------------
+# -- tracing with JAX ----------------------------------------------------------------------------
 
 
 def _to_jax(value):
@@ -98,7 +98,7 @@ def _tracing_failure(jax, function, args, wide, error, alternatives):
     )
 
 
-# -- colorings ------------------------------------------------------------------------------------
+# -- colorings -----------------------------------------------------------------------------------
 
 
 def one_sided_coloring(rows, cols, shape, side):

@@ -192,8 +192,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             in_place = np.result_type(out_dtype, dtype) == out_dtype
 
             # The columns of a scalar f are NumPy scalars: one array of them is several times
-            # cheaper
-            # to build than np.stack's (which expands each to 1-d first), and holds the same values.
+            # cheaper to build than np.stack's (which expands each to 1-d first), and holds the same
+            # values.
             stack = (
                 np.array
                 if problem.spec.shape == ()

@@ -40,8 +40,7 @@ def batched_pushforward(adapter, problem):
     steps = traceable_step_rule(*adapter._entry_rel_abs(problem), np.asarray(problem.x).dtype)
     # One formula serves both methods: compiling a second costs more than a first gradient of f (its
     # reductions and differences are kernels of their own), where the gradient at x costs one point
-    # more.
-    # (gradients per tangent, formula)
+    # more. (gradients per tangent, formula)
     formula = (2, _central(steps)) if adapter.method == "central" else (1, _forward(steps))
     impl = problem.batched_f(problem.tangents, {"value_and_pushforward": formula})
     if impl is None:

@@ -104,8 +104,7 @@ _KEPT_LOADED = 8
 
 
 #: a Dask worker with several threads unpickles tasks concurrently (``_thread``: importing threading
-#: here would
-#: add to every ``import diffinterface``)
+#: here would add to every ``import diffinterface``)
 _LOADED_LOCK = _thread.allocate_lock()
 
 
@@ -145,8 +144,7 @@ class Shipped:
 
             try:
                 # a fresh token per Shipped: id(self) is reused once an object dies, and a worker
-                # holding the
-                # token would then evaluate the dead batch's functions
+                # holding the token would then evaluate the dead batch's functions
                 self._payload = (uuid.uuid4().hex, cloudpickle.dumps(self.functions))
             except Exception as error:
                 hint = (

@@ -102,8 +102,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         super().__init__(backend)
         self.jit = backend.jit
         # a preparation compiles f from a trace without values (jit): a branch on x's values is
-        # refused
-        # there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
+        # refused there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
         self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
 
     # -- preparation helpers --------------------------------------------------------------------
@@ -173,11 +172,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     fn = jax.jit(built, static_argnums=static)
 
                     # The operator's own method (the first) is compiled now. The others
-                    # (value_and_...) are
-                    # traced and lowered now, so f's errors surface at preparation, and JAX compiles
-                    # them at
-                    # their first call from that lowering: a preparation compiles only what a caller
-                    # uses.
+                    # (value_and_...) are traced and lowered now, so f's errors surface at
+                    # preparation, and JAX compiles them at their first call from that lowering: a
+                    # preparation compiles only what a caller uses.
                     def lowered(fn=fn, compile_now=position == 0):
                         lowering = fn.lower(*args)
                         return lowering.compile() if compile_now else lowering
@@ -294,8 +291,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             chosen,
         )
 
-    # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function
-    # -------------
+    # -- hooks for AutoSparse(AutoJAX(...)): products and gather in one compiled function ---------
 
     def sparse_jacobian(self, problem, compression, seed_matrix, dense_shape, assembler):
         """``(jacobian, value_and_jacobian)`` compiled whole (``sparse.py``), or None when it cannot be."""

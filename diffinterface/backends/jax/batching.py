@@ -56,8 +56,7 @@ def _one_seed_bytes(f, x, ctx, mode, wide):
             else int(analysis.temp_size_in_bytes + analysis.output_size_in_bytes)
         )
         # XLA may fuse one seed's product into a reduction that keeps no intermediate (a scalar f of
-        # a
-        # matrix product), where the batched product materializes them for every seed: the
+        # a matrix product), where the batched product materializes them for every seed: the
         # intermediates' sizes bound what a seed adds to a batch from the other side.
         return max(compiled, _intermediate_bytes(traced.jaxpr))
 

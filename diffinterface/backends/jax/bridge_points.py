@@ -31,8 +31,7 @@ class _Pending:
     def __init__(self, bridge, spec, x_shape, x_dtype):
         self.bridge, self.spec, self.x_shape, self.x_dtype = bridge, spec, x_shape, x_dtype
         # decided from the shape alone, as the rules will decide it: under jit too, a scalar f's
-        # gradient
-        # costs one callback, which returns the value with it
+        # gradient costs one callback, which returns the value with it
         self.gradient_route = bridge.gradient_route(tuple(spec[0]))
         self._rules = None
 

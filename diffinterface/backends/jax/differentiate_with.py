@@ -300,8 +300,7 @@ class JAXBridge(FrameworkBridge):
         with jax.enable_x64(dtype_name(a) in ("float64", "complex128")):
             if source == "torch":
                 # JAX takes compact strides only: an expanded cotangent (from y.sum()), a slice or a
-                # view
-                # is copied first
+                # view is copied first
                 return jax.dlpack.from_dlpack(a if a.is_contiguous() else a.contiguous())
             return jnp.asarray(a)
 

@@ -122,8 +122,7 @@ class LinearCallback:
         x, ctx = call.inner(res[0], res[1 : 1 + self.n_dyn])
         family, y_dtype = call.family, call.rules.spec[1]
         # JAX without x64 hands float32 seeds for a float64 side of f: widened (exactly) to the
-        # dtype the
-        # inner was prepared with
+        # dtype the inner was prepared with
         seed_dtype = y_dtype if self.kind == "pullback" else call.rules.x_dtype
         vs = tuple(to_family(np.asarray(v, dtype=seed_dtype), family) for v in vs)
         if self.kind == "pushforward":

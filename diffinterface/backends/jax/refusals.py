@@ -25,8 +25,7 @@ TRACED_ARRAY_ERRORS = frozenset(
     )
 )
 #: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must
-#: be Tensor,
-#: not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute
+#: be Tensor, not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute
 #: __dlpack_device__")
 JAX_ARRAY_NAMED = re.compile(r"\bjaxlib\b|\bjax\.Array\b|\b\w*Tracer\b")
 

@@ -119,8 +119,7 @@ class JAXSecondOrder:
             chosen,
         )
 
-    # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...))
-    # -------------------------------------------
+    # -- hooks for SecondOrder(AutoJAX(...), AutoJAX(...)) ----------------------------------------
 
     def differentiable_value_and_gradient(self, problem):
         return _gradient_pair(problem.f, problem.mode("gradient"))[1]

@@ -55,8 +55,7 @@ __all__ = ["TensorFlowAdapter", "keras_function"]
 
 def __getattr__(name):
     # the adapter imports TensorFlow: only when it is asked for (di.keras_function is exported from
-    # here, and
-    # `import diffinterface` imports no framework)
+    # here, and `import diffinterface` imports no framework)
     if name == "TensorFlowAdapter":
         from .adapter import TensorFlowAdapter
 

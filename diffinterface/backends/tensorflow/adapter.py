@@ -68,8 +68,7 @@ class TensorFlowAdapter(Adapter):
             error, (TypeError, AttributeError, NotImplementedError, ValueError)
         ) and any(part in text for part in _TRACED_ARRAY_MESSAGES)
 
-    # -- output and evaluation
-    # -----------------------------------------------------------------------
+    # -- output and evaluation --------------------------------------------------------------------
 
     def output_spec(self, problem):
         b = Boundary(self, problem)
@@ -87,8 +86,7 @@ class TensorFlowAdapter(Adapter):
 
         return value
 
-    # -- the shapes of methods
-    # -----------------------------------------------------------------------
+    # -- the shapes of methods --------------------------------------------------------------------
 
     @staticmethod
     def _seeded(b, operator, core, values):
@@ -162,8 +160,7 @@ class TensorFlowAdapter(Adapter):
         require_scalar_output(b.problem, b.scalar)
         return impl
 
-    # -- primitives
-    # ----------------------------------------------------------------------------------
+    # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pushforward(self, problem):
         b = Boundary(self, problem)
@@ -186,8 +183,7 @@ class TensorFlowAdapter(Adapter):
             self._seeded(b, "pullback", recipes.pullbacks(b.recorded(), k, b.broken, s.parallel), 1)
         )
 
-    # -- first order
-    # ---------------------------------------------------------------------------------
+    # -- first order ------------------------------------------------------------------------------
 
     def prepare_gradient(self, problem):
         b = Boundary(self, problem, scalar="gradient")
@@ -230,8 +226,7 @@ class TensorFlowAdapter(Adapter):
         core = recipes.reverse_jacobian(b.recorded(), b.broken, s.parallel)
         return s.record(self._unseeded(b, ("derivative", "value_and_derivative"), core))
 
-    # -- second order: forward over reverse in one traced function
-    # -----------------------------------
+    # -- second order: forward over reverse in one traced function --------------------------------
 
     def prepare_hvp(self, problem):
         b = Boundary(self, problem, scalar="hvp")
@@ -256,8 +251,7 @@ class TensorFlowAdapter(Adapter):
             b, ("second_derivative", "value_derivative_and_second_derivative"), core
         )
 
-    # -- first derivatives TensorFlow can differentiate again (SecondOrder pairs)
-    # --------------------
+    # -- first derivatives TensorFlow can differentiate again (SecondOrder pairs) -----------------
 
     def differentiable_value_and_gradient(self, problem):
         b = Boundary(self, problem)

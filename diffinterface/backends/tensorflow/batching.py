@@ -75,8 +75,8 @@ def batched_map(parallel):
 
     def mapped(fn, seeds):
         # never converted by autograph: an eager pfor traces its batches' loop in a tf.function that
-        # has it on,
-        # and autograph's rewrite of f is not f (f is traced as written, see Boundary.compiled)
+        # has it on, and autograph's rewrite of f is not f (f is traced as written, see
+        # Boundary.compiled)
         @tf.autograph.experimental.do_not_convert
         def one(i):
             return fn(tf.gather(seeds, i))

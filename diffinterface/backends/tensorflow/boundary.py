@@ -42,8 +42,8 @@ CHECKING_WITHOUT_VALUES: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "tensorflow_value_check", default=False
 )
 #: True while a forward-mode recipe (a ForwardAccumulator) runs f: a DifferentiateWith function
-#: inside refuses,
-#: since TensorFlow's forward mode does not see the bridge's custom gradients (it would give zeros)
+#: inside refuses, since TensorFlow's forward mode does not see the bridge's custom gradients (it
+#: would give zeros)
 FORWARD_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "tensorflow_forward_mode", default=False
 )
@@ -232,10 +232,8 @@ class Boundary:
 
             return eager
         # autograph off: f is traced as written (a Python branch on x's values is refused, below),
-        # and
-        # tracing stays as cheap as TensorFlow allows
-        # a fixed signature where it can be (no contexts): tf.function binds variadic arguments more
-        # slowly
+        # and tracing stays as cheap as TensorFlow allows; a fixed signature where it can be (no
+        # contexts): tf.function binds variadic arguments more slowly
         if self.aux is not None:
             core = self.aux.returning(core)
         fixed = {1: lambda a: core(a), 2: lambda a, b: core(a, b)}.get(len(example), core)
@@ -254,10 +252,9 @@ class Boundary:
                 raise
             raise self.branch_error(error) from error
         # the traced function itself where every argument is an array: calling it skips
-        # tf.function's
-        # look-up of the trace by its arguments (a third of a small call); an argument that is a
-        # Python
-        # object (a number context) is part of the trace, and a new value must trace again
+        # tf.function's look-up of the trace by its arguments (a third of a small call); an argument
+        # that is a Python object (a number context) is part of the trace, and a new value must
+        # trace again
         traced = concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
         return traced if self.aux is None else self.aux.unpacking(traced)
 
@@ -336,8 +333,7 @@ class Boundary:
         args = [self.x_in(problem.x)]
         if with_seeds:
             # one seed itself, several as a tuple: tf.function traces numpy arrays and tensors alike
-            # (new values
-            # reuse the trace)
+            # (new values reuse the trace)
             seeds = tuple(map(self.seed_in, problem.tangents))
             args.append(seeds[0] if len(seeds) == 1 else seeds)
         # contexts pass as they are: tf.function traces numpy arrays as tensors (a new value reuses

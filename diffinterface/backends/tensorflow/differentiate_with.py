@@ -84,8 +84,7 @@ class _Call:
             return np.asarray(to_family(result, "numpy"), dtype=dtype.as_numpy_dtype)
 
         # stop_gradient: the function's derivatives are the custom gradients only; without it a
-        # forward
-        # accumulator would take py_function's own (zero) derivative and ignore them
+        # forward accumulator would take py_function's own (zero) derivative and ignore them
         out = tf.stop_gradient(tf.py_function(body, [*args, *self.tensors], Tout=dtype))
         out.set_shape(shape)
         return out
@@ -136,8 +135,7 @@ def _hvp(x, c, v, call):
             lambda a, s, w, ctx: call.rules.hvp(a, s, (w,), ctx)[0], [x, c, v], like_x=True
         )
         # linear and symmetric in v; along x and c it would need third derivatives, which the bridge
-        # does
-        # not provide: TensorFlow sees no gradient there (None: unconnected, never a zero)
+        # does not provide: TensorFlow sees no gradient there (None: unconnected, never a zero)
         return out, lambda g: (None, None, _hvp(x, c, g, call))
 
     return hvp(x, c, v)

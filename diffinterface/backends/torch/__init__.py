@@ -121,8 +121,7 @@ __all__ = ["TorchAdapter", "module_function"]
 
 def __getattr__(name):
     # the adapter imports torch: only when it is asked for (di.module_function is exported from
-    # here, and
-    # `import diffinterface` imports no framework)
+    # here, and `import diffinterface` imports no framework)
     if name == "TorchAdapter":
         from .adapter import TorchAdapter
 

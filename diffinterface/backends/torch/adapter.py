@@ -76,7 +76,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
     # with has_aux: what f received or computed, unwrapped from torch's recording (boundary.py)
     primal_value = staticmethod(_primal_tensor)
 
-    # -- output shape ------------------------------------------------------------------------------
+    # -- output shape -----------------------------------------------------------------------------
 
     def output_spec(self, problem):
         return learned_output_spec(self, problem)
@@ -111,8 +111,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
 
         return Impl.from_valued("gradient", value_and_gradient)
 
-    # -- primitives
-    # ----------------------------------------------------------------------------------
+    # -- primitives -------------------------------------------------------------------------------
 
     def prepare_pullback(self, problem):
         b = _Boundary(problem)
@@ -225,8 +224,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
 
         return Impl.from_valued(operator, value_and_contracted)
 
-    # -- first-order overrides
-    # -----------------------------------------------------------------------
+    # -- first-order overrides --------------------------------------------------------------------
 
     def prepare_gradient(self, problem):
         require_scalar_output(problem, "gradient")

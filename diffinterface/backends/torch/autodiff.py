@@ -197,8 +197,7 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
             and tangents.is_floating_point()
         ):
             # vmap promotes a 0-d x times a Python float to float64 (torch's wrapped numbers lose
-            # their
-            # weak type once batched): the tangents' dtype is what the unbatched jvp gives
+            # their weak type once batched): the tangents' dtype is what the unbatched jvp gives
             return parts.to(tangents.dtype)
         return parts
 
@@ -224,8 +223,7 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
 _FUNCTIONAL_FORWARD_MAX_INPUT = 300
 
 #: Largest output for which ``mode=None`` computes a derivative by batched backward passes, which
-#: beat
-#: dual numbers up to about there (benchmarks/README.md).
+#: beat dual numbers up to about there (benchmarks/README.md).
 _REVERSE_DERIVATIVE_MAX_OUTPUT = 100
 
 

@@ -311,7 +311,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     return anp.diff(joined, n=n, axis=axis)
 
 
-# -- searching and sorting ------------------------------------------------------------------------
+# -- searching and sorting -----------------------------------------------------------------------
 
 
 def where(condition, x1, x2, /):

@@ -32,8 +32,7 @@ A long campaign is one command (it prints the count tried and every failure)::
 import importlib
 
 #: public name -> the module that defines it; imported on first use, so that importing this package
-#: (as
-#: pytest does to collect the kit's fuzz test) needs no hypothesis until a campaign runs
+#: (as pytest does to collect the kit's fuzz test) needs no hypothesis until a campaign runs
 _EXPORTS = {
     "fuzz_programs": "campaign",
     "assert_fuzz_passes": "campaign",

@@ -313,9 +313,8 @@ def fuzz_programs(
         return reference
 
     # in chunks of CHUNK examples (seeds seed, seed + 1...), so that a time limit ends the campaign
-    # between two
-    # chunks: hypothesis cannot be stopped inside a run without replaying the example that stopped
-    # it
+    # between two chunks: hypothesis cannot be stopped inside a run without replaying the example
+    # that stopped it
     done = 0
     while done < examples and (stop is None or time.monotonic() < stop):
         chunk = min(CHUNK, examples - done)

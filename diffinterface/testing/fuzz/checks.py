@@ -113,8 +113,7 @@ def functions_called(source):
 def refused_function(error, source):
     """The function a refusal names, or None when ``error`` is not a refusal of one the program calls."""
     # NotImplementedError included: a namespace may refuse by name (a framework's raw "JVP of det
-    # ... not
-    # defined" has none of the refusal words, so it stays a failure)
+    # ... not defined" has none of the refusal words, so it stays a failure)
     if not isinstance(error, (NotImplementedError, DifferentiationError, ValueError, TypeError)):
         return None
     text = str(error)
@@ -127,21 +126,16 @@ def refused_function(error, source):
 
 
 #: the least relative tolerance of a float32 result against the float64 reference (a few float32
-#: ulps per step
-#: of a program); wrong derivatives (a dropped term, a wrong rule) are off by far more
+#: ulps per step of a program); wrong derivatives (a dropped term, a wrong rule) are off by far more
 FLOAT32_CHAIN_TOLERANCE = 5e-4
 
 #: A difference quotient divides the rounding error of its evaluations (a few ulps of |f| each) by
-#: its step h.
-#: The smallest step a finite-difference rule takes is about sqrt(eps) (forward differences; central
-#: and second
-#: differences take larger ones, eps**(1/3) and eps**(1/4), and their rounding error is then no
-#: larger), so a
-#: result may be off by ``FINITE_DIFFERENCE_ROUNDING * sqrt(eps) * |f|`` with no rule wrong: an f of
-#: size 10 whose
-#: derivatives are 0.01 loses a tenth of a percent of them to rounding. Wrong rules are off by the
-#: derivatives'
-#: own size, which this term is far below.
+#: its step h. The smallest step a finite-difference rule takes is about sqrt(eps) (forward
+#: differences; central and second differences take larger ones, eps**(1/3) and eps**(1/4), and
+#: their rounding error is then no larger), so a result may be off by ``FINITE_DIFFERENCE_ROUNDING *
+#: sqrt(eps) * |f|`` with no rule wrong: an f of size 10 whose derivatives are 0.01 loses a tenth of
+#: a percent of them to rounding. Wrong rules are off by the derivatives' own size, which this term
+#: is far below.
 FINITE_DIFFERENCE_ROUNDING = 4.0
 
 
@@ -197,9 +191,8 @@ class Checker:
         rtol, atol = default_tolerances(self.backend, self.precision, order or ORDERS[operator])
         if self.precision == "float32":
             # a chain of float32 operations (matmul, cumulative products, variances) rounds at each
-            # step:
-            # the kit's tolerances are for one well-conditioned function, a program's error grows
-            # along it
+            # step: the kit's tolerances are for one well-conditioned function, a program's error
+            # grows along it
             rtol, atol = max(rtol, FLOAT32_CHAIN_TOLERANCE), max(atol, FLOAT32_CHAIN_TOLERANCE)
         atol *= max(1.0, float(np.max(np.abs(expected), initial=0.0)))
         if is_approximate(self.backend):

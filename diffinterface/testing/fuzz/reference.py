@@ -87,8 +87,8 @@ def array_reference(program, x, framework="jax"):
         if all(np.all(np.isfinite(value)) for value in result.values()):
             return result
         # torch.func's nested jacrev returns NaN second derivatives of det at a matrix with a
-        # repeated
-        # eigenvalue (its backward goes through an SVD) where JAX's are finite: then JAX decides
+        # repeated eigenvalue (its backward goes through an SVD) where JAX's are finite: then JAX
+        # decides
     jax = _jax()
 
     def everything(x):

@@ -46,8 +46,8 @@ def _broadcast_hypot(x):
 
 def _broadcast_argument(backend, problems, zero):
     # hypot's reverse rule did not sum a broadcast argument's cotangent: autograd's Hessian came out
-    # wrong
-    # (found by the fuzz suite). At x > 0, hypot(x, x) = sqrt(2) x, so g(x) = 2 sum(sin(sqrt(2) x)).
+    # wrong (found by the fuzz suite). At x > 0, hypot(x, x) = sqrt(2) x, so g(x) = 2
+    # sum(sin(sqrt(2) x)).
     if not applies(backend, _NOT_HOLOMORPHIC):
         return
     x = np.array([0.4, 0.9, 1.3])

@@ -105,8 +105,7 @@ def _matrix_chain(backend, problems, zero):
         return (x @ a) @ b
 
     # a framework may declare that its @ takes matrices only: then the ValueError naming the limit
-    # and the way
-    # around it is the one accepted refusal
+    # and the way around it is the one accepted refusal
     declared = [
         (what, around)
         for _, _, what, around in declared_limits()

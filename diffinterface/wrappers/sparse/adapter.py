@@ -91,8 +91,7 @@ class SparseAdapter(DelegatingAdapter):
             framework=dense.framework, approximate=dense.approximate
         )
 
-    # -- the sparse operators
-    # ------------------------------------------------------------------------
+    # -- the sparse operators ---------------------------------------------------------------------
 
     def _seeds(self, problem, compression, shape, dtype, matrix=None):
         """One seed per color in the user's family, shaped ``shape``."""

@@ -39,8 +39,7 @@ def detect(problem, detector, kind):
     return rows.astype(np.int32), cols.astype(np.int32), shape
 
 
-# -- one dense derivative
-# ---------------------------------------------------------------------------
+# -- one dense derivative ------------------------------------------------------------------------
 
 
 def _dense(problem, detector, kind):
@@ -56,7 +55,7 @@ def _dense(problem, detector, kind):
     return np.nonzero(matrix > detector.atol)
 
 
-# -- a pattern the user gives ---------------------------------------------------------------------
+# -- a pattern the user gives --------------------------------------------------------------------
 
 
 def _known(detector, kind, shape):

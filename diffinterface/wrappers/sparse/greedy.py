@@ -90,8 +90,7 @@ def _forbid_set(heads, nexts, values, w, forbidden, stamp):
 @njit(cache=True)
 def _star_coloring(nv, ptr, adjacency, order):
     # The colors forbidden to v through a neighbour w are kept per w as vertices get colored, so
-    # that
-    # a vertex of high degree is not walked again for each of its neighbours:
+    # that a vertex of high degree is not walked again for each of its neighbours:
     # near[w]: the colors of w's colored neighbours (all forbidden when w is uncolored);
     # bad[w]: for a colored w, the colors of its neighbours x having another neighbour of w's color.
     width = nv + 1
@@ -232,7 +231,7 @@ def acyclic_coloring(adjacency, order):
     return _acyclic_coloring(*adjacency, order)
 
 
-# -- checks ---------------------------------------------------------------------------------------
+# -- checks --------------------------------------------------------------------------------------
 
 
 def _pairs_unique(keys):
