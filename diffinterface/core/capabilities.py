@@ -34,6 +34,7 @@ class Capabilities(Frozen):
         "inplace",
         "writes_cache",
         "complex_x_refusal",
+        "complex_step",
         "numpy_results_are_arrays",
         "max_batch",
         "bounds_sweeps",
@@ -65,6 +66,9 @@ class Capabilities(Frozen):
     #: None when the adapter differentiates a complex x (through its real view,
     #: core/complex_convention.py); else why not, for the error
     complex_x_refusal: Optional[str] = None
+    #: True when ``f`` is evaluated at complex points ``x + i h t`` of a real x (the complex step),
+    #: where it must be the analytic continuation of the real f (families/complex_step.py)
+    complex_step: bool = False
     #: True when every numpy result is an ``np.ndarray``, 0-d ones included; False (the safe
     #: default) lets the core turn NumPy scalars and floats into 0-d arrays where results can be 0-d
     numpy_results_are_arrays: bool = False

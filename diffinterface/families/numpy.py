@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import complex_step_namespace
 from .base import Family, dtype_name
+from .complex_step import at_complex_step
 from .registry import from_any_family
 
 
@@ -40,7 +42,9 @@ class NumpyFamily(Family):
         return issubclass(cls, np.generic) or cls.__module__.startswith(self.modules)
 
     def namespace(self):
-        return np
+        # at a complex-step point, the functions whose complex meaning is not their real one's
+        # continuation are replaced by it, or refuse (complex_step.py)
+        return complex_step_namespace if at_complex_step() else np
 
     from_dlpack = from_any_family
 

@@ -228,7 +228,7 @@ def array_namespace(*arrays):
     # is.
     families = {family_of(a) for a in arrays if a.__class__ not in _PYTHON_SCALARS}
     if not families and arrays:
-        return np
+        return FAMILIES["numpy"].namespace()
     for family in _BY_PRECEDENCE:
         if family in families:
             return FAMILIES[family].namespace()

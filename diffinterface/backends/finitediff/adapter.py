@@ -43,6 +43,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         self.capabilities = type(self).capabilities.replace(
             writes_cache=not complex_step,
             complex_x_refusal=COMPLEX_STEP_REAL_X_ONLY if complex_step else None,
+            complex_step=complex_step,
             # with workers, the points go to them
             batches_points=self.method in ("central", "forward") and self.tape is None,
         )

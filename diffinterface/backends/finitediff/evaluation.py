@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...families.complex_step import at_complex_points
 from .refusals import dropped_imaginary_part
 
 
@@ -29,6 +30,8 @@ class FiniteDiffEvaluation:
 
     def _evaluate_here(self, problem, dtype=None):
         f = problem.f
+        if dtype is not None:  # complex-step points: the one-source namespace continues f there
+            f = at_complex_points(f, self.backend.rel_step)
         if problem.y is None:
             if dtype is None:
                 return lambda x, ctx: f(x, *ctx)
