@@ -39,6 +39,8 @@ The modules group the probes by the kind of defect:
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
   where a vectorized sweep would roll the seeds.
+- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient penalty, MAML) and operators
+  work under ``torch.func``'s transforms (per-sample gradients).
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -59,6 +61,7 @@ from . import (
     one_kind,
     result_dtypes,
     rolled_axes,
+    torch_nesting,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -79,6 +82,7 @@ _MODULES = (
     array_api_special_inputs,
     batched_matmul,
     rolled_axes,
+    torch_nesting,
 )
 
 
