@@ -67,6 +67,16 @@ def _map(fn, tree):
     return optree.tree_map(fn, tree, none_is_leaf=True)
 
 
+def _concrete_leaves(x):
+    """x's leaves as numpy arrays to compare evaluations' arguments with, or None where x has no
+    concrete value (a batched tensor inside ``torch.func.vmap``): :meth:`AuxCapture.take` then
+    evaluates f at x itself."""
+    try:
+        return [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
+    except Exception:  # noqa: BLE001 - a value with no concrete form is compared with nothing
+        return None
+
+
 class AuxCapture:
     """``f`` returning ``(y, aux)`` as a function returning ``y``; ``aux`` at the call's x is kept.
 
@@ -151,7 +161,7 @@ class AuxCapture:
         self._found, self._aux, self._stand_in = False, None, None
         self._x = x
         if not self.native:
-            self._x_leaves = [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
+            self._x_leaves = _concrete_leaves(x)
 
     def stand_in(self, x):
         """Note ``x`` as the call's x in the adapter's problem (the core flattens a pytree x: the adapter sees

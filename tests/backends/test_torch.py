@@ -111,14 +111,19 @@ def test_user_tensors_keep_no_grad_and_their_flags(backend):
     s = torch.tensor(0.4, dtype=F64, requires_grad=True)
     before = x.detach().clone()
     results = every_operator(backend, x, t1, t2, s)
+    with torch.no_grad():
+        detached = every_operator(backend, x, t1, t2, s)
     assert x.grad is None and t1.grad is None and s.grad is None
     assert x.requires_grad and t1.requires_grad and s.requires_grad and not t2.requires_grad
     assert torch.equal(x.detach(), before)
     for name, result in results.items():
-        for r in leaves(result):
+        for r, plain in zip(leaves(result), leaves(detached[name])):
             assert isinstance(r, torch.Tensor), name
-            assert not r.requires_grad, f"{name} returned a tensor attached to a graph"
+            # x requires grad: results stay in its graph, unless asked for under no_grad
+            assert r.requires_grad, f"{name} returned a tensor detached from x's graph"
+            assert not plain.requires_grad, f"{name} under no_grad returned a tensor in a graph"
             assert r.dtype == F64, name
+            torch.testing.assert_close(r.detach(), plain, rtol=1e-12, atol=1e-12)
 
 
 def test_parameters_closed_over_accumulate_no_grad(backend):
@@ -129,9 +134,12 @@ def test_parameters_closed_over_accumulate_no_grad(backend):
 
     g = di.gradient(f, backend, torch.tensor(X))
     h = di.hessian(f, backend, torch.tensor(X))
-    np.testing.assert_allclose(g.numpy(), 2 * weight.detach().numpy() * X)
-    np.testing.assert_allclose(h.numpy(), np.diag(2 * weight.detach().numpy()))
-    assert weight.grad is None and not g.requires_grad
+    np.testing.assert_allclose(g.detach().numpy(), 2 * weight.detach().numpy() * X)
+    np.testing.assert_allclose(h.detach().numpy(), np.diag(2 * weight.detach().numpy()))
+    # the results stay in weight's graph (a gradient penalty differentiates them again)
+    assert weight.grad is None and g.requires_grad and h.requires_grad
+    with torch.no_grad():
+        assert not di.gradient(f, backend, torch.tensor(X)).requires_grad
 
 
 def test_numpy_in_numpy_out(backend):
@@ -400,9 +408,9 @@ def test_compile_gives_the_same_gradient():
     x = torch.tensor(X, requires_grad=True)
     prep = di.prepare_gradient(scalar_f, backend, x)
     value, g = di.value_and_gradient(scalar_f, backend, x, prep=prep)
-    np.testing.assert_allclose(g.numpy(), scalar_f_gradient(X), rtol=1e-12)
+    np.testing.assert_allclose(g.detach().numpy(), scalar_f_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(float(value), float(np.sum(np.sin(X) * X**2)), rtol=1e-12)
-    assert x.grad is None and x.requires_grad and not g.requires_grad
+    assert x.grad is None and x.requires_grad and g.requires_grad  # in x's graph
     g2 = di.gradient(scalar_f, backend, torch.tensor(X + 1.0), prep=prep)
     np.testing.assert_allclose(g2.numpy(), scalar_f_gradient(X + 1.0), rtol=1e-12)
     with pytest.raises(TypeError, match="compile"):

@@ -60,13 +60,15 @@ array, and one with negative strides such as ``a[::-1]``, which torch cannot
 represent, is copied once per call: x, tangents, contexts and pytree leaves);
 tensors in, tensors out on the same device and
 dtype (float32 stays float32, float64 float64). The user's tensors are never
-modified: reverse mode differentiates a detached alias of ``x``, forward mode
-and seeds use tensors outside any graph, so ``x.grad`` stays ``None``,
-``requires_grad`` flags are unchanged and results carry no graph. numpy arrays
-among the contexts become tensors sharing memory, the leaves of a dict, list or
-tuple context too; tensor contexts that
-require grad are passed detached. Parameters that ``f`` closes over
-accumulate no ``.grad`` either (``autograd.grad`` never accumulates).
+modified: ``x.grad`` stays ``None`` and ``requires_grad`` flags are unchanged.
+numpy arrays among the contexts become tensors sharing memory, the leaves of a
+dict, list or tuple context too. Parameters that ``f`` closes over accumulate
+no ``.grad`` either (``autograd.grad`` never accumulates). A call whose x,
+seeds, contexts or closed-over tensors require grad (grad mode on), or that
+runs inside a ``torch.func`` transform, returns results connected to the
+caller's graph, computed by ``torch.func``'s transforms (:mod:`.nesting`); any
+other call differentiates a detached alias of ``x`` with the recipes above and
+returns results without a graph.
 An x made under ``torch.inference_mode()`` (which can neither record nor carry a
 tangent) or expanded (stride 0, which forward mode cannot make dual) is
 differentiated at a plain copy, decided at preparation from the x prepared with;

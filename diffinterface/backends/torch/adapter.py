@@ -13,6 +13,7 @@ from .batching import sweep_batch
 from .boundary import _as_output, _Boundary, _contexts, _primal_tensor, _Tensor
 from .graph_watch import learned_output_spec
 from .jacobians import TorchJacobians
+from .nesting import may_nest, nestable
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
@@ -68,10 +69,15 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
             part in text for part in _TRACED_ARRAY_MESSAGES
         )
 
+    def prepare(self, operator, problem):
+        # the fast recipe, or torch.func's where a call takes part in an outer derivative
+        return nestable(self, operator, problem, super().prepare)
+
     def prepare_same_point(self, operator, problem):
         from .same_point import prepare_same_point
 
-        return prepare_same_point(operator, problem)
+        # a graph recorded once cannot stay connected to an outer one: the ordinary preparation
+        return None if may_nest(problem) else prepare_same_point(operator, problem)
 
     # with has_aux: what f received or computed, unwrapped from torch's recording (boundary.py)
     primal_value = staticmethod(_primal_tensor)

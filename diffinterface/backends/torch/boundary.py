@@ -111,21 +111,26 @@ def _same(t):
     return t
 
 
-def _context_to_torch(value):
+def _context_to_torch(value, tensor=_detached):
     if isinstance(value, np.ndarray):
         return _numpy_to_torch(value)
     if isinstance(value, _Tensor):
-        return value.detach() if value.requires_grad else value
+        return tensor(value)
     if isinstance(value, dict):  # a tree of contexts: its leaves as above
-        return {key: _context_to_torch(leaf) for key, leaf in value.items()}
+        return {key: _context_to_torch(leaf, tensor) for key, leaf in value.items()}
     if isinstance(value, (list, tuple)):
-        leaves = [_context_to_torch(leaf) for leaf in value]
+        leaves = [_context_to_torch(leaf, tensor) for leaf in value]
         return type(value)(leaves) if not hasattr(value, "_fields") else type(value)(*leaves)
     return value
 
 
 def _contexts(ctx):
     return tuple(_context_to_torch(c) for c in ctx)
+
+
+def _live_contexts(ctx):
+    """The contexts as torch sees them, their tensors as given: connected to an outer graph."""
+    return tuple(_context_to_torch(c, _same) for c in ctx)
 
 
 class _Boundary:

@@ -47,7 +47,9 @@ from torch.overrides import TorchFunctionMode
 from ...core import Spec
 from ...core.boundary import explain
 from ...errors import DifferentiationError, GraphBreakError, graph_break
-from .boundary import _Boundary, _contexts
+from .boundary import _Boundary, _contexts, _live_contexts
+
+_inside_transform = torch._C._functorch.maybe_current_level
 
 _Tensor = torch.Tensor
 
@@ -170,21 +172,47 @@ def _broken(f, backend, what):
 
 
 class WatchedSpec(Spec):
-    """The output's :class:`~diffinterface.core.Spec`, and whether it ``records`` a path back to x:
-    False for an output torch cannot trace back to x (a constant, a value copied out of the graph)."""
+    """The output's :class:`~diffinterface.core.Spec`, whether it ``records`` a path back to x (False
+    for an output torch cannot trace back to x: a constant, a value copied out of the graph), and
+    whether its graph reaches ``beyond_x``: a tensor f closes over that requires grad (nesting.py)."""
 
-    __slots__ = ("records",)
+    __slots__ = ("records", "beyond_x")
 
-    def __init__(self, shape, dtype, records):
+    def __init__(self, shape, dtype, records, beyond_x=False):
         super().__init__(shape, dtype)
         self.records = records
+        self.beyond_x = beyond_x
 
 
-def _spec_of(y):
+def _spec_of(y, leaves):
     if isinstance(y, _Tensor):
-        return WatchedSpec(tuple(y.shape), str(y.dtype).replace("torch.", ""), y.requires_grad)
+        return WatchedSpec(
+            tuple(y.shape),
+            str(y.dtype).replace("torch.", ""),
+            y.requires_grad,
+            _reaches_beyond(y, leaves),
+        )
     spec = Spec.of(y)
     return WatchedSpec(spec.shape, spec.dtype, False)
+
+
+def _reaches_beyond(tensor, leaves):
+    """True when ``tensor``'s autograd history reaches a leaf that requires grad other than ``leaves``."""
+    if tensor.grad_fn is None:
+        return tensor.requires_grad and not any(tensor is leaf for leaf in leaves)
+    ids = {id(leaf) for leaf in leaves}
+    stack, seen = [tensor.grad_fn], set()
+    while stack:
+        for parent, _ in stack.pop().next_functions:
+            if parent is None or parent in seen:
+                continue
+            seen.add(parent)
+            variable = getattr(parent, "variable", None)  # an AccumulateGrad node: a leaf
+            if variable is None:
+                stack.append(parent)
+            elif id(variable) not in ids:
+                return True
+    return False
 
 
 def learned_output_spec(adapter, problem):
@@ -196,14 +224,17 @@ def learned_output_spec(adapter, problem):
     if problem.y is not None:
         return Spec.of(problem.y)
     ctx, to_torch = _contexts(problem.ctx), _Boundary(problem).to_torch
+    if _inside_transform() is not None:
+        # torch.func refuses requires_grad_() there: f as given, unwatched (nesting.py)
+        return Spec.of(problem.f(problem.x, *_live_contexts(problem.ctx)))
     if problem.tree is None:
-        x = to_torch(problem.x)
-        y = _evaluate(adapter, problem, [x], lambda: (x, *ctx))
+        leaves = [to_torch(problem.x)]
+        y = _evaluate(adapter, problem, leaves, lambda: (leaves[0], *ctx))
     else:
         tree = problem.tree
         leaves = [to_torch(leaf) for leaf in tree.array_leaves(problem.x)]
         y = _evaluate(adapter, problem, leaves, lambda: (tree.unflatten(leaves), *ctx))
-    return Spec.of(y) if problem.constant_output_is_zero else _spec_of(y)
+    return Spec.of(y) if problem.constant_output_is_zero else _spec_of(y, leaves)
 
 
 def refuse_a_constant_output(problem, broken):

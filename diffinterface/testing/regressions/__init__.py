@@ -40,7 +40,10 @@ The modules group the probes by the kind of defect:
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
   where a vectorized sweep would roll the seeds;
 - :mod:`.complex_step`: at complex-step points every array-API function of the
-  namespace is its real function's continuation, or refuses by name.
+  namespace is its real function's continuation, or refuses by name;
+- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
+  penalty, MAML) and operators work under ``torch.func``'s transforms
+  (per-sample gradients).
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -62,6 +65,7 @@ from . import (
     one_kind,
     result_dtypes,
     rolled_axes,
+    torch_nesting,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -83,6 +87,7 @@ _MODULES = (
     batched_matmul,
     rolled_axes,
     complex_step,
+    torch_nesting,
 )
 
 
