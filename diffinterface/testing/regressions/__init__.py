@@ -38,7 +38,10 @@ The modules group the probes by the kind of defect:
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
-  where a vectorized sweep would roll the seeds.
+  where a vectorized sweep would roll the seeds;
+- :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
+  own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
+  and messages that fit the call.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -62,6 +65,7 @@ from . import (
     unusual_arrays,
     unusual_functions,
     writable_results,
+    wrong_picks_and_messages,
 )
 
 _MODULES = (
@@ -79,6 +83,7 @@ _MODULES = (
     array_api_special_inputs,
     batched_matmul,
     rolled_axes,
+    wrong_picks_and_messages,
 )
 
 
