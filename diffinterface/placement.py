@@ -29,7 +29,8 @@ def _positive_int(selector, field, meaning):
 
 
 def check_batch_fields(selector):
-    """Refuse a ``batch_size`` that is not a positive int and a ``memory_budget`` that is not a positive number of bytes.
+    """Refuse a ``batch_size`` that is not a positive int, a ``memory_budget`` that is not a positive
+    number of bytes, and both given together.
 
     Both bound every sweep over seeds (``diffinterface/core/batching.py``):
     ``batch_size`` is how many seeds one vectorized pass takes, ``memory_budget``
@@ -45,6 +46,14 @@ def check_batch_fields(selector):
         "memory_budget",
         "a positive int, in bytes (256 * 2**20 for 256 MiB), or None (the default budget)",
     )
+    if selector.batch_size is not None and selector.memory_budget is not None:
+        # the budget only steers the automatic choice, which a given batch_size replaces
+        raise ValueError(
+            f"{type(selector).__name__}(batch_size=..., memory_budget=...) expected one of them; got "
+            f"batch_size={selector.batch_size!r} and memory_budget={selector.memory_budget!r}. "
+            "batch_size fixes the seeds per vectorized pass, memory_budget lets the preparation "
+            "choose it (batch_size=None): give the one you mean"
+        )
 
 
 def workers_kind(workers):

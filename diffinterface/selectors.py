@@ -86,8 +86,8 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
         AutoSparse's colors). ``None`` picks the largest batch whose estimated
         working memory fits ``memory_budget``; ``di.batch_size(prep)`` tells.
     memory_budget : int, optional
-        Bytes the automatic choice aims under (``None``: 1 GiB). See the
-        "Scale" page.
+        Bytes the automatic choice aims under (``None``: 1 GiB); not with a
+        ``batch_size``, which replaces that choice. See the "Scale" page.
     devices : sequence of jax.Device or jax.sharding.Mesh, optional
         Split every sweep's seeds across these devices, in the one compiled
         computation (with ``batch_size``, each batch is split); JAX results

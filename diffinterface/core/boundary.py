@@ -60,17 +60,30 @@ def _is_tree_of_arrays(value):
     )
 
 
-def non_array_output(f, value):
-    """The TypeError for ``f`` that returned ``value``, which is not an array or a number."""
+def non_array_output(f, value, has_aux=False):
+    """The TypeError for ``f`` that returned ``value``, which is not an array or a number.
+
+    A pair returned without ``has_aux`` is most likely ``(y, aux)``: the message says so.
+
+    >>> non_array_output(max, (1.0, "aux"))
+    TypeError('f: expected f to return an array or a number; it returned tuple object (f is max). If f returns (y, aux), pass has_aux=True')
+    """
+    hint = (
+        ". If f returns (y, aux), pass has_aux=True"
+        if not has_aux and isinstance(value, tuple) and len(value) == 2
+        else ""
+    )
     return TypeError(
-        f"f: expected f to return an array or a number; it returned {describe(value)} (f is {function_name(f)})"
+        f"f: expected f to return an array or a number; it returned {describe(value)} "
+        f"(f is {function_name(f)}){hint}"
     )
 
 
-def check_output(f, value):
-    """``value`` when it is an array or a number; otherwise the TypeError naming ``f``."""
+def check_output(f, value, has_aux=False):
+    """``value`` when it is an array or a number; otherwise the TypeError naming ``f`` (``has_aux``:
+    ``value`` is the y of f's pair)."""
     if not is_array(value):
-        raise non_array_output(f, value)
+        raise non_array_output(f, value, has_aux)
     return value
 
 
@@ -136,12 +149,14 @@ def _raised_inside_another_family(error, frameworks):
     return False
 
 
-def explain(error, adapter, f, x, ctx, y, trees=False):
+def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
     """A clearer exception for ``error`` raised while ``adapter`` differentiated ``f`` at ``x``, or None.
 
     Only called once ``error`` was raised; the caller raises the result ``from error``.
     ``trees``: the operator takes pytree outputs (jacobian, pushforward,
     pullback), so a tree of arrays returned by ``f`` is not the cause.
+    ``has_aux``: the call was made with ``has_aux=True`` (``f`` here returns its y), so no pair
+    ``f`` returned is blamed on a forgotten ``has_aux``.
     """
     if isinstance(error, _OWN) or not isinstance(
         error, (TypeError, ValueError, RuntimeError, AttributeError)
@@ -155,7 +170,7 @@ def explain(error, adapter, f, x, ctx, y, trees=False):
             pass
         else:
             if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
-                return non_array_output(f, value)
+                return non_array_output(f, value, has_aux)
     # a wrapper (SecondOrder, AutoSparse) runs f through the frameworks of its parts
     tracing = [part for part in adapter.parts() if part.capabilities.framework is not None]
     if not tracing:

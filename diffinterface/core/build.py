@@ -35,7 +35,14 @@ def build(draft, setting):
         impl = _impl(op, problem)
     except Exception as error:
         better = explain(
-            error, setting.adapter, call.f, call.x, problem.ctx, call.y, trees=op.tree_output
+            error,
+            setting.adapter,
+            call.f,
+            call.x,
+            problem.ctx,
+            call.y,
+            trees=op.tree_output,
+            has_aux=draft.aux is not None,  # call.f returns the y of the user's pair
         )
         if better is None:
             raise

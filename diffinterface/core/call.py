@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import wraps
 
 from ..families import write_out
-from .aux import join_aux, split_aux
+from .aux import AuxCapture, join_aux, split_aux
 from .boundary import explain
 from .prepare import prepare, require_has_aux
 from .preparation import Call, Preparation
@@ -165,17 +165,26 @@ def _off_the_fast_path(call, error):
     _raise_explained(error, call)
 
 
-def _raise_explained(error, call):
-    """Raise ``error`` as :func:`~diffinterface.core.boundary.explain` rewrites it (chained), or as it is."""
-    better = explain(
+def explained(error, call, backend):
+    """The clearer error for ``error``, raised while ``backend`` ran ``call``
+    (:func:`~diffinterface.core.boundary.explain`), or None."""
+    # with has_aux, what f returns is the pair (y, aux): y is what is explained
+    f = AuxCapture(call.f, None) if call.has_aux else call.f
+    return explain(
         error,
-        get_adapter(call.prep.backend),
-        call.f,
+        get_adapter(backend),
+        f,
         call.x,
         call.ctx,
         call.y,
-        trees=call.prep.op.tree_output,
+        trees=call.op.tree_output,
+        has_aux=call.has_aux,
     )
+
+
+def _raise_explained(error, call):
+    """Raise ``error`` as :func:`~diffinterface.core.boundary.explain` rewrites it (chained), or as it is."""
+    better = explained(error, call, call.prep.backend)
     if better is None:
         raise error
     raise better from error

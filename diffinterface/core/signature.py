@@ -7,10 +7,12 @@ arrays or trees), each context's kind (for a ``Constant`` its value's
 family, shape and dtype: a Python float, a NumPy scalar and a 0-d array of
 one dtype are the same kind) and ``y``'s. Two forms of it are built here:
 
-- :func:`signature`, the comparable slots, from which
-  :func:`mismatch_report` writes the ``PreparationMismatchError`` that lists
-  every slot as "matches" or "MISMATCH, prepared ..., given ..." (there a
-  Python float, a NumPy scalar and a 0-d array are one kind);
+- :func:`signature`, the comparable slots of the operator's arguments (its
+  seeds, named ``tangents`` or ``cotangents``, and ``y`` only where it takes
+  them), from which :func:`mismatch_report` writes the
+  ``PreparationMismatchError`` that lists every slot as "matches" or
+  "MISMATCH, prepared ..., given ..." (there a Python float, a NumPy scalar
+  and a 0-d array are one kind);
 - the same slots as the cheapest tests that decide them, in the one check
   object of a preparation (:class:`~diffinterface.core.check.Check`).
 
@@ -24,9 +26,7 @@ one dtype are the same kind) and ``y``'s. Two forms of it are built here:
       f: matches
       backend: matches
       x: MISMATCH, prepared numpy.ndarray float64 (3,), given numpy.ndarray float64 (4,)
-      tangents: matches
       contexts: matches
-      y: matches
     (prepare again for these arguments, or prepare with strict=False to skip this check at your own risk)
 """
 
@@ -40,6 +40,8 @@ from ..families import FAMILIES, dtype_name, family_of, is_array, shape_of
 from .tree_key import TreeKey, leaf_kind, tree_key
 
 _NUMPY_SCALAR = "numpy scalar"
+#: the names of the seeds' slot (an operator's ``seeds``)
+_SEEDS = ("tangents", "cotangents")
 
 
 def same_function(given, prepared):
@@ -107,25 +109,25 @@ def _context_key(c):
 
 
 def signature(call):
-    """The slots of a :class:`~diffinterface.core.preparation.Call`, as comparable values."""
-    seeds = call.seeds
-    return {
-        "f": call.f,
-        "backend": call.backend,
-        "x": _array_key(call.x),
-        "tangents": (
+    """The slots of a :class:`~diffinterface.core.preparation.Call`, as comparable values: only those
+    of the arguments its operator takes (seeds under their name, ``y`` for two-argument functions)."""
+    op, seeds = call.op, call.seeds
+    slots = {"f": call.f, "backend": call.backend, "x": _array_key(call.x)}
+    if op.seeds is not None:
+        slots[op.seeds] = (
             None
             if seeds is None
             else tuple(_array_key(t) for t in seeds)
             if isinstance(seeds, tuple)
             else ("not a tuple", type(seeds).__name__)
-        ),
-        "contexts": tuple(
-            _context_key(c) if isinstance(c, Context) else ("not a context", type(c).__name__)
-            for c in call.contexts
-        ),
-        "y": _array_key(call.y),
-    }
+        )
+    slots["contexts"] = tuple(
+        _context_key(c) if isinstance(c, Context) else ("not a context", type(c).__name__)
+        for c in call.contexts
+    )
+    if op.two_argument:
+        slots["y"] = _array_key(call.y)
+    return slots
 
 
 def _format(slot, value):
@@ -136,7 +138,7 @@ def _format(slot, value):
     if slot == "x" or slot == "y":
         cls, dtype, shape = value
         return f"{cls} {dtype} {shape}"
-    if slot == "tangents" and value and all(isinstance(v, tuple) for v in value):
+    if slot in _SEEDS and value and all(isinstance(v, tuple) for v in value):
         return f"{len(value)} of [" + ", ".join(f"{d} {s}" for _, d, s in value) + "]"
     return repr(value)
 
@@ -145,14 +147,14 @@ def _mismatch_line(slot, prepared, given):
     if slot == "x" and isinstance(prepared, TreeKey):
         return f"  x: MISMATCH, {prepared.difference(given)}"
     if (
-        slot == "tangents"
+        slot in _SEEDS
         and isinstance(prepared, tuple)
         and any(isinstance(p, TreeKey) for p in prepared)
     ):
         if isinstance(given, tuple) and len(given) == len(prepared):
             i = next(i for i, (p, g) in enumerate(zip(prepared, given)) if p != g)
             if isinstance(prepared[i], TreeKey):
-                return f"  tangents: MISMATCH, tangents[{i}]: {prepared[i].difference(given[i])}"
+                return f"  {slot}: MISMATCH, {slot}[{i}]: {prepared[i].difference(given[i])}"
     return f"  {slot}: MISMATCH, prepared {_format(slot, prepared)}, given {_format(slot, given)}"
 
 

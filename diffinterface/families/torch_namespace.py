@@ -7,7 +7,8 @@ non-symmetric tangent a pushforward and a pullback of the same function
 disagree (and a Jacobian depends on which mode its shape picks). Here the
 three read the symmetric part ``(x + x.mT) / 2``, as ``jax.numpy.linalg``
 does: for a symmetric x the value is torch's, bit for bit, and both modes
-give the same derivative on every backend. Everything else is
+give the same derivative on every backend. ``asarray`` of a tensor passes its
+``requires_grad`` on, which torch otherwise warns about. Everything else is
 array-api-compat's torch namespace itself.
 
     >>> import torch
@@ -23,6 +24,7 @@ import types
 
 import array_api_compat.torch as _compat
 import array_api_compat.torch.linalg as _compat_linalg
+from torch import Tensor as _Tensor
 
 
 def _symmetric_part(x):
@@ -39,6 +41,19 @@ def _eigh(x, /):
 
 def _eigvalsh(x, /):
     return _compat_linalg.eigvalsh(_symmetric_part(x))
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None, **kwargs):
+    """array-api-compat's ``asarray``, with a tensor's ``requires_grad`` passed on explicitly.
+
+    Left unspecified, torch warns on every tensor that records gradients
+    (``torch.asarray: unspecified requires_grad``) that its default now
+    follows the tensor's: that is the array API's meaning (the result stays in
+    x's graph), so it is said here, and a user's own warnings stay visible.
+    """
+    if isinstance(obj, _Tensor) and "requires_grad" not in kwargs:
+        kwargs["requires_grad"] = obj.requires_grad
+    return _compat.asarray(obj, dtype=dtype, device=device, copy=copy, **kwargs)
 
 
 linalg = types.ModuleType(__name__ + ".linalg", _compat_linalg.__doc__)

@@ -301,3 +301,22 @@ def test_inside_a_wrapper_the_first_candidate_that_prepares_serves():
     x = torch.tensor([0.1, 0.2], dtype=torch.float64)
     jacobian = di.jacobian(f, backend, x)
     torch.testing.assert_close(jacobian.to_dense(), torch.diag(torch.cos(x)))
+
+
+def _large_with_aux(x):
+    xp = di.array_namespace(x)
+    return 1e6 + xp.sum(xp.sin(x)), {"first": x[0]}
+
+
+@pytest.mark.parametrize("has_aux", [False, True])
+def test_each_part_of_a_value_and_result_agrees_on_its_own_scale(has_aux):
+    """A derivative 13 % off beside a large f(x): the candidates disagree (f(x) no longer sets the
+    scale of the whole comparison)."""
+    f = _large_with_aux if has_aux else (lambda x: _large_with_aux(x)[0])
+    x = np.array([0.5, -0.25, 1.0])
+    wrong = di.AutoSelect([di.AutoFiniteDiff(), di.AutoFiniteDiff(abs_step=0.9)], time_budget=0)
+    with pytest.raises(di.DifferentiationError, match="disagree"):
+        di.value_and_gradient(f, wrong, x, has_aux=has_aux)
+    right = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd()], time_budget=0)
+    result = di.value_and_gradient(f, right, x, has_aux=has_aux)
+    np.testing.assert_allclose(result[1], np.cos(x), rtol=1e-4)

@@ -49,7 +49,7 @@ class NativeAux:
 
         def f_with_aux(x, *ctx):
             y, aux = capture.with_aux(entry, x, ctx)
-            check_output(capture.f, y)
+            check_output(capture.f, y, has_aux=True)
             self.layout, arrays = AuxLeaves.split(
                 aux, _flatten, jax.tree_util.tree_unflatten, _is_array
             )

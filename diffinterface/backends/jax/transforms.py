@@ -9,6 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .calls import _output_checked
+
 
 def _like(t, a):
     """``t`` cast to ``a``'s dtype (inside a trace: free when it already is)."""
@@ -65,6 +67,8 @@ def _gradient_pair(f, mode, has_aux=False, batch=None):
 
 def _derivative_pair(f, mode, scalar_output, has_aux=False):
     """(derivative, value_and_derivative) at a scalar x (with ``has_aux``, each returns ``(..., aux)``)."""
+    if not has_aux:  # jvp and jacrev take any pytree f returns; derivative has no tree case
+        f = _output_checked(f)
     if mode == "forward":
 
         def value_and_derivative(x, *ctx):

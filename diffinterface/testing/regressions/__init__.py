@@ -43,7 +43,10 @@ The modules group the probes by the kind of defect:
   namespace is its real function's continuation, or refuses by name;
 - :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
   penalty, MAML) and operators work under ``torch.func``'s transforms
-  (per-sample gradients).
+  (per-sample gradients);
+- :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
+  own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
+  and messages that fit the call.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -69,6 +72,7 @@ from . import (
     unusual_arrays,
     unusual_functions,
     writable_results,
+    wrong_picks_and_messages,
 )
 
 _MODULES = (
@@ -88,6 +92,7 @@ _MODULES = (
     rolled_axes,
     complex_step,
     torch_nesting,
+    wrong_picks_and_messages,
 )
 
 

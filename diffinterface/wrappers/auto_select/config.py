@@ -48,8 +48,9 @@ class AutoSelect(AbstractBackend, Frozen):
         registered, third-party ones), each in forward and reverse mode when
         its selector has a ``mode``; never the zero backends.
     rtol : float, optional
-        How close results must be to agree: the largest difference at most
-        ``rtol`` times the largest magnitude of the two results. ``None``:
+        How close results must be to agree: in each part of the result (the
+        value, each derivative, aux) on its own, the largest difference at
+        most ``rtol`` times the largest magnitude of the two. ``None``:
         1e-5 for float64 results, 1e-2 for lower precisions (finite
         differences must agree with the exact derivatives).
     time_budget : float

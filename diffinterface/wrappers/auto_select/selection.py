@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ...core import prepare, registrations
+from ...core.call import explained
 from ...core.transform import Built
 from ...errors import DifferentiationError
 from ...families import as_numpy, is_array, sparse_family
@@ -109,6 +110,16 @@ def _reason(error):
     return f"{type(error).__name__}: {lines[0] if lines else ''}"
 
 
+def _explained(error, call, backend):
+    """``error``, raised by a candidate's first call, as a call of ``backend`` alone raises it (a
+    backend that runs f only when called, such as autograd, meets f's mistakes there)."""
+    better = explained(error, call, backend)
+    if better is None:
+        return error
+    better.__cause__ = error
+    return better
+
+
 def _leaves(result):
     """The arrays of a result (an array, a tuple, a pytree; sparse matrices made dense)."""
     try:
@@ -165,6 +176,18 @@ def _raise_alike(first, selection):
     raise error from first
 
 
+def _parts(op, valued, has_aux, result):
+    """A method's ``result`` as its parts (the value, the first derivative, the second, aux), each
+    compared on its own scale: a large f(x) must not hide a wrong derivative."""
+    if has_aux:  # ((value, aux), *rest) for value-and methods, else (result, aux)
+        if valued and op.n_values:
+            (value, aux), *rest = result
+            return [value, aux, *rest]
+        result, aux = result
+        return [*_parts(op, valued, False, result), aux]
+    return list(result) if valued else [result]
+
+
 def _close(a, b, rtol):
     if a.shape != b.shape:
         return False
@@ -174,11 +197,17 @@ def _close(a, b, rtol):
     return bool(float(np.max(np.abs(a - b))) <= rtol * scale)  # NaN anywhere: False
 
 
-def _agreeing(rows, rtol):
-    """The rows agreeing with a strict majority of ``rows`` within ``rtol`` (the largest group that agrees)."""
-    vectors = [_vector(_leaves(row.result)) for row in rows]
+def _all_close(parts, others, rtol):
+    return len(parts) == len(others) and all(_close(a, b, rtol) for a, b in zip(parts, others))
+
+
+def _agreeing(rows, rtol, parts):
+    """The rows agreeing with a strict majority of ``rows`` within ``rtol``, part by part (the largest
+    group that agrees); ``parts(result)`` splits a result (:func:`_parts`)."""
+    vectors = [[_vector(_leaves(part)) for part in parts(row.result)] for row in rows]
     groups = [
-        [j for j, other in enumerate(vectors) if _close(vector, other, rtol)] for vector in vectors
+        [j for j, other in enumerate(vectors) if _all_close(vector, other, rtol)]
+        for vector in vectors
     ]
     largest = max(groups, key=len)
     if 2 * len(largest) <= len(rows):
@@ -248,6 +277,7 @@ def select(selector, candidates, call, strict, one_off):
         try:
             row.result = run(*arguments)
         except Exception as error:  # noqa: BLE001 - nor one whose first call raises
+            error = _explained(error, call, backend)
             row.reason = "its first call raised " + _reason(error)
             errors.append(error)
             continue
@@ -261,7 +291,12 @@ def select(selector, candidates, call, strict, one_off):
         if prepared
         else None
     )
-    agreeing = _agreeing(prepared, rtol) if prepared else None
+    op, has_aux = call.op, call.has_aux
+    agreeing = (
+        _agreeing(prepared, rtol, lambda result: _parts(op, valued, has_aux, result))
+        if prepared
+        else None
+    )
     if not prepared and errors and all(_same_error(e, errors[0]) for e in errors):
         raise errors[0]  # a bad argument, whichever backend: the error every candidate gave
     if agreeing is None:

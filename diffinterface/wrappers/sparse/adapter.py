@@ -183,15 +183,17 @@ class SparseAdapter(DelegatingAdapter):
 
     def prepare_hessian(self, problem):
         require_scalar_output(problem, "hessian")
-        dense = self.delegated(problem)
+        # MixedMode colors Jacobians on both sides; its Hessians are its forward backend's
+        adapter = self.dense.delegate if isinstance(self.dense, MixedModeAdapter) else self.dense
+        dense = problem.replace(adapter=adapter)
         x_shape, x_dtype = problem.x_shape, problem.x_dtype
         rows, cols, shape = detect(dense, self.backend.sparsity_detector, "hessian")
         compression = compress(rows, cols, shape, "symmetric", self.backend.coloring_algorithm)
         structure = SparseStructure("hessian", compression, self.backend.sparsity_detector)
-        outer, inner = self.dense.outer, self.dense.inner
+        outer, inner = adapter.outer, adapter.inner
         fusable = outer is inner and compression.solve is None  # substitution runs on the host
         built = (
-            self.dense.sparse_hessian(
+            adapter.sparse_hessian(
                 dense,
                 compression,
                 _seed_matrix(compression, x_dtype),
@@ -213,7 +215,7 @@ class SparseAdapter(DelegatingAdapter):
         # H @ seed from the dense backend's own hvp (batched as it prefers).
         hvps = [
             (dense.impl("hvp", tangents=batch).hvp, batch)
-            for batch in _batches(seeds, self.dense.capabilities.max_batch)
+            for batch in _batches(seeds, adapter.capabilities.max_batch)
         ]
         if len(hvps) == 1:
             ((hvp, batch),) = hvps
@@ -249,7 +251,7 @@ class SparseAdapter(DelegatingAdapter):
         spec, xp = problem.spec, problem.xp
         x_shape, x_dtype, n = problem.x_shape, problem.x_dtype, problem.x_size
         augmented = differentiated_problem(dense, "gradient", with_value=True)
-        if outer_mode(self.dense) == "forward":
+        if outer_mode(dense.adapter) == "forward":
             operator, augmented_seeds = "pushforward", seeds
         else:  # pullbacks with cotangents [0, seed]: H is symmetric, seed @ H = H @ seed
             dtype = augmented.spec.dtype
