@@ -38,7 +38,9 @@ The modules group the probes by the kind of defect:
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
-  where a vectorized sweep would roll the seeds.
+  where a vectorized sweep would roll the seeds;
+- :mod:`.stale_state`: no result from state older than the call (f in worker
+  processes, same-point preparations and linear operators after in-place changes).
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -59,6 +61,7 @@ from . import (
     one_kind,
     result_dtypes,
     rolled_axes,
+    stale_state,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -79,6 +82,7 @@ _MODULES = (
     array_api_special_inputs,
     batched_matmul,
     rolled_axes,
+    stale_state,
 )
 
 
