@@ -8,7 +8,9 @@ for. It decides, in this order:
 - the signature (only when the preparation is strict): f, backend, x's
   kind, the seeds' and the contexts' kinds (:mod:`.signature`);
 - the point (only for a same-point preparation): x and the contexts have the
-  prepared values, since the preparation holds what depends on them.
+  prepared values, since the preparation holds what depends on them; when
+  strict, x and each Constant's arrays that can be written in place are kept
+  as copies, so that one changed in place is refused too.
 
 It has two forms. Its attributes are the cheapest tests of the common calls
 (identities, classes, raw ``shape``/``dtype`` reads), which the prepared
@@ -86,22 +88,113 @@ def _same_values(given, prepared):
         given_leaves = leaves(given, none_is_leaf=True)
         prepared_leaves = leaves(prepared, none_is_leaf=True)
         return len(given_leaves) == len(prepared_leaves) and all(
-            g is p
-            or (np.array_equal(as_numpy(g), as_numpy(p)) if is_array(g) and is_array(p) else g == p)
-            for g, p in zip(given_leaves, prepared_leaves)
+            _same_leaf(g, p) for g, p in zip(given_leaves, prepared_leaves)
         )
     except Exception:  # noqa: BLE001 - values that cannot be compared are not the prepared ones
         return False
 
 
-def _rest(call, x_plan, y_plan, strict):
+def _same_leaf(given, prepared):
+    return given is prepared or (
+        np.array_equal(as_numpy(given), as_numpy(prepared))
+        if is_array(given) and is_array(prepared)
+        else given == prepared
+    )
+
+
+def _kept(leaf):
+    """A copy of ``leaf`` as numpy where it is an array that can be written in place, else None."""
+    if leaf.__class__ in (float, int, complex, bool) or not is_array(leaf):
+        return None
+    family = FAMILIES.get(family_of(leaf))
+    if family is None or family.write is None:  # immutable arrays (JAX): identity says all
+        return None
+    return np.array(as_numpy(leaf), copy=True)
+
+
+def _equal_to_kept(given, kept):
+    if given.__class__ is np.ndarray:
+        a = given
+    elif is_array(given):
+        a = as_numpy(given)
+    else:
+        return False
+    if a.shape != kept.shape:
+        return False
+    if bool((a == kept).all()):
+        return True
+    return kept.dtype.kind in "fc" and np.array_equal(a, kept, equal_nan=True)
+
+
+class _Held:
+    """A same-point preparation's x or context value, as prepared: what a call's value must equal.
+
+    With ``keep``, each leaf that can be written in place (a numpy or torch
+    array) is copied, so that a value changed in place (the very object,
+    other values) is told from the prepared one; ``compare`` costs one
+    comparison of each such leaf per call. Without (a Cache, whose content
+    does not matter; a preparation made with ``strict=False``), the prepared
+    object itself passes.
+    """
+
+    __slots__ = ("value", "fixed", "single", "leaves", "kept")
+
+    def __init__(self, value, keep):
+        self.value = value
+        self.single = is_array(value)
+        self.leaves = [value] if self.single else _leaves(value)
+        self.kept = tuple(_kept(leaf) for leaf in self.leaves) if keep else None
+        # nothing in it can change in place: the prepared object itself is the prepared value
+        self.fixed = not keep or (is_array(value) and self.kept[0] is None)
+
+    def compare(self, given):
+        """None when ``given`` holds the prepared values; "in place" when it is the prepared object,
+        changed since; "values" when it is another object of other values."""
+        if given is self.value and self.fixed:
+            return None
+        try:
+            if self.kept is None:
+                same = _same_values(given, self.value)
+            elif self.single:
+                kept = self.kept[0]
+                same = (
+                    _same_leaf(given, self.value) if kept is None else _equal_to_kept(given, kept)
+                )
+            else:
+                leaves = [given] if is_array(given) else _leaves(given)
+                same = len(leaves) == len(self.leaves) and all(
+                    _same_leaf(g, p) if k is None else _equal_to_kept(g, k)
+                    for g, p, k in zip(leaves, self.leaves, self.kept)
+                )
+        except Exception:  # noqa: BLE001 - values that cannot be compared are not the prepared ones
+            same = False
+        if same:
+            return None
+        return "in place" if given is self.value else "values"
+
+
+def _leaves(value):
+    return optree_module().tree_leaves(value, none_is_leaf=True)
+
+
+def held_point(call, keep):
+    """``(x, contexts)`` of a same-point call as :class:`_Held` values; with ``keep`` (a strict
+    preparation), x's and each Constant's leaves that can change in place are kept as copies."""
+    return (
+        _Held(call.x, keep=keep),
+        tuple(_Held(c.value, keep=keep and c.kind != "Cache") for c in call.contexts),
+    )
+
+
+def _rest(call, x_plan, y_plan, strict, point):
     """``rest(x, seeds, contexts) -> bool``: all that the plain attributes of :class:`Check` leave.
 
     A pytree x leaf by leaf; the seeds, a tuple of as many, each of its kind
     (cotangents of a pytree output checked against the output's plan, tangents
     that are pytrees against x's: a class test alone would pass any dict);
     as many contexts, each of its class, its value of its kind; for a
-    same-point preparation, x's and the contexts' values. One frame, whatever
+    same-point preparation, x's and the contexts' values (``point``, from
+    :func:`held_point`). One frame, whatever
     the mix: seeds and context values are compared in one loop.
     """
     seeds, contexts = call.seeds, call.contexts
@@ -124,15 +217,14 @@ def _rest(call, x_plan, y_plan, strict):
     )
     classes = tuple(c.__class__ for c in contexts)
     kinds = (*seed_kinds, *(_kind(c.value) for c in contexts))
-    point = (call.x, call.ctx) if call.same_point else None
 
     def at_point(x, contexts):
         x0, ctx0 = point
         try:
             return (
-                _same_values(x, x0)
+                x0.compare(x) is None
                 and len(contexts) == len(ctx0)
-                and all(_same_values(c.value, v) for c, v in zip(contexts, ctx0))
+                and all(h.compare(c.value) is None for c, h in zip(contexts, ctx0))
             )
         except AttributeError:  # not a context: the full comparison says what is wrong
             return False
@@ -227,7 +319,7 @@ class Check:
         self.op, self.has_aux, self.strict = call.op, call.has_aux, bool(strict)
         self.off = not strict and not call.same_point
         self.recorded = signature(call) if strict else None  # what a mismatch report compares
-        self.point = (x, call.ctx) if call.same_point else None
+        self.point = held_point(call, keep=strict) if call.same_point else None
         self.f, self.backend, self.x_class = call.f, call.backend, x.__class__
         # a pytree x is compared by its plan, in rest
         self.x_known = x.__class__ is float or x_plan is not None or not hasattr(x, "shape")
@@ -249,7 +341,7 @@ class Check:
         self.seed_attr, self.seed_shape, self.seed_dtype = (
             _shape_and_dtype(seed) if self.one_seed else (None,) * 3
         )
-        self.rest = _rest(call, x_plan, y_plan, strict)
+        self.rest = _rest(call, x_plan, y_plan, strict, self.point)
 
     def __call__(self, call):
         """Raise :class:`~diffinterface.errors.PreparationMismatchError` unless ``call`` fits."""
@@ -275,16 +367,38 @@ class Check:
     def _same_point(self, call):
         x0, ctx0 = self.point
         name = self.op.name
-        if not _same_values(call.x, x0):
+        prepared = f"prepare_{name}_same_point"
+        again = (
+            f"Prepare again with these values, or use prepare_{name} for calls at several points"
+        )
+        found = x0.compare(call.x)
+        if found == "in place":
             raise PreparationMismatchError(
-                f"x: this preparation (prepare_{name}_same_point) holds what depends on its own x; "
-                "this call's x has other values. Prepare again at this x, or use "
-                f"prepare_{name} for calls at several points"
+                f"x: changed in place since {prepared}, which holds what depends on x's values (it "
+                f"keeps a copy of x to see this); this call's x is the prepared array with other "
+                f"values. {again}"
+            )
+        if found is not None:
+            raise PreparationMismatchError(
+                f"x: this preparation ({prepared}) holds what depends on its own x; "
+                f"this call's x has other values. {again}"
             )
         ctx = call.ctx
-        if len(ctx) != len(ctx0) or not all(_same_values(c, c0) for c, c0 in zip(ctx, ctx0)):
+        if len(ctx) != len(ctx0):
             raise PreparationMismatchError(
-                f"contexts: this preparation (prepare_{name}_same_point) holds what depends on its "
-                f"contexts' values; this call's differ. Prepare again with these, or use "
-                f"prepare_{name}"
+                f"contexts: this preparation ({prepared}) was made with {len(ctx0)} contexts; this "
+                f"call passes {len(ctx)}. {again}"
             )
+        for i, (c, held) in enumerate(zip(ctx, ctx0)):
+            found = held.compare(c)
+            if found == "in place":
+                raise PreparationMismatchError(
+                    f"contexts[{i}]: changed in place since {prepared}, which holds what depends on "
+                    f"its contexts' values (it keeps a copy of each Constant array to see this); this "
+                    f"call's contexts[{i}] is the prepared object with other values. {again}"
+                )
+            if found is not None:
+                raise PreparationMismatchError(
+                    f"contexts[{i}]: this preparation ({prepared}) holds what depends on its "
+                    f"contexts' values; this call's differ. {again}"
+                )

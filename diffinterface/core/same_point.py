@@ -8,11 +8,14 @@ residuals, torch's recorded graph, autograd's recorded pass), and its calls
 run the seed-dependent part only. Calls must pass the prepared x and
 contexts: the very objects, or equal values (an x of other values raises
 :class:`~diffinterface.errors.PreparationMismatchError`: the preparation's
-:class:`~diffinterface.core.check.Check` compares them, strict or not). An x changed in
-place keeps its identity, so the check cannot see it: mutating x after
-preparing is the caller's risk (results stay those at the prepared values).
-An adapter without a same-point recipe gets the ordinary preparation, with
-the same check.
+:class:`~diffinterface.core.check.Check` compares them, strict or not). An x
+or a Constant array changed in place keeps its identity: a strict
+preparation keeps copies of those that can be written in place and refuses
+them too, one comparison of each per call; with ``strict=False`` nothing is
+copied and changing them in place is the caller's risk (backends that
+computed what depends on them at preparation answer at the old values, the
+others at the new ones). An adapter without a same-point recipe gets the
+ordinary preparation, with the same check.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ def moved(prep, x):
     compiled, or None where its adapter cannot move it (then prepare again).
 
     For callers that go from point to point with one function, backend and contexts, as the scipy adaptors
-    do from iterate to iterate; ``x`` must not change afterwards (it is not copied).
+    do from iterate to iterate; ``x`` changed in place afterwards is refused as the prepared point's
+    is (where strict).
     """
     from .preparation import Plan, Preparation
 

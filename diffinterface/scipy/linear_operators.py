@@ -26,6 +26,7 @@ from scipy.sparse.linalg import LinearOperator
 
 import diffinterface as di
 from diffinterface.families import (
+    FAMILIES,
     as_numpy,
     dtype_name,
     family_of,
@@ -98,6 +99,16 @@ class _Products:
         return np.stack(out, axis=1) if out else np.zeros((self.out_size, 0), dtype=self.dtype)
 
 
+def _own_copy(x: Any) -> Any:
+    """``x`` copied, in its family, where its arrays can be written in place (numpy, torch): an operator
+    is the derivative at the x it was built at, its products prepared lazily (``J.T``, a new ``matmat``
+    width) included."""
+    family = family_of(x)
+    if FAMILIES[family].write is None:  # immutable (JAX): x cannot change
+        return x
+    return from_numpy(np.array(as_numpy(x), copy=True), family, x)
+
+
 def _check_x(x: Any, complex_x: str = "") -> Any:
     """``x`` unless it is no array or not floating; a complex x only where ``complex_x`` says why it is refused."""
     if not is_array(x) or isinstance(x, (float, int)):
@@ -131,7 +142,7 @@ class JacobianOperator(LinearOperator):
     def __init__(self, f: Any, backend: Any, x: Any, contexts: tuple):
         dtype = np.dtype(dtype_name(x))
         x_shape = shape_of(x)
-        self.x = x
+        self.x = x = _own_copy(x)
         self._forward = _Products(
             di.prepare_pushforward_same_point,
             di.value_and_pushforward,
@@ -201,7 +212,7 @@ class HessianOperator(LinearOperator):
     def __init__(self, f: Any, backend: Any, x: Any, contexts: tuple):
         dtype = np.dtype(dtype_name(x))
         n = int(np.prod(shape_of(x)))
-        self.x = x
+        self.x = x = _own_copy(x)
         self._products = _Products(
             di.prepare_hvp_same_point,
             di.gradient_and_hvp,
@@ -259,10 +270,11 @@ def jacobian_operator(
     backend : AbstractBackend
         The selector that differentiates ``f``.
     x : array
-        The point (numpy or a framework's array); not modified. Vectors are numpy arrays of its size,
-        cast to its dtype.
+        The point (numpy or a framework's array); not modified, and copied: the operator is the Jacobian
+        at x as it was, whatever x holds later. Vectors are numpy arrays of its size, cast to its dtype.
     *contexts : Constant or Cache
-        Extra arguments of ``f``.
+        Extra arguments of ``f``; a Constant array changed in place afterwards makes the products raise
+        ``PreparationMismatchError`` (build the operator again).
 
     Returns
     -------
@@ -304,10 +316,12 @@ def hessian_operator(
     backend : AbstractBackend
         The selector that differentiates ``f`` twice (``di.SecondOrder(outer, inner)`` included).
     x : array
-        Where the Hessian is taken: numpy or a framework's array, left unmodified. ``H @ v`` takes numpy
-        vectors of x's size (cast to x's dtype) and returns numpy.
+        Where the Hessian is taken: numpy or a framework's array, left unmodified, and copied (the
+        operator is the Hessian at x as it was). ``H @ v`` takes numpy vectors of x's size (cast to x's
+        dtype) and returns numpy.
     *contexts : Constant or Cache
-        Further arguments of ``f``, fixed for the operator's products.
+        Further arguments of ``f``, fixed for the operator's products: a Constant array changed in
+        place afterwards makes them raise ``PreparationMismatchError``.
 
     Returns
     -------

@@ -134,3 +134,18 @@ def test_bad_arguments_are_named():
         jacobian_operator(_residual, di.AutoJAX(), [1.0, 2.0])
     with pytest.raises(TypeError, match="backend"):
         hessian_operator(_energy, "jax", X)
+
+
+def test_operators_are_taken_at_x_as_it_was_built_whatever_x_holds_later():
+    # issue #48: J @ v stayed at the old x while the lazily prepared J.T @ u took the new one
+    f = lambda x: np.sin(x) * x[0]  # noqa: E731
+    x = np.array([0.5, -1.0, 2.0])
+    J = jacobian_operator(f, di.AutoAutograd(), x)
+    H = hessian_operator(lambda x: (np.sin(x) * x[0]).sum(), di.AutoAutograd(), x)
+    expected_J = di.jacobian(f, di.AutoAutograd(), x.copy())
+    expected_H = di.hessian(lambda x: (np.sin(x) * x[0]).sum(), di.AutoAutograd(), x.copy())
+    x[...] = 7.0
+    eye = np.eye(3)
+    np.testing.assert_allclose(J @ eye, expected_J)
+    np.testing.assert_allclose(J.T @ eye, expected_J.T)
+    np.testing.assert_allclose(H @ eye[:, :2], expected_H[:, :2])

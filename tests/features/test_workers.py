@@ -3,6 +3,7 @@ Dask cluster; results equal the serial ones bit for bit; failures name the evalu
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -376,20 +377,77 @@ def test_a_process_pool_evaluates_each_new_f_not_one_it_loaded_before():
             )
 
 
+def changing_losses():
+    """``(what, loss, change)``: ``scale * sum(x**2)`` whose scale ``change`` sets: a global, a closure cell,
+    an attribute."""
+    state = {"scale": 1.0}
+    scale = 1.0
+
+    class Model:
+        scale = 1.0
+
+        def loss(self, x):
+            return self.scale * (x**2).sum()
+
+    def set_cell(value):
+        nonlocal scale
+        scale = value
+
+    model = Model()
+    return (
+        ("a global", lambda x: state["scale"] * (x**2).sum(), lambda v: state.update(scale=v)),
+        ("a closure cell", lambda x: scale * (x**2).sum(), set_cell),
+        ("an attribute", model.loss, lambda v: setattr(model, "scale", v)),
+    )
+
+
+def assert_sees_changes(workers):
+    """Prepared gradients through ``workers`` follow f's state from call to call (issue #48)."""
+    backend = di.AutoFiniteDiff(workers=workers)
+    for what, loss, change in changing_losses():
+        prep = di.prepare_gradient(loss, backend, X)
+        for scale in (1.0, 3.0, 1.0, 2.0):
+            change(scale)
+            np.testing.assert_allclose(
+                di.gradient(loss, backend, X, prep=prep), 2 * scale * X, rtol=1e-6, err_msg=what
+            )
+
+
+def test_a_prepared_call_through_processes_evaluates_f_as_it_is_at_the_call():
+    assert_sees_changes(1)
+    di.close_workers()
+
+
+def test_an_unchanged_f_is_pickled_to_the_same_bytes_and_a_changed_one_to_others():
+    # a worker process names what it loaded by the bytes' hash: an unchanged f is loaded once
+    weights = np.ones(3)
+    shipped = workers_module.Shipped((lambda x, ctx: weights @ x,), processes=True)
+    token = shipped.payload()[0]
+    assert shipped.now().payload()[0] == token and shipped.now() is not shipped
+    weights[0] = 2.0
+    assert shipped.now().payload()[0] != token
+
+
 # -- a Dask cluster ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers, processes):
+    """A client of a local Dask cluster of ``n_workers`` one-thread workers (this is a 2-core machine)."""
+    import distributed
+
+    with (
+        distributed.LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
 
 
 @pytest.fixture(scope="module")
 def client():
-    import distributed
-
-    # two worker processes of one thread each: this is a 2-core machine
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_cluster(2, processes=True) as client:
         yield client
 
 
@@ -453,3 +511,12 @@ def test_scipy_minimize_drives_a_simulator_on_the_cluster(client):
     found = minimize(problem.fun, problem.x0, jac=problem.jac, method="L-BFGS-B", bounds=bounds)
     expected = minimize(serial.fun, serial.x0, jac=serial.jac, method="L-BFGS-B", bounds=bounds)
     assert found.success and np.array_equal(found.x, expected.x) and found.nit == expected.nit
+
+
+def test_the_cluster_evaluates_f_as_it_is_at_each_prepared_call(client):
+    assert_sees_changes(client)
+
+
+def test_an_in_process_cluster_evaluates_f_as_it_is_at_each_prepared_call():
+    with local_cluster(1, processes=False) as client:
+        assert_sees_changes(client)

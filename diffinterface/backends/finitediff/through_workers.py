@@ -87,7 +87,8 @@ def _through(method, tape, dispatcher, shipped, lock):
                 method(x, *rest)
             finally:
                 tasks, tape.tasks = tape.tasks, None
-            tape.values, tape.position = dispatcher.evaluate(shipped, tasks, x), 0
+            # f as it is now: pickled afresh where it crosses into processes
+            tape.values, tape.position = dispatcher.evaluate(shipped.now(), tasks, x), 0
             try:
                 result = method(x, *rest)
             finally:
@@ -114,7 +115,7 @@ def prepare_through_workers(adapter, prepare, problem):
     taped.tape = tape = Tape(problem)
     impl = prepare(taped, problem)
     # f (and everything it holds) pickled now, when it must cross into processes: refused at
-    # preparation
+    # preparation; pickled again at each call (Shipped.now)
     shipped = Shipped(tape.functions, processes=crosses_processes(workers))
     dispatcher = Dispatcher(workers, owner=impl)
     lock = threading.Lock()

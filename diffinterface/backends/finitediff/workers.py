@@ -21,8 +21,10 @@ a map-like callable                    ``workers(func, tasks)``, scipy's convent
 
 The functions evaluated travel as :class:`Shipped`: pickled with cloudpickle
 where it is installed (it comes with dask; plain pickle cannot send a lambda,
-a closure or a function of ``__main__`` to another process), once per
-preparation, and loaded once per worker process. Results come back in the
+a closure or a function of ``__main__`` to another process) at every call
+(:meth:`Shipped.now`), so that a worker evaluates f as the caller would now,
+a changed global, closure cell or attribute included; a worker process loads
+each distinct pickle once (they are named by a hash of their bytes). Results come back in the
 order of the tasks, so a derivative combines exactly the values a serial run
 would: results equal the serial ones bit for bit (for an ``f`` that is
 deterministic). An exception raised by ``f`` comes back as a
@@ -123,29 +125,36 @@ class Shipped:
     """The functions a batch evaluates, ``function(point, ctx) -> value``, callable on one task.
 
     A task is ``(number, index into functions, point, ctx)``, ``number`` its place in the batch. Pickled (to reach
-    another process) as the bytes of cloudpickle, or of pickle without it,
-    made once; ``processes=True`` makes them at construction, so that an ``f``
-    that cannot travel is refused at preparation.
+    another process) as the bytes of cloudpickle, or of pickle without it;
+    ``processes=True`` makes them at construction, so that an ``f`` that
+    cannot travel is refused at preparation. Each call dispatches
+    :meth:`now`, a fresh copy whose pickle is made anew.
     """
 
     def __init__(self, functions, processes):
         self.functions = tuple(functions)
+        self.processes = processes
         self._payload = None
         if processes:
             self.payload()
 
+    def now(self):
+        """These functions as they are at this call: pickled afresh (f's globals, closure cells and
+        attributes may have changed since the last call), in a new object (a Dask client keeps the
+        pickle of a function object it has seen)."""
+        return Shipped(self.functions, self.processes)
+
     def payload(self):
+        """``(token, bytes)``: the pickled functions and a hash of them, which names them in a worker."""
         if self._payload is None:
             try:
                 import cloudpickle
             except ImportError:  # plain pickle sends functions importable by name only
                 cloudpickle = pickle
-            import uuid
+            import hashlib
 
             try:
-                # a fresh token per Shipped: id(self) is reused once an object dies, and a worker
-                # holding the token would then evaluate the dead batch's functions
-                self._payload = (uuid.uuid4().hex, cloudpickle.dumps(self.functions))
+                data = cloudpickle.dumps(self.functions)
             except Exception as error:
                 hint = (
                     "define f at module level, or install cloudpickle (pip install cloudpickle)"
@@ -156,6 +165,9 @@ class Shipped:
                     f"workers: f (or a context) cannot be sent to another process: {error}. Where f holds "
                     f"what cannot be pickled (a lock, an open file, a compiled extension object), {hint}"
                 ) from error
+            # named by content: equal bytes load as equal functions, so a worker reuses what it loaded
+            # while f is unchanged, and a changed f (other bytes) is loaded afresh
+            self._payload = (hashlib.blake2b(data, digest_size=16).hexdigest(), data)
         return self._payload
 
     def __reduce__(self):
@@ -182,6 +194,7 @@ class _ShippedCopy(Shipped):
     def __init__(self, token, payload):  # pickle's call, with what __reduce__ gave
         self.functions = _loaded(token, payload)
         self._payload = (token, payload)
+        self.processes = True
 
 
 class _OwnedPool:
@@ -264,7 +277,7 @@ def close_workers(prep=None):
 
 
 def crosses_processes(workers):
-    """True when ``workers`` runs tasks in other processes (their functions are then pickled at preparation)."""
+    """True when ``workers`` runs tasks in other processes (their functions are then pickled at preparation, so that one that cannot travel is refused there)."""
     kind = workers_kind(workers)
     return kind in ("processes", "client") or (
         kind == "executor" and type(workers).__name__ == "ProcessPoolExecutor"

@@ -46,7 +46,10 @@ The modules group the probes by the kind of defect:
   (per-sample gradients);
 - :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
   own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
-  and messages that fit the call.
+  and messages that fit the call;
+- :mod:`.stale_state`: no result from state older than the call (f in worker
+  processes, same-point preparations and linear operators after in-place
+  changes).
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -69,6 +72,7 @@ from . import (
     result_dtypes,
     rolled_axes,
     torch_nesting,
+    stale_state,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -93,6 +97,7 @@ _MODULES = (
     complex_step,
     torch_nesting,
     wrong_picks_and_messages,
+    stale_state,
 )
 
 
