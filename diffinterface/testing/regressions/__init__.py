@@ -38,7 +38,9 @@ The modules group the probes by the kind of defect:
 - :mod:`.batched_matmul`: a float32 matmul of batch 1 has right derivatives
   where a vectorized sweep would hit a framework kernel's defect;
 - :mod:`.rolled_axes`: ``roll`` along a negative axis has right derivatives
-  where a vectorized sweep would roll the seeds.
+  where a vectorized sweep would roll the seeds;
+- :mod:`.contexts_and_operands`: int and bool Constants prepared, numpy
+  Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d operand.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -51,6 +53,7 @@ from . import (
     array_api_rules,
     array_api_special_inputs,
     batched_matmul,
+    contexts_and_operands,
     differentiate_with_in_jax,
     evaluation_points,
     foreign_families,
@@ -79,6 +82,7 @@ _MODULES = (
     array_api_special_inputs,
     batched_matmul,
     rolled_axes,
+    contexts_and_operands,
 )
 
 
