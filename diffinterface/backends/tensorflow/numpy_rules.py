@@ -1,11 +1,13 @@
 """The rules f runs under while diffinterface's TensorFlow backend traces or runs it: numpy's dtype
-promotion (:func:`promoting`) and the array API's ``@`` (:func:`array_api_matmul`, held with it).
+promotion (:func:`promoting`) and the array API's ``@`` (held with it, :func:`hold_matmul`).
 
-Both are process-wide settings of TensorFlow, so they are held only around
-diffinterface's own tracing and eager calls of f, and restored when the last
-of them ends; a traced function keeps the operations it recorded. Outside
-them (f called by the user inside a ``tf.GradientTape``), TensorFlow's own
-rules apply.
+Both are held only around diffinterface's own tracing and eager calls of f;
+a traced function keeps the operations it recorded. Outside them (f called
+by the user inside a ``tf.GradientTape``), TensorFlow's own rules apply. The
+promotion mode is a process-wide switch of TensorFlow, restored on exit; the
+``@`` of tensors and variables is put in place once and follows the array
+API only in a thread that holds it, TensorFlow's own
+operator everywhere else.
 
 The array API's ``a @ b`` (numpy's, JAX's, torch's) takes 1-d operands: a
 vector on the left gains a leading axis, one on the right a trailing axis,
@@ -13,18 +15,19 @@ and the added axis is dropped from the result (``x @ M`` with ``x`` of
 shape ``(n,)`` and ``M`` of shape ``(n, m)`` has shape ``(m,)``).
 TensorFlow's ``@`` (``tf.linalg.matmul``) refuses them, so a one-source
 function ``x @ M`` would work on every backend but this one. Products of two
-operands of two or more axes go to TensorFlow's operator unchanged, and the
-ones changed would raise there, so other code running meanwhile sees no
-difference but a result where it had an error. ``xp.matmul`` takes 1-d
-operands everywhere.
+operands of two or more axes go to TensorFlow's operator unchanged, as every
+product does where no holder is. ``xp.matmul`` takes 1-d operands everywhere.
 
     >>> import numpy as np, tensorflow as tf
     >>> x, m = tf.constant([1.0, 2.0]), tf.constant(np.eye(2, 3, dtype=np.float32))
     >>> with promoting():
     ...     (x @ m).shape
     TensorShape([3])
-    >>> x.__class__.__matmul__ is _ORIGINAL[tf.Tensor, "__matmul__"]
-    True
+    >>> try:
+    ...     x @ m   # TensorFlow's own rule again
+    ... except tf.errors.InvalidArgumentError:
+    ...     print("matrices only")
+    matrices only
 """
 
 from __future__ import annotations
@@ -52,10 +55,11 @@ def promoting():
     switch = promotion_mode() == OFF
     if switch:
         _set_promotion_mode("all")
+    depth = hold_matmul()
     try:
-        with array_api_matmul():
-            yield
+        yield
     finally:
+        _held.depth = depth
         if switch:
             _set_promotion_mode("off")
 
@@ -81,8 +85,9 @@ _ORIGINAL = {
     (cls, name): cls.__dict__[name] for cls in _CLASSES for name in ("__matmul__", "__rmatmul__")
 }
 
-_lock = threading.Lock()
-_holders = 0
+#: how many :func:`promoting` this thread holds (0: TensorFlow's own ``@``)
+_held = threading.local()
+_installed = threading.Lock()
 
 
 def _vector(a):
@@ -121,7 +126,7 @@ def _operator(cls, name):
     reflected = name == "__rmatmul__"
 
     def matmul(self, other):
-        if not (_vector(self) or _vector(other)):
+        if not getattr(_held, "depth", 0) or not (_vector(self) or _vector(other)):
             return original(self, other)
         return _product(other, self, True) if reflected else _product(self, other, False)
 
@@ -129,21 +134,20 @@ def _operator(cls, name):
     return matmul
 
 
-@contextlib.contextmanager
-def array_api_matmul():
-    """The array API's ``@`` on tensors and variables while held (see the module docstring); re-entrant and
-    thread-safe: TensorFlow's operators come back when the last holder leaves."""
-    global _holders
-    with _lock:
-        _holders += 1
-        if _holders == 1:
-            for cls, name in _ORIGINAL:
+def _install():
+    """Put the operators in place once: setting a class attribute of TensorFlow's costs tens of
+    microseconds, a thread-local count nothing; outside a holder they call TensorFlow's own."""
+    with _installed:
+        for cls, name in _ORIGINAL:
+            if cls.__dict__[name] is _ORIGINAL[cls, name]:
                 setattr(cls, name, _operator(cls, name))
-    try:
-        yield
-    finally:
-        with _lock:
-            _holders -= 1
-            if _holders == 0:
-                for (cls, name), original in _ORIGINAL.items():
-                    setattr(cls, name, original)
+
+
+def hold_matmul():
+    """The array API's ``@`` on tensors and variables in this thread (see the module docstring), until
+    ``_held.depth`` is set back to the depth returned; re-entrant."""
+    depth = getattr(_held, "depth", 0)
+    if depth == 0 and tf.Tensor.__dict__["__matmul__"] is _ORIGINAL[tf.Tensor, "__matmul__"]:
+        _install()
+    _held.depth = depth + 1
+    return depth
