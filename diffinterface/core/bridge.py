@@ -109,6 +109,10 @@ def context_signature(contexts):
 def converted_contexts(contexts, family):
     """The contexts with their array values in ``family`` (other values as they are).
 
+    Python numbers stay Python numbers, as in an unprepared call
+    (:mod:`~diffinterface.core.foreign`): the inner ``f`` combines them with
+    its arrays as its framework combines weakly typed scalars (a 0-d float64
+    tensor would not multiply a float32 TensorFlow one).
     A ``Cache`` is scratch space the inner ``f`` writes: where the conversion
     gives a read-only numpy view (a JAX value handed to a callback), the inner
     gets a writable copy, since what it writes never flows back to the outer.
@@ -117,7 +121,11 @@ def converted_contexts(contexts, family):
     for c in contexts:
         source = family_of(c.value)
         rules = framework_bridge(source)
-        if source == "unknown" or (rules is not None and rules.keeps_contexts):
+        if (
+            source == "unknown"
+            or c.value.__class__ in (float, int)
+            or (rules is not None and rules.keeps_contexts)
+        ):
             converted.append(c)
             continue
         value = to_family(c.value, family)

@@ -67,14 +67,23 @@ def _shape_and_dtype(a):
     return meta, source.shape, source.dtype
 
 
+#: the array kinds whose class says all (a Python int is an int64 kind, a float a float64 one)
+_PYTHON_NUMBERS = (float, int)
+
+
+def _has_metadata(value):
+    """True for an array whose shape and dtype are read (not a Python number, whose class says all)."""
+    return value.__class__ not in _PYTHON_NUMBERS and is_array(value)
+
+
 def _kind(value, tree_fits=None):
     """(class, attribute, shape, dtype, tree_fits): the per-call test of one seed or context value.
 
     A pytree seed is tested by ``tree_fits``; an array by its shape and dtype
-    (read from ``attribute``, None: its own); anything else by its class alone
-    (``shape`` None).
+    (read from ``attribute``, None: its own); anything else, a Python number
+    included, by its class alone (``shape`` None).
     """
-    if tree_fits is None and value.__class__ is not float and is_array(value):
+    if tree_fits is None and _has_metadata(value):
         return (value.__class__, *_shape_and_dtype(value), None)
     return value.__class__, None, None, None, tree_fits
 
@@ -322,7 +331,7 @@ class Check:
         self.point = held_point(call, keep=strict) if call.same_point else None
         self.f, self.backend, self.x_class = call.f, call.backend, x.__class__
         # a pytree x is compared by its plan, in rest
-        self.x_known = x.__class__ is float or x_plan is not None or not hasattr(x, "shape")
+        self.x_known = x_plan is not None or not _has_metadata(x)
         self.x_attr, self.x_shape, self.x_dtype = (
             (None, None, None) if self.x_known else _shape_and_dtype(x)
         )
@@ -330,13 +339,7 @@ class Check:
         simple = x_plan is None and not contexts and not call.same_point
         self.plain = simple and seeds is None
         seed = seeds[0] if seeds is not None and len(seeds) == 1 else None
-        self.one_seed = (
-            simple
-            and y_plan is None
-            and seed is not None
-            and seed.__class__ is not float
-            and is_array(seed)
-        )
+        self.one_seed = simple and y_plan is None and seed is not None and _has_metadata(seed)
         self.seed_class = seed.__class__
         self.seed_attr, self.seed_shape, self.seed_dtype = (
             _shape_and_dtype(seed) if self.one_seed else (None,) * 3

@@ -41,7 +41,7 @@ def require_family(seed, family, name, like_name):
 
 
 def _foreign(value, family, adapter):
-    if value.__class__ is float or not is_array(value):
+    if value.__class__ in (float, int) or not is_array(value):  # Python numbers reach f as they are
         return False
     own = family_of(value)
     return own != family and own != adapter.capabilities.framework and FAMILIES[own].concrete

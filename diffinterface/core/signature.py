@@ -101,7 +101,13 @@ def _array_key(a):
 
 
 def _context_key(c):
-    """A context's kind: its class and, for array-like values, their family, dtype and shape."""
+    """A context's kind: its class and, for array-like values, their family, dtype and shape.
+
+    A Python int is a 0-d int64 kind, as a float is a float64 one (NumPy
+    scalars and 0-d arrays of the dtype alike): a preparation with
+    ``Constant(2)`` refuses ``Constant(2.5)``, as one at a float64 array
+    refuses a float32 one. A bool is a flag, no array: its class is its kind.
+    """
     value = c.value
     if is_array(value):
         return (type(c).__name__, family_of(value), dtype_name(value), shape_of(value))

@@ -50,11 +50,6 @@ class TensorFlowFamily(Family):
             "indexing with an integer array (x[indices])",
             "gather with xp.take(x, indices, axis=...), which every backend differentiates",
         ),
-        (
-            "but is rank 1 for '{{node matmul}}",
-            "the @ operator with a 1-d operand",
-            "write xp.matmul(x, A) or reshape the vector to a matrix",
-        ),
     )
 
     def from_numpy(self, a, like):

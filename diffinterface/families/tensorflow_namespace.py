@@ -13,7 +13,9 @@ provides raises an AttributeError naming it.
 Nothing here turns on ``tnp.experimental_enable_numpy_behavior()``: that
 would change every TensorFlow tensor in the process (global
 configuration). So tensors keep TensorFlow's operators: write ``xp.matmul(a, b)``
-and ``xp.matrix_transpose(x)`` rather than ``x.T``.
+(1-d operands taken, as the array API's) and ``xp.matrix_transpose(x)`` rather
+than ``x.T``. (While AutoTensorFlow traces or runs f, ``@`` takes 1-d operands
+too: ``diffinterface/backends/tensorflow/numpy_rules.py``.)
 
 Examples
 --------
@@ -312,7 +314,7 @@ linalg = types.SimpleNamespace(
     eigvalsh=tf.linalg.eigvalsh,
     svdvals=lambda x, /: tf.linalg.svd(x, compute_uv=False),
     outer=lambda x1, x2, /: tf.tensordot(x1, x2, axes=0),
-    matmul=tf.linalg.matmul,
+    matmul=tnp.matmul,  # 1-d operands too, as the array API's (tf.linalg.matmul refuses them)
     matrix_transpose=matrix_transpose,
     tensordot=tnp.tensordot,
     vecdot=vecdot,

@@ -7,7 +7,8 @@ import tensorflow as tf
 from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from . import recipes
 from .batching import Sweep
-from .boundary import Boundary, as_output, connected, forward_mode, promoting
+from .boundary import Boundary, as_output, connected, forward_mode
+from .numpy_rules import promoting
 
 #: fragments of TensorFlow's messages when f converts the tensor it is differentiated at (TensorFlow
 #: 2.21)

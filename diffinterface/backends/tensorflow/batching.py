@@ -23,7 +23,8 @@ import tensorflow as tf
 from tensorflow.python.ops.parallel_for.control_flow_ops import for_loop, pfor
 
 from ...core.batching import choose_batch_size, record
-from .boundary import eager_map, promoting
+from .boundary import eager_map
+from .numpy_rules import promoting
 from .onednn import vectorized
 
 #: one seed's working memory, in units of the bytes of the tensors f's graph produces (tangent and

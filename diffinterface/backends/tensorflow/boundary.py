@@ -13,11 +13,6 @@ import contextvars
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.framework.ops import PromoMode as _PromoMode
-from tensorflow.python.framework.ops import get_dtype_conversion_mode as _promotion_mode
-from tensorflow.python.framework.ops import (
-    set_dtype_conversion_mode as _set_promotion_mode,
-)
 
 from ...contexts import Cache
 from ...core import Spec, require_scalar_output
@@ -26,6 +21,7 @@ from ...core.dtypes import require_real_output
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
 from .aux import traced_aux
+from .numpy_rules import OFF, promoting, promotion_mode
 
 
 class ForwardThroughBridgeError(UnsupportedError):
@@ -59,9 +55,20 @@ def forward_mode():
         FORWARD_MODE.reset(token)
 
 
-_OFF = _PromoMode.OFF
 #: the arguments a traced function takes by shape and dtype alone (new values reuse the trace)
 _ARRAYS = (tf.Tensor, tf.Variable, np.ndarray)
+
+
+def _promoted(fn):
+    """``fn`` (a ``tf.function``) called under :func:`promoting`: a call that traces it again (a new
+    value of a number context, or a NumPy scalar where the trace had a Python number) traces f under
+    the rules of the first trace."""
+
+    def call(*args):
+        with promoting():
+            return fn(*args)
+
+    return call
 
 
 def as_output(y, like):
@@ -99,41 +106,6 @@ def eager_map(fn, seeds):
     on values, so it may branch on them; ``vectorized_map`` would trace it without values)."""
     results = [fn(seeds[i]) for i in range(seeds.shape[0])]
     return tf.nest.map_structure(lambda *parts: tf.stack(parts), *results)
-
-
-@contextlib.contextmanager
-def promoting():
-    """TensorFlow's "all" dtype promotion (float32 with float64 gives float64, as numpy, JAX and torch do)
-    while diffinterface traces or runs f, unless the user chose a mode; restored on exit.
-
-    TensorFlow's operators refuse mixed dtypes by default. The switch is
-    process-wide in TensorFlow (``ops.set_dtype_conversion_mode``), so it is
-    held only around diffinterface's own tracing and eager calls; a traced
-    function keeps the casts it recorded.
-    """
-    if _promotion_mode() != _OFF:
-        yield
-        return
-    _set_promotion_mode("all")
-    try:
-        yield
-    finally:
-        _set_promotion_mode("off")
-
-
-@contextlib.contextmanager
-def not_promoting():
-    """TensorFlow's own dtype rules again inside :func:`promoting`, for code that relies on them: Keras layers
-    hand their variables to TensorFlow's operators, whose "all" promotion asks ``variable == bool``, which a
-    Keras variable answers with a tensor conversion that fails."""
-    if _promotion_mode() != _PromoMode.ALL:
-        yield
-        return
-    _set_promotion_mode("off")
-    try:
-        yield
-    finally:
-        _set_promotion_mode("all")
 
 
 #: operations running graphs of their own (loops, branches, calls), whose tensors
@@ -255,7 +227,11 @@ class Boundary:
         # tf.function's look-up of the trace by its arguments (a third of a small call); an argument
         # that is a Python object (a number context) is part of the trace, and a new value must
         # trace again
-        traced = concrete if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example)) else fn
+        traced = (
+            concrete
+            if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example))
+            else _promoted(fn)
+        )
         return traced if self.aux is None else self.aux.unpacking(traced)
 
     def _traced_without_promotion(self, fn, example):
@@ -269,7 +245,7 @@ class Boundary:
         operation raises (the trace is then made again under "all", as it is for
         any other x, or under a user's own promotion mode).
         """
-        if self.dtype != tf.float64 or _promotion_mode() != _OFF:
+        if self.dtype != tf.float64 or promotion_mode() != OFF:
             return None
         spec = self.problem._spec
         try:

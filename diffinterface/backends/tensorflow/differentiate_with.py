@@ -39,6 +39,7 @@ from .boundary import (
     ForwardThroughBridgeError,
     ValuesNeededError,
 )
+from .numpy_rules import promoting
 
 
 class _Call:
@@ -184,6 +185,11 @@ class TensorFlowBridge(FrameworkBridge):
         # transform gives its values only there
         leaving = framework_bridge(source)
         return tf.convert_to_tensor(leaving.to_numpy(a) if leaving is not None else np.asarray(a))
+
+    def wide(self, dtype):
+        """f runs under the rules diffinterface's TensorFlow backend gives it (dtype promotion, the array
+        API's ``@``), as inside that backend's own operators."""
+        return promoting()
 
     def output_spec(self, evaluate, x, contexts):
         """f's output learned by tracing it (``tf.function``), without values: tensors only carry shapes there."""

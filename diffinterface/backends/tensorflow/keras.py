@@ -66,7 +66,7 @@ def keras_function(model, loss):
                 else ""
             )
         )
-    from .boundary import not_promoting  # imports TensorFlow, which installs Keras
+    from .numpy_rules import not_promoting  # imports TensorFlow, which installs Keras
 
     keras = importlib.import_module("keras")  # Keras ships no type information
 

@@ -49,7 +49,10 @@ The modules group the probes by the kind of defect:
   and messages that fit the call;
 - :mod:`.stale_state`: no result from state older than the call (f in worker
   processes, same-point preparations and linear operators after in-place
-  changes).
+  changes);
+- :mod:`.contexts_and_operands`: int and bool Constants prepared, numpy
+  Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
+  operand.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -63,6 +66,7 @@ from . import (
     array_api_special_inputs,
     batched_matmul,
     complex_step,
+    contexts_and_operands,
     differentiate_with_in_jax,
     evaluation_points,
     foreign_families,
@@ -98,6 +102,7 @@ _MODULES = (
     torch_nesting,
     wrong_picks_and_messages,
     stale_state,
+    contexts_and_operands,
 )
 
 

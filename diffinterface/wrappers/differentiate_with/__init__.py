@@ -101,15 +101,21 @@ class Bridge:
                 rules = self._rules.get(key)
                 if rules is None:
                     rules = self._rules[key] = self._make_rules(
-                        self._reference(x),
-                        tuple(
-                            type(c)(self._reference(c.value))
-                            if framework_bridge(family_of(c.value)) is not None
-                            else c
-                            for c in contexts
-                        ),
+                        self._reference(x), tuple(self._reference_context(c) for c in contexts)
                     )
         return rules
+
+    def _reference_context(self, c):
+        """``c`` as the inner's operators are prepared with: as every call will hand it over.
+
+        A framework's value (perhaps traced) by :meth:`_reference`; the others
+        as :func:`~diffinterface.core.bridge.converted_contexts` converts them
+        at each call (a float or a numpy array becomes an array of the inner
+        family), so that the calls fit the inner's strict preparations.
+        """
+        if framework_bridge(family_of(c.value)) is not None:
+            return type(c)(self._reference(c.value))
+        return converted_contexts((c,), self.family)[0]
 
     def gradient_route(self, y_shape):
         """True when the rules of an output shaped ``y_shape`` take the gradient route (see ``_rules.py``);
