@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import as_numpy, is_array
+from ..families import as_numpy, is_array, traced_family
 from .adapter import Adapter
 from .transform import Step
 
@@ -68,13 +68,12 @@ def _map(fn, tree):
 
 
 def _concrete_leaves(x):
-    """x's leaves as numpy arrays to compare evaluations' arguments with, or None where x has no
-    concrete value (a batched tensor inside ``torch.func.vmap``): :meth:`AuxCapture.take` then
-    evaluates f at x itself."""
-    try:
-        return [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
-    except Exception:  # noqa: BLE001 - a value with no concrete form is compared with nothing
+    """x's leaves as numpy arrays to compare evaluations' arguments with, or None where x is a traced
+    value with no concrete values (its family says: a tracer inside ``jax.jit``, a batched tensor
+    inside ``torch.func.vmap``): :meth:`AuxCapture.take` then evaluates f at x itself."""
+    if traced_family(x) is not None:
         return None
+    return [as_numpy(leaf) if is_array(leaf) else leaf for leaf in _leaves(x)]
 
 
 class AuxCapture:

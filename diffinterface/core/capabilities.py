@@ -47,6 +47,7 @@ class Capabilities(Frozen):
         "batches_gradients",
         "batches_points",
         "approximate",
+        "needs_values",
     )
 
     #: which primitives are native ("forward": pushforward, "reverse": pullback, or "both")
@@ -104,6 +105,10 @@ class Capabilities(Frozen):
     #: True when results are approximations (finite differences), not exact derivatives: the
     #: conformance kit compares them with looser tolerances (``testing/tolerances.py``)
     approximate: bool = False
+    #: None when the adapter prepares (and its calls run) on traced values too, inside a
+    #: framework's transforms (``jax.jit``); else ``(what it does with x's values, the way
+    #: around)``, for the error a traced x gets (core/traced_values.py)
+    needs_values: Optional[tuple[str, str]] = None
 
     @classmethod
     def of_framework(cls, framework: str, traced_array_name: str, **facts) -> Capabilities:

@@ -55,6 +55,7 @@ from .preparation import Plan, Preparation
 from .registry import get_adapter
 from .same_point import same_point
 from .transform import Draft, Rewrite, Setting
+from .traced_values import require_values
 from .tree_input import tree_input, x_tree
 from .build import check_tangents
 
@@ -187,6 +188,7 @@ def validate(call, adapter, strict):
             "return (y, aux) from a one-argument f(x) instead"
         )
     check_contexts(call.contexts)
+    require_values(call.x, adapter)
     if adapter.capabilities.prepares_calls:  # each backend it hands over to checks x and y
         return
     if has_complex_leaf(call.x):  # core/complex_convention.py checks x, y and seeds its own way

@@ -37,6 +37,7 @@ from .registry import (
     shape_of,
     size_of,
     sparse_family,
+    traced_family,
     sparse_format,
     unregister_family,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "size_of",
     "sparse_family",
     "sparse_format",
+    "traced_family",
     "unregister_family",
     "write_out",
 ]

@@ -81,6 +81,9 @@ class Family:
         True for a family whose reductions and indexing give scalars of their own type, not
         0-d arrays (numpy's ``np.float64``): the core turns such results into 0-d arrays
         (:meth:`as_result`).
+    traced_by : str
+        The transforms under which the family's arrays are traced values without concrete values
+        (:meth:`has_values`), for error messages ("" for a family never traced so).
     limits : tuple of (str, str, str)
         What the framework cannot do although the array API allows it, each as ``(words in its
         error, what is not supported, the way around it)``: the boundary names the limit that a
@@ -100,6 +103,7 @@ class Family:
     sparse_modules: tuple = ()
     sparse_type: str = "sparse matrices"
     scalar_results: bool = False
+    traced_by: str = ""
     limits: tuple[tuple[str, str, str], ...] = ()
 
     def __repr__(self):
@@ -114,6 +118,12 @@ class Family:
     def namespace(self):
         """The family's array-API namespace module (imports the framework)."""
         return importlib.import_module(self.namespace_module)
+
+    def has_values(self, a) -> bool:
+        """False when ``a`` is a traced value with no concrete values to read (a JAX tracer inside
+        ``jax.jit``, a batched tensor inside ``torch.func.vmap``); True for every array of a family
+        that never traces so (this default)."""
+        return True
 
     # -- building and converting ---------------------------------------------------------------
 

@@ -58,7 +58,12 @@ def jax_devices(devices):
 
 
 def _device_of(like):
-    return like.devices().pop() if hasattr(like, "devices") else None
+    from jax.core import Tracer
+
+    # a tracer's device is decided by the transform tracing it: it has none to ask
+    if isinstance(like, Tracer) or not hasattr(like, "devices"):
+        return None
+    return like.devices().pop()
 
 
 class JaxFamily(Family):
@@ -71,6 +76,7 @@ class JaxFamily(Family):
     metadata = "aval"
     sparse_modules = ("jax.experimental.sparse",)
     sparse_type = "JAX sparse matrices (BCOO)"
+    traced_by = "jax.jit, jax.vmap or jax.grad"
     limits = (
         (
             "the total number of repeats must be static",
@@ -79,6 +85,11 @@ class JaxFamily(Family):
             "values",
         ),
     )
+
+    def has_values(self, a):
+        from jax.core import Tracer
+
+        return not isinstance(a, Tracer)
 
     def from_numpy(self, a, like):
         import jax

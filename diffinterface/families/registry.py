@@ -109,6 +109,23 @@ def is_array(x) -> bool:
     return (name if name is not None else _family_of_type(x.__class__)) != "unknown"
 
 
+def traced_family(x) -> Optional[Family]:
+    """The family of the first array leaf of ``x`` (an array or a pytree) that is a traced value
+    without concrete values (:meth:`Family.has_values`), or None when every leaf has values.
+
+    >>> import numpy as np
+    >>> traced_family({"a": np.ones(2), "b": 1.0}) is None
+    True
+    """
+    import optree
+
+    for leaf in optree.tree_leaves(x, none_is_leaf=True):
+        family = FAMILIES.get(family_of(leaf))
+        if family is not None and not family.has_values(leaf):
+            return family
+    return None
+
+
 def as_numpy(a):
     """``a``, an array of any family or a Python number, as a numpy array (a view where it can).
 

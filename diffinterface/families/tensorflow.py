@@ -44,6 +44,7 @@ class TensorFlowFamily(Family):
     write = staticmethod(_assign)
     sparse_modules = ("tensorflow.python.framework.sparse_tensor",)
     sparse_type = "TensorFlow sparse tensors (tf.sparse.SparseTensor)"
+    traced_by = "tf.function"
     limits = (
         (
             "are valid indices, got",
@@ -51,6 +52,11 @@ class TensorFlowFamily(Family):
             "gather with xp.take(x, indices, axis=...), which every backend differentiates",
         ),
     )
+
+    def has_values(self, a):
+        import tensorflow as tf
+
+        return not tf.is_symbolic_tensor(a)
 
     def from_numpy(self, a, like):
         import tensorflow as tf

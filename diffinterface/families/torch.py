@@ -39,6 +39,7 @@ class TorchFamily(Family):
     precedence = 1
     sparse_modules = ("torch",)
     sparse_type = "torch sparse CSR tensors"
+    traced_by = "a torch.func transform (vmap, grad, jacrev, jacfwd)"
     limits = (
         (
             "step must be greater than zero",
@@ -46,6 +47,12 @@ class TorchFamily(Family):
             "reverse with xp.flip(x, axis=...) instead, which every backend differentiates",
         ),
     )
+
+    def has_values(self, a):
+        import torch
+
+        # torch.func wraps the tensors it transforms; a batched one has no values of its own
+        return not torch._C._functorch.is_functorch_wrapped_tensor(a)
 
     def from_numpy(self, a, like):
         return _shared_tensor(a).to(like.device)

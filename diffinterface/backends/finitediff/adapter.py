@@ -24,6 +24,13 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         # sweeps evaluate f for one seed after the other
         bounds_sweeps=True,
         approximate=True,
+        needs_values=(
+            "takes its steps on the host, on x's values",
+            "Inside the transform, differentiate with its framework's own backend (AutoJAX(), "
+            "AutoTorch(), AutoTensorFlow()); or wrap f as g = di.DifferentiateWith(f, backend) "
+            "and differentiate g with that backend (the transform then calls "
+            "the finite differences on concrete values); or call it outside the transform",
+        ),
     )
 
     def __init__(self, backend):

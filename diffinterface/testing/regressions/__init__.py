@@ -44,6 +44,8 @@ The modules group the probes by the kind of defect:
 - :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
   penalty, MAML) and operators work under ``torch.func``'s transforms
   (per-sample gradients);
+- :mod:`.jax_nesting`: operators and ``has_aux`` under ``jax.jit``, ``vmap`` and
+  ``grad`` give JAX's answers; what needs x's values is refused naming ``jax.jit``;
 - :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
   own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
   and messages that fit the call;
@@ -72,6 +74,7 @@ from . import (
     foreign_families,
     fresh_functions,
     graph_breaks,
+    jax_nesting,
     one_kind,
     result_dtypes,
     rolled_axes,
@@ -100,6 +103,7 @@ _MODULES = (
     rolled_axes,
     complex_step,
     torch_nesting,
+    jax_nesting,
     wrong_picks_and_messages,
     stale_state,
     contexts_and_operands,

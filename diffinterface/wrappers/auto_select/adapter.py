@@ -22,7 +22,15 @@ from .selection import default_candidates, select
 
 #: what AutoSelect declares itself (the rest is its candidates', see
 #: ``AutoSelectAdapter.capabilities``)
-CAPABILITIES = Capabilities(mode="both", prepares_calls=True)
+CAPABILITIES = Capabilities(
+    mode="both",
+    prepares_calls=True,
+    needs_values=(
+        "runs and times its candidates on x at preparation",
+        "Prepare outside the transform, at a concrete x of the same shape and dtype (prep = "
+        "di.prepare_gradient(f, di.AutoSelect(), x0)), and pass prep= inside it",
+    ),
+)
 
 
 class AutoSelectAdapter(Adapter):

@@ -41,6 +41,7 @@ from ...operators._second_order import differentiated_problem, outer_mode
 from ..delegating import DelegatingAdapter
 from ..second_order import SecondOrderAdapter
 from .coloring import compress
+from .config import KnownSparsity
 from .detection import detect
 from .matrices import assembler, decompressor
 from .mixed import MixedModeAdapter
@@ -70,6 +71,15 @@ def _batches(seeds, max_batch):
     return [seeds[i : i + step] for i in range(0, len(seeds), step)]
 
 
+#: why AutoSparse refuses a traced x at preparation, and the way around (core/traced_values.py)
+_DETECTS = (
+    "detects the sparsity pattern from x's values at preparation",
+    "Prepare outside the transform, at a concrete x of the same shape and dtype (prep = "
+    "di.prepare_jacobian(f, backend, x0)), and pass prep= inside it; or give the pattern as "
+    "AutoSparse(..., sparsity_detector=di.KnownSparsity(pattern))",
+)
+
+
 class SparseAdapter(DelegatingAdapter):
     """Sparse jacobian and hessian; every other operator is the dense backend's (its delegate)."""
 
@@ -88,7 +98,9 @@ class SparseAdapter(DelegatingAdapter):
         self.dense = self.delegate
         dense = self.dense.capabilities
         self.capabilities = self.capabilities.replace(
-            framework=dense.framework, approximate=dense.approximate
+            framework=dense.framework,
+            approximate=dense.approximate,
+            needs_values=None if isinstance(backend.sparsity_detector, KnownSparsity) else _DETECTS,
         )
 
     # -- the sparse operators ---------------------------------------------------------------------
