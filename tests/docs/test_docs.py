@@ -32,6 +32,7 @@ PAGES = [
     "aux-outputs",
     "linear-operators",
     "scale",
+    "nesting",
 ]
 
 
