@@ -35,6 +35,7 @@ from diffinterface.families import (
     shape_of,
 )
 
+from ..core import OPERATORS
 from ..core.batching import WHOLE_SWEEP_SEEDS, requested
 from ..docstrings import shared_sections
 from .points import SECTIONS, check_backend, check_function
@@ -43,25 +44,12 @@ from .points import SECTIONS, check_backend, check_function
 class _Products:
     """One operator's products at x over numpy columns: seeds in x's family, a same-point preparation per batch."""
 
-    def __init__(
-        self,
-        prepare: Callable,
-        apply: Callable,
-        f: Any,
-        backend: Any,
-        x: Any,
-        contexts: tuple,
-        seed_shape: tuple,
-        dtype: np.dtype,
-    ):
-        self.prepare, self.apply, self.f, self.backend, self.x, self.contexts = (
-            prepare,
-            apply,
-            f,
-            backend,
-            x,
-            contexts,
-        )
+    def __init__(self, operator: str, f: Any, backend: Any, x: Any, contexts: tuple, seeds: tuple):
+        # the same-point preparation of ``operator`` and the call returning its value too
+        self.prepare = getattr(di, f"prepare_{operator}_same_point")
+        self.apply = getattr(di, OPERATORS[operator].valued)
+        self.f, self.backend, self.x, self.contexts = f, backend, x, contexts
+        seed_shape, dtype = seeds  # each seed's shape; the dtype of x, seeds and results
         self.seed_shape, self.dtype, self.family = seed_shape, dtype, family_of(x)
         # a call's seeds are arguments of one prepared call: a bounded tuple, whatever the number of
         # columns
@@ -143,16 +131,7 @@ class JacobianOperator(LinearOperator):
         dtype = np.dtype(dtype_name(x))
         x_shape = shape_of(x)
         self.x = x = _own_copy(x)
-        self._forward = _Products(
-            di.prepare_pushforward_same_point,
-            di.value_and_pushforward,
-            f,
-            backend,
-            x,
-            contexts,
-            x_shape,
-            dtype,
-        )
+        self._forward = _Products("pushforward", f, backend, x, contexts, (x_shape, dtype))
         zero = np.zeros((int(np.prod(x_shape)), 1), dtype=dtype)
         value, _ = self._forward.run((self._forward._seed(zero[:, 0]),))
         value = as_numpy(value)
@@ -163,16 +142,7 @@ class JacobianOperator(LinearOperator):
                 "di.pullback, which are real-linear for any f (docs/complex.md)"
             )
         self.value = value.reshape(-1)
-        self._reverse = _Products(
-            di.prepare_pullback_same_point,
-            di.value_and_pullback,
-            f,
-            backend,
-            x,
-            contexts,
-            value.shape,
-            dtype,
-        )
+        self._reverse = _Products("pullback", f, backend, x, contexts, (value.shape, dtype))
         self._forward.out_size, self._reverse.out_size = value.size, zero.shape[0]
         super().__init__(dtype, (value.size, zero.shape[0]))
 
@@ -213,16 +183,7 @@ class HessianOperator(LinearOperator):
         dtype = np.dtype(dtype_name(x))
         n = int(np.prod(shape_of(x)))
         self.x = x = _own_copy(x)
-        self._products = _Products(
-            di.prepare_hvp_same_point,
-            di.gradient_and_hvp,
-            f,
-            backend,
-            x,
-            contexts,
-            shape_of(x),
-            dtype,
-        )
+        self._products = _Products("hvp", f, backend, x, contexts, (shape_of(x), dtype))
         gradient, _ = self._products.run((self._products._seed(np.zeros(n, dtype=dtype)),))
         self._products.out_size = n
         self.gradient = as_numpy(gradient).reshape(-1)

@@ -117,6 +117,26 @@ class Problems:
                 f"{what}: wrong derivative without an error: got {to_numpy(got)!r}, expected {expected!r}"
             )
 
+    def answer_or_named_refusal(self, what, call, refusals, names, raw_from=None):
+        """``call()``'s result, or None: a refusal of the ``refusals`` types must name one of ``names``.
+
+        For calls inside another framework's transform (``jax.jit``,
+        ``torch.func.vmap``), where an operator may answer or refuse by name
+        but never fail with a raw error: a refusal that names none of
+        ``names``, one raised by a module under ``raw_from`` (the framework's
+        own error), and any other error are problems.
+        """
+        expected = "the result or an error naming " + " or ".join(names)
+        try:
+            return call()
+        except refusals as error:
+            raw = raw_from is not None and type(error).__module__.startswith(raw_from)
+            if raw or not any(n in str(error) for n in names):
+                self.raised(what, error, expected)
+        except Exception as error:  # noqa: BLE001 - the problem is reported, not raised
+            self.raised(what, error, expected)
+        return None
+
     def expect_result(self, what, call, expected, *, like, zero=False, rtol=1e-4, atol=1e-6):
         """``call()`` returns ``expected``'s values in ``like``'s family, shape and dtype (any values for a zero backend).
 

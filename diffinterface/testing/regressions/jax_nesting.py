@@ -160,14 +160,10 @@ def _has_aux(backend, problems, zero):
 def _answered_or_refused(problems, jax, what, call, native, x):
     """``call(x)`` inside ``jax.jit``: JAX's answer, or an error naming jax.jit (not a raw one)."""
     with jax.enable_x64(True):
-        try:
-            got = jax.jit(call)(x)
-        except (TypeError, ValueError) as error:
-            if "jax.jit" not in str(error) or type(error).__module__.startswith("jax"):
-                problems.raised(what, error, "JAX's answer or an error naming jax.jit")
-            return
-        except Exception as error:  # noqa: BLE001 - the problem is reported, not raised
-            problems.raised(what, error, "JAX's answer or an error naming jax.jit")
+        got = problems.answer_or_named_refusal(
+            what, lambda: jax.jit(call)(x), (TypeError, ValueError), ("jax.jit",), raw_from="jax"
+        )
+        if got is None:
             return
         expected = native(x)
     problems.check_result(what, got, np.asarray(expected), like=expected, rtol=1e-5, atol=1e-7)

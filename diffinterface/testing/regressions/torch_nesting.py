@@ -232,14 +232,13 @@ def _torch_func_transforms(backend, problems, zero):
         ),
     }
     for what, (call, native) in cases.items():
-        try:
-            got = call(batch)
-        except (UnsupportedError, DifferentiationError) as error:
-            if "vmap" not in str(error) and "torch.func" not in str(error):
-                problems.raised(what, error, "the result or an error naming the transform")
-            continue
-        except Exception as error:  # noqa: BLE001 - the problem is reported, not raised
-            problems.raised(what, error, "the result or an error naming the transform")
+        got = problems.answer_or_named_refusal(
+            what,
+            lambda: call(batch),
+            (UnsupportedError, DifferentiationError),
+            ("vmap", "torch.func"),
+        )
+        if got is None:
             continue
         expected = native(batch)
         problems.check_result(what, got, expected.numpy(), like=expected, rtol=1e-9, atol=1e-12)
