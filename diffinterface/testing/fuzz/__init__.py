@@ -26,7 +26,8 @@ A long campaign is one command (it prints the count tried and every failure)::
   (:mod:`.known`): defects reported apart until fixed;
 - :mod:`.programs` (:class:`Program`, printable as Python), :mod:`.operations` (the builders),
   :mod:`.strategies` (hypothesis strategies), :mod:`.reference`, :mod:`.checks`, :mod:`.structured`
-  (pytrees and sparse programs).
+  (pytrees and sparse programs), :mod:`.features` (options drawn for a program's check: workers,
+  AutoSelect, same-point contexts, structured outputs).
 """
 
 import importlib

@@ -1,6 +1,7 @@
 """A long fuzz campaign from the command line; prints the count tried and every failure.
 
 python -m diffinterface.testing.fuzz --examples 10000 [--seed 0] [--backends jax,torch] [--per-program 2]
+    [--features workers,autoselect,same_point,outputs] [--feature-percent 10]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ def main(argv=None):
     from ..pytest_plugin import select_backends
     from .campaign import KINDS, fuzz_programs
     from .checks import ORDERS
+    from .features import FEATURES, PERCENT
     from .operations import OPERATIONS
 
     parser = argparse.ArgumentParser(
@@ -51,6 +53,18 @@ def main(argv=None):
     )
     parser.add_argument(
         "--operations", default=",".join(OPERATIONS), help="comma-separated families of operations"
+    )
+    parser.add_argument(
+        "--features",
+        default=",".join(FEATURES),
+        help=f"comma-separated options an array program's check may draw, of {', '.join(FEATURES)}; "
+        "empty: none",
+    )
+    parser.add_argument(
+        "--feature-percent",
+        type=int,
+        default=PERCENT,
+        help=f"the chance, in percent, of each option per program (default {PERCENT})",
     )
     parser.add_argument(
         "--minutes",
@@ -88,6 +102,8 @@ def main(argv=None):
         per_program=arguments.per_program,
         checks_per_program=arguments.checks_per_program,
         all_families=arguments.all_families,
+        features=tuple(f for f in arguments.features.split(",") if f),
+        feature_percent=arguments.feature_percent,
         progress=progress,
         time_limit=None if arguments.minutes is None else 60 * arguments.minutes,
     )

@@ -34,9 +34,11 @@ from hypothesis import strategies as st
 from ...core import get_adapter
 from ...core.registry import registration
 from ..backends import BACKENDS, ZERO_BACKENDS
-from ..families import CONVERTIBLE_FAMILIES, tree_leaves
+from ..families import tree_leaves
 from ..runner import _as_backend_dict
 from .checks import ORDERS, Finding, Outcome, check_program
+from .features import FEATURES, PERCENT, Options
+from .features import families as _families
 from .known import KNOWN_DEFECTS
 from .operations import OPERATIONS, SMOOTH_UNARY
 from .reference import array_reference, reference_disagreement
@@ -58,6 +60,8 @@ class FuzzReport:
 
     programs: int = 0
     kinds: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    #: option of :mod:`.features` -> the programs whose check drew it
+    features: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     checks: int = 0
     redrawn: int = 0
     findings: list = dataclasses.field(default_factory=list)
@@ -81,6 +85,7 @@ class FuzzReport:
 
     def summary(self):
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.kinds.items()))
+        kinds += "".join(f"; {n} with {feature}" for feature, n in sorted(self.features.items()))
         return (
             f"{self.programs} programs ({kinds}), {self.checks} checks, {self.redrawn} points drawn again; "
             f"{len(self.findings)} findings ({len(self.distinct())} distinct), "
@@ -107,11 +112,6 @@ class FuzzReport:
             (self.known if finding.known else self.findings).append(finding)
 
 
-def _families(backend):
-    accepted = get_adapter(backend).capabilities.families
-    return [f for f in CONVERTIBLE_FAMILIES if f in accepted]
-
-
 def _returns_zeros(backend):
     return registration(backend).returns_zeros
 
@@ -127,6 +127,8 @@ def fuzz_programs(
     per_program=None,
     checks_per_program=None,
     all_families=False,
+    features=FEATURES,
+    feature_percent=PERCENT,
     known_defects=KNOWN_DEFECTS,
     progress=None,
     time_limit=None,
@@ -153,6 +155,11 @@ def fuzz_programs(
         Check this many of ``operators``, drawn at random, per array program (default: all), for long campaigns.
     all_families : bool
         Check each backend with x in every array family it accepts (default: one drawn family).
+    features : tuple of str
+        The options of :data:`~.features.FEATURES` an array program's check may draw (workers,
+        AutoSelect, same-point preparations with contexts, structured outputs).
+    feature_percent : int
+        The chance, in percent, that a program's check draws each of ``features``.
     known_defects : tuple of KnownDefect
         Findings that match one are reported apart (:attr:`FuzzReport.known`).
     progress : callable, optional
@@ -177,6 +184,7 @@ def fuzz_programs(
     report = FuzzReport()
     weighted = [k for k in ("array", "array", "array", "array", "tree", "sparse") if k in kinds]
     stop = None if time_limit is None else time.monotonic() + time_limit
+    options = Options(features, feature_percent, seed, report.features)
 
     def campaign(data):
         kind = data.draw(st.sampled_from(weighted), label="kind")
@@ -293,6 +301,10 @@ def fuzz_programs(
                     ),
                     known_defects,
                 )
+        if kind == "array":
+            case = dict(backends=backends, chosen=chosen, reference=reference, zero=zero, rng=rng)
+            for outcome in options.check(data, program, point, case):
+                report.add(outcome, known_defects)
 
     def _reference(program, point, framework):
         """The reference in ``framework``, checked against finite differences; None (and a finding) if it raised."""
@@ -313,22 +325,24 @@ def fuzz_programs(
         return reference
 
     # in chunks of CHUNK examples (seeds seed, seed + 1...), so that a time limit ends the campaign
-    # between two chunks: hypothesis cannot be stopped inside a run without replaying the example
-    # that stopped it
+    # between two: hypothesis cannot stop inside a run without replaying the example that stopped it
     done = 0
-    while done < examples and (stop is None or time.monotonic() < stop):
-        chunk = min(CHUNK, examples - done)
-        run = settings(
-            max_examples=chunk,
-            database=None,
-            deadline=None,
-            phases=(Phase.generate,),
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
-            verbosity=Verbosity.quiet,
-        )(hypothesis_seed(seed + done // CHUNK)(given(st.data())(campaign)))
-        run()
-        done += chunk
+    try:
+        while done < examples and (stop is None or time.monotonic() < stop):
+            chunk = min(CHUNK, examples - done)
+            run = settings(
+                max_examples=chunk,
+                database=None,
+                deadline=None,
+                phases=(Phase.generate,),
+                suppress_health_check=list(HealthCheck),
+                print_blob=False,
+                verbosity=Verbosity.quiet,
+            )(hypothesis_seed(seed + done // CHUNK)(given(st.data())(campaign)))
+            run()
+            done += chunk
+    finally:
+        options.close()
     return report
 
 
