@@ -107,7 +107,7 @@ class Capabilities(Frozen):
     approximate: bool = False
     #: None when the adapter prepares (and its calls run) on traced values too, inside a
     #: framework's transforms (``jax.jit``); else ``(what it does with x's values, the way
-    #: around)``, for the error a traced x gets (core/traced_values.py)
+    #: around)``, for the error a traced x gets (core/prepare.py::require_values)
     needs_values: Optional[tuple[str, str]] = None
 
     @classmethod

@@ -42,6 +42,7 @@ from ..families import (
     is_array,
     require_real_float,
     shape_of,
+    traced_family,
 )
 
 from .aux import AuxCapture, aux_outputs
@@ -55,7 +56,6 @@ from .preparation import Plan, Preparation
 from .registry import get_adapter
 from .same_point import same_point
 from .transform import Draft, Rewrite, Setting
-from .traced_values import require_values
 from .tree_input import tree_input, x_tree
 from .build import check_tangents
 
@@ -245,3 +245,35 @@ def _check_y(call, adapter):
         raise TypeError(
             f"y: expected an output buffer of the same array family as x; got {describe(y)}"
         )
+
+
+def require_values(x, adapter):
+    """Raise a TypeError naming the transform and the way around when x (an array or a pytree) is a
+    traced value and ``adapter`` or a backend it is made of needs x's values.
+
+    Inside ``jax.jit`` (``vmap``, ``grad``), a ``torch.func`` transform or a
+    ``tf.function``, x is a traced value: its family says so
+    (:meth:`~diffinterface.families.base.Family.has_values`). A backend whose
+    framework traces f works there; a backend that reads x's values to
+    prepare (a sparsity detection, a timed selection) or to compute (finite
+    differences' steps, taken on the host) declares why in
+    ``Capabilities.needs_values``, with the way around, and such a call is
+    refused here, by name, before anything reaches numpy.
+    """
+    needs = [part for part in adapter.parts() if part.capabilities.needs_values is not None]
+    if not needs:
+        return
+    family = traced_family(x)
+    if family is None:
+        return
+    part = needs[0]
+    what, way = part.capabilities.needs_values
+    inside = f" (inside {family.traced_by})" if family.traced_by else ""
+    who = _name(part) if part is adapter else f"{_name(adapter)} cannot run here: {_name(part)}"
+    raise TypeError(
+        f"x: {who} {what}, and x is a traced {family.name} value{inside}, which has none. {way}"
+    )
+
+
+def _name(adapter):
+    return type(adapter.backend).__name__

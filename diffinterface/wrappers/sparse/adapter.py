@@ -71,7 +71,7 @@ def _batches(seeds, max_batch):
     return [seeds[i : i + step] for i in range(0, len(seeds), step)]
 
 
-#: why AutoSparse refuses a traced x at preparation, and the way around (core/traced_values.py)
+#: why AutoSparse refuses a traced x at preparation, and the way around (core/prepare.py::require_values)
 _DETECTS = (
     "detects the sparsity pattern from x's values at preparation",
     "Prepare outside the transform, at a concrete x of the same shape and dtype (prep = "
