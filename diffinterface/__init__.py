@@ -33,6 +33,7 @@ from .errors import (
     UnsupportedError,
 )
 from .backends.torch.modules import module_function
+from .backends.mlx import AutoMLX
 from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,
@@ -104,6 +105,7 @@ __all__ = [
     "AutoAutograd",
     "AutoFiniteDiff",
     "AutoJAX",
+    "AutoMLX",
     "AutoTensorFlow",
     "AutoTorch",
     "AutoZeroForward",

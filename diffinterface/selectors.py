@@ -46,7 +46,7 @@ class AbstractBackend:
     memory_budget = None
 
 
-class _SweepsInBatches:
+class SweepsInBatches:
     """A selector with ``batch_size`` and ``memory_budget`` fields: its repr leaves them out while they are None.
 
     Reprs name what a user chose; the defaults of these two fields change no
@@ -66,7 +66,7 @@ class _SweepsInBatches:
         return f"{type(self).__qualname__}({fields})"
 
 
-class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
+class AutoJAX(AbstractBackend, SweepsInBatches, Frozen):
     """JAX: ``jax.jvp``/``jax.vjp``; preparation compiles with ``jax.jit``.
 
     Takes numpy and JAX arrays; float64 inputs stay float64 without touching
@@ -117,7 +117,7 @@ class AutoJAX(AbstractBackend, _SweepsInBatches, Frozen):
             self.__dict__["devices"] = jax_devices(self.devices)  # a list kept as a tuple: hashable
 
 
-class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
+class AutoTorch(AbstractBackend, SweepsInBatches, Frozen):
     """PyTorch: ``torch.autograd`` and ``torch.func``.
 
     Takes numpy arrays and torch tensors (results on the tensor's device, a
@@ -159,7 +159,7 @@ class AutoTorch(AbstractBackend, _SweepsInBatches, Frozen):
         check_flag(self, "compile")
 
 
-class AutoAutograd(AbstractBackend, _SweepsInBatches, Frozen):
+class AutoAutograd(AbstractBackend, SweepsInBatches, Frozen):
     """HIPS autograd (reverse mode with ``make_vjp``, forward with ``make_jvp``).
 
     It takes no mode: each operator uses autograd's fastest (forward for derivatives and pushforwards, reverse
@@ -195,7 +195,7 @@ AutoAutograd.__init__ = refusing_a_mode(AutoAutograd.__init__)  # type: ignore[m
 _FD_METHODS = ("forward", "central", "complex", "adaptive")
 
 
-class AutoFiniteDiff(AbstractBackend, _SweepsInBatches, Frozen):
+class AutoFiniteDiff(AbstractBackend, SweepsInBatches, Frozen):
     """Finite differences on numpy arrays (forward mode).
 
     Needs nothing but numpy (scipy for ``"adaptive"``): the backend for an
@@ -328,7 +328,7 @@ class SecondOrder(AbstractBackend, Frozen):
                 )
 
 
-class AutoTensorFlow(AbstractBackend, _SweepsInBatches, Frozen):
+class AutoTensorFlow(AbstractBackend, SweepsInBatches, Frozen):
     """TensorFlow: ``tf.GradientTape`` (reverse) and ``tf.autodiff.ForwardAccumulator`` (forward).
 
     Takes numpy arrays and TensorFlow tensors (results in x's family and

@@ -14,6 +14,7 @@ its second-order and sparse specializations.
 
 from .. import selectors
 from ..core import register_backend
+from .mlx.selector import AutoMLX
 
 
 def _each_mode(selector, name):
@@ -62,6 +63,7 @@ _register_framework(
     "TensorFlowAdapter",
     _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
+_register_framework(AutoMLX, "mlx", "MLXAdapter", _each_mode(AutoMLX, "mlx"))
 for _selector, _adapter, _id in (
     (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
     (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),

@@ -5,8 +5,8 @@
 - :mod:`.registry`: ``FAMILIES``, ``register_family``, detection by class (``family_of``),
   shapes, dtypes, namespaces (``array_namespace``);
 - :mod:`.conversion`: building arrays in a family, casting, writing into ``out=`` buffers;
-- the families: :mod:`.numpy`, :mod:`.torch`, :mod:`.jax`, :mod:`.autograd`
-  (its namespace: :mod:`.autograd_namespace`).
+- the families: :mod:`.numpy`, :mod:`.torch`, :mod:`.jax`, :mod:`.autograd`,
+  :mod:`.tensorflow`, :mod:`.mlx` (each with its namespace module where it needs one).
 
 Adding a family is one module defining a ``Family`` subclass, plus its
 ``register_family`` line below (or a ``register_family`` call of its own).
@@ -18,6 +18,7 @@ from .autograd import AutogradFamily
 from .base import Family
 from .conversion import cast, from_numpy, write_out
 from .jax import JaxFamily
+from .mlx import MLXFamily
 from .numpy import NumpyFamily
 from .registry import (
     FAMILIES,
@@ -49,6 +50,7 @@ register_family(TorchFamily())
 register_family(JaxFamily())
 register_family(AutogradFamily())
 register_family(TensorFlowFamily())
+register_family(MLXFamily())
 
 __all__ = [
     "FAMILIES",

@@ -44,8 +44,9 @@ def dtype_name(x) -> str:
     if dtype is None:
         return type(x).__name__
     text = str(dtype)
-    # TensorFlow's dtypes print as "<dtype: 'float64'>"; their name is the plain one
-    return dtype.name if text[0] == "<" else text.replace("torch.", "")
+    # TensorFlow's dtypes print as "<dtype: 'float64'>", whose name is the plain one; a framework's
+    # own dtype objects print qualified ("torch.float64", "mlx.core.float64"): the last part
+    return dtype.name if text[0] == "<" else text.rpartition(".")[2]
 
 
 class Family:

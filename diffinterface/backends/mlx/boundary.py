@@ -1,0 +1,122 @@
+"""Where the user's arrays meet MLX: conversions in and out, ``mx.compile``, and sweeps in batches.
+
+A numpy x (and each numpy array context) becomes an MLX array of its own
+dtype (``mx.array`` alone would make float64 float32); results go back as
+numpy arrays the caller owns. MLX arrays pass through both ways. float64 is
+computed on MLX's CPU device (the only one with float64): where the default
+device is another, each call runs under ``mx.stream(mx.cpu)``.
+
+With ``compile=True`` every recipe is ``mx.compile``'d and traced at
+preparation: MLX is lazy, so the call made there builds the graph without
+computing it. Inside ``mx.compile`` f cannot read x's values (``.item()``,
+numpy, a branch on a value): MLX refuses with its ``[eval]`` error, which
+the core turns into a TracedArrayError naming ``compile=False``.
+"""
+
+from __future__ import annotations
+
+import mlx.core as mx
+import numpy as np
+
+from ...core.batching import choose_batch_size
+from ...families import describe
+from ...families.mlx_namespace import dtype_of
+
+#: MLX's words when f reads a value of an array it traces (mx.compile, mx.vmap)
+TRACED_ARRAY_MESSAGE = "Attempting to eval an array during function transformations"
+
+
+def to_mlx(a, dtype=None):
+    """The numpy array or number ``a`` as an MLX array of its dtype (``dtype``: another); MLX arrays as they are."""
+    if isinstance(a, mx.array):
+        return a
+    a = np.asarray(a)
+    return mx.array(a, dtype=dtype_of(a.dtype if dtype is None else dtype))
+
+
+def to_numpy(a):
+    """An MLX result as a numpy array the caller owns."""
+    return np.array(a, copy=True)
+
+
+def checked_output(f):
+    """``f`` refusing an output that is not an MLX array (a numpy result has left MLX's graph)."""
+
+    def f_of_mlx(x, *ctx):
+        y = f(x, *ctx)
+        if not isinstance(y, mx.array):
+            raise TypeError(
+                f"f: expected f to return an MLX array (computed from x with mlx.core or "
+                f"di.array_namespace(x)); it returned {describe(y)}"
+            )
+        return y
+
+    return f_of_mlx
+
+
+class Boundary:
+    """One preparation's conversions and compilation, decided once from its problem."""
+
+    def __init__(self, adapter, problem):
+        self.adapter, self.problem = adapter, problem
+        self.passes_through = problem.family == "mlx"
+        self.dtype = dtype_of(problem.x_dtype)
+        self.compiles = adapter.backend.compile
+        self.on_cpu = problem.x_dtype == "float64" and mx.default_device() != mx.cpu
+        self.ctx_arrays = tuple(isinstance(c, np.ndarray) for c in problem.ctx)
+        self.f = checked_output(problem.f)
+
+    # -- arrays ----------------------------------------------------------------------------------
+
+    def x_in(self, x):
+        return x if self.passes_through else to_mlx(x, self.problem.x_dtype)
+
+    def ctx_in(self, ctx):
+        if not any(self.ctx_arrays):
+            return ctx
+        return tuple(to_mlx(c) if array else c for c, array in zip(ctx, self.ctx_arrays))
+
+    def out(self, a):
+        return a if self.passes_through else to_numpy(a)
+
+    def seeds_in(self, seeds):
+        """A tuple of seeds (the user's family) as one MLX stack, first axis the seed."""
+        return mx.stack([to_mlx(s) for s in seeds])
+
+    # -- compiled calls --------------------------------------------------------------------------
+
+    def compiled(self, run, *example):
+        """``run`` compiled with ``mx.compile`` (and traced now at ``example``, computing nothing), or as it is."""
+        if self.compiles:
+            run = mx.compile(run)
+        if self.on_cpu:
+            plain = run
+
+            def run(*args):
+                with mx.stream(mx.cpu):
+                    return plain(*args)
+
+        if self.compiles and example:
+            run(*example)  # traces and compiles; MLX computes nothing until a result is read
+        return run
+
+    def example(self, *seeds):
+        problem = self.problem
+        return (self.x_in(problem.x), *seeds, *self.ctx_in(problem.ctx))
+
+    # -- sweeps in batches -----------------------------------------------------------------------
+
+    def batch(self, n, product):
+        """Seeds per ``mx.vmap`` pass of a sweep over ``n`` seeds: the selector's choice, or what fits
+        its memory budget by ``product()``'s peak memory for one seed."""
+        backend, problem = self.adapter.backend, self.problem
+
+        def seed_bytes():
+            try:
+                mx.reset_peak_memory()
+                mx.eval(product())
+                return mx.get_peak_memory()
+            except Exception:  # noqa: BLE001 - no estimate: the sweep runs whole, and f's errors come from it
+                return None
+
+        return choose_batch_size(backend, n, seed_bytes, problem.one_off)

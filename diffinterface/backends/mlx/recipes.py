@@ -1,0 +1,103 @@
+"""MLX's own recipes, one function per operator: what an MLX user writes with ``mx.jvp``, ``mx.vjp``,
+``mx.grad`` and ``mx.vmap``.
+
+Each recipe is built from ``f(x, *ctx)`` and returns ``run(x, *args, *ctx)``
+of MLX arrays only (so that ``mx.compile`` can trace it): ``args`` is a
+stack of seeds (tangents, cotangents or basis vectors, first axis the seed)
+for the seeded ones. A stack of seeds is one ``mx.vmap`` of the one-seed
+product; one seed is the product alone.
+"""
+
+from __future__ import annotations
+
+import mlx.core as mx
+
+
+def _of_x(f, ctx):
+    return lambda z: f(z, *ctx)
+
+
+def _jvp(g, x, t):
+    y, d = mx.jvp(g, [x], [t])
+    return y[0], d[0]
+
+
+def _vjp(g, x, c):
+    y, d = mx.vjp(g, [x], [c])
+    return y[0], d[0]
+
+
+def _products(f, product, one):
+    """``run(x, seeds, *ctx) -> (f(x), stacked products)``; ``one``: a stack of one seed."""
+
+    def run(x, seeds, *ctx):
+        g = _of_x(f, ctx)
+        if one:
+            y, d = product(g, x, seeds[0])
+            return y, mx.expand_dims(d, 0)
+        return g(x), mx.vmap(lambda s: product(g, x, s)[1])(seeds)
+
+    return run
+
+
+def pushforwards(f, one):
+    """A stack of tangents: ``(f(x), stacked pushforwards)``."""
+    return _products(f, _jvp, one)
+
+
+def pullbacks(f, one):
+    """A stack of cotangents: ``(f(x), stacked pullbacks)``."""
+    return _products(f, _vjp, one)
+
+
+def _hvp(g, x, t):
+    return mx.jvp(mx.grad(g), [x], [t])
+
+
+def hvps(f, one):
+    """Forward over reverse: ``(gradient, stacked hvps)``."""
+
+    def run(x, tangents, *ctx):
+        g = _of_x(f, ctx)
+        if one:
+            (gradient,), (d,) = _hvp(g, x, tangents[0])
+            return gradient, mx.expand_dims(d, 0)
+        return mx.grad(g)(x), mx.vmap(lambda t: _hvp(g, x, t)[1][0])(tangents)
+
+    return run
+
+
+def gradient(f):
+    """``(f(x), gradient)`` by ``mx.value_and_grad``."""
+
+    def run(x, *ctx):
+        return mx.value_and_grad(_of_x(f, ctx))(x)
+
+    return run
+
+
+def hessian_rows(f):
+    """``(f(x), gradient, stacked rows of the Hessian along the basis given)``: forward over reverse."""
+
+    def run(x, basis, *ctx):
+        g = _of_x(f, ctx)
+        value, gradient = mx.value_and_grad(g)(x)
+        return value, gradient, mx.vmap(lambda t: _hvp(g, x, t)[1][0])(basis)
+
+    return run
+
+
+def second_derivative(f):
+    """``(f(x), derivative, second derivative)``: forward over forward, tangent 1."""
+
+    def run(x, *ctx):
+        g = _of_x(f, ctx)
+        one = mx.ones_like(x)
+
+        def derivative(z):
+            return mx.jvp(g, [z], [one])[1][0]
+
+        (d,), (dd,) = mx.jvp(derivative, [x], [one])
+        return g(x), d, dd
+
+    return run
