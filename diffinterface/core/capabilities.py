@@ -48,6 +48,7 @@ class Capabilities(Frozen):
         "batches_points",
         "approximate",
         "needs_values",
+        "float64_accuracy",
     )
 
     #: which primitives are native ("forward": pushforward, "reverse": pullback, or "both")
@@ -109,6 +110,11 @@ class Capabilities(Frozen):
     #: framework's transforms (``jax.jit``); else ``(what it does with x's values, the way
     #: around)``, for the error a traced x gets (core/prepare.py::require_values)
     needs_values: Optional[tuple[str, str]] = None
+
+    #: None when float64 results are as accurate as float64 arithmetic allows; else ``(relative
+    #: accuracy, why)``: the framework computes some float64 functions less accurately (the
+    #: conformance kit compares float64 results within that accuracy, testing/tolerances.py)
+    float64_accuracy: Optional[tuple[float, str]] = None
 
     @classmethod
     def of_framework(cls, framework: str, traced_array_name: str, **facts) -> Capabilities:

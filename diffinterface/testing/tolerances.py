@@ -67,7 +67,22 @@ def default_tolerances(backend, dtype, order=1):
         )
     else:
         table = EXACT_TOLERANCES
-    return table.get(dtype, table["float32"])
+    rtol, atol = table.get(dtype, table["float32"])
+    accuracy = float64_accuracy(backend) if dtype == "float64" else None
+    if accuracy is not None:
+        # results of functions computed to ``accuracy``, through a few operations (second order)
+        rtol, atol = max(rtol, 30 * order * accuracy), max(atol, 3 * order * accuracy)
+    return rtol, atol
+
+
+def float64_accuracy(backend):
+    """The relative accuracy ``backend``'s adapter declares for float64 results where it is worse than
+    float64's (``capabilities.float64_accuracy``), else None."""
+    try:
+        declared = get_adapter(backend).capabilities.float64_accuracy
+    except MissingBackendError:
+        return None
+    return None if declared is None else declared[0]
 
 
 def pick(override, dtype, default):

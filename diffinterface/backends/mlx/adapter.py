@@ -19,6 +19,11 @@ class MLXAdapter(Adapter):
         numpy_results_are_arrays=True,  # every numpy result is a copy made by np.array
         # MLX traces f on arrays no numpy buffer can hold: f cannot write them into a di.Cache
         writes_cache=False,
+        float64_accuracy=(
+            1e-7,
+            "MLX's CPU computes float64 sin, cos, exp and their kin with float32's polynomial "
+            "approximations (relative errors near 3e-8); arithmetic, sqrt and log are float64's",
+        ),
     )
 
     def __init__(self, backend):
