@@ -32,6 +32,22 @@ class MLXFamily(Family):
     precedence = 1
     sparse_type = "scipy.sparse matrices (MLX has no sparse arrays)"
     traced_by = "mx.compile or mx.vmap"
+    limits = tuple(
+        (
+            words,
+            "derivatives of some of its operations (linear algebra's factorizations, cumulative "
+            "products and extrema, scatter's forward mode)",
+            "differentiate this function with another backend (di.AutoJAX(), di.AutoTorch()), or "
+            "wrap it as di.DifferentiateWith(g, backend) inside an f run with AutoMLX(compile=False)",
+        )
+        for words in (
+            "Not implemented for",
+            "JVP not yet implemented",
+            "JVP is not implemented",
+            "VJP not yet implemented",
+            "Cannot calculate VJP",
+        )
+    )
 
     def from_numpy(self, a, like):
         from .mlx_namespace import asarray

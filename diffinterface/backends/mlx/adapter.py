@@ -5,6 +5,7 @@ from __future__ import annotations
 import mlx.core as mx
 
 from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
+from ...core.operator_table import OPERATORS
 from ...core.batching import batch_bounds, record
 from . import recipes
 from .boundary import TRACED_ARRAY_MESSAGE, Boundary, checked_output
@@ -19,6 +20,9 @@ class MLXAdapter(Adapter):
         numpy_results_are_arrays=True,  # every numpy result is a copy made by np.array
         # MLX traces f on arrays no numpy buffer can hold: f cannot write them into a di.Cache
         writes_cache=False,
+        # a compiled function hands out only what it returns: with has_aux, f runs once more, at x,
+        # for the aux
+        aux_evaluated_again=frozenset(OPERATORS),
         float64_accuracy=(
             1e-7,
             "MLX's CPU computes float64 sin, cos, exp and their kin with float32's polynomial "
@@ -118,8 +122,11 @@ class MLXAdapter(Adapter):
         return getattr(mx, dtype)
 
     def prepare_jacobian(self, problem):
+        return self._jacobian(problem, problem.mode("jacobian"))
+
+    def _jacobian(self, problem, mode):
         x_shape, y_shape = problem.x_shape, problem.spec.shape
-        if problem.mode("jacobian") == "forward":
+        if mode == "forward":
 
             def finish(first, columns):  # columns: (x.size, *y_shape)
                 m = problem.spec.size
@@ -138,7 +145,10 @@ class MLXAdapter(Adapter):
         )
 
     def prepare_derivative(self, problem):
-        impl = self.prepare_jacobian(problem)  # x is a scalar: the Jacobian is shaped like f(x)
+        # x is a scalar: the Jacobian is shaped like f(x); one tangent unless reverse is asked for
+        # (and f(x) has entries to seed)
+        forward = problem.mode("derivative") == "forward" or problem.spec.size == 0
+        impl = self._jacobian(problem, "forward" if forward else "reverse")
         return Impl(derivative=impl.jacobian, value_and_derivative=impl.value_and_jacobian)
 
     def prepare_hessian(self, problem):
@@ -190,14 +200,15 @@ class MLXAdapter(Adapter):
     # -- first derivatives MLX can differentiate again (SecondOrder pairs) ------------------------
 
     def differentiable_value_and_gradient(self, problem):
-        f = checked_output(problem.f)
+        f = checked_output(problem.f, self.backend)
         return lambda x, *ctx: mx.value_and_grad(lambda z: f(z, *ctx))(x)
 
     def differentiable_value_and_derivative(self, problem):
-        f = checked_output(problem.f)
+        f = checked_output(problem.f, self.backend)
 
         def value_and_derivative(x, *ctx):
             (y,), (d,) = mx.jvp(lambda z: f(z, *ctx), [x], [mx.ones_like(x)])
             return y, d
 
         return value_and_derivative
+

@@ -18,7 +18,11 @@ from __future__ import annotations
 import mlx.core as mx
 import numpy as np
 
+import optree
+
+from ...contexts import Cache
 from ...core.batching import choose_batch_size
+from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe
 from ...families.mlx_namespace import dtype_of
 
@@ -31,6 +35,8 @@ def to_mlx(a, dtype=None):
     if isinstance(a, mx.array):
         return a
     a = np.asarray(a)
+    if not a.flags.c_contiguous:  # MLX takes no negative strides
+        a = a.copy()
     return mx.array(a, dtype=dtype_of(a.dtype if dtype is None else dtype))
 
 
@@ -39,19 +45,55 @@ def to_numpy(a):
     return np.array(a, copy=True)
 
 
-def checked_output(f):
-    """``f`` refusing an output that is not an MLX array (a numpy result has left MLX's graph)."""
+def checked_output(f, backend):
+    """``f`` refusing an output that is not an MLX array: a numpy result has left MLX's graph."""
 
     def f_of_mlx(x, *ctx):
         y = f(x, *ctx)
-        if not isinstance(y, mx.array):
-            raise TypeError(
-                f"f: expected f to return an MLX array (computed from x with mlx.core or "
-                f"di.array_namespace(x)); it returned {describe(y)}"
+        if isinstance(y, mx.array):
+            return y
+        if isinstance(y, (np.ndarray, np.generic, float, int)):  # computed outside MLX's graph
+            raise graph_break(f, backend, "MLX") from TypeError(
+                f"f returned {describe(y)}, not an MLX array computed from x"
             )
-        return y
+        raise TypeError(f"f: expected f to return an array or a number; it returned {describe(y)}")
 
     return f_of_mlx
+
+
+def _host_arrays(value):
+    return isinstance(value, (np.ndarray, np.generic)) or (
+        isinstance(value, (tuple, list, dict))
+        and any(isinstance(v, (np.ndarray, np.generic)) for v in optree.tree_leaves(value))
+    )
+
+
+def _in_mlx(value):
+    return optree.tree_map(
+        lambda v: to_mlx(v) if isinstance(v, (np.ndarray, np.generic)) else v, value
+    )
+
+
+def refuse_caches(problem, backend):
+    """MLX traces f on arrays that no numpy buffer holds: a ``di.Cache`` context is refused by name."""
+    for i, context in enumerate(problem.contexts):
+        if isinstance(context, Cache):
+            raise UnsupportedError(
+                f"contexts[{i}]: {backend!r} cannot differentiate f with a di.Cache: MLX traces f on "
+                "arrays that no buffer can hold, so f cannot write into it. Return the value from f "
+                "instead, pass what f only reads as di.Constant, or use a backend that writes into "
+                "buffers (di.check_inplace(backend) is True)"
+            )
+
+
+def branch_error(f, backend, error):
+    """The TracedArrayError for ``f`` reading a value of an array ``mx.compile`` traces."""
+    message = traced_array(f, backend, "MLX array traced by mx.compile", error)
+    return TracedArrayError(
+        f"{message} Where f branches on x's values (if x[0] > 0: ...), mx.compile cannot trace it: "
+        "use AutoMLX(compile=False), which runs MLX's transforms op by op, or write the branch with "
+        "xp.where"
+    )
 
 
 class Boundary:
@@ -63,8 +105,9 @@ class Boundary:
         self.dtype = dtype_of(problem.x_dtype)
         self.compiles = adapter.backend.compile
         self.on_cpu = problem.x_dtype == "float64" and mx.default_device() != mx.cpu
-        self.ctx_arrays = tuple(isinstance(c, np.ndarray) for c in problem.ctx)
-        self.f = checked_output(problem.f)
+        refuse_caches(problem, adapter.backend)
+        self.ctx_arrays = tuple(_host_arrays(c) for c in problem.ctx)
+        self.f = checked_output(problem.f, adapter.backend)
 
     # -- arrays ----------------------------------------------------------------------------------
 
@@ -74,7 +117,7 @@ class Boundary:
     def ctx_in(self, ctx):
         if not any(self.ctx_arrays):
             return ctx
-        return tuple(to_mlx(c) if array else c for c, array in zip(ctx, self.ctx_arrays))
+        return tuple(_in_mlx(c) if array else c for c, array in zip(ctx, self.ctx_arrays))
 
     def out(self, a):
         return a if self.passes_through else to_numpy(a)
@@ -88,7 +131,7 @@ class Boundary:
     def compiled(self, run, *example):
         """``run`` compiled with ``mx.compile`` (and traced now at ``example``, computing nothing), or as it is."""
         if self.compiles:
-            run = mx.compile(run)
+            run = self._refusing_branches(mx.compile(run))
         if self.on_cpu:
             plain = run
 
@@ -98,6 +141,19 @@ class Boundary:
 
         if self.compiles and example:
             run(*example)  # traces and compiles; MLX computes nothing until a result is read
+        return run
+
+    def _refusing_branches(self, compiled):
+        f, backend = self.problem.f, self.adapter.backend
+
+        def run(*args):
+            try:
+                return compiled(*args)
+            except ValueError as error:
+                if TRACED_ARRAY_MESSAGE not in str(error):
+                    raise
+                raise branch_error(f, backend, error) from error
+
         return run
 
     def example(self, *seeds):
