@@ -23,7 +23,7 @@ def _each_mode(selector, name):
     return {**modes, f"{name}-reverse": selector(mode="reverse")}
 
 
-def _register_framework(selector, name, adapter_class, test_backends):
+def _register_framework(selector, name, adapter_class, test_backends, opt_in=None):
     """A framework's backend: its adapter, pip extra and DifferentiateWith rules in ``backends/<name>/``."""
     register_backend(
         selector,
@@ -32,6 +32,7 @@ def _register_framework(selector, name, adapter_class, test_backends):
         test_backends=test_backends,
         framework=name,
         differentiate_with=f"diffinterface.backends.{name}.differentiate_with:BRIDGE",
+        opt_in_test_backends=opt_in,
     )
 
 
@@ -63,7 +64,8 @@ _register_framework(
     "TensorFlowAdapter",
     _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-_register_framework(AutoMLX, "mlx", "MLXAdapter", _each_mode(AutoMLX, "mlx"))
+_mlx = _each_mode(AutoMLX, "mlx")  # the default run tests its default mode; the kit command all three
+_register_framework(AutoMLX, "mlx", "MLXAdapter", {"mlx": _mlx.pop("mlx")}, _mlx)
 for _selector, _adapter, _id in (
     (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
     (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),

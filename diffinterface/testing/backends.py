@@ -2,7 +2,7 @@
 
 ``BACKENDS`` maps a test id to a selector (each registration's
 ``test_backends``); ``ZERO_BACKENDS`` the same for backends that return zeros
-by design. Tests parametrize over them (select a subset with
+by design; ``OPT_IN_BACKENDS`` configurations run only when selected by id. Tests parametrize over them (select a subset with
 ``--di-backends=id,id`` or the ``DI_BACKENDS`` environment variable). A listed
 backend whose framework fails to import is a test failure, never a skip. A
 backend registered with ``di.register_backend(..., test_backends=...)`` before
@@ -30,6 +30,20 @@ Examples
 >>> from diffinterface.testing import BACKENDS
 >>> BACKENDS["finitediff-central"] == di.AutoFiniteDiff()
 True
+"""
+
+OPT_IN_BACKENDS = {
+    test_id: selector
+    for entry in registrations()
+    for test_id, selector in entry.opt_in_test_backends.items()
+}
+"""Tested backends run only when a selection names them (``--di-backends=mlx-forward``): id -> selector.
+
+Examples
+--------
+>>> from diffinterface.testing.backends import OPT_IN_BACKENDS
+>>> sorted(OPT_IN_BACKENDS)
+['mlx-forward', 'mlx-reverse']
 """
 
 ZERO_BACKENDS = {

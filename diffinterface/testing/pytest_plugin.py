@@ -46,7 +46,7 @@ from typing import Callable
 import pytest
 
 from ..selectors import AbstractBackend
-from .backends import BACKENDS, ZERO_BACKENDS
+from .backends import BACKENDS, OPT_IN_BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
 from .bad_inputs import bad_input_cases
 from .batch_scenarios import batch_cases
@@ -105,7 +105,12 @@ def selected_devices(config):
 
 
 def known_backends():
-    """Every backend the project tests, id -> selector (zero backends included)."""
+    """Every backend the project tests, id -> selector (zero and opt-in backends included)."""
+    return {**BACKENDS, **ZERO_BACKENDS, **OPT_IN_BACKENDS}
+
+
+def default_backends():
+    """The backends a session without a selection runs: every known one but the opt-in ones."""
     return {**BACKENDS, **ZERO_BACKENDS}
 
 
@@ -132,7 +137,7 @@ def select_backends(text):
     """
     known = known_backends()
     if not text or not text.strip():
-        return known
+        return default_backends()
     selected = {}
     for item in (part.strip() for part in text.split(",")):
         if not item:

@@ -23,6 +23,10 @@ class MLXAdapter(Adapter):
         # a compiled function hands out only what it returns: with has_aux, f runs once more, at x,
         # for the aux
         aux_evaluated_again=frozenset(OPERATORS),
+        complex_x_refusal=(
+            "MLX has no complex128, and its float32 complex64 would not keep a complex128 x's "
+            "precision"
+        ),
         float64_accuracy=(
             1e-7,
             "MLX's CPU computes float64 sin, cos, exp and their kin with float32's polynomial "

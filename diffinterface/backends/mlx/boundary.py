@@ -106,7 +106,6 @@ class Boundary:
         self.compiles = adapter.backend.compile
         self.on_cpu = problem.x_dtype == "float64" and mx.default_device() != mx.cpu
         refuse_caches(problem, adapter.backend)
-        self.ctx_arrays = tuple(_host_arrays(c) for c in problem.ctx)
         self.f = checked_output(problem.f, adapter.backend)
 
     # -- arrays ----------------------------------------------------------------------------------
@@ -115,9 +114,8 @@ class Boundary:
         return x if self.passes_through else to_mlx(x, self.problem.x_dtype)
 
     def ctx_in(self, ctx):
-        if not any(self.ctx_arrays):
-            return ctx
-        return tuple(_in_mlx(c) if array else c for c, array in zip(ctx, self.ctx_arrays))
+        # a context's kind may change between calls (Constant(2), then Constant(np.int64(3)))
+        return tuple(_in_mlx(c) if _host_arrays(c) else c for c in ctx) if ctx else ctx
 
     def out(self, a):
         return a if self.passes_through else to_numpy(a)
