@@ -3,7 +3,7 @@
 Run: python examples/quickstart.py
 
 The function is written once against the array API (``di.array_namespace``),
-so the same source runs under finite differences, JAX, torch and autograd.
+so the same source runs under finite differences, JAX, torch, autograd and MLX.
 Each backend is prepared once, then called; the results must agree.
 """
 
@@ -21,7 +21,13 @@ def analytic_gradient(x):
     return np.cos(x) * x**2 + 2 * x * np.sin(x)
 
 
-BACKENDS = [di.AutoFiniteDiff(), di.AutoJAX(), di.AutoTorch(), di.AutoAutograd()]
+BACKENDS = [
+    di.AutoFiniteDiff(),
+    di.AutoJAX(),
+    di.AutoTorch(),
+    di.AutoAutograd(),
+    di.AutoMLX(),
+]
 
 
 def main():
