@@ -188,7 +188,15 @@ def __getattr__(name):
 
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == 2:
-        return mx.sqrt(mx.sum(x * x if not mx.issubdtype(x.dtype, mx.complexfloating) else mx.real(x * mx.conj(x)), axis=axis, keepdims=keepdims))
+        return mx.sqrt(
+            mx.sum(
+                x * x
+                if not mx.issubdtype(x.dtype, mx.complexfloating)
+                else mx.real(x * mx.conj(x)),
+                axis=axis,
+                keepdims=keepdims,
+            )
+        )
     if ord == builtins.float("inf"):
         return mx.max(mx.abs(x), axis=axis, keepdims=keepdims)
     if ord == -builtins.float("inf"):

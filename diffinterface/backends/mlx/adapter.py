@@ -36,16 +36,16 @@ class MLXAdapter(Adapter):
 
     def __init__(self, backend):
         super().__init__(backend)
-        self.capabilities = type(self).capabilities.replace(
-            traces_without_values=backend.compile
-        )
+        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.compile)
 
     def primal_value(self, value):
         if isinstance(value, mx.array):
             try:
                 mx.eval(value)
             except ValueError as error:  # a placeholder of mx.compile or mx.vmap
-                raise TypeError("an MLX array traced by mx.compile has no concrete value") from error
+                raise TypeError(
+                    "an MLX array traced by mx.compile has no concrete value"
+                ) from error
         return value
 
     def is_traced_array_error(self, error):
@@ -71,7 +71,9 @@ class MLXAdapter(Adapter):
         b = Boundary(self, problem)
         k = len(problem.tangents)
         stack = b.seeds_in(problem.tangents)
-        size = b.batch(k, lambda: recipe(b.f, True)(b.x_in(problem.x), stack[:1], *b.ctx_in(problem.ctx)))
+        size = b.batch(
+            k, lambda: recipe(b.f, True)(b.x_in(problem.x), stack[:1], *b.ctx_in(problem.ctx))
+        )
         one = size == 1
         compiled = b.compiled(recipe(b.f, one), *b.example(stack[:size]))
         x_in, ctx_in, out, seeds_in = b.x_in, b.ctx_in, b.out, b.seeds_in
@@ -105,7 +107,9 @@ class MLXAdapter(Adapter):
         n = 1
         for d in shape:
             n *= d
-        basis = mx.reshape(mx.eye(max(n, 1), dtype=self._basis_dtype(problem, shape)), (max(n, 1), *shape))
+        basis = mx.reshape(
+            mx.eye(max(n, 1), dtype=self._basis_dtype(problem, shape)), (max(n, 1), *shape)
+        )
         x0, ctx0 = b.x_in(problem.x), b.ctx_in(problem.ctx)
         size = b.batch(n, lambda: recipe(b.f, True)(x0, basis[:1], *ctx0))
         compiled = b.compiled(recipe(b.f, size == 1), x0, basis[:size], *ctx0)
@@ -215,4 +219,3 @@ class MLXAdapter(Adapter):
             return y, d
 
         return value_and_derivative
-
