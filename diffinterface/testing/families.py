@@ -1,4 +1,4 @@
-"""Moving scenarios between array families (numpy, torch, jax, tensorflow), importing a framework only when asked.
+"""Moving scenarios between array families (every registered family with concrete arrays), importing a framework only when asked.
 
 >>> from diffinterface.testing import default_scenarios
 >>> from diffinterface.testing.families import to_family, to_numpy
@@ -18,8 +18,9 @@ import numpy as np
 from ..families import FAMILIES, as_numpy
 from ..contexts import Context
 
-#: families the kit knows how to build inputs in
-CONVERTIBLE_FAMILIES = ("numpy", "torch", "jax", "tensorflow")
+#: families the kit knows how to build inputs in: every registered family whose arrays exist outside
+#: a trace (``Family.concrete``), each built from numpy by its own ``from_dlpack``
+CONVERTIBLE_FAMILIES = tuple(name for name, family in FAMILIES.items() if family.concrete)
 
 
 def is_container(a):

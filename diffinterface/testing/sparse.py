@@ -136,7 +136,8 @@ class SparseCase:
                 err_msg=f"{self.id}: gradient of value_gradient_and_hessian",
             )
             m = s.x.size
-        module, name = SPARSE_TYPES[self.family]
+        # a family with no sparse matrices of its own returns scipy's
+        module, name = SPARSE_TYPES.get(self.family, SPARSE_TYPES["numpy"])
         for what, matrix in (("result", result), ("value_and result", valued)):
             assert type(matrix).__module__.startswith(module) and type(matrix).__name__ == name, (
                 f"{self.id}: {what} is a {type(matrix).__module__}.{type(matrix).__name__}, expected {module}.{name}"
