@@ -19,9 +19,10 @@ gradient           ``mx.value_and_grad``                            forward: ``m
                                                                     over x's basis
 jacobian           ``mx.vmap(mx.jvp)`` over x's basis when          forward / reverse
                    ``x.size <= y.size``, else ``mx.vmap(mx.vjp)``
-hvp                forward over reverse: ``mx.jvp(mx.grad(f))``,    same
+hvp                reverse over reverse: ``mx.vjp(mx.grad(f))``     same
+                   (MLX has more reverse rules than forward ones),
                    ``mx.vmap`` over the tangents
-hessian            forward over reverse over x's basis              same
+hessian            the same over x's basis                          same
 second_derivative  ``mx.jvp`` of ``mx.jvp``                         same
 =================  ===============================================  ==========================
 

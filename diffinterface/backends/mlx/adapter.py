@@ -74,8 +74,7 @@ class MLXAdapter(Adapter):
         size = b.batch(
             k, lambda: recipe(b.f, True)(b.x_in(problem.x), stack[:1], *b.ctx_in(problem.ctx))
         )
-        one = size == 1
-        compiled = b.compiled(recipe(b.f, one), *b.example(stack[:size]))
+        compiled, size = b.sweep(recipe, size, lambda n: b.example(stack[:n]))
         x_in, ctx_in, out, seeds_in = b.x_in, b.ctx_in, b.out, b.seeds_in
         bounds = batch_bounds(k, size)
 
@@ -112,7 +111,7 @@ class MLXAdapter(Adapter):
         )
         x0, ctx0 = b.x_in(problem.x), b.ctx_in(problem.ctx)
         size = b.batch(n, lambda: recipe(b.f, True)(x0, basis[:1], *ctx0))
-        compiled = b.compiled(recipe(b.f, size == 1), x0, basis[:size], *ctx0)
+        compiled, size = b.sweep(recipe, size, lambda m: (x0, basis[:m], *ctx0))
         bounds = batch_bounds(n, size)
         x_in, ctx_in, out = b.x_in, b.ctx_in, b.out
 
@@ -169,7 +168,7 @@ class MLXAdapter(Adapter):
         return self._basis_sweep(
             problem,
             ("hessian", "value_gradient_and_hessian"),
-            lambda f, one: recipes.hessian_rows(f),
+            recipes.hessian_rows,
             x_shape,
             finish,
         )

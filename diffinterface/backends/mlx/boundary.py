@@ -96,6 +96,10 @@ def branch_error(f, backend, error):
     )
 
 
+class HostCall(Exception):
+    """f calls back into Python with x's values (a bridge to another framework) inside ``mx.compile``."""
+
+
 class Boundary:
     """One preparation's conversions and compilation, decided once from its problem."""
 
@@ -104,6 +108,8 @@ class Boundary:
         self.passes_through = problem.family == "mlx"
         self.dtype = dtype_of(problem.x_dtype)
         self.compiles = adapter.backend.compile
+        #: True once a trace found f calling Python on x's values (:class:`HostCall`)
+        self.calls_host = False
         self.on_cpu = problem.x_dtype == "float64" and mx.default_device() != mx.cpu
         refuse_caches(problem, adapter.backend)
         self.f = checked_output(problem.f, adapter.backend)
@@ -127,19 +133,41 @@ class Boundary:
     # -- compiled calls --------------------------------------------------------------------------
 
     def compiled(self, run, *example):
-        """``run`` compiled with ``mx.compile`` (and traced now at ``example``, computing nothing), or as it is."""
-        if self.compiles:
-            run = self._refusing_branches(mx.compile(run))
-        if self.on_cpu:
-            plain = run
+        """``run`` compiled with ``mx.compile`` (and traced now at ``example``, computing nothing), or as it is.
 
-            def run(*args):
-                with mx.stream(mx.cpu):
-                    return plain(*args)
+        Where f calls Python on x's values (a ``DifferentiateWith`` function,
+        another framework's inner backend: :class:`HostCall`), which no compiled
+        function can, ``run`` stays as it is.
+        """
+        plain = self._on_device(run)
+        if not self.compiles:
+            return plain
+        compiled = self._on_device(self._refusing_branches(mx.compile(run)))
+        try:
+            compiled(*example)  # traces and compiles; MLX computes nothing until a result is read
+        except HostCall:
+            self.calls_host = True
+            return plain
+        return compiled
 
-        if self.compiles and example:
-            run(*example)  # traces and compiles; MLX computes nothing until a result is read
-        return run
+    def sweep(self, recipe, size, example):
+        """``(run, size)``: ``recipe(f, one)`` compiled for batches of ``size`` seeds (``example(size)``:
+        its arguments); where f calls Python on x's values, which neither ``mx.compile`` nor
+        ``mx.vmap`` can trace, uncompiled and one seed at a time."""
+        run = self.compiled(recipe(self.f, size == 1), *example(size))
+        if not self.calls_host:
+            return run, size
+        return self._on_device(recipe(self.f, True)), 1
+
+    def _on_device(self, run):
+        if not self.on_cpu:
+            return run
+
+        def on_cpu(*args):
+            with mx.stream(mx.cpu):
+                return run(*args)
+
+        return on_cpu
 
     def _refusing_branches(self, compiled):
         f, backend = self.problem.f, self.adapter.backend

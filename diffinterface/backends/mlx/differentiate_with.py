@@ -15,7 +15,7 @@ import mlx.core as mx
 import numpy as np
 
 from ...core.bridge import FrameworkBridge, converted_contexts, third_order, to_family
-from .boundary import to_mlx
+from .boundary import HostCall, to_mlx
 
 
 class _Call:
@@ -62,21 +62,29 @@ def _function(call):
     def value(x):
         return call.back(rules.value(call.x(x), contexts))
 
+    # MLX hands a function of one argument its primal and tangent as arrays, not tuples
     @value.vjp
-    def value_vjp(primals, cotangent, output):
-        return (pullback(primals[0], cotangent),)
+    def value_vjp(x, cotangent, output):
+        return pullback(x, cotangent)
 
     @value.jvp
-    def value_jvp(primals, tangents):
-        (out,) = rules.pushforward(call.x(primals[0]), (call.x(tangents[0]),), contexts)
-        return (call.back(out),)
+    def value_jvp(x, tangent):
+        (out,) = rules.pushforward(call.x(x), (call.x(tangent),), contexts)
+        return call.back(out)
 
     return value
 
 
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for an MLX array ``x`` inside MLX's transforms (another framework than the inner's)."""
-    rules = bridge.rules(np.array(x), contexts)
+    try:
+        values = np.array(x)
+    except ValueError as error:  # x traced by mx.compile or mx.vmap: no values to hand over
+        raise HostCall(
+            "DifferentiateWith: the bridged function needs x's values, which mx.compile and "
+            "mx.vmap do not have: run f with AutoMLX(compile=False)"
+        ) from error
+    rules = bridge.rules(values, contexts)
     return _function(_Call(bridge, rules, contexts))(x)
 
 

@@ -51,18 +51,24 @@ def pullbacks(f, one):
 
 
 def _hvp(g, x, t):
-    return mx.jvp(mx.grad(g), [x], [t])
+    """``(gradient, H t)``: reverse over reverse, ``mx.vjp`` of ``mx.grad`` (the Hessian is symmetric).
+
+    MLX's reverse rules cover more than its forward ones (scatter, behind the
+    gradient of any indexing, has no JVP), so the product is a VJP of the gradient.
+    """
+    (gradient,), (d,) = mx.vjp(mx.grad(g), [x], [t])
+    return gradient, d
 
 
 def hvps(f, one):
-    """Forward over reverse: ``(gradient, stacked hvps)``."""
+    """``(gradient, stacked hvps)``."""
 
     def run(x, tangents, *ctx):
         g = _of_x(f, ctx)
         if one:
-            (gradient,), (d,) = _hvp(g, x, tangents[0])
+            gradient, d = _hvp(g, x, tangents[0])
             return gradient, mx.expand_dims(d, 0)
-        return mx.grad(g)(x), mx.vmap(lambda t: _hvp(g, x, t)[1][0])(tangents)
+        return mx.grad(g)(x), mx.vmap(lambda t: _hvp(g, x, t)[1])(tangents)
 
     return run
 
@@ -76,13 +82,15 @@ def gradient(f):
     return run
 
 
-def hessian_rows(f):
-    """``(f(x), gradient, stacked rows of the Hessian along the basis given)``: forward over reverse."""
+def hessian_rows(f, one):
+    """``(f(x), gradient, stacked rows of the Hessian along the basis given)``: reverse over reverse."""
 
     def run(x, basis, *ctx):
         g = _of_x(f, ctx)
         value, gradient = mx.value_and_grad(g)(x)
-        return value, gradient, mx.vmap(lambda t: _hvp(g, x, t)[1][0])(basis)
+        if one:
+            return value, gradient, mx.expand_dims(_hvp(g, x, basis[0])[1], 0)
+        return value, gradient, mx.vmap(lambda t: _hvp(g, x, t)[1])(basis)
 
     return run
 

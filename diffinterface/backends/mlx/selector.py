@@ -22,7 +22,7 @@ class AutoMLX(AbstractBackend, SweepsInBatches, Frozen):
     ----------
     mode : {None, "forward", "reverse"}, default None
         ``None`` picks per operator (reverse for gradients, forward for
-        derivatives, by shape for jacobians); Hessians are forward over reverse.
+        derivatives, by shape for jacobians); Hessians are reverse over reverse.
     compile : bool, default True
         ``True`` compiles every prepared operator with ``mx.compile`` at
         preparation (f must then not branch on x's values); ``False`` runs
