@@ -37,6 +37,8 @@ import types
 import mlx.core as mx
 import numpy as np
 
+from . import mlx_linalg
+
 __array_api_version__ = "2023.12"
 
 float32, float64, complex64 = mx.float32, mx.float64, mx.complex64
@@ -213,3 +215,6 @@ linalg = types.SimpleNamespace(
 )
 linalg.vector_norm, linalg.matrix_norm = _vector_norm, _matrix_norm
 linalg.matrix_transpose, linalg.vecdot = mx.matrix_transpose, mx.vecdot
+# MLX's factorizations with the derivatives MLX lacks (mlx_linalg.py)
+for _name in ("inv", "solve", "matrix_power", "eigh", "eigvalsh", "cholesky", "svdvals"):
+    setattr(linalg, _name, getattr(mlx_linalg, _name))

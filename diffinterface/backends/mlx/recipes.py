@@ -17,9 +17,26 @@ def _of_x(f, ctx):
     return lambda z: f(z, *ctx)
 
 
+#: MLX's words for an operation without a forward rule (its factorizations, scatter, cumprod)
+_NO_FORWARD_RULE = ("[Primitive::jvp] Not implemented", "JVP not yet implemented", "JVP is not implemented")
+
+
 def _jvp(g, x, t):
-    y, d = mx.jvp(g, [x], [t])
+    """``(g(x), J t)`` by ``mx.jvp``; where an operation of g has no forward rule in MLX, by transposing
+    the VJP: ``u -> J^T u`` is linear, and its own VJP along ``t`` is ``J t``."""
+    try:
+        y, d = mx.jvp(g, [x], [t])
+    except (ValueError, RuntimeError) as error:
+        if not any(words in str(error) for words in _NO_FORWARD_RULE):
+            raise
+        return _jvp_by_transposition(g, x, t)
     return y[0], d[0]
+
+
+def _jvp_by_transposition(g, x, t):
+    y = g(x)
+    _, (d,) = mx.vjp(lambda u: mx.vjp(g, [x], [u])[1][0], [mx.zeros_like(y)], [t])
+    return y, d
 
 
 def _vjp(g, x, c):
