@@ -32,7 +32,13 @@ class MLXFamily(Family):
     precedence = 1
     sparse_type = "scipy.sparse matrices (MLX has no sparse arrays)"
     traced_by = "mx.compile or mx.vmap"
-    limits = tuple(
+    limits = (
+        (
+            "repeat(): incompatible function arguments",
+            "an array of repeats (xp.repeat), whose result's shape depends on its values",
+            "pass the repeats as a Python int",
+        ),
+    ) + tuple(
         (
             words,
             "derivatives of some of its operations (linear algebra's factorizations, cumulative "

@@ -44,7 +44,7 @@ def _inv_vjp(a, cotangent, output):
 
 
 def solve(x1, x2, /):
-    if x2.ndim == x1.ndim - 1:  # a vector (or a stack of them) right-hand side
+    if x2.ndim == 1:  # a vector right-hand side, as the array API reads a 1-d x2
         return (inv(x1) @ mx.expand_dims(x2, -1))[..., 0]
     return inv(x1) @ x2
 
@@ -130,3 +130,12 @@ def _svdvals_vjp(a, cotangent, output):
     u, _, vt = _thin_svd(a)
     return (u * mx.expand_dims(cotangent, -2)) @ vt
 
+
+
+def svd(x, /, *, full_matrices=True):
+    """``(U, S, Vh)``; the singular values differentiate (:func:`svdvals`), the vectors do not in MLX."""
+    u, _, vt = _cpu(mx.linalg.svd, x)
+    if not full_matrices:
+        k = min(x.shape[-2:])
+        u, vt = u[..., :, :k], vt[..., :k, :]
+    return u, svdvals(x), vt

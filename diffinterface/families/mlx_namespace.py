@@ -175,6 +175,16 @@ def hypot(x1, x2, /):
     return mx.sqrt(x1 * x1 + x2 * x2)
 
 
+def take(x, indices, /, *, axis=None):
+    # integer indices have no derivative: MLX would try one ("Cannot calculate JVP with respect to
+    # indices")
+    return mx.take(x, mx.stop_gradient(asarray(indices)), axis=axis)
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    return mx.take_along_axis(x, mx.stop_gradient(asarray(indices)), axis=axis)
+
+
 def __getattr__(name):
     try:
         return getattr(mx, name)
@@ -207,7 +217,30 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 
 def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    return mx.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+    if ord == "fro":
+        result = mx.sqrt(mx.sum(mx.abs(x) ** 2, axis=(-2, -1)))
+    elif ord in ("nuc", 2, -2):
+        singular = mlx_linalg.svdvals(x)
+        reduce = {"nuc": mx.sum, 2: mx.max, -2: mx.min}[ord]
+        result = reduce(singular, axis=-1)
+    elif ord in (1, -1, builtins.float("inf"), -builtins.float("inf")):
+        axis = -2 if ord in (1, -1) else -1  # column sums for 1, row sums for inf
+        sums = mx.sum(mx.abs(x), axis=axis)
+        result = mx.max(sums, axis=-1) if ord > 0 else mx.min(sums, axis=-1)
+    else:
+        raise ValueError(
+            f"linalg.matrix_norm(ord=...): expected 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}"
+        )
+    return mx.expand_dims(result, (-2, -1)) if keepdims else result
+
+
+def _trace(x, /, *, offset=0, dtype=None):
+    result = mx.trace(x, offset=offset, axis1=-2, axis2=-1)
+    return result if dtype is None else mx.astype(result, dtype_of(dtype))
+
+
+def _diagonal(x, /, *, offset=0):
+    return mx.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 linalg = types.SimpleNamespace(
@@ -215,6 +248,7 @@ linalg = types.SimpleNamespace(
 )
 linalg.vector_norm, linalg.matrix_norm = _vector_norm, _matrix_norm
 linalg.matrix_transpose, linalg.vecdot = mx.matrix_transpose, mx.vecdot
+linalg.outer, linalg.trace, linalg.diagonal = mx.outer, _trace, _diagonal
 # MLX's factorizations with the derivatives MLX lacks (mlx_linalg.py)
-for _name in ("inv", "solve", "matrix_power", "eigh", "eigvalsh", "cholesky", "svdvals"):
+for _name in ("inv", "solve", "matrix_power", "eigh", "eigvalsh", "cholesky", "svdvals", "svd"):
     setattr(linalg, _name, getattr(mlx_linalg, _name))

@@ -77,6 +77,7 @@ class SecondOrderAdapter(DelegatingAdapter):
             writes_cache=outer.writes_cache and inner.writes_cache,
             families=families,
             approximate=outer.approximate or inner.approximate,
+            float64_accuracy=outer.float64_accuracy or inner.float64_accuracy,
         )
 
     def parts(self):

@@ -2,8 +2,8 @@
 whose vjp and jvp are the inner backend's pullback and pushforward (:class:`MLXBridge`).
 
 The pullback is itself a custom function whose vjp along x is the inner's
-hvp (for a scalar f), so ``mx.grad`` of ``mx.grad`` works; a third
-derivative is refused. The rules compute on the host: MLX hands them
+hvp (of ``c . f``), so ``mx.grad`` of ``mx.grad`` works; a derivative of
+that hvp, which would need third derivatives, is refused. The rules compute on the host: MLX hands them
 concrete arrays under ``mx.grad``, ``mx.vjp`` and ``mx.jvp``, but not under
 ``mx.compile`` or ``mx.vmap``, which cannot call back to Python: there MLX
 refuses with its ``[eval]`` error (run such an f with ``AutoMLX(compile=False)``).
@@ -45,18 +45,29 @@ def _function(call):
     rules, contexts = call.rules, call.contexts
 
     @mx.custom_function
+    def hvp(x, c, v):
+        (out,) = rules.hvp(call.x(x), call.y(c), (call.x(v),), contexts)
+        return call.back(out)
+
+    @hvp.vjp
+    def hvp_vjp(primals, cotangent, output):
+        raise third_order("differentiating a second derivative")
+
+    @hvp.jvp
+    def hvp_jvp(primals, tangents):
+        raise third_order("differentiating a second derivative")
+
+    @mx.custom_function
     def pullback(x, c):
         (out,) = rules.pullback(call.x(x), (call.y(c),), contexts)
         return call.back(out)
 
     @pullback.vjp
     def pullback_vjp(primals, cotangent, output):
+        # c J is linear in c; along x it is sum_k c_k H_k, the hvp of the scalar c . f
         x, c = primals
-        if not rules.scalar:
-            raise third_order("differentiating a pullback of a non-scalar f with respect to x")
-        (along_x,) = rules.hvp(call.x(x), call.y(c), (call.x(cotangent),), contexts)
         (along_c,) = rules.pushforward(call.x(x), (call.x(cotangent),), contexts)
-        return call.back(along_x), call.back(along_c)
+        return hvp(x, c, cotangent), call.back(along_c)
 
     @mx.custom_function
     def value(x):

@@ -100,6 +100,7 @@ class SparseAdapter(DelegatingAdapter):
         self.capabilities = self.capabilities.replace(
             framework=dense.framework,
             approximate=dense.approximate,
+            float64_accuracy=dense.float64_accuracy,
             needs_values=None if isinstance(backend.sparsity_detector, KnownSparsity) else _DETECTS,
         )
 

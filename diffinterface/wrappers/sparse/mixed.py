@@ -23,4 +23,5 @@ class MixedModeAdapter(DelegatingAdapter):
             framework=forward.framework,
             families=tuple(family for family in forward.families if family in reverse.families),
             approximate=forward.approximate or reverse.approximate,
+            float64_accuracy=forward.float64_accuracy or reverse.float64_accuracy,
         )
