@@ -139,3 +139,26 @@ def svd(x, /, *, full_matrices=True):
         k = min(x.shape[-2:])
         u, vt = u[..., :, :k], vt[..., :k, :]
     return u, svdvals(x), vt
+
+
+def pinv(x, /, *, rtol=None):
+    """The pseudo-inverse of a full-rank ``x`` by normal equations (differentiable through :func:`inv`);
+    a rank-deficient ``x`` is refused by name (MLX's own ``pinv`` has no derivative)."""
+    if rtol is not None:
+        raise NotImplementedError(
+            "array_namespace(x).linalg.pinv(rtol=...): the MLX namespace computes full-rank "
+            "pseudo-inverses only; use pinv(x) or another backend"
+        )
+    m, n = x.shape[-2:]
+    if m >= n:
+        return inv(_T(x) @ x) @ _T(x)
+    return _T(x) @ inv(x @ _T(x))
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis``, from products and differences (MLX's own fails to
+    differentiate)."""
+    a = [mx.take(x1, i, axis=axis) for i in range(3)]
+    b = [mx.take(x2, i, axis=axis) for i in range(3)]
+    parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    return mx.stack(parts, axis=axis)
