@@ -29,6 +29,7 @@ from diffinterface.families.autograd import AutogradFamily
 from diffinterface.families.jax import JaxFamily
 from diffinterface.families.numpy import NumpyFamily
 from diffinterface.families.tensorflow import TensorFlowFamily
+from diffinterface.families.mlx import MLXFamily
 from diffinterface.families.torch import TorchFamily
 
 PACKAGE = pathlib.Path(di.__file__).parent
@@ -129,8 +130,8 @@ def test_register_family_refuses_what_is_no_family():
 
 
 def test_the_table_holds_one_instance_of_each_family_module_in_order():
-    assert list(FAMILIES) == ["numpy", "torch", "jax", "autograd", "tensorflow"]
-    classes = (NumpyFamily, TorchFamily, JaxFamily, AutogradFamily, TensorFlowFamily)
+    assert list(FAMILIES) == ["numpy", "torch", "jax", "autograd", "tensorflow", "mlx"]
+    classes = (NumpyFamily, TorchFamily, JaxFamily, AutogradFamily, TensorFlowFamily, MLXFamily)
     assert all(isinstance(FAMILIES[c.name], c) for c in classes)
 
 

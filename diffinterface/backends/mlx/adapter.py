@@ -8,7 +8,7 @@ from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from ...core.operator_table import OPERATORS
 from ...core.batching import batch_bounds, record
 from . import recipes
-from .boundary import TRACED_ARRAY_MESSAGE, Boundary, checked_output
+from .boundary import TRACED_ARRAY_MESSAGE, Boundary, checked_output, to_mlx
 
 
 class MLXAdapter(Adapter):
@@ -74,15 +74,26 @@ class MLXAdapter(Adapter):
         size = b.batch(
             k, lambda: recipe(b.f, True)(b.x_in(problem.x), stack[:1], *b.ctx_in(problem.ctx))
         )
-        compiled, size = b.sweep(recipe, size, lambda n: b.example(stack[:n]))
-        x_in, ctx_in, out, seeds_in = b.x_in, b.ctx_in, b.out, b.seeds_in
-        bounds = batch_bounds(k, size)
+        compiled, size = b.sweep(
+            recipe, size, lambda n: b.example(stack[0] if n == 1 else stack[:n])
+        )
+        x_in, ctx_in, out = b.x_in, b.ctx_in, b.out
 
-        def valued(x, seeds, *ctx):
-            x, ctx, seeds = x_in(x), ctx_in(ctx), seeds_in(seeds)
-            parts = [compiled(x, seeds[start:stop], *ctx) for start, stop in bounds]
-            stacked = parts[0][1] if len(parts) == 1 else mx.concatenate([p[1] for p in parts])
-            return out(parts[0][0]), tuple(out(stacked[i]) for i in range(k))
+        if size == 1:  # seed after seed, each product alone
+
+            def valued(x, seeds, *ctx):
+                x, ctx = x_in(x), ctx_in(ctx)
+                parts = [compiled(x, to_mlx(seed), *ctx) for seed in seeds]
+                return out(parts[0][0]), tuple(out(p[1]) for p in parts)
+
+        else:
+            seeds_in, bounds = b.seeds_in, batch_bounds(k, size)
+
+            def valued(x, seeds, *ctx):
+                x, ctx, seeds = x_in(x), ctx_in(ctx), seeds_in(seeds)
+                parts = [compiled(x, seeds[start:stop], *ctx) for start, stop in bounds]
+                stacked = parts[0][1] if len(parts) == 1 else mx.concatenate([p[1] for p in parts])
+                return out(parts[0][0]), tuple(out(stacked[i]) for i in range(k))
 
         combined = "gradient_and_hvp" if operator == "hvp" else "value_and_" + operator
         return record(Impl(**{operator: lambda *a: valued(*a)[1], combined: valued}), size)
@@ -111,14 +122,25 @@ class MLXAdapter(Adapter):
         )
         x0, ctx0 = b.x_in(problem.x), b.ctx_in(problem.ctx)
         size = b.batch(n, lambda: recipe(b.f, True)(x0, basis[:1], *ctx0))
-        compiled, size = b.sweep(recipe, size, lambda m: (x0, basis[:m], *ctx0))
-        bounds = batch_bounds(n, size)
+        compiled, size = b.sweep(
+            recipe, size, lambda m: (x0, basis[0] if m == 1 else basis[:m], *ctx0)
+        )
         x_in, ctx_in, out = b.x_in, b.ctx_in, b.out
+        seeds = (
+            [basis[i] for i in range(n)]
+            if size == 1
+            else [basis[i:j] for i, j in batch_bounds(n, size)]
+        )
 
         def combined(x, *ctx):
             x, ctx = x_in(x), ctx_in(ctx)
-            parts = [compiled(x, basis[start:stop], *ctx) for start, stop in bounds]
-            stacked = parts[0][-1] if len(parts) == 1 else mx.concatenate([p[-1] for p in parts])
+            parts = [compiled(x, seed, *ctx) for seed in seeds]
+            if size == 1:
+                stacked = mx.stack([p[-1] for p in parts])
+            else:
+                stacked = (
+                    parts[0][-1] if len(parts) == 1 else mx.concatenate([p[-1] for p in parts])
+                )
             return tuple(out(r) for r in finish(parts[0][:-1], stacked))
 
         return record(Impl(**{names[0]: lambda *a: combined(*a)[-1], names[1]: combined}), size)
@@ -185,14 +207,20 @@ class MLXAdapter(Adapter):
                 problem, ("gradient", "value_and_gradient"), recipes.pushforwards, x_shape, finish
             )
         b = Boundary(self, problem)
-        compiled = b.compiled(recipes.gradient(b.f), *b.example())
+        valued = b.compiled(recipes.gradient(b.f), *b.example())
+        alone = b.compiled(recipes.gradient_alone(b.f), *b.example())  # mx.grad's own graph
+        if b.passes_through and not problem.ctx:
+            return Impl(gradient=alone, value_and_gradient=valued)
         x_in, ctx_in, out = b.x_in, b.ctx_in, b.out
 
         def value_and_gradient(x, *ctx):
-            value, gradient = compiled(x_in(x), *ctx_in(ctx))
+            value, gradient = valued(x_in(x), *ctx_in(ctx))
             return out(value), out(gradient)
 
-        return Impl.from_valued("gradient", value_and_gradient)
+        def gradient(x, *ctx):
+            return out(alone(x_in(x), *ctx_in(ctx)))
+
+        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
     def prepare_second_derivative(self, problem):
         b = Boundary(self, problem)

@@ -142,12 +142,16 @@ class Boundary:
         plain = self._on_device(run)
         if not self.compiles:
             return plain
-        compiled = self._on_device(self._refusing_branches(mx.compile(run)))
+        compiled = self._on_device(mx.compile(run))
         try:
             compiled(*example)  # traces and compiles; MLX computes nothing until a result is read
         except HostCall:
             self.calls_host = True
             return plain
+        except ValueError as error:  # f read a value of x while mx.compile traced it
+            if TRACED_ARRAY_MESSAGE not in str(error):
+                raise
+            raise branch_error(self.problem.f, self.adapter.backend, error) from error
         return compiled
 
     def sweep(self, recipe, size, example):
@@ -168,19 +172,6 @@ class Boundary:
                 return run(*args)
 
         return on_cpu
-
-    def _refusing_branches(self, compiled):
-        f, backend = self.problem.f, self.adapter.backend
-
-        def run(*args):
-            try:
-                return compiled(*args)
-            except ValueError as error:
-                if TRACED_ARRAY_MESSAGE not in str(error):
-                    raise
-                raise branch_error(f, backend, error) from error
-
-        return run
 
     def example(self, *seeds):
         problem = self.problem

@@ -5,7 +5,7 @@ Each recipe is built from ``f(x, *ctx)`` and returns ``run(x, *args, *ctx)``
 of MLX arrays only (so that ``mx.compile`` can trace it): ``args`` is a
 stack of seeds (tangents, cotangents or basis vectors, first axis the seed)
 for the seeded ones. A stack of seeds is one ``mx.vmap`` of the one-seed
-product; one seed is the product alone.
+product; with ``one``, ``args`` is one seed and the product comes alone, unstacked.
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ def _of_x(f, ctx):
 
 
 #: MLX's words for an operation without a forward rule (its factorizations, scatter, cumprod)
-_NO_FORWARD_RULE = ("[Primitive::jvp] Not implemented", "JVP not yet implemented", "JVP is not implemented")
+_NO_FORWARD_RULE = (
+    "[Primitive::jvp] Not implemented",
+    "JVP not yet implemented",
+    "JVP is not implemented",
+)
 
 
 def _jvp(g, x, t):
@@ -45,13 +49,12 @@ def _vjp(g, x, c):
 
 
 def _products(f, product, one):
-    """``run(x, seeds, *ctx) -> (f(x), stacked products)``; ``one``: a stack of one seed."""
+    """``run(x, seeds, *ctx) -> (f(x), stacked products)``; ``one``: one seed, one product."""
 
     def run(x, seeds, *ctx):
         g = _of_x(f, ctx)
         if one:
-            y, d = product(g, x, seeds[0])
-            return y, mx.expand_dims(d, 0)
+            return product(g, x, seeds)
         return g(x), mx.vmap(lambda s: product(g, x, s)[1])(seeds)
 
     return run
@@ -83,8 +86,7 @@ def hvps(f, one):
     def run(x, tangents, *ctx):
         g = _of_x(f, ctx)
         if one:
-            gradient, d = _hvp(g, x, tangents[0])
-            return gradient, mx.expand_dims(d, 0)
+            return _hvp(g, x, tangents)
         return mx.grad(g)(x), mx.vmap(lambda t: _hvp(g, x, t)[1])(tangents)
 
     return run
@@ -99,6 +101,15 @@ def gradient(f):
     return run
 
 
+def gradient_alone(f):
+    """The gradient by ``mx.grad``."""
+
+    def run(x, *ctx):
+        return mx.grad(_of_x(f, ctx))(x)
+
+    return run
+
+
 def hessian_rows(f, one):
     """``(f(x), gradient, stacked rows of the Hessian along the basis given)``: reverse over reverse."""
 
@@ -106,7 +117,7 @@ def hessian_rows(f, one):
         g = _of_x(f, ctx)
         value, gradient = mx.value_and_grad(g)(x)
         if one:
-            return value, gradient, mx.expand_dims(_hvp(g, x, basis[0])[1], 0)
+            return value, gradient, _hvp(g, x, basis)[1]
         return value, gradient, mx.vmap(lambda t: _hvp(g, x, t)[1])(basis)
 
     return run
