@@ -42,7 +42,6 @@ def _inv_vjp(a, cotangent, output):
     return -_T(output) @ cotangent @ _T(output)
 
 
-
 def solve(x1, x2, /):
     if x2.ndim == 1:  # a vector right-hand side, as the array API reads a 1-d x2
         return (inv(x1) @ mx.expand_dims(x2, -1))[..., 0]
@@ -84,7 +83,6 @@ def _eigh_vjp(a, cotangents, outputs):
     return _symmetric(v @ inner @ _T(v))
 
 
-
 @mx.custom_function
 def eigvalsh(a):
     # its own function of one output: MLX fails (IndexError) differentiating a VJP of eigh's pair
@@ -113,7 +111,6 @@ def _cholesky_vjp(a, cotangent, output):
     return _symmetric(_T(l_inv) @ _phi(_T(output) @ cotangent) @ l_inv)
 
 
-
 def _thin_svd(a):
     u, s, vt = _cpu(mx.linalg.svd, a)
     k = s.shape[-1]
@@ -129,7 +126,6 @@ def svdvals(a):
 def _svdvals_vjp(a, cotangent, output):
     u, _, vt = _thin_svd(a)
     return (u * mx.expand_dims(cotangent, -2)) @ vt
-
 
 
 def svd(x, /, *, full_matrices=True):

@@ -250,5 +250,16 @@ linalg.vector_norm, linalg.matrix_norm = _vector_norm, _matrix_norm
 linalg.matrix_transpose, linalg.vecdot = mx.matrix_transpose, mx.vecdot
 linalg.outer, linalg.trace, linalg.diagonal = mx.outer, _trace, _diagonal
 # MLX's factorizations with the derivatives MLX lacks (mlx_linalg.py)
-for _name in ("inv", "solve", "matrix_power", "eigh", "eigvalsh", "cholesky", "svdvals", "svd", "pinv", "cross"):
+for _name in (
+    "inv",
+    "solve",
+    "matrix_power",
+    "eigh",
+    "eigvalsh",
+    "cholesky",
+    "svdvals",
+    "svd",
+    "pinv",
+    "cross",
+):
     setattr(linalg, _name, getattr(mlx_linalg, _name))

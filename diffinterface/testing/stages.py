@@ -264,7 +264,9 @@ class CaseRun:
         immutable = FAMILIES[self.case.family].write is None  # no buffer of the family takes out=
         if immutable:
             if strict:
-                self.result.notes.append(f"out= not checked: {self.case.family} arrays are immutable")
+                self.result.notes.append(
+                    f"out= not checked: {self.case.family} arrays are immutable"
+                )
         else:
             label = f"{tag}prepared with out="
             out = self.out_buffers((op.plain_returns,))

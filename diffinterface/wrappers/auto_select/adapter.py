@@ -63,7 +63,9 @@ class AutoSelectAdapter(Adapter):
             inplace=any(c.inplace for c in candidates),
             writes_cache=any(c.writes_cache for c in candidates),
             approximate=any(c.approximate for c in candidates),
-            float64_accuracy=next((c.float64_accuracy for c in candidates if c.float64_accuracy), None),
+            float64_accuracy=next(
+                (c.float64_accuracy for c in candidates if c.float64_accuracy), None
+            ),
         )
 
     def parts(self):
