@@ -64,9 +64,8 @@ _register_framework(
     "TensorFlowAdapter",
     _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-_mlx = _each_mode(
-    AutoMLX, "mlx"
-)  # the default run tests its default mode; the kit command all three
+# the default run tests MLX's default mode; its forward and reverse modes are opt-in
+_mlx = _each_mode(AutoMLX, "mlx")
 _register_framework(AutoMLX, "mlx", "MLXAdapter", {"mlx": _mlx.pop("mlx")}, _mlx)
 for _selector, _adapter, _id in (
     (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),

@@ -45,7 +45,7 @@ def dtype_name(x) -> str:
         return type(x).__name__
     text = str(dtype)
     # TensorFlow's dtypes print as "<dtype: 'float64'>", whose name is the plain one; a framework's
-    # own dtype objects print qualified ("torch.float64", "mlx.core.float64"): the last part
+    # own dtype objects print qualified ("torch.float64", "<package>.<module>.float64"): the last part
     return dtype.name if text[0] == "<" else text.rpartition(".")[2]
 
 
