@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 import types
 
 import mlx.core as mx
 import numpy as np
 
-from . import mlx_linalg
+from . import exact_products, mlx_linalg
 
 __array_api_version__ = "2023.12"
 
@@ -159,7 +160,15 @@ def _cumulative(accumulate, identity):
     return cumulative
 
 
-cumulative_sum, cumulative_prod = _cumulative(mx.cumsum, 0), _cumulative(mx.cumprod, 1)
+cumulative_sum = _cumulative(mx.cumsum, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    # MLX's cumprod has no JVP, and the VJP of its VJP divides by the factors (NaN where one is
+    # zero): products of the factors only
+    return exact_products.cumulative_prod(
+        sys.modules[__name__], x, axis=axis, dtype=dtype, include_initial=include_initial
+    )
 
 
 def copysign(x1, x2, /):
