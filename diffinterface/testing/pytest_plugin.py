@@ -18,6 +18,8 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...),
   ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs),
   ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
+  ``di_nested_case`` (over :func:`~.bad_inputs.nested_cases`: operators inside their framework's own
+  transforms, a gradient penalty and a MAML step),
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
   ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
   ``di_complex_case`` (complex x: one convention on every backend, see :mod:`.complex_scenarios`),
@@ -48,7 +50,7 @@ import pytest
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
-from .bad_inputs import bad_input_cases
+from .bad_inputs import bad_input_cases, nested_cases
 from .batch_scenarios import batch_cases
 from .complex_scenarios import complex_cases
 from .worker_scenarios import worker_cases
@@ -243,6 +245,12 @@ GROUPS = (
         "di_bad_input_case",
         "misuses refused with named errors (bad_inputs())",
         _of_backends(bad_input_cases, zero=True),
+    ),
+    Group(
+        "test_inside_framework_transforms",
+        "di_nested_case",
+        "operators inside their framework's own gradients, vmaps and compilers (nested_cases())",
+        _of_backends(nested_cases, zero=True),
     ),
     Group(
         "test_batch_sizes",

@@ -41,11 +41,6 @@ The modules group the probes by the kind of defect:
   where a vectorized sweep would roll the seeds;
 - :mod:`.complex_step`: at complex-step points every array-API function of the
   namespace is its real function's continuation, or refuses by name;
-- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
-  penalty, MAML) and operators work under ``torch.func``'s transforms
-  (per-sample gradients);
-- :mod:`.jax_nesting`: operators and ``has_aux`` under ``jax.jit``, ``vmap`` and
-  ``grad`` give JAX's answers; what needs x's values is refused naming ``jax.jit``;
 - :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
   own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
   and messages that fit the call;
@@ -56,9 +51,24 @@ The modules group the probes by the kind of defect:
   Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
   operand.
 
-    >>> from diffinterface.testing.regressions import regressions
+The nesting probes, operators as building blocks inside each framework's own
+transforms, are the kit's "nested" group (:func:`nesting_probes`,
+:func:`~diffinterface.testing.nested_cases`), not part of :func:`regressions`:
+
+- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
+  penalty, MAML) and operators work under ``torch.func``'s transforms
+  (per-sample gradients, ``functional_call``) and ``torch.compile``;
+- :mod:`.jax_nesting`: operators and ``has_aux`` under ``jax.jit``, ``vmap`` and
+  ``grad`` give JAX's answers; what needs x's values is refused naming ``jax.jit``;
+- :mod:`.tensorflow_nesting`: results an outer ``tf.GradientTape`` differentiates
+  (gradient penalty, MAML), operators inside ``tf.function`` and ``tf.vectorized_map``;
+- :mod:`.autograd_nesting`: results an outer ``autograd.grad`` differentiates.
+
+    >>> from diffinterface.testing.regressions import nesting_probes, regressions
     >>> all(probe.name for probe in regressions())
     True
+    >>> len({probe.name for probe in nesting_probes()} & {probe.name for probe in regressions()})
+    0
 """
 
 from __future__ import annotations
@@ -66,6 +76,7 @@ from __future__ import annotations
 from . import (
     array_api_rules,
     array_api_special_inputs,
+    autograd_nesting,
     batched_matmul,
     complex_step,
     contexts_and_operands,
@@ -80,6 +91,7 @@ from . import (
     rolled_axes,
     torch_nesting,
     stale_state,
+    tensorflow_nesting,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -102,12 +114,13 @@ _MODULES = (
     batched_matmul,
     rolled_axes,
     complex_step,
-    torch_nesting,
-    jax_nesting,
     wrong_picks_and_messages,
     stale_state,
     contexts_and_operands,
 )
+
+
+_NESTING_MODULES = (torch_nesting, jax_nesting, tensorflow_nesting, autograd_nesting)
 
 
 def regressions():
@@ -115,4 +128,9 @@ def regressions():
     return [probe for module in _MODULES for probe in module.probes()]
 
 
-__all__ = ["regressions"]
+def nesting_probes():
+    """The probes of operators inside their framework's own transforms, module by module."""
+    return [probe for module in _NESTING_MODULES for probe in module.probes()]
+
+
+__all__ = ["nesting_probes", "regressions"]
