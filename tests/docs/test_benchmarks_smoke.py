@@ -180,3 +180,13 @@ def test_the_rows_of_issue_38_run_and_check_their_results():
     )
     assert set(bounded) <= set(rows), run.stdout
     assert all(float(ratio) > 0 for ratio in rows.values()), run.stdout
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_per_sample_rows_check_their_results(framework):
+    """``benchmarks.bench_per_sample``: vmap over a prepared gradient agrees with vmap over the native
+    grad (an assertion inside ``measure``) and gives a finite positive ratio; speed is never asserted."""
+    from benchmarks import bench_per_sample
+
+    ours, native, ratio, (low, high) = bench_per_sample.measure(framework, (4, 3, 5), rounds=3)
+    assert ours > 0 and native > 0 and math.isfinite(ratio) and 0 < low <= high
