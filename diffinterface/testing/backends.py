@@ -48,3 +48,20 @@ Examples
 >>> sorted(ZERO_BACKENDS)
 ['zero-forward', 'zero-reverse']
 """
+
+SECONDARY_BACKENDS = frozenset(
+    test_id for entry in registrations() for i, test_id in enumerate(entry.test_backends) if i > 0
+)
+"""The ids of a registration's further configurations (modes, ``jit=False``, other step methods).
+
+Each registration's first test id is its default configuration; the others
+are secondary. The kit's quick matrix (``--di-matrix=quick``) runs every
+operator on every configuration and the rest of the kit on the defaults only;
+``--di-matrix=rest`` runs what the quick matrix leaves out.
+
+Examples
+--------
+>>> from diffinterface.testing.backends import SECONDARY_BACKENDS
+>>> "jax-forward" in SECONDARY_BACKENDS, "jax" in SECONDARY_BACKENDS
+(True, False)
+"""
