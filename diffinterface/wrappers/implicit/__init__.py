@@ -37,6 +37,7 @@ from ...families import is_array
 from ..differentiate_with import Bridge
 from .linear_solvers import LinearSolveError, linear_solver
 from .rules import ImplicitRules
+from . import untraced_outer as _untraced_outer
 
 __all__ = ["ImplicitFunction", "LinearSolveError"]
 
@@ -172,3 +173,6 @@ class ImplicitFunction:
 
 def _linear_solver(choice, rtol, atol, maxiter):
     return linear_solver(choice, rtol, atol, maxiter)
+
+
+_untraced_outer.register(ImplicitFunction)
