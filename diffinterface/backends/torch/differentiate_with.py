@@ -28,6 +28,7 @@ must differentiate again, runs the Function once per element.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import weakref
 from typing import Optional
@@ -116,9 +117,17 @@ def _bridged(
     b: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     call = _calls[key]
+    # The dispatcher runs this below autograd, in this thread's state: an inner that is torch's own
+    # AD (an ImplicitFunction's conditions by AutoTorch) could not record there. A thread of its own
+    # starts with autograd on.
     if kind == "gradient":
-        return _direct(call, "value_and_gradient", x)[1]
-    return _direct(call, kind, x, a, b).clone()
+        return _in_fresh_thread(_direct, call, "value_and_gradient", x)[1]
+    return _in_fresh_thread(_direct, call, kind, x, a, b).clone()
+
+
+def _in_fresh_thread(function, *args):
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args).result()
 
 
 _legacy_batched = torch._C._functorch.is_legacy_batchedtensor
