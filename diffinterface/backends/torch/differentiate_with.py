@@ -65,11 +65,27 @@ class _Call:
     def many(self, op, x, batch, *extra):
         """``op`` over a batch (leading axis) of seeds in one inner call; stacked."""
         seeds = tuple(self.inner(s) for s in batch.unbind(0))
-        outs = op(self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
+        inner = (self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
+        outs = _in_own_thread(op, *inner) if self.family == "torch" else op(*inner)
         return torch.stack([self.back(o, x) for o in outs])
 
 
 def _direct(call, kind, x, a=None, b=None):
+    if call.family == "torch":
+        return _in_own_thread(_rules_of, call, kind, x, a, b)
+    return _rules_of(call, kind, x, a, b)
+
+
+def _in_own_thread(function, *args):
+    """``function(*args)`` where torch's thread-local state is fresh: an inner backend of torch's own AD
+    (an ImplicitFunction's conditions by AutoTorch) runs inside the outer's rules, which torch calls
+    below autograd (a legacy-batched element) or inside its forward-mode and functorch levels, where
+    that inner could not record."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args).result()
+
+
+def _rules_of(call, kind, x, a, b):
     rules = call.rules
     if kind == "value":
         return call.back(rules.value(call.inner(x), call.contexts), x)
@@ -117,17 +133,9 @@ def _bridged(
     b: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     call = _calls[key]
-    # The dispatcher runs this below autograd, in this thread's state: an inner that is torch's own
-    # AD (an ImplicitFunction's conditions by AutoTorch) could not record there. A thread of its own
-    # starts with autograd on.
     if kind == "gradient":
-        return _in_fresh_thread(_direct, call, "value_and_gradient", x)[1]
-    return _in_fresh_thread(_direct, call, kind, x, a, b).clone()
-
-
-def _in_fresh_thread(function, *args):
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(function, *args).result()
+        return _direct(call, "value_and_gradient", x)[1]
+    return _direct(call, kind, x, a, b).clone()
 
 
 _legacy_batched = torch._C._functorch.is_legacy_batchedtensor

@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
-from ...contexts import check_contexts
+from ...contexts import Cache, Constant
 from ...core import get_adapter
 from ...core.pytree import TreePlan
 from ...families import is_array
@@ -82,7 +82,9 @@ class ImplicitFunction:
     Returns
     -------
     callable
-        ``impl(x, *contexts) -> y``: a function like any other for every
+        ``impl(x, *contexts) -> y``, contexts being ``di.Constant`` / ``di.Cache``
+        values or plain values (taken as constants, as a diffinterface
+        operator hands its contexts' values to ``f``): a function like any other for every
         diffinterface operator and every framework's own transforms
         (``jax.grad``, ``jax.jit``, torch ``backward()``, ``tf.GradientTape``),
         whose derivatives are ``-A^-1 B t`` (pushforward) and ``-B^T A^-T u``
@@ -155,7 +157,8 @@ class ImplicitFunction:
         return bridge
 
     def __call__(self, x, *contexts):
-        check_contexts(contexts)
+        # a diffinterface operator calls f with its contexts' values: each is a Constant then
+        contexts = tuple(c if isinstance(c, (Constant, Cache)) else Constant(c) for c in contexts)
         plan = None if is_array(x) else TreePlan(x, "x")
         bridge = self._bridge(plan)
         flat = x if plan is None else plan.ravel(x)

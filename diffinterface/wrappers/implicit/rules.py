@@ -26,7 +26,7 @@ import numpy as np
 
 from ... import operators
 from ...contexts import Constant
-from ...core.bridge import inner_family, to_family, wide
+from ...core.bridge import framework_bridge, inner_family, to_family, wide
 from ...core.pytree import TreePlan
 from ...errors import UnsupportedError, function_name
 from ...families import as_numpy, dtype_name, family_of, is_array, shape_of
@@ -66,6 +66,9 @@ class ImplicitRules:
         self.family = inner_family(framework)
         self.x_shape, self.x_dtype = shape_of(x), dtype_name(x)
         self._x_tree = (lambda a: a) if x_plan is None else x_plan.unravel
+        # the reference values without a framework's history (a torch tensor recording gradients)
+        x = _plain(x)
+        contexts = tuple(type(c)(_plain(c.value)) for c in contexts)
         self._lock = threading.RLock()
         self._preps: dict = {}
         self.y_plan = None
@@ -257,6 +260,11 @@ class _SolvedPoint:
 
     def __init__(self, x, contexts, y, z, rest, system):
         self.x, self.contexts, self.y, self.z, self.rest, self.system = x, contexts, y, z, rest, system
+
+
+def _plain(a):
+    bridge = framework_bridge(family_of(a))
+    return bridge.plain(a) if bridge is not None else a
 
 
 def _snapshot(value):
