@@ -16,6 +16,7 @@ numpy arrays of shape ``(m, k)``: k columns, one per tangent or cotangent.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -70,7 +71,9 @@ class DirectSolver(LinearSolver):
                 "conditions: the Jacobian dc/dy at the solver's y has non-finite entries (NaN or inf); "
                 "check the conditions and the solution the solver returned"
             )
-        lu, pivots = scipy.linalg.lu_factor(jacobian, check_finite=False)
+        with warnings.catch_warnings():  # a zero pivot is reported below, as the LinearSolveError
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            lu, pivots = scipy.linalg.lu_factor(jacobian, check_finite=False)
         diagonal = np.abs(np.diagonal(lu))
         scale = diagonal.max() if diagonal.size else 0.0
         if diagonal.size and diagonal.min() <= scale * diagonal.size * np.finfo(lu.dtype).eps:

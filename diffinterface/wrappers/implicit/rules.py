@@ -75,9 +75,9 @@ class ImplicitRules:
         self.spec = None
         with wide(self.family, self.x_dtype):
             point = self._solve(x, contexts)
-        self.spec = (shape_of(point.y), dtype_name(point.y))
-        self.scalar = self.spec[0] == ()
-        self._check_conditions(point)
+            self.spec = (shape_of(point.y), dtype_name(point.y))
+            self.scalar = self.spec[0] == ()
+            self._check_conditions(point)
         self._point = point
         self._x, self._contexts = x, contexts
 
