@@ -66,21 +66,30 @@ class _Call:
         """``op`` over a batch (leading axis) of seeds in one inner call; stacked."""
         seeds = tuple(self.inner(s) for s in batch.unbind(0))
         inner = (self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
-        outs = _in_own_thread(op, *inner) if self.family == "torch" else op(*inner)
+        if self.family == "torch" and _inside_transform() is not None:
+            outs = _in_own_thread(op, *inner)
+        else:
+            outs = op(*inner)
         return torch.stack([self.back(o, x) for o in outs])
 
 
-def _direct(call, kind, x, a=None, b=None):
-    if call.family == "torch":
+def _direct(call, kind, x, a=None, b=None, below_autograd=False):
+    if call.family == "torch" and (below_autograd or _inside_transform() is not None):
         return _in_own_thread(_rules_of, call, kind, x, a, b)
     return _rules_of(call, kind, x, a, b)
 
 
+_inside_transform = torch._C._functorch.maybe_current_level
+
+
 def _in_own_thread(function, *args):
-    """``function(*args)`` where torch's thread-local state is fresh: an inner backend of torch's own AD
-    (an ImplicitFunction's conditions by AutoTorch) runs inside the outer's rules, which torch calls
-    below autograd (a legacy-batched element) or inside its forward-mode and functorch levels, where
-    that inner could not record."""
+    """``function(*args)`` where torch's thread-local state is fresh.
+
+    An inner backend of torch's own AD (an ImplicitFunction's conditions by
+    AutoTorch) runs inside the outer's rules; where torch calls them below
+    autograd (a legacy-batched element) or inside a ``torch.func`` level,
+    that inner could not record in this thread.
+    """
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(function, *args).result()
 
@@ -134,8 +143,8 @@ def _bridged(
 ) -> torch.Tensor:
     call = _calls[key]
     if kind == "gradient":
-        return _direct(call, "value_and_gradient", x)[1]
-    return _direct(call, kind, x, a, b).clone()
+        return _direct(call, "value_and_gradient", x, below_autograd=True)[1]
+    return _direct(call, kind, x, a, b, below_autograd=True).clone()
 
 
 _legacy_batched = torch._C._functorch.is_legacy_batchedtensor

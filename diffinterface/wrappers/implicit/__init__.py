@@ -150,10 +150,7 @@ class ImplicitFunction:
             with self._lock:
                 bridge = self._bridges.get(key)
                 if bridge is None:
-                    bridge = self._bridges[key] = Bridge(
-                        lambda x, contexts: ImplicitRules(self, self.framework, plan, x, contexts),
-                        self.framework,
-                    )
+                    bridge = self._bridges[key] = _ImplicitBridge(self, plan)
         return bridge
 
     def __call__(self, x, *contexts):
@@ -172,6 +169,20 @@ class ImplicitFunction:
             f"ImplicitFunction({name!r}, {getattr(self.conditions, '__name__', self.conditions)!r}, "
             f"{self.backend!r}, linear_solver={self.linear_solver!r})"
         )
+
+
+class _ImplicitBridge(Bridge):
+    """The bridge of one x tree structure: rules by :class:`ImplicitRules`, named as the function in messages."""
+
+    def __init__(self, implicit, plan):
+        self.implicit = implicit
+        super().__init__(
+            lambda x, contexts: ImplicitRules(implicit, implicit.framework, plan, x, contexts),
+            implicit.framework,
+        )
+
+    def __repr__(self):
+        return repr(self.implicit)
 
 
 def _linear_solver(choice, rtol, atol, maxiter):

@@ -185,11 +185,42 @@ class ImplicitRules:
                 m = int(np.prod(self.spec[0], dtype=int))
                 system = solver.factor(as_numpy(jacobian).reshape(m, m))
             else:
-                from ...scipy import jacobian_operator
-
-                system = jacobian_operator(self.in_y, self.backend, *args)
+                system = self._operator(point)
             point.system.append(system)
             return system
+
+    def _operator(self, point):
+        """``dc/dy`` at ``point`` as a matrix-free ``LinearOperator`` on flat numpy vectors: its products are
+        pushforwards and pullbacks of the conditions in y, prepared once for every point (as
+        :func:`~diffinterface.scipy.jacobian_operator`'s, without preparing again at each point)."""
+        from scipy.sparse.linalg import LinearOperator
+
+        y_shape, y_dtype = self.spec
+        m = int(np.prod(y_shape, dtype=int))
+        args = (Constant(point.x_inner), *point.rest)
+
+        def seed(v):
+            v = np.ascontiguousarray(np.asarray(v).reshape(-1), dtype=y_dtype).reshape(y_shape)
+            return (to_family(v, self.family),)
+
+        def product(name, v):
+            seeds = seed(v)
+            prep = self._prepared(
+                (name + "-in-y",),
+                lambda: getattr(operators, "prepare_" + name)(
+                    self.in_y, self.backend, point.y, seeds, *args
+                ),
+            )
+            with wide(self.family, self.x_dtype):
+                (out,) = getattr(operators, name)(self.in_y, self.backend, point.y, seeds, *args, prep=prep)
+            return as_numpy(out).reshape(-1)
+
+        return LinearOperator(
+            (m, m),
+            matvec=lambda v: product("pushforward", v),
+            rmatvec=lambda u: product("pullback", u),
+            dtype=np.dtype(y_dtype),
+        )
 
     def _solve_columns(self, point, seeds, transpose):
         columns = np.stack([as_numpy(s).reshape(-1) for s in seeds], axis=1)
