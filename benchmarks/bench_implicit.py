@@ -100,7 +100,7 @@ def _jax_recipes(X, t):
 
     recipes = {"native": native}
     for method in ("direct", "cg"):
-        impl = di.ImplicitFunction(solver, conditions, di.AutoJAX(), linear_solver=method)
+        impl = di.ImplicitFunction(solver, conditions, di.AutoJAX(mode="forward"), linear_solver=method)
         impl(np.float64(0.3))  # jit traces without values: the function learns y's shape from one call
         grad = jax.jit(jax.grad(lambda s, impl=impl: jnp.sum(impl(s) ** 2) / 2))
         recipes[method] = lambda lam, grad=grad: jax.block_until_ready(grad(jnp.float64(lam)))
@@ -122,7 +122,7 @@ def _torch_recipes(X, t):
 
     recipes = {"native": native}
     for method in ("direct", "cg"):
-        impl = di.ImplicitFunction(solver, conditions, di.AutoTorch(), linear_solver=method)
+        impl = di.ImplicitFunction(solver, conditions, di.AutoTorch(mode="forward"), linear_solver=method)
 
         def ours(lam, impl=impl):
             s = torch.tensor(lam, dtype=torch.float64, requires_grad=True)

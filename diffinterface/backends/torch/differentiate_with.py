@@ -66,20 +66,28 @@ class _Call:
         """``op`` over a batch (leading axis) of seeds in one inner call; stacked."""
         seeds = tuple(self.inner(s) for s in batch.unbind(0))
         inner = (self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
-        if self.family == "torch" and _inside_transform() is not None:
+        if self.family != "torch":
+            outs = op(*inner)
+        elif _inside_transform() is not None:
             outs = _in_own_thread(op, *inner)
         else:
-            outs = op(*inner)
+            with _forward_ad_enabled(True):
+                outs = op(*inner)
         return torch.stack([self.back(o, x) for o in outs])
 
 
 def _direct(call, kind, x, a=None, b=None, below_autograd=False):
-    if call.family == "torch" and (below_autograd or _inside_transform() is not None):
+    if call.family != "torch":
+        return _rules_of(call, kind, x, a, b)
+    if below_autograd or _inside_transform() is not None:
         return _in_own_thread(_rules_of, call, kind, x, a, b)
-    return _rules_of(call, kind, x, a, b)
+    # a Function's forward runs with forward-mode AD off, which an inner forward-mode backend needs
+    with _forward_ad_enabled(True):
+        return _rules_of(call, kind, x, a, b)
 
 
 _inside_transform = torch._C._functorch.maybe_current_level
+_forward_ad_enabled = torch.autograd.forward_ad._set_fwd_grad_enabled
 
 
 def _in_own_thread(function, *args):

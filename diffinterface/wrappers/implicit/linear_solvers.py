@@ -97,7 +97,8 @@ class IterativeSolver(LinearSolver):
         self.method, self.rtol, self.atol, self.maxiter = method, rtol, atol, maxiter
 
     def solve(self, operator, rhs, transpose):
-        system = operator.T if transpose else operator
+        # cg takes A symmetric: A^T's products are A's, which a forward-mode backend makes cheaply
+        system = operator.T if transpose and self.method != "cg" else operator
         run = ITERATIVE[self.method]
         out = np.empty_like(rhs)
         for j in range(rhs.shape[1]):
