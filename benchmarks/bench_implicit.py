@@ -16,8 +16,12 @@ of the normal equations) and differentiate the same conditions
   with a dense solve does this);
 - native torch: ``torch.func.jacfwd``, ``torch.linalg.solve``, ``torch.func.vjp``;
 - diffinterface: ``jax.grad`` (jitted) and torch's ``backward()`` of the loss
-  of ``di.ImplicitFunction(solver, conditions, AutoJAX() / AutoTorch())``
-  with ``linear_solver="direct"``, and with ``"cg"`` (matrix-free).
+  of ``di.ImplicitFunction(solver, conditions, backend)`` with
+  ``linear_solver="direct"``, and with ``"cg"`` (matrix-free); the conditions
+  backend is ``AutoJAX`` / ``AutoTorch`` in forward mode with
+  ``batch_size=n``, as the native recipes' ``jacfwd`` (every column in one
+  batch; the selectors' default memory budget would sweep them in smaller
+  batches).
 
 Each round moves lam (a new point: the solver runs and the system is formed
 again on both sides), the recipes alternate within the round, and the ratio
@@ -100,8 +104,12 @@ def _jax_recipes(X, t):
 
     recipes = {"native": native}
     for method in ("direct", "cg"):
-        impl = di.ImplicitFunction(solver, conditions, di.AutoJAX(mode="forward"), linear_solver=method)
-        impl(np.float64(0.3))  # jit traces without values: the function learns y's shape from one call
+        impl = di.ImplicitFunction(
+            solver, conditions, di.AutoJAX(mode="forward", batch_size=len(t)), linear_solver=method
+        )
+        impl(
+            np.float64(0.3)
+        )  # jit traces without values: the function learns y's shape from one call
         grad = jax.jit(jax.grad(lambda s, impl=impl: jnp.sum(impl(s) ** 2) / 2))
         recipes[method] = lambda lam, grad=grad: jax.block_until_ready(grad(jnp.float64(lam)))
     return recipes
@@ -122,7 +130,12 @@ def _torch_recipes(X, t):
 
     recipes = {"native": native}
     for method in ("direct", "cg"):
-        impl = di.ImplicitFunction(solver, conditions, di.AutoTorch(mode="forward"), linear_solver=method)
+        impl = di.ImplicitFunction(
+            solver,
+            conditions,
+            di.AutoTorch(mode="forward", batch_size=len(t)),
+            linear_solver=method,
+        )
 
         def ours(lam, impl=impl):
             s = torch.tensor(lam, dtype=torch.float64, requires_grad=True)
@@ -144,7 +157,9 @@ def measure_ridge(framework, n=1000, rounds=ROUNDS):
         got = float(np.asarray(recipe(0.3)))
         exact = _exact(X, t, 0.3)
         if not np.isclose(got, exact, rtol=1e-7):
-            raise AssertionError(f"{framework} {name}: gradient {got} differs from the closed form {exact}")
+            raise AssertionError(
+                f"{framework} {name}: gradient {got} differs from the closed form {exact}"
+            )
     times: dict = {name: [] for name in recipes}
     for r in range(rounds):
         lam = 0.5 + 0.01 * r  # a new point each round
@@ -231,7 +246,10 @@ def main(argv):
         print("|---|---|---|---|")
         for framework in FRAMEWORKS:
             for name, (s, ratio, (q1, q3)) in measure_ridge(framework, n).items():
-                print(f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |", flush=True)
+                print(
+                    f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |",
+                    flush=True,
+                )
     if what in ("all", "memory"):
         n = int(argv[1]) if what == "memory" and len(argv) > 1 else 20_000
         peak, seconds, error = measure_memory(n)

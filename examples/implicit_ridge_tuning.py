@@ -28,7 +28,9 @@ t_valid = X_valid @ b_true + 0.8 * rng.normal(size=n)
 def solver(log_lam):
     """The ridge coefficients at lam = exp(log_lam): a scipy solve, plain numpy."""
     lam = np.exp(float(np.asarray(log_lam)))
-    return scipy.linalg.solve(X_train.T @ X_train + lam * np.eye(p), X_train.T @ t_train, assume_a="pos")
+    return scipy.linalg.solve(
+        X_train.T @ X_train + lam * np.eye(p), X_train.T @ t_train, assume_a="pos"
+    )
 
 
 def conditions(log_lam, b):
@@ -64,8 +66,12 @@ x = torch.tensor(point, dtype=torch.float64, requires_grad=True)
 ((X_v @ ridge(x) - t_v) ** 2).mean().backward()
 with jax.enable_x64(True):
     jnp = jax.numpy
-    jax_value = float(jax.grad(lambda s: jnp.mean((X_valid @ ridge(s) - t_valid) ** 2))(jnp.float64(point)))
-print(f"hypergradient: closed form {exact:.10f}, torch backward {x.grad.item():.10f}, jax.grad {jax_value:.10f}")
+    jax_value = float(
+        jax.grad(lambda s: jnp.mean((X_valid @ ridge(s) - t_valid) ** 2))(jnp.float64(point))
+    )
+print(
+    f"hypergradient: closed form {exact:.10f}, torch backward {x.grad.item():.10f}, jax.grad {jax_value:.10f}"
+)
 if max(abs(x.grad.item() - exact), abs(jax_value - exact)) > 1e-8 * max(1.0, abs(exact)):
     print("MISMATCH")
 if losses[-1] < losses[0]:

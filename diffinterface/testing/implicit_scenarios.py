@@ -210,7 +210,9 @@ class ImplicitCase(ProbeCase):
                 )
         reference = di.AutoFiniteDiff()
         impl = di.ImplicitFunction(problem.solver, problem.conditions, reference)
-        self._compare(di, impl, backend, reference, "as the outer of AutoFiniteDiff's conditions", found)
+        self._compare(
+            di, impl, backend, reference, "as the outer of AutoFiniteDiff's conditions", found
+        )
         if get_adapter(backend).capabilities.framework is not None:
             self._loss_gradient(di, backend, found)
 
@@ -227,7 +229,9 @@ class ImplicitCase(ProbeCase):
                 found.append(f"{label}: {name} differs from the closed form by {error:.3g}")
 
         close("the value", impl(x, *ctx), y)
-        close("the jacobian", di.jacobian(impl, outer, x, *ctx), jacobian.reshape(y.shape + x.shape))
+        close(
+            "the jacobian", di.jacobian(impl, outer, x, *ctx), jacobian.reshape(y.shape + x.shape)
+        )
         rng = np.random.default_rng(5)
         tangents = tuple(rng.normal(size=x.shape) for _ in range(2))
         for t, got in zip(tangents, di.pushforward(impl, outer, x, tangents, *ctx)):

@@ -68,7 +68,9 @@ def test_jax_grad_and_jit_of_a_loss(key):
         lam = jnp.asarray(LAM, dtype=jnp.float64)
         assert np.isclose(float(jax.grad(loss)(lam)), loss_gradient(), rtol=1e-8)
         solver.calls = 0
-        assert np.isclose(float(jax.jit(jax.grad(loss))(lam + 0.25)), loss_gradient(LAM + 0.25), rtol=1e-8)
+        assert np.isclose(
+            float(jax.jit(jax.grad(loss))(lam + 0.25)), loss_gradient(LAM + 0.25), rtol=1e-8
+        )
         assert solver.calls == 1
 
 
@@ -162,14 +164,20 @@ def test_byproduct_reaches_the_conditions():
 
     impl = di.ImplicitFunction(solver, conditions, di.AutoAutograd(), has_byproduct=True)
     x = np.array([-1.0, 2.0, 3.0])
-    np.testing.assert_allclose(di.jacobian(impl, di.AutoJAX(), x), np.diag([0.0, 1.0, 1.0]), atol=1e-12)
+    np.testing.assert_allclose(
+        di.jacobian(impl, di.AutoJAX(), x), np.diag([0.0, 1.0, 1.0]), atol=1e-12
+    )
     assert seen and all(np.array_equal(a, [False, True, True]) for a in seen)
 
 
 @pytest.mark.parametrize("method", ["gmres", "cg", "bicgstab"])
 def test_iterative_solvers(method):
-    impl = di.ImplicitFunction(ridge_solver, ridge_conditions, di.AutoAutograd(), linear_solver=method)
-    np.testing.assert_allclose(di.derivative(impl, di.AutoJAX(), LAM), exact_derivative(), rtol=1e-8)
+    impl = di.ImplicitFunction(
+        ridge_solver, ridge_conditions, di.AutoAutograd(), linear_solver=method
+    )
+    np.testing.assert_allclose(
+        di.derivative(impl, di.AutoJAX(), LAM), exact_derivative(), rtol=1e-8
+    )
 
 
 def test_callable_linear_solver_gets_the_operator():
@@ -181,8 +189,12 @@ def test_callable_linear_solver_gets_the_operator():
         shapes.append(operator.shape)
         return scipy.sparse.linalg.lsqr(operator, rhs, atol=1e-14, btol=1e-14)[0]
 
-    impl = di.ImplicitFunction(ridge_solver, ridge_conditions, di.AutoAutograd(), linear_solver=solve)
-    np.testing.assert_allclose(di.derivative(impl, di.AutoTorch(), LAM), exact_derivative(), rtol=1e-8)
+    impl = di.ImplicitFunction(
+        ridge_solver, ridge_conditions, di.AutoAutograd(), linear_solver=solve
+    )
+    np.testing.assert_allclose(
+        di.derivative(impl, di.AutoTorch(), LAM), exact_derivative(), rtol=1e-8
+    )
     assert shapes and set(shapes) == {(3, 3)}
 
 
@@ -207,13 +219,19 @@ def test_solver_returning_another_shape():
 
 def test_solver_returning_no_array():
     impl = di.ImplicitFunction(lambda x: "done", lambda x, y: y - x, di.AutoAutograd())
-    with pytest.raises(TypeError, match="solver.s y: expected a float, an array or a pytree of arrays; got str"):
+    with pytest.raises(
+        TypeError, match="solver.s y: expected a float, an array or a pytree of arrays; got str"
+    ):
         impl(np.array(2.0))
 
 
 def test_byproduct_missing():
-    impl = di.ImplicitFunction(np.sqrt, lambda x, y, z: y * y - x, di.AutoAutograd(), has_byproduct=True)
-    with pytest.raises(TypeError, match=r"solver: with has_byproduct=True, expected a pair \(y, z\)"):
+    impl = di.ImplicitFunction(
+        np.sqrt, lambda x, y, z: y * y - x, di.AutoAutograd(), has_byproduct=True
+    )
+    with pytest.raises(
+        TypeError, match=r"solver: with has_byproduct=True, expected a pair \(y, z\)"
+    ):
         impl(np.array([4.0]))
 
 
@@ -237,9 +255,15 @@ def test_iterative_not_converged_gives_its_residual():
     A = np.diag(np.logspace(0, 6, n))
 
     impl = di.ImplicitFunction(
-        lambda x: x / np.diag(A), lambda x, y: A @ y - x, di.AutoAutograd(), linear_solver="cg", maxiter=2
+        lambda x: x / np.diag(A),
+        lambda x, y: A @ y - x,
+        di.AutoAutograd(),
+        linear_solver="cg",
+        maxiter=2,
     )
-    with pytest.raises(di.LinearSolveError, match=r"cg did not converge in 2 iterations.*relative residual \d"):
+    with pytest.raises(
+        di.LinearSolveError, match=r"cg did not converge in 2 iterations.*relative residual \d"
+    ):
         di.pullback(impl, di.AutoTorch(), np.ones(n), (np.ones(n),))
 
 

@@ -84,7 +84,9 @@ def _spec_without_values(bridge, x, contexts):
     """``(shape, dtype name)`` of f's output at the traced ``x``, learned without computing any value: by the
     inner framework's shape-only evaluation (torch's meta device; the zeros below only carry shapes there), or
     by ``jax.eval_shape`` where JAX can trace f; else :class:`ValuesNeededError`."""
-    if bridge.has_rules(x, contexts):  # met before outside jit (a numpy or JAX call built its rules)
+    if bridge.has_rules(
+        x, contexts
+    ):  # met before outside jit (a numpy or JAX call built its rules)
         return bridge.rules(x, contexts).spec
     f = getattr(bridge, "f", None)
     if f is None:

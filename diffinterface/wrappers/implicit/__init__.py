@@ -134,7 +134,9 @@ class ImplicitFunction:
                 )
         if not isinstance(has_byproduct, bool):
             raise TypeError(f"has_byproduct: expected True or False; got {has_byproduct!r}")
-        self.framework = get_adapter(backend).capabilities.framework  # a TypeError for a non-selector
+        self.framework = get_adapter(
+            backend
+        ).capabilities.framework  # a TypeError for a non-selector
         self.solver, self.conditions, self.backend = solver, conditions, backend
         self.has_byproduct = has_byproduct
         self.linear_solver = linear_solver

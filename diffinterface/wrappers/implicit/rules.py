@@ -153,8 +153,12 @@ class ImplicitRules:
         """The solved point at ``x``: the last one when x and the contexts are the same, else a new solve."""
         with self._lock:
             point = self._point
-            if _same_value(as_numpy(x), point.x) and len(contexts) == len(point.contexts) and all(
-                _same_value(_snapshot(c.value), v) for c, v in zip(contexts, point.contexts)
+            if (
+                _same_value(as_numpy(x), point.x)
+                and len(contexts) == len(point.contexts)
+                and all(
+                    _same_value(_snapshot(c.value), v) for c, v in zip(contexts, point.contexts)
+                )
             ):
                 return point
             point = self._point = self._solve(x, contexts)
@@ -212,7 +216,9 @@ class ImplicitRules:
                 ),
             )
             with wide(self.family, self.x_dtype):
-                (out,) = getattr(operators, name)(self.in_y, self.backend, point.y, seeds, *args, prep=prep)
+                (out,) = getattr(operators, name)(
+                    self.in_y, self.backend, point.y, seeds, *args, prep=prep
+                )
             return as_numpy(out).reshape(-1)
 
         return LinearOperator(
@@ -227,7 +233,9 @@ class ImplicitRules:
         solution = self.implicit.linear_solver_.solve(self._system(point), columns, transpose)
         y_shape, y_dtype = self.spec
         return tuple(
-            to_family(np.ascontiguousarray(solution[:, j], dtype=y_dtype).reshape(y_shape), self.family)
+            to_family(
+                np.ascontiguousarray(solution[:, j], dtype=y_dtype).reshape(y_shape), self.family
+            )
             for j in range(solution.shape[1])
         )
 
@@ -290,7 +298,14 @@ class _SolvedPoint:
     __slots__ = ("x", "contexts", "y", "z", "rest", "system", "x_inner")
 
     def __init__(self, x, contexts, y, z, rest, system):
-        self.x, self.contexts, self.y, self.z, self.rest, self.system = x, contexts, y, z, rest, system
+        self.x, self.contexts, self.y, self.z, self.rest, self.system = (
+            x,
+            contexts,
+            y,
+            z,
+            rest,
+            system,
+        )
 
 
 def _plain(a):
