@@ -219,7 +219,8 @@ class ImplicitRules:
                 (out,) = getattr(operators, name)(
                     self.in_y, self.backend, point.y, seeds, *args, prep=prep
                 )
-            return as_numpy(out).reshape(-1)
+            # a copy: scipy's solvers write into the vectors, and a JAX array's numpy view is read-only
+            return np.array(as_numpy(out), dtype=y_dtype).reshape(-1)
 
         return LinearOperator(
             (m, m),
