@@ -79,7 +79,6 @@ class ImplicitRules:
             self.scalar = self.spec[0] == ()
             self._check_conditions(point)
         self._point = point
-        self._x, self._contexts = x, contexts
 
     # -- the conditions, as functions of y and of x ---------------------------------------------
 
@@ -125,11 +124,7 @@ class ImplicitRules:
                 f"{function_name(implicit.solver)}"
             )
         rest = ((Constant(z),) if implicit.has_byproduct else ()) + tuple(contexts)
-        point = _SolvedPoint(
-            as_numpy(x).copy(), tuple(_snapshot(c.value) for c in contexts), y, z, rest, []
-        )
-        point.x_inner = x
-        return point
+        return _SolvedPoint(x, tuple(_snapshot(c.value) for c in contexts), y, z, rest)
 
     def _flat_y(self, out):
         if is_array(out) and out.__class__ is not float:
@@ -292,21 +287,17 @@ class ImplicitRules:
 
 
 class _SolvedPoint:
-    """One solved point: x and the contexts' values as numpy (to recognise the point), y, z, the
-    contexts the conditions take after x or y (``rest``: Constant(z) where there is one, the user's),
-    and the system in dc/dy once built."""
+    """One solved point: x (as the conditions backend computes on it, and as a numpy copy that recognises
+    the point), the contexts' values as the point remembers them, y, z, the contexts the conditions take
+    after x or y (``rest``: Constant(z) where there is one, then the user's), and the system in dc/dy
+    once built."""
 
-    __slots__ = ("x", "contexts", "y", "z", "rest", "system", "x_inner")
+    __slots__ = ("x_inner", "x", "contexts", "y", "z", "rest", "system")
 
-    def __init__(self, x, contexts, y, z, rest, system):
-        self.x, self.contexts, self.y, self.z, self.rest, self.system = (
-            x,
-            contexts,
-            y,
-            z,
-            rest,
-            system,
-        )
+    def __init__(self, x, contexts, y, z, rest):
+        self.x_inner, self.x = x, np.array(as_numpy(x), copy=True)
+        self.contexts, self.y, self.z, self.rest = contexts, y, z, rest
+        self.system: list = []
 
 
 def _plain(a):
