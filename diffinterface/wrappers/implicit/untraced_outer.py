@@ -7,7 +7,9 @@ its derivative is its rules' whatever the outer backend, so the call is
 prepared by ``AutoAutograd``, whose tracing of numpy arrays reaches those
 rules through autograd's bridge with no arithmetic of its own: one solver
 call per point, the implicit function theorem's exact derivative. An ``f``
-that merely calls one is evaluated as that backend always does.
+that merely calls one is evaluated as that backend always does, and so is
+one at a pytree x: the transform comes last, after the pytree transforms
+have replaced ``f`` by a function of the flat x.
 This module registers the transform (``core/prepare.py``'s
 ``register_transform``) when ``wrappers/implicit/`` is imported.
 """
