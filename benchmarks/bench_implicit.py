@@ -3,6 +3,7 @@ matrix-free.
 
     python -m benchmarks.bench_implicit               # ridge n = 1000, then the matrix-free fixed point
     python -m benchmarks.bench_implicit ridge 300     # the ridge rows only, n = 300 (quick)
+    python -m benchmarks.bench_implicit fixed 300     # the fixed-point rows only
     python -m benchmarks.bench_implicit memory 20000  # the matrix-free row only
 
 **Ridge argmin gradient.** ``b(lam) = argmin |X b - t|^2 / 2 + lam |b|^2 / 2``
@@ -28,6 +29,13 @@ again on both sides), the recipes alternate within the round, and the ratio
 is the median over rounds of (diffinterface time / native time) with its
 interquartile range; wall time, each sample blocking on its result, every library on one thread
 (:data:`ONE_THREAD`).
+
+**Fixed-point gradient.** ``y = tanh(W y + x)`` (W a contraction), n = 1000,
+the gradient in x of ``sum(y^2) / 2``, both sides calling the same numpy
+fixed-point iteration: on JAX, ``jax.scipy.sparse.linalg.gmres`` on the vjp
+of the conditions in y, jitted (native), against ``linear_solver="gmres"``
+inside ``jax.jit(jax.grad)``; on torch (no GMRES of its own), a dense solve
+on ``torch.func.jacfwd`` against ``"direct"`` under ``backward()``.
 
 **Matrix-free fixed point.** ``y = tanh(y_{i-1} + y_{i+1}) / 4 + x``
 (a coupled contraction), N = 20,000 unknowns, the pullback of one cotangent
@@ -149,6 +157,122 @@ def _torch_recipes(X, t):
 FRAMEWORKS = {"jax": _jax_recipes, "torch": _torch_recipes}
 
 
+def _fixed_point_data(n):
+    rng = np.random.default_rng(1)
+    W = 0.9 * rng.normal(size=(n, n)) / np.sqrt(n) / 2  # a contraction: |W| < 1
+    return W, rng.normal(size=n)
+
+
+def _fixed_point_solver(W):
+    def solver(x):
+        x = np.asarray(x)
+        y = np.zeros_like(x)
+        for _ in range(500):
+            y_next = np.tanh(W @ y + x)
+            if np.max(np.abs(y_next - y)) < 1e-14:
+                break
+            y = y_next
+        return y_next
+
+    return solver
+
+
+def _fixed_point_conditions(W):
+    def conditions(x, y):
+        xp = di.array_namespace(y)
+        return y - xp.tanh(xp.matmul(xp.asarray(W), y) + x)
+
+    return conditions
+
+
+def _fixed_point_exact(W, x):
+    y = _fixed_point_solver(W)(x)
+    slope = 1 - np.tanh(W @ y + x) ** 2
+    return slope * np.linalg.solve((np.eye(len(x)) - slope[:, None] * W).T, y)
+
+
+def _jax_fixed_point_recipes(W, x0):
+    """The gradient in x of ``sum(y(x)^2) / 2``, y the fixed point: GMRES on vjps (native) and gmres here."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    solver, conditions = _fixed_point_solver(W), _fixed_point_conditions(W)
+
+    @jax.jit
+    def implicit_gradient(x, y):
+        _, pull_y = jax.vjp(lambda v: conditions(x, v), y)
+        w, _ = jax.scipy.sparse.linalg.gmres(lambda u: pull_y(u)[0], y, tol=1e-10, atol=0.0)
+        _, pull_x = jax.vjp(lambda s: conditions(s, y), x)
+        return -pull_x(w)[0]
+
+    def native(x):
+        y = jnp.asarray(solver(x))
+        return jax.block_until_ready(implicit_gradient(jnp.asarray(x), y))
+
+    impl = di.ImplicitFunction(solver, conditions, di.AutoJAX(), linear_solver="gmres", rtol=1e-10)
+    impl(np.asarray(x0))  # jit traces without values: the function learns y's shape from one call
+    grad = jax.jit(jax.grad(lambda s: jnp.sum(impl(s) ** 2) / 2))
+    return {"native": native, "gmres": lambda x: jax.block_until_ready(grad(jnp.asarray(x)))}
+
+
+def _torch_fixed_point_recipes(W, x0):
+    """The same gradient: a dense solve on ``jacfwd`` (native; torch has no GMRES) and "direct" here."""
+    import torch
+
+    solver, conditions = _fixed_point_solver(W), _fixed_point_conditions(W)
+
+    def native(x):
+        x = torch.from_numpy(np.asarray(x))
+        y = torch.from_numpy(solver(x.numpy()))
+        dc_dy = torch.func.jacfwd(conditions, argnums=1)(x, y)
+        w = torch.linalg.solve(dc_dy.T, y)
+        _, pull = torch.func.vjp(lambda s: conditions(s, y), x)
+        return -pull(w)[0]
+
+    backend = di.AutoTorch(mode="forward", batch_size=len(x0))
+    impl = di.ImplicitFunction(solver, conditions, backend, linear_solver="direct")
+
+    def ours(x):
+        s = torch.tensor(np.asarray(x), requires_grad=True)
+        (impl(s) ** 2).sum().div(2).backward()
+        return s.grad
+
+    return {"native": native, "direct": ours}
+
+
+def measure_fixed_point(framework, n=1000, rounds=ROUNDS):
+    """As :func:`measure_ridge`, for the fixed point ``y = tanh(W y + x)``, the gradient in x."""
+    W, x0 = _fixed_point_data(n)
+    recipes = {"jax": _jax_fixed_point_recipes, "torch": _torch_fixed_point_recipes}[framework](
+        W, x0
+    )
+    exact = _fixed_point_exact(W, x0)
+    for name, recipe in recipes.items():
+        got = np.asarray(recipe(x0))
+        if not np.allclose(got, exact, rtol=1e-7, atol=1e-9):
+            raise AssertionError(
+                f"{framework} {name}: the fixed point's gradient differs from exact"
+            )
+    return _interleaved(recipes, [x0 + 0.001 * r for r in range(rounds)])
+
+
+def _interleaved(recipes, points):
+    """``{recipe: (median s, median ratio to native, (q1, q3))}``: every recipe at each point in turn."""
+    times: dict = {name: [] for name in recipes}
+    for point in points:
+        for name, recipe in recipes.items():
+            start = time.perf_counter()
+            recipe(point)
+            times[name].append(time.perf_counter() - start)
+    out = {}
+    for name in recipes:
+        ratios = [a / b for a, b in zip(times[name], times["native"])]
+        q = statistics.quantiles(ratios, n=4)
+        out[name] = (statistics.median(times[name]), statistics.median(ratios), (q[0], q[2]))
+    return out
+
+
 def measure_ridge(framework, n=1000, rounds=ROUNDS):
     """``{recipe: (median s, median ratio to native, (q1, q3))}`` for one framework; checks every recipe."""
     X, t = _ridge_data(n)
@@ -160,19 +284,7 @@ def measure_ridge(framework, n=1000, rounds=ROUNDS):
             raise AssertionError(
                 f"{framework} {name}: gradient {got} differs from the closed form {exact}"
             )
-    times: dict = {name: [] for name in recipes}
-    for r in range(rounds):
-        lam = 0.5 + 0.01 * r  # a new point each round
-        for name, recipe in recipes.items():
-            start = time.perf_counter()
-            recipe(lam)
-            times[name].append(time.perf_counter() - start)
-    out = {}
-    for name in recipes:
-        ratios = [a / b for a, b in zip(times[name], times["native"])]
-        q = statistics.quantiles(ratios, n=4)
-        out[name] = (statistics.median(times[name]), statistics.median(ratios), (q[0], q[2]))
-    return out
+    return _interleaved(recipes, [0.5 + 0.01 * r for r in range(rounds)])  # a new point each round
 
 
 def measure_memory(n=20_000):
@@ -246,6 +358,17 @@ def main(argv):
         print("|---|---|---|---|")
         for framework in FRAMEWORKS:
             for name, (s, ratio, (q1, q3)) in measure_ridge(framework, n).items():
+                print(
+                    f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |",
+                    flush=True,
+                )
+    if what in ("all", "fixed"):
+        n = int(argv[1]) if what == "fixed" and len(argv) > 1 else 1000
+        print(f"fixed point gradient, n = {n}, {ROUNDS} rounds (a new x each)")
+        print("| framework | recipe | median ms | ratio to native [IQR] |")
+        print("|---|---|---|---|")
+        for framework in FRAMEWORKS:
+            for name, (s, ratio, (q1, q3)) in measure_fixed_point(framework, n).items():
                 print(
                     f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |",
                     flush=True,
