@@ -96,7 +96,12 @@ class ImplicitFunction:
         At a derivative, when A is singular or an iterative solver did not
         converge (the message gives its residual).
     ValueError
-        Conditions of another shape than y; a solver whose y changes shape.
+        Conditions of another shape than y; a solver whose y changes shape;
+        an unknown ``linear_solver``, a negative tolerance, ``maxiter`` < 1.
+    TypeError
+        ``solver`` or ``conditions`` not callable, ``backend`` not a selector;
+        a solver that returns no floating array (or no pair with
+        ``has_byproduct=True``).
 
     Examples
     --------
