@@ -292,3 +292,27 @@ def test_second_derivatives_are_refused_by_name():
     impl = di.ImplicitFunction(np.sqrt, lambda x, y: y * y - x, di.AutoAutograd())
     with pytest.raises(di.UnsupportedError, match="second derivatives of an implicit function"):
         di.second_derivative(lambda x: impl(x), di.AutoTorch(), 4.0)
+
+
+def test_sparse_conditions_backend_factorises_sparsely(monkeypatch):
+    import scipy.sparse.linalg
+
+    factorised = []
+    original = scipy.sparse.linalg.splu
+    monkeypatch.setattr(
+        scipy.sparse.linalg, "splu", lambda a, **kw: factorised.append(a.nnz) or original(a, **kw)
+    )
+    n = 50
+    x = np.linspace(1.0, 4.0, n)
+    backend = di.AutoSparse(di.AutoAutograd())
+    impl = di.ImplicitFunction(np.sqrt, lambda x, y: y * y - x, backend)
+    (got,) = di.pullback(impl, di.AutoTorch(), x, (np.ones(n),))
+    np.testing.assert_allclose(got, 0.5 / np.sqrt(x), rtol=1e-12)
+    assert factorised == [n]  # one sparse factorisation of the diagonal dc/dy, n entries stored
+
+
+def test_singular_sparse_dc_dy():
+    backend = di.AutoSparse(di.AutoAutograd())
+    impl = di.ImplicitFunction(lambda x: np.zeros(3), lambda x, y: y * y - x, backend)
+    with pytest.raises(di.LinearSolveError, match="dc/dy is singular"):
+        di.jacobian(impl, di.AutoTorch(), np.ones(3))

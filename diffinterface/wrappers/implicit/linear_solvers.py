@@ -59,7 +59,8 @@ class LinearSolver:
 
 
 class DirectSolver(LinearSolver):
-    """A dense LU factorisation of ``dc/dy``, computed once per point; every column solved through it."""
+    """An LU factorisation of ``dc/dy``, computed once per point (dense, or sparse where the conditions
+    backend returns a sparse Jacobian); every column solved through it."""
 
     dense = True
     method = "direct"
@@ -86,8 +87,33 @@ class DirectSolver(LinearSolver):
             )
         return lu, pivots
 
+    def factor_sparse(self, values, rows, cols, size):
+        """The sparse LU factors (SuperLU) of ``dc/dy`` given by its entries: what an ``AutoSparse``
+        conditions backend returns; raises where it is singular."""
+        import scipy.sparse
+        import scipy.sparse.linalg
+
+        if not np.all(np.isfinite(values)):
+            raise LinearSolveError(
+                "conditions: the Jacobian dc/dy at the solver's y has non-finite entries (NaN or inf); "
+                "check the conditions and the solution the solver returned"
+            )
+        matrix = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(size, size))
+        try:
+            return scipy.sparse.linalg.splu(matrix)
+        except RuntimeError as error:  # SuperLU: "Factor is exactly singular"
+            raise LinearSolveError(
+                f"conditions: dc/dy is singular at the solver's y (a sparse {size} x {size} matrix with "
+                f"{len(values)} stored entries; SuperLU: {error}): y is not locally a function of x; "
+                "regularise the problem or check the conditions"
+            ) from error
+
     def solve(self, operator, rhs, transpose):
-        return scipy.linalg.lu_solve(operator, rhs, trans=1 if transpose else 0, check_finite=False)
+        if isinstance(operator, tuple):
+            return scipy.linalg.lu_solve(
+                operator, rhs, trans=1 if transpose else 0, check_finite=False
+            )
+        return operator.solve(np.asarray(rhs), trans="T" if transpose else "N")
 
 
 class IterativeSolver(LinearSolver):

@@ -29,7 +29,7 @@ from ...contexts import Constant
 from ...core.bridge import framework_bridge, inner_family, to_family, wide
 from ...core.pytree import TreePlan
 from ...errors import UnsupportedError, function_name
-from ...families import as_numpy, dtype_name, family_of, is_array, shape_of
+from ...families import as_numpy, dtype_name, family_of, is_array, shape_of, sparse_family
 
 
 def _wide(method):
@@ -182,7 +182,11 @@ class ImplicitRules:
                 )
                 jacobian = operators.jacobian(self.in_y, self.backend, *args, prep=prep)
                 m = int(np.prod(self.spec[0], dtype=int))
-                system = solver.factor(as_numpy(jacobian).reshape(m, m))
+                sparse = sparse_family(jacobian)
+                if sparse is not None and sparse.is_sparse(jacobian):  # AutoSparse conditions
+                    system = solver.factor_sparse(*sparse.sparse_coordinates(jacobian), m)
+                else:
+                    system = solver.factor(as_numpy(jacobian).reshape(m, m))
             else:
                 system = self._operator(point)
             point.system.append(system)
