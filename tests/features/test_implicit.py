@@ -316,3 +316,32 @@ def test_singular_sparse_dc_dy():
     impl = di.ImplicitFunction(lambda x: np.zeros(3), lambda x, y: y * y - x, backend)
     with pytest.raises(di.LinearSolveError, match="dc/dy is singular"):
         di.jacobian(impl, di.AutoTorch(), np.ones(3))
+
+
+@pytest.mark.parametrize("key", ["torch", "autograd", "jax"])
+def test_torch_func_transforms(key):
+    torch = pytest.importorskip("torch")
+    impl = di.ImplicitFunction(
+        lambda x: np.sqrt(np.asarray(x)), lambda x, y: y * y - x, BACKENDS[key]
+    )
+    x = torch.tensor([4.0, 9.0], dtype=torch.float64)
+    wanted = 0.5 / np.sqrt(x.numpy())
+    np.testing.assert_allclose(torch.func.grad(lambda x: impl(x).sum())(x).numpy(), wanted)
+    np.testing.assert_allclose(torch.func.jacrev(impl)(x).diagonal().numpy(), wanted)
+    np.testing.assert_allclose(torch.func.jacfwd(impl)(x).diagonal().numpy(), wanted)
+
+
+def test_jax_vmap_after_one_call_and_its_refusal_before():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    impl = di.ImplicitFunction(
+        lambda x: np.sqrt(np.asarray(x)), lambda x, y: y * y - x, di.AutoTorch()
+    )
+    batched = jax.vmap(jax.grad(lambda x: jnp.sum(impl(x))))
+    with jax.enable_x64(True):
+        xs = jnp.array([[4.0, 9.0], [1.0, 16.0]])
+        # vmap traces without values, and the solver is the only way to learn y's shape
+        with pytest.raises(di.UnsupportedError, match="Call it once outside jax.jit"):
+            batched(xs)
+        impl(np.array([1.0, 1.0]))
+        np.testing.assert_allclose(batched(xs), 0.5 / np.sqrt(np.asarray(xs)))

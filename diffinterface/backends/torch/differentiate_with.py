@@ -362,6 +362,14 @@ class _Hvp(_Bridged):
 @defines_its_derivative
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a torch tensor ``x`` (of another framework than the inner's)."""
+    if (
+        bridge.family == "torch"
+        and _inside_transform() is not None
+        and not bridge.has_rules(x, contexts)
+    ):
+        # rules built at a tensor of a torch.func level: their first evaluation (an ImplicitFunction's
+        # solver, which may call numpy) runs where no level is active
+        _in_own_thread(bridge.rules, x, contexts)
     rules = bridge.rules(x, contexts)
     if x.device.type == "meta":  # shape inference (the torch adapter's): no numbers to compute with
         shape, dtype = rules.spec
