@@ -29,6 +29,7 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   transforms, a gradient penalty and a MAML step),
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
   ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
+  ``di_implicit_case`` (``ImplicitFunction`` against closed forms, see :mod:`.implicit_scenarios`),
   ``di_complex_case`` (complex x: one convention on every backend, see :mod:`.complex_scenarios`),
   ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``),
   ``di_worker_case`` (over :func:`~.worker_scenarios.worker_cases`: evaluations through ``workers`` agree).
@@ -64,6 +65,7 @@ from .worker_scenarios import worker_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
 from .same_point_scenarios import same_point_cases
+from .implicit_scenarios import implicit_cases
 from .edge_scenarios import edge_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
@@ -358,6 +360,12 @@ GROUPS = (
         "di_same_point_case",
         "same-point preparations",
         _of_backends(same_point_cases),
+    ),
+    Group(
+        "test_implicit_functions",
+        "di_implicit_case",
+        "ImplicitFunction against closed forms, as conditions and as outer backend",
+        _of_backends(implicit_cases, zero=True),
     ),
     Group(
         "test_complex_numbers",

@@ -109,7 +109,35 @@ def _chunked_vjps(y, xr, seeds, create_graph, chunk):
 
 
 def _dual_jvp(fn, x, t, ctx, broken):
-    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent)."""
+    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent); by two reverse passes inside
+    another forward-mode level (torch's dual levels do not nest: an inner backend run by an outer's
+    forward-mode rule, as an ImplicitFunction's AutoTorch conditions are)."""
+    try:
+        return _single_dual_jvp(fn, x, t, ctx, broken)
+    except RuntimeError as error:  # raised on entering the level, before f runs
+        if "Nested forward mode AD" not in str(error):
+            raise
+        return _double_vjp(fn, x, t, ctx, broken)
+
+
+def _double_vjp(fn, x, t, ctx, broken):
+    """``(f(x), J @ t)`` as the derivative of a pullback ``u -> J^T u`` along ``t``."""
+    with _enable_grad():
+        xr = x.detach().requires_grad_(True)
+        y = fn(xr, *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, x)
+        u = torch.zeros_like(y, requires_grad=True)
+        (g,) = torch.autograd.grad(y, xr, u, create_graph=True, allow_unused=True)
+        if g is None:
+            if broken is not None and y.numel():
+                raise broken(x)
+            return y.detach(), torch.zeros_like(y)
+        (tangent,) = torch.autograd.grad(g, u, t, allow_unused=True)
+    return y.detach(), torch.zeros_like(y) if tangent is None else tangent
+
+
+def _single_dual_jvp(fn, x, t, ctx, broken):
     with fwAD.dual_level():
         y = fn(fwAD.make_dual(x, t), *ctx)
         if not isinstance(y, _Tensor):
