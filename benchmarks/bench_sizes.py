@@ -10,7 +10,8 @@ x float64 in each framework's own array type, written once with
 one (framework, operator, selector mode, n): the prepared operator
 (``AutoTorch()``, ``AutoTorch(mode="forward")``...) against the faster of the
 framework's native recipes of that mode (a mode-pinned Jacobian against the
-recipes of its mode; the default mode, and every Hessian, against all):
+recipe of its mode, the default mode against all; Hessians in the default
+mode only, see ``_selectors``):
 
 - torch: ``torch.func.jacfwd``, ``jacrev``; ``torch.func.hessian``, ``jacrev(jacrev)``;
 - JAX: ``jax.jit`` of ``jacfwd``, ``jacrev``; of ``hessian``, ``jacrev(grad)``;
@@ -195,11 +196,14 @@ def _autograd():
 FRAMEWORKS = {"torch": _torch, "jax": _jax, "tensorflow": _tensorflow, "autograd": _autograd}
 
 
-def _selectors(framework):
-    """``(mode, selector)`` rows: autograd has reverse mode only."""
+def _selectors(framework, operator):
+    """``(mode, selector)`` rows: every mode for Jacobians, the default mode for Hessians (a mode-pinned
+    Hessian is another recipe: JAX's ``mode="forward"`` is forward over forward, n times the work of
+    forward over reverse, and torch runs double backward in every mode); autograd has reverse mode only."""
     if framework.name == "autograd":
         return [(None, framework.selector())]
-    return [(mode, framework.selector(mode=mode)) for mode in MODES]
+    modes = MODES if operator == "jacobian" else (None,)
+    return [(mode, framework.selector(mode=mode)) for mode in modes]
 
 
 def _loops(call, sample_s):
@@ -354,9 +358,9 @@ def main(argv=None):
             print(f"{framework_name}: not installed ({error})")
             continue
         # once, unrecorded: the first row of a framework would time its lazy first-use costs
-        measure(framework, "jacobian", None, _selectors(framework)[0][1], min(sizes), 3, 0.001)
+        measure(framework, "jacobian", None, framework.selector(), min(sizes), 3, 0.001)
         for operator in args.operators.split(","):
-            for mode, selector in _selectors(framework):
+            for mode, selector in _selectors(framework, operator):
                 for n in sizes:
                     if framework.largest is not None and n > framework.largest:
                         continue
