@@ -54,7 +54,10 @@ The modules group the probes by the kind of defect:
   changes);
 - :mod:`.contexts_and_operands`: int and bool Constants prepared, numpy
   Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
-  operand.
+  operand;
+- :mod:`.array_object_syntax`: one-source functions written with the array
+  object's own ``x.T``, ``x.mT`` and ``@`` at matrix inputs (to a vector, to a
+  matrix, with a Constant, on stacks), or a refusal naming ``x.mT``.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())
@@ -66,6 +69,7 @@ from __future__ import annotations
 from . import (
     array_api_rules,
     array_api_special_inputs,
+    array_object_syntax,
     batched_matmul,
     complex_step,
     contexts_and_operands,
@@ -107,6 +111,7 @@ _MODULES = (
     wrong_picks_and_messages,
     stale_state,
     contexts_and_operands,
+    array_object_syntax,
 )
 
 
