@@ -61,6 +61,26 @@ def test_a_matrix_transpose_of_a_vector_is_refused_naming_x_mt(backend):
         di.gradient(lambda x: tensorflow_namespace.sum(x.mT), backend, X[0])
 
 
+def _item_assigned(x):
+    x[0] = 1.0
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+@pytest.mark.parametrize(
+    ("f", "around"),
+    [
+        (lambda x: tensorflow_namespace.sum(x[[0, 1]]), r"x\[i, j\].*xp\.take"),
+        (_item_assigned, r"immutable.*xp\.where"),
+    ],
+    ids=["list_index", "item_assignment"],
+)
+def test_what_tensorflow_cannot_do_is_refused_naming_the_way_around(backend, f, around):
+    x = X.copy()
+    with pytest.raises(ValueError, match=around):
+        di.jacobian(f, backend, x)
+
+
 def _tensorflows_own(x):
     """What TensorFlow answers for each added syntax on ``x`` (an eager tensor, a variable, a graph tensor)."""
     answers = {}
@@ -74,6 +94,7 @@ def _tensorflows_own(x):
         ("numpy << x", lambda: np.array([1]) << x),
         ("vector @ x", lambda: tf.ones(3, x.dtype) @ x),
         ("x @ vector", lambda: x @ tf.ones(2, x.dtype)),
+        ("x[[0, 1]]", lambda: x[[0, 1]]),  # TensorFlow's x[0, 1]
     ):
         try:
             call()

@@ -41,7 +41,9 @@ __truediv__ __xor__``
 ``__getitem__``                         TensorFlow's: integers, slices (negative steps too),
                                         ``...``, ``None``, boolean masks; an integer array
                                         (which the standard leaves out) is refused by
-                                        TensorFlow: ``xp.take(x, i, axis=...)``
+                                        TensorFlow: ``xp.take(x, i, axis=...)``; a list,
+                                        which TensorFlow reads as a tuple (``x[[0, 2]]`` is
+                                        ``x[0, 2]``, a gather for numpy and torch), refused
 ``__bool__ __int__ __float__            TensorFlow's on values; f traced by ``tf.function``
 __index__ __complex__ __dlpack__        (``jit=True``) has no values, as under ``jax.jit``: a
 __dlpack_device__``                     branch on a value is refused by the backend, naming
@@ -69,6 +71,7 @@ axes go to TensorFlow's operator unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -104,6 +107,16 @@ def hold():
 def release(depth):
     """TensorFlow's own tensors again in this thread once every holder up to ``depth`` has released."""
     _held.depth = depth
+
+
+@contextlib.contextmanager
+def held():
+    """:func:`hold` for a ``with`` block: the array object without ``numpy_rules``' promotion."""
+    depth = hold()
+    try:
+        yield
+    finally:
+        release(depth)
 
 
 def _holding():
@@ -192,6 +205,23 @@ def _binary(name, function, reflected):
     return operator
 
 
+#: the words of the refusal of a list index (the TensorFlow family declares them as a limit)
+LIST_INDEX = "TensorFlow reads a list index as a tuple"
+
+
+def _getitem(cls):
+    original = cls.__dict__["__getitem__"]
+
+    def __getitem__(x, key):
+        # x[[0, 2]] is x[0, 2] to TensorFlow, a gather of rows 0 and 2 to numpy and torch: a wrong
+        # number without an error, so refused where diffinterface runs f
+        if key.__class__ is list and _holding():
+            raise TypeError(f"x[{key!r}]: {LIST_INDEX} (x[{', '.join(map(repr, key))}])")
+        return original(x, key)
+
+    return __getitem__
+
+
 _OPERATORS = {
     "__pos__": __pos__,
     **{
@@ -275,4 +305,5 @@ def _install():
                     setattr(cls, name, operator)
             for name in ("__matmul__", "__rmatmul__"):
                 setattr(cls, name, _matmul(cls, name))
+            setattr(cls, "__getitem__", _getitem(cls))
         _installed = True
