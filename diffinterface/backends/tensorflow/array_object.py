@@ -41,16 +41,17 @@ __truediv__ __xor__``
 ``__getitem__``                         TensorFlow's: integers, slices (negative steps too),
                                         ``...``, ``None``, boolean masks; an integer array
                                         (which the standard leaves out) is refused by
-                                        TensorFlow: ``xp.take(x, i, axis=...)``; a list,
-                                        which TensorFlow reads as a tuple (``x[[0, 2]]`` is
-                                        ``x[0, 2]``, a gather for numpy and torch), refused
+                                        TensorFlow: ``xp.take(x, i, axis=...)``; a list of
+                                        integers, which TensorFlow reads as a tuple
+                                        (``x[[0, 2]]`` is ``x[0, 2]``, a gather for numpy and
+                                        torch), is refused naming both
 ``__bool__ __int__ __float__            TensorFlow's on values; f traced by ``tf.function``
 __index__ __complex__ __dlpack__        (``jit=True``) has no values, as under ``jax.jit``: a
 __dlpack_device__``                     branch on a value is refused by the backend, naming
                                         ``jit=False``
-``__setitem__``, ``__iadd__``...        tensors are immutable (as JAX's arrays): build a new
-                                        array (``xp.where``, ``xp.concat``); ``x += y``
-                                        rebinds x
+``__setitem__``, ``__iadd__``...        tensors are immutable (as JAX's arrays): item
+                                        assignment is refused naming ``xp.where`` and
+                                        ``xp.concat``; ``x += y`` rebinds x
 ======================================  ======================================================
 
 The array API's ``a @ b`` (numpy's, JAX's, torch's) takes 1-d operands: a
@@ -209,13 +210,18 @@ def _binary(name, function, reflected):
 LIST_INDEX = "TensorFlow reads a list index as a tuple"
 
 
+def _integers(key):
+    """True for a list of integers only: a list with slices or ``...`` numpy refuses too."""
+    return bool(key) and all(isinstance(k, (int, np.integer)) for k in key)
+
+
 def _getitem(cls):
     original = cls.__dict__["__getitem__"]
 
     def __getitem__(x, key):
         # x[[0, 2]] is x[0, 2] to TensorFlow, a gather of rows 0 and 2 to numpy and torch: a wrong
         # number without an error, so refused where diffinterface runs f
-        if key.__class__ is list and _holding():
+        if key.__class__ is list and _holding() and _integers(key):
             raise TypeError(f"x[{key!r}]: {LIST_INDEX} (x[{', '.join(map(repr, key))}])")
         return original(x, key)
 
