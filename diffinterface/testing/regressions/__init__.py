@@ -56,8 +56,9 @@ The modules group the probes by the kind of defect:
   Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
   operand;
 - :mod:`.array_object_syntax`: one-source functions written with the array
-  object's own ``x.T``, ``x.mT`` and ``@`` at matrix inputs (to a vector, to a
-  matrix, with a Constant, on stacks), or a refusal naming ``x.mT``.
+  object's own ``x.T``, ``x.mT``, ``@`` and ``+x`` at matrix inputs (to a
+  vector, to a matrix, with a Constant, on stacks), or a refusal naming the
+  syntax and its replacement.
 
     >>> from diffinterface.testing.regressions import regressions
     >>> all(probe.name for probe in regressions())

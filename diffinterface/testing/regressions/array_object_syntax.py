@@ -8,9 +8,10 @@ failed at preparation on every TensorFlow mode). Each probe differentiates
 such a function of matrix inputs (to a vector, to a matrix, with a
 ``Constant`` matrix, on a stack of matrices) and checks the Jacobian, two
 pushforwards, two pullbacks and the Hessian of a scalar function of the same
-syntax against formulas. A framework whose arrays lack ``x.mT`` inside f (an
-array family's declared limit) must refuse with a ValueError naming ``x.mT``
-and ``xp.matrix_transpose``.
+syntax against formulas, and the gradient through ``+x``. A framework whose
+arrays lack ``x.mT`` or ``+x`` inside f (an array family's declared limit) must
+refuse with a ValueError naming it and its replacement (``xp.matrix_transpose``,
+``xp.positive``).
 
     >>> import diffinterface as di
     >>> from diffinterface.testing.probes import run_probes
@@ -24,7 +25,7 @@ import numpy as np
 
 from ...contexts import Constant
 from ...families import array_namespace
-from ...operators import hessian, jacobian, prepare_jacobian, pullback
+from ...operators import gradient, hessian, jacobian, prepare_jacobian, pullback
 from ..probes import BadInput
 from ..tolerances import default_tolerances
 from ._sweeps import expect_right_sweeps
@@ -132,6 +133,12 @@ def _scalar_with_constant_hessian(x):
     return np.einsum("ik,jl->ijkl", _eye(x.shape[0]), A.T @ A)
 
 
+def plus_times_x(x):
+    """``sum(+x.T * x.T)``: the array API's unary plus; its gradient is ``2 x``."""
+    xp = array_namespace(x)
+    return xp.sum(+x.T * x.T)
+
+
 # -- the probes ------------------------------------------------------------------------------------
 
 
@@ -231,6 +238,24 @@ def _with_constant(backend, problems, zero):
         )
 
 
+def _unary_plus(backend, problems, zero):
+    try:
+        jacobian(plus_times_x, backend, X)
+    except ValueError as error:
+        if "+x" in str(error) and "xp.positive" in str(error):
+            return  # a declared limit of the framework's arrays, named with its replacement
+    except Exception:  # noqa: BLE001 - reported by the call below, which raises it again
+        pass
+    problems.expect_result(
+        "gradient through +x.T",
+        lambda: gradient(plus_times_x, backend, X),
+        2 * X,
+        like=X,
+        zero=zero,
+        **_tolerances(backend)(1, X),
+    )
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -255,6 +280,11 @@ def probes():
             "array_object_with_constant",
             "a @ x.T with a Constant matrix a: Jacobian (prepared too), pullback, Hessian",
             _with_constant,
+        ),
+        BadInput(
+            "array_object_unary_plus",
+            "+x.T: the gradient, or a refusal naming +x and xp.positive",
+            _unary_plus,
         ),
         BadInput(
             "array_object_batched",
