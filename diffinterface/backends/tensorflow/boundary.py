@@ -20,6 +20,7 @@ from ...core.boundary import framework_limit
 from ...core.dtypes import require_real_output
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
+from . import array_object
 from .aux import traced_aux
 from .numpy_rules import OFF, promoting, promotion_mode
 
@@ -283,7 +284,8 @@ class Boundary:
             return None
         spec = self.problem._spec
         try:
-            concrete = fn.get_concrete_function(*example)
+            with array_object.held():  # the array API's x.T and @ are no dtype rule
+                concrete = fn.get_concrete_function(*example)
         except Exception:  # noqa: BLE001 - traced again under "all", which raises f's own errors
             concrete = None
         if concrete is not None and _all_float64(concrete.graph):

@@ -49,7 +49,11 @@ The modules group the probes by the kind of defect:
   changes);
 - :mod:`.contexts_and_operands`: int and bool Constants prepared, numpy
   Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
-  operand.
+  operand;
+- :mod:`.array_object_syntax`: one-source functions written with the array
+  object's own ``x.T``, ``x.mT``, ``@`` and ``+x`` at matrix inputs (to a
+  vector, to a matrix, with a Constant, on stacks), or a refusal naming the
+  syntax and its replacement.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -77,6 +81,7 @@ from . import (
     array_api_rules,
     array_api_special_inputs,
     autograd_nesting,
+    array_object_syntax,
     batched_matmul,
     complex_step,
     contexts_and_operands,
@@ -117,6 +122,7 @@ _MODULES = (
     wrong_picks_and_messages,
     stale_state,
     contexts_and_operands,
+    array_object_syntax,
 )
 
 
