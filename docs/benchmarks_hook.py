@@ -1,7 +1,8 @@
 """Put the benchmark results on the site: the ratios plot and a summary table per framework.
 
 ``python -m benchmarks`` writes ``benchmarks/results/`` (``results.json``,
-``results.md``, ``ratios.png``); this MkDocs hook adds the plot to the site
+``results.md``, ``ratios.png``), ``python -m benchmarks.bench_sizes`` the
+size sweep's ``sizes.png``; this MkDocs hook adds the plots to the site
 and replaces ``<!-- benchmark-summary -->`` in a page with the table that
 ``benchmarks/report.py`` makes from ``results.json``, so the page follows the
 latest run without a copy in ``docs/``.
@@ -17,18 +18,23 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-PLOT = "benchmarks/results/ratios.png"  # relative to the repository root, and to the site's root
+PLOTS = (  # relative to the repository root, and to the site's root
+    "benchmarks/results/ratios.png",
+    "benchmarks/results/sizes.png",
+)
 
 
 def on_files(files, config, **kwargs):
-    files.append(
-        File(
-            PLOT,
-            src_dir=str(ROOT),
-            dest_dir=config["site_dir"],
-            use_directory_urls=config["use_directory_urls"],
-        )
-    )
+    for plot in PLOTS:
+        if (ROOT / plot).exists():
+            files.append(
+                File(
+                    plot,
+                    src_dir=str(ROOT),
+                    dest_dir=config["site_dir"],
+                    use_directory_urls=config["use_directory_urls"],
+                )
+            )
     return files
 
 

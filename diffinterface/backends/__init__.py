@@ -23,7 +23,7 @@ def _each_mode(selector, name):
     return {**modes, f"{name}-reverse": selector(mode="reverse")}
 
 
-def _register_framework(selector, name, adapter_class, test_backends, opt_in=None):
+def _register_framework(selector, name, adapter_class, test_backends):
     """A framework's backend: its adapter, pip extra and DifferentiateWith rules in ``backends/<name>/``."""
     register_backend(
         selector,
@@ -32,7 +32,6 @@ def _register_framework(selector, name, adapter_class, test_backends, opt_in=Non
         test_backends=test_backends,
         framework=name,
         differentiate_with=f"diffinterface.backends.{name}.differentiate_with:BRIDGE",
-        opt_in_test_backends=opt_in,
     )
 
 
@@ -64,9 +63,7 @@ _register_framework(
     "TensorFlowAdapter",
     _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-# the default run tests MLX's default mode; its forward and reverse modes are opt-in
-_mlx = _each_mode(AutoMLX, "mlx")
-_register_framework(AutoMLX, "mlx", "MLXAdapter", {"mlx": _mlx.pop("mlx")}, _mlx)
+_register_framework(AutoMLX, "mlx", "MLXAdapter", _each_mode(AutoMLX, "mlx"))
 for _selector, _adapter, _id in (
     (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
     (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),

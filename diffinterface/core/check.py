@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import PreparationMismatchError
-from ..families import FAMILIES, as_numpy, family_of, is_array
+from ..families import FAMILIES, as_numpy, family_of, is_array, traced_family
 from .signature import mismatch_report, signature
 from .tree_key import optree_module
 
@@ -363,7 +363,7 @@ class Check:
         if self.strict:
             report = mismatch_report(op.name, self.recorded, signature(call))
             if report is not None:
-                raise PreparationMismatchError(report)
+                raise PreparationMismatchError(report + _traced_hint(call.x))
         if self.point is not None:
             self._same_point(call)
 
@@ -405,3 +405,16 @@ class Check:
                     f"contexts[{i}]: this preparation ({prepared}) holds what depends on its "
                     f"contexts' values; this call's differ. {again}"
                 )
+
+
+def _traced_hint(x):
+    """A line for a mismatch whose x is a traced value: the transform, and the preparation that fits."""
+    family = traced_family(x)
+    if family is None:
+        return ""
+    return (
+        f"\nx is a traced {family.name} value (inside {family.traced_by}): prepare outside the "
+        f"transform with a {family.name} array of x's shape and dtype, as the transform passes, and "
+        "a backend that differentiates in its framework; a preparation made with another family's x "
+        "does not fit"
+    )

@@ -46,9 +46,6 @@ class Registration(Frozen):
     #: :class:`~diffinterface.core.bridge.FrameworkBridge`),
     #: or "module:attr" imported on first use
     differentiate_with: Union[str, object, None] = None
-    #: test id -> selector: configurations the kit runs only when a selection names them
-    #: (``--di-backends``), not by default
-    opt_in_test_backends: Mapping = MappingProxyType({})
 
 
 _REGISTRATIONS: dict = {}
@@ -69,7 +66,6 @@ def register_backend(
     returns_zeros=False,
     framework=None,
     differentiate_with=None,
-    opt_in_test_backends=None,
 ):
     """Route a selector type to its adapter.
 
@@ -85,10 +81,6 @@ def register_backend(
         The pip extra naming the framework, quoted in the ImportError when it is missing.
     test_backends : dict, optional
         Test id -> selector instance: what ``diffinterface.testing`` runs by default.
-    opt_in_test_backends : dict, optional
-        Test id -> selector instance: configurations the kit runs only when they are selected by
-        id or prefix (``--di-backends=name``), for a backend whose every mode would cost the
-        default run too much.
     returns_zeros : bool
         The backend returns zeros by design (the kit then checks shapes only).
     framework : str, optional
@@ -135,7 +127,6 @@ def register_backend(
             bool(returns_zeros),
             framework,
             differentiate_with,
-            dict(opt_in_test_backends or {}),
         )
         for backend in [b for b in _ADAPTERS if type(b) is selector]:
             del _ADAPTERS[backend]

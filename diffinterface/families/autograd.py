@@ -28,6 +28,18 @@ class AutogradFamily(Family):
     concrete = False
     modules = ("autograd",)
     namespace_module = "diffinterface.families.autograd_namespace"
+    limits = (
+        (
+            "'ArrayBox' object has no attribute 'mT'",
+            "the array API's matrix transpose attribute (x.mT)",
+            "use xp.matrix_transpose(x), which every backend differentiates",
+        ),
+        (
+            "bad operand type for unary +: 'ArrayBox'",
+            "the unary plus of the array API (+x)",
+            "write x itself, or xp.positive(x)",
+        ),
+    )
 
     from_dlpack = from_any_family
 

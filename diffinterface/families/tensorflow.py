@@ -51,6 +51,16 @@ class TensorFlowFamily(Family):
             "indexing with an integer array (x[indices])",
             "gather with xp.take(x, indices, axis=...), which every backend differentiates",
         ),
+        (
+            "TensorFlow reads a list index as a tuple",
+            "indexing with a list (x[[i, j]]), which it reads as x[i, j] where numpy gathers",
+            "write x[i, j] for one entry, or gather with xp.take(x, xp.asarray(indices), axis=...)",
+        ),
+        (
+            "Tensor' object does not support item assignment",
+            "item assignment (x[i] = v): its tensors are immutable, as JAX's arrays",
+            "build a new array (xp.where(mask, v, x), xp.concat([...]))",
+        ),
     )
 
     def has_values(self, a):

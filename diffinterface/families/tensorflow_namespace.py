@@ -12,10 +12,12 @@ provides raises an AttributeError naming it.
 
 Nothing here turns on ``tnp.experimental_enable_numpy_behavior()``: that
 would change every TensorFlow tensor in the process (global
-configuration). So tensors keep TensorFlow's operators: write ``xp.matmul(a, b)``
-(1-d operands taken, as the array API's) and ``xp.matrix_transpose(x)`` rather
-than ``x.T``. (While AutoTensorFlow traces or runs f, ``@`` takes 1-d operands
-too: ``diffinterface/backends/tensorflow/numpy_rules.py``.)
+configuration). While AutoTensorFlow traces or runs f, tensors have the array
+API's array object (``x.T``, ``x.mT``, ``@`` with 1-d operands, ``x.size``,
+``x.__array_namespace__()``...:
+``diffinterface/backends/tensorflow/array_object.py``); elsewhere they keep
+TensorFlow's own, and ``xp.matmul(a, b)``, ``xp.matrix_transpose(x)`` and
+``xp.permute_dims(x, axes)`` do the same anywhere.
 
 Examples
 --------
@@ -87,6 +89,16 @@ def permute_dims(x, /, axes):
 
 def matrix_transpose(x, /):
     return tf.linalg.matrix_transpose(x)
+
+
+def bitwise_left_shift(x1, x2, /):
+    dtype = tnp.result_type(x1, x2)
+    return tf.bitwise.left_shift(tf.cast(x1, dtype), tf.cast(x2, dtype))
+
+
+def bitwise_right_shift(x1, x2, /):
+    dtype = tnp.result_type(x1, x2)
+    return tf.bitwise.right_shift(tf.cast(x1, dtype), tf.cast(x2, dtype))
 
 
 def trunc(x, /):

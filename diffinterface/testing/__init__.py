@@ -19,7 +19,7 @@ Importing this package imports no framework.
 """
 
 from .backends import BACKENDS, ZERO_BACKENDS
-from .bad_inputs import BadInputCase, bad_input_cases, bad_inputs
+from .bad_inputs import BadInputCase, bad_input_cases, bad_inputs, nested_cases
 from .probes import BadInput, Problems
 from .benchmark import benchmark_differentiation
 from .cases import Case, CaseResult
@@ -56,6 +56,7 @@ __all__ = [
     "Problems",
     "bad_inputs",
     "bad_input_cases",
+    "nested_cases",
     "Case",
     "CaseResult",
     "CountingFunction",

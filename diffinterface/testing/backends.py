@@ -2,7 +2,7 @@
 
 ``BACKENDS`` maps a test id to a selector (each registration's
 ``test_backends``); ``ZERO_BACKENDS`` the same for backends that return zeros
-by design; ``OPT_IN_BACKENDS`` configurations run only when selected by id. Tests parametrize over them (select a subset with
+by design. Tests parametrize over them (select a subset with
 ``--di-backends=id,id`` or the ``DI_BACKENDS`` environment variable). A listed
 backend whose framework fails to import is a test failure, never a skip. A
 backend registered with ``di.register_backend(..., test_backends=...)`` before
@@ -32,20 +32,6 @@ Examples
 True
 """
 
-OPT_IN_BACKENDS = {
-    test_id: selector
-    for entry in registrations()
-    for test_id, selector in entry.opt_in_test_backends.items()
-}
-"""Tested backends run only when a selection names them (``--di-backends=<id>``): id -> selector.
-
-Examples
---------
->>> from diffinterface.testing.backends import BACKENDS, OPT_IN_BACKENDS
->>> set(OPT_IN_BACKENDS).isdisjoint(BACKENDS)
-True
-"""
-
 ZERO_BACKENDS = {
     test_id: selector
     for entry in registrations()
@@ -61,4 +47,21 @@ Examples
 >>> from diffinterface.testing import ZERO_BACKENDS
 >>> sorted(ZERO_BACKENDS)
 ['zero-forward', 'zero-reverse']
+"""
+
+SECONDARY_BACKENDS = frozenset(
+    test_id for entry in registrations() for i, test_id in enumerate(entry.test_backends) if i > 0
+)
+"""The ids of a registration's further configurations (modes, ``jit=False``, other step methods).
+
+Each registration's first test id is its default configuration; the others
+are secondary. The kit's quick matrix (``--di-matrix=quick``) runs every
+operator on every configuration and the rest of the kit on the defaults only;
+``--di-matrix=rest`` runs what the quick matrix leaves out.
+
+Examples
+--------
+>>> from diffinterface.testing.backends import SECONDARY_BACKENDS
+>>> "jax-forward" in SECONDARY_BACKENDS, "jax" in SECONDARY_BACKENDS
+(True, False)
 """

@@ -256,13 +256,16 @@ class BadInputCase:
     Parameters
     ----------
     backend_id : str
-        The backend's test id; ``id`` is ``<backend_id>-bad_input-<name of bad_input>``.
+        The backend's test id; ``id`` is ``<backend_id>-<kind>-<name of bad_input>``.
     backend : AbstractBackend
         The selector the bad input is given to.
     bad_input : BadInput
         The misuse to check.
     zero : bool, default False
         The backend's derivatives are zeros by design (only shapes are checked).
+    kind : str, default "bad_input"
+        The probe's group, in the id: "bad_input", or "nested" for the probes of
+        :func:`~diffinterface.testing.nested_cases`.
 
     Examples
     --------
@@ -279,14 +282,15 @@ class BadInputCase:
     backend: object
     bad_input: BadInput
     zero: bool = False
+    kind: str = "bad_input"
 
     @property
     def id(self):
-        return f"{self.backend_id}-bad_input-{self.bad_input.name}"
+        return f"{self.backend_id}-{self.kind}-{self.bad_input.name}"
 
     def run(self) -> CaseResult:
         result = CaseResult(
-            self.backend_id, f"bad_input-{self.bad_input.name}", "bad_input", "numpy", "passed"
+            self.backend_id, f"{self.kind}-{self.bad_input.name}", self.kind, "numpy", "passed"
         )
         problems = Problems()
         try:
@@ -336,3 +340,47 @@ def bad_input_cases(backends, *, zero=()):
     if not isinstance(backends, dict):
         backends = {type(backends).__name__: backends}
     return [BadInputCase(k, b, bad, k in zero) for k, b in backends.items() for bad in bad_inputs()]
+
+
+def nested_cases(backends, *, zero=()):
+    """A :class:`BadInputCase` per backend and probe of an operator inside its framework's transforms.
+
+    The probes (:func:`~diffinterface.testing.regressions.nesting_probes`) call
+    operators under the outer gradient, vectorizing map and compiler of the
+    framework a backend differentiates in (``torch.autograd`` and ``torch.func``,
+    ``jax.grad``/``vmap``/``jit``, ``tf.GradientTape``/``tf.function``/``tf.vectorized_map``,
+    ``autograd.grad``), with a gradient penalty and a MAML step, and compare with
+    the framework's own derivatives. A probe does nothing on a backend that
+    differentiates in another framework.
+
+    Parameters
+    ----------
+    backends : AbstractBackend or dict
+        A selector (its id is its class name) or a dict test id -> selector.
+    zero : sequence of str, default ()
+        The ids of backends whose derivatives are zeros by design.
+
+    Returns
+    -------
+    list of BadInputCase
+        For each backend, one case (kind "nested") per probe.
+
+    Examples
+    --------
+    >>> import diffinterface as di
+    >>> from diffinterface.testing import nested_cases
+    >>> cases = nested_cases({"autograd": di.AutoAutograd()})
+    >>> [case.id for case in cases][-1]
+    'autograd-nested-autograd_outer_grad'
+    >>> cases[-1].check().status
+    'passed'
+    """
+    from .regressions import nesting_probes
+
+    if not isinstance(backends, dict):
+        backends = {type(backends).__name__: backends}
+    return [
+        BadInputCase(k, b, probe, k in zero, kind="nested")
+        for k, b in backends.items()
+        for probe in nesting_probes()
+    ]

@@ -9,6 +9,13 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   or ``ZERO_BACKENDS``, a prefix of such keys (``finitediff`` selects
   ``finitediff-central``, ``finitediff-forward``...), or ``module:attribute``
   naming a selector or a dict id -> selector in your own code. Default: all.
+- ``--di-matrix=full|quick|rest`` (or ``DI_MATRIX``, or the ini option ``di_matrix``): how much of
+  the matrix of backend configurations and groups to run. ``full`` (the default) runs every case;
+  ``quick`` runs every operator on every configuration (``test_first_order``, ``test_second_order``)
+  and every other group on each registration's default configuration only (the modes, ``jit=False``
+  and other step methods are :data:`~diffinterface.testing.backends.SECONDARY_BACKENDS`); ``rest``
+  runs exactly what ``quick`` leaves out. A test of your own joins the split with the
+  ``di_secondary`` marker (:func:`matrix_marks`).
 - ``--di-devices=FAMILY=DEVICE,...`` (or ``DI_DEVICES``), e.g. ``torch=cuda,jax=gpu``: run
   ``di_case``, ``di_second_order_case``, ``di_pytree_case`` and ``di_edge_case`` with x in those
   families only, placed on those devices; every result must come back on x's device.
@@ -18,8 +25,11 @@ Load it with ``-p diffinterface.testing.pytest_plugin`` (or
   ``di_pytree_case`` (over :func:`pytree_scenarios`: x a dict, tuple, namedtuple...),
   ``di_edge_case`` (over :func:`edge_scenarios`: empty x, empty outputs),
   ``di_bad_input_case`` (over :func:`bad_inputs`: misuses refused with named errors),
+  ``di_nested_case`` (over :func:`~.bad_inputs.nested_cases`: operators inside their framework's own
+  transforms, a gradient penalty and a MAML step),
   ``di_aux_case`` (every operator with ``has_aux=True``, see :mod:`.aux_scenarios`),
   ``di_same_point_case`` (same-point preparations, see :mod:`.same_point_scenarios`),
+  ``di_implicit_case`` (``ImplicitFunction`` against closed forms, see :mod:`.implicit_scenarios`),
   ``di_complex_case`` (complex x: one convention on every backend, see :mod:`.complex_scenarios`),
   ``di_batch_case`` (over :func:`~.batch_scenarios.batch_cases`: sweeps agree for every ``batch_size``),
   ``di_worker_case`` (over :func:`~.worker_scenarios.worker_cases`: evaluations through ``workers`` agree).
@@ -46,20 +56,26 @@ from typing import Callable
 import pytest
 
 from ..selectors import AbstractBackend
-from .backends import BACKENDS, OPT_IN_BACKENDS, ZERO_BACKENDS
+from .backends import BACKENDS, SECONDARY_BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
-from .bad_inputs import bad_input_cases
+from .bad_inputs import bad_input_cases, nested_cases
 from .batch_scenarios import batch_cases
 from .complex_scenarios import complex_cases
 from .worker_scenarios import worker_cases
 from .runner import build_cases
 from .pytree_scenarios import pytree_scenarios
 from .same_point_scenarios import same_point_cases
+from .implicit_scenarios import implicit_cases
 from .edge_scenarios import edge_scenarios
 from .scenarios import default_scenarios, second_order_scenarios
 
 ENVIRONMENT_VARIABLE = "DI_BACKENDS"
 DEVICES_VARIABLE = "DI_DEVICES"
+MATRIX_VARIABLE = "DI_MATRIX"
+MATRICES = ("full", "quick", "rest")
+#: the groups the quick matrix runs on every configuration: every operator on every backend
+EVERY_CONFIGURATION = frozenset({"test_first_order", "test_second_order"})
+_SECONDARY = "di_secondary"
 
 
 def pytest_addoption(parser):
@@ -75,6 +91,18 @@ def pytest_addoption(parser):
         ),
     )
     group.addoption(
+        "--di-matrix",
+        action="store",
+        default=None,
+        choices=MATRICES,
+        help=(
+            "full: every case; quick: every operator on every backend configuration, the other "
+            "groups on each backend's default one; rest: what quick leaves out; default: "
+            f"${MATRIX_VARIABLE}, else the ini option di_matrix, else full"
+        ),
+    )
+    parser.addini("di_matrix", "the kit's default --di-matrix (full, quick or rest)", default="")
+    group.addoption(
         "--di-devices",
         action="store",
         default=None,
@@ -84,6 +112,57 @@ def pytest_addoption(parser):
             f"stay there; only those families are tried; default: ${DEVICES_VARIABLE}, else each family's default"
         ),
     )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        f"{_SECONDARY}: a secondary backend configuration's case beyond the operators; "
+        "--di-matrix=quick leaves it out, --di-matrix=rest runs only such cases",
+    )
+
+
+def selected_matrix(config):
+    """``"full"``, ``"quick"`` or ``"rest"``: ``--di-matrix``, else ``$DI_MATRIX``, else the ini ``di_matrix``."""
+    text = config.getoption("--di-matrix", default=None) or os.environ.get(MATRIX_VARIABLE)
+    if not text:
+        try:
+            text = config.getini("di_matrix")
+        except ValueError:  # the ini option is registered with the plugin's options
+            text = None
+    text = text or "full"
+    if text not in MATRICES:
+        raise pytest.UsageError(f"--di-matrix: expected one of {', '.join(MATRICES)}; got {text!r}")
+    return text
+
+
+def matrix_marks(backend_id, group=None):
+    """The marks of a case of ``backend_id`` in ``group`` (a test name): ``di_secondary`` where the
+    quick matrix leaves it out (a secondary configuration, outside :data:`EVERY_CONFIGURATION`).
+
+    >>> matrix_marks("jax"), matrix_marks("jax", "test_workers")
+    ([], [])
+    >>> [mark.name for mark in matrix_marks("torch-forward", "test_workers")]
+    ['di_secondary']
+    >>> matrix_marks("torch-forward", "test_first_order")
+    []
+    """
+    if backend_id in SECONDARY_BACKENDS and group not in EVERY_CONFIGURATION:
+        return [getattr(pytest.mark, _SECONDARY)]
+    return []
+
+
+def pytest_collection_modifyitems(config, items):
+    matrix = selected_matrix(config)
+    if matrix == "full":
+        return
+    keep, drop = [], []
+    for item in items:
+        secondary = item.get_closest_marker(_SECONDARY) is not None
+        (drop if secondary == (matrix == "quick") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def selected_devices(config):
@@ -105,12 +184,7 @@ def selected_devices(config):
 
 
 def known_backends():
-    """Every backend the project tests, id -> selector (zero and opt-in backends included)."""
-    return {**BACKENDS, **ZERO_BACKENDS, **OPT_IN_BACKENDS}
-
-
-def default_backends():
-    """The backends a session without a selection runs: every known one but the opt-in ones."""
+    """Every backend the project tests, id -> selector (zero backends included)."""
     return {**BACKENDS, **ZERO_BACKENDS}
 
 
@@ -137,7 +211,7 @@ def select_backends(text):
     """
     known = known_backends()
     if not text or not text.strip():
-        return default_backends()
+        return known
     selected = {}
     for item in (part.strip() for part in text.split(",")):
         if not item:
@@ -170,17 +244,22 @@ def _zero(backends):
 
 
 def _over_scenarios(scenarios):
-    """A group's ``params(config)``: the selected backends' cases over ``scenarios()``.
+    """A group's ``params(config, test)``: the selected backends' cases over ``scenarios()``.
 
     The cases run on the chosen devices; an excluded one is marked skipped, with its reason.
     """
 
-    def params(config):
+    def params(config, test):
         backends = selected_backends(config)
         cases = build_cases(
             backends, scenarios(), zero=_zero(backends), device=selected_devices(config)
         )
-        return [pytest.param(case, id=case.id, marks=_skip_marks(case)) for case in cases]
+        return [
+            pytest.param(
+                case, id=case.id, marks=_skip_marks(case) + matrix_marks(case.backend_id, test)
+            )
+            for case in cases
+        ]
 
     return params
 
@@ -191,15 +270,18 @@ def _skip_marks(case):
 
 
 def _of_backends(cases, *, zero=False):
-    """A group's ``params(config)``: ``cases(backends)`` of the selected backends.
+    """A group's ``params(config, test)``: ``cases(backends)`` of the selected backends.
 
     With ``zero``, ``cases`` is also told which of them are zero backends.
     """
 
-    def params(config):
+    def params(config, test):
         backends = selected_backends(config)
         options = {"zero": _zero(backends)} if zero else {}
-        return [pytest.param(case, id=case.id) for case in cases(backends, **options)]
+        return [
+            pytest.param(case, id=case.id, marks=matrix_marks(case.backend_id, test))
+            for case in cases(backends, **options)
+        ]
 
     return params
 
@@ -211,7 +293,7 @@ class Group:
     test: str
     fixture: str
     what: str
-    params: Callable[[pytest.Config], list]
+    params: Callable[[pytest.Config, str], list]
 
 
 #: Every group of the conformance kit, in the order the tests run. The fixtures are parametrized
@@ -250,6 +332,12 @@ GROUPS = (
         _of_backends(bad_input_cases, zero=True),
     ),
     Group(
+        "test_inside_framework_transforms",
+        "di_nested_case",
+        "operators inside their framework's own gradients, vmaps and compilers (nested_cases())",
+        _of_backends(nested_cases, zero=True),
+    ),
+    Group(
         "test_batch_sizes",
         "di_batch_case",
         "sweeps agree for every batch_size",
@@ -274,6 +362,12 @@ GROUPS = (
         _of_backends(same_point_cases),
     ),
     Group(
+        "test_implicit_functions",
+        "di_implicit_case",
+        "ImplicitFunction against closed forms, as conditions and as outer backend",
+        _of_backends(implicit_cases, zero=True),
+    ),
+    Group(
         "test_complex_numbers",
         "di_complex_case",
         "complex x: one convention on every backend",
@@ -285,10 +379,13 @@ GROUPS = (
 def pytest_generate_tests(metafunc):
     if "di_backend" in metafunc.fixturenames:
         backends = selected_backends(metafunc.config)
-        metafunc.parametrize("di_backend", list(backends.values()), ids=list(backends))
+        metafunc.parametrize(
+            "di_backend",
+            [pytest.param(b, id=k, marks=matrix_marks(k)) for k, b in backends.items()],
+        )
     for group in GROUPS:
         if group.fixture in metafunc.fixturenames:
-            metafunc.parametrize(group.fixture, group.params(metafunc.config))
+            metafunc.parametrize(group.fixture, group.params(metafunc.config, group.test))
 
 
 def _conformance_test(group, module):

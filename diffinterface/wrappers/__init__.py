@@ -1,5 +1,6 @@
 """Backends made of backends: ``SecondOrder`` (``second_order.py``), ``AutoSparse`` (``sparse/``),
 ``DifferentiateWith`` (``differentiate_with/``), one framework's function inside another's derivative,
+``ImplicitFunction`` (``implicit/``), a solver's output differentiated by the implicit function theorem,
 and ``AutoSelect`` (``auto_select/``), the fastest of several backends that agree.
 
 Each wrapper backend registers its selector where it is defined; its adapter
@@ -28,6 +29,7 @@ if (
     from .auto_select.config import AutoSelect
     from .auto_select.report import explain, selected_backend
     from .differentiate_with import DifferentiateWith
+    from .implicit import ImplicitFunction, LinearSolveError
     from .sparse.config import (
         AutoSparse,
         DenseSparsityDetector,
@@ -46,6 +48,7 @@ register_backend(SecondOrder, "diffinterface.wrappers.second_order:SecondOrderAd
 #: defining module and not its package, whose ``coloring`` attribute is also a submodule's name
 LAZY_NAMES = {
     "DifferentiateWith": "differentiate_with",
+    **{name: "implicit" for name in ("ImplicitFunction", "LinearSolveError")},
     "AutoSelect": "auto_select.config",
     **{name: "auto_select.report" for name in ("explain", "selected_backend")},
     **{

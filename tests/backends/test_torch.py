@@ -419,7 +419,7 @@ def test_compile_gives_the_same_gradient():
 
 def test_size_dependent_recipes_agree(backend):
     # mode=None switches derivative to dual numbers above 100 outputs, and the forward
-    # Jacobian from autograd.functional to vmap(jvp) above 300 inputs: both sides must agree.
+    # Jacobian from autograd.functional to vmap(jvp) above 16 inputs: both sides must agree.
     a = np.linspace(-1.0, 1.0, 150)
     f = Counted(lambda s: torch.sin(torch.as_tensor(a) * s))
     prep = di.prepare_derivative(f, backend, 0.3)
@@ -433,6 +433,28 @@ def test_size_dependent_recipes_agree(backend):
     value, jac = di.value_and_jacobian(lambda x: x**2, backend, x)
     np.testing.assert_allclose(jac, np.diag(2 * x), rtol=1e-12)
     np.testing.assert_allclose(value, x**2)
+
+
+def test_the_memory_rule_counts_new_tensors_not_views_of_closed_over_ones():
+    """``A.T`` of a closed-over A allocates nothing per seed; counted as f's own memory, a view of a large
+    matrix cut the Jacobian's sweep to one seed per vectorized pass. A new n x n tensor still counts."""
+    n = 400
+    A = torch.linspace(-1.0, 1.0, n * n, dtype=F64).reshape(n, n)
+    x = torch.linspace(0.1, 1.0, n, dtype=F64)
+    # 4 MiB: one seed of the views' f needs tens of KiB, A alone is 1.25 MiB
+    backend = di.AutoTorch(memory_budget=2**22)
+
+    def views(x):
+        return torch.tanh(torch.sin(x) @ A.T.to(F64))
+
+    def new_matrix(x):
+        return (A * x).sum(1)
+
+    prep = di.prepare_jacobian(views, backend, x)
+    assert di.batch_size(prep) > 100
+    expected = (1 - views(x) ** 2)[:, None] * A * torch.cos(x)[None, :]
+    torch.testing.assert_close(di.jacobian(views, backend, x, prep=prep), expected)
+    assert di.batch_size(di.prepare_jacobian(new_matrix, backend, x)) <= 2
 
 
 def test_a_closed_over_numpy_array_gives_the_derivative_or_a_named_error_never_zeros(backend):

@@ -21,9 +21,16 @@ from diffinterface.testing.array_api_cases import (
     check_array_api_modes,
 )
 from diffinterface.testing.backends import BACKENDS
+from diffinterface.testing.pytest_plugin import matrix_marks
 
+# the quick matrix sweeps each backend's default configuration; the others run in --di-matrix=rest
 CELLS = [
-    pytest.param(backend, case, id=f"{backend_id}-{case_id}")
+    pytest.param(
+        backend,
+        case,
+        id=f"{backend_id}-{case_id}",
+        marks=matrix_marks(backend_id, "array_api_sweep"),
+    )
     for backend_id, backend in BACKENDS.items()
     for case_id, case in ARRAY_API_CASES.items()
     if applies(backend, case)

@@ -33,6 +33,7 @@ from diffinterface.testing.batch_scenarios import batch_cases
 from diffinterface.testing.worker_scenarios import worker_cases
 from diffinterface.testing.aux_scenarios import aux_cases
 from diffinterface.testing.same_point_scenarios import same_point_cases
+from diffinterface.testing.implicit_scenarios import implicit_cases
 from diffinterface.testing.complex_scenarios import complex_cases
 
 # -- a test double: complex-step differences with a deliberate relative error ---------------------
@@ -637,6 +638,7 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
         worker_cases({"finitediff-complex": BACKENDS["finitediff-complex"]})
     )  # worker_scenarios.py
     ran += len(complex_cases(BACKENDS["finitediff-complex"]))  # each checks the declared refusal
+    ran += len(implicit_cases(BACKENDS["finitediff-complex"]))  # implicit_scenarios.py
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 
 

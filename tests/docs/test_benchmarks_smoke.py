@@ -180,3 +180,54 @@ def test_the_rows_of_issue_38_run_and_check_their_results():
     )
     assert set(bounded) <= set(rows), run.stdout
     assert all(float(ratio) > 0 for ratio in rows.values()), run.stdout
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_per_sample_rows_check_their_results(framework):
+    """``benchmarks.bench_per_sample``: vmap over a prepared gradient agrees with vmap over the native
+    grad (an assertion inside ``measure``) and gives a finite positive ratio; speed is never asserted."""
+    from benchmarks import bench_per_sample
+
+    ours, native, ratio, (low, high) = bench_per_sample.measure(framework, (4, 3, 5), rounds=3)
+    assert ours > 0 and native > 0 and math.isfinite(ratio) and 0 < low <= high
+
+
+def test_the_size_sweep_runs_and_writes_its_table_and_plot(tmp_path):
+    """``python -m benchmarks.bench_sizes`` at one small size: every row has a finite positive ratio
+    (each row compares the prepared result with the native recipe's before timing it, an assertion in
+    the script: a wrong derivative becomes an error row, which fails here); speed is never asserted."""
+    import json
+    import subprocess
+
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_sizes",
+            "--frameworks",
+            "torch,autograd",
+            "--sizes",
+            "10",
+            "--rounds",
+            "3",
+            "--sample",
+            "0.0005",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = json.loads((tmp_path / "sizes.json").read_text())["rows"]
+    # torch: the jacobian in three modes and the hessian; autograd: both in its one mode
+    assert len(rows) == 6, rows
+    for row in rows:
+        assert "error" not in row, row
+        assert math.isfinite(row["ratio"]) and row["ratio"] > 0, row
+    table = (tmp_path / "sizes.md").read_text()
+    assert "| torch | jacobian | forward | 10 |" in table
+    assert (tmp_path / "sizes.png").stat().st_size > 0

@@ -84,6 +84,10 @@ def _spec_without_values(bridge, x, contexts):
     """``(shape, dtype name)`` of f's output at the traced ``x``, learned without computing any value: by the
     inner framework's shape-only evaluation (torch's meta device; the zeros below only carry shapes there), or
     by ``jax.eval_shape`` where JAX can trace f; else :class:`ValuesNeededError`."""
+    if bridge.has_rules(
+        x, contexts
+    ):  # met before outside jit (a numpy or JAX call built its rules)
+        return bridge.rules(x, contexts).spec
     f = getattr(bridge, "f", None)
     if f is None:
         return _values_needed(
@@ -117,7 +121,6 @@ def _values_needed(bridge, x, error):
         f"x: {bridge!r} was called under jax.jit at a {dtype_name(x)} {shape_of(x)} input it had not seen, "
         "and learns its output's shape by evaluating f at a point you pass (jit traces without values, and "
         f"neither JAX nor the inner framework can learn it without values: {type(error).__name__}: {error}). "
-        "Call it once outside jax.jit with a JAX array of this shape and dtype (a numpy array goes to f "
-        "directly and teaches the bridge nothing), or differentiate with jax.grad without jit: later jit "
-        "traces use what it learned"
+        "Call it once outside jax.jit with an array of this shape and dtype (numpy or JAX), or "
+        "differentiate with jax.grad without jit: later jit traces use what it learned"
     ) from error

@@ -20,8 +20,28 @@ from ...core.boundary import framework_limit
 from ...core.dtypes import require_real_output
 from ...errors import TracedArrayError, UnsupportedError, graph_break, traced_array
 from ...families import describe, family_of, is_array
+from . import array_object
 from .aux import traced_aux
 from .numpy_rules import OFF, promoting, promotion_mode
+
+
+def _never_autograph_converted(package):
+    """Leave ``package``'s own code out of autograph's rewrite, as TensorFlow leaves its own.
+
+    Inside a user's ``tf.function``, autograph rewrites each function the traced
+    code calls. diffinterface's operators are not the user's code: rewritten,
+    they would only warn that a syntax autograph lacks cannot be converted, and
+    f is traced by the operators as written in any case (``autograph=False``).
+    TensorFlow has no public way to say this of a package, only of a function.
+    """
+    from tensorflow.python.autograph.core import config, config_lib
+
+    rules = config.CONVERSION_RULES
+    if not any(isinstance(r, config_lib.DoNotConvert) and r._prefix == package for r in rules):
+        config.CONVERSION_RULES = rules + (config_lib.DoNotConvert(package),)
+
+
+_never_autograph_converted(__name__.split(".")[0])
 
 
 class ForwardThroughBridgeError(UnsupportedError):
@@ -67,6 +87,20 @@ def _promoted(fn):
     def call(*args):
         with promoting():
             return fn(*args)
+
+    return call
+
+
+def _inline_in_graphs(traced, core):
+    """``traced`` for an eager call; ``core`` traced inline into an enclosing graph (a user's
+    ``tf.function``, ``tf.vectorized_map``), as TensorFlow inlines a nested ``tf.function``: ``pfor``
+    cannot vectorize a call of a traced function that runs a ``pfor`` of its own (a forward sweep)."""
+
+    def call(*args):
+        if tf.executing_eagerly():
+            return traced(*args)
+        with promoting():
+            return core(*args)
 
     return call
 
@@ -232,6 +266,7 @@ class Boundary:
             if all(isinstance(a, _ARRAYS) for a in tf.nest.flatten(example))
             else _promoted(fn)
         )
+        traced = _inline_in_graphs(traced, core)
         return traced if self.aux is None else self.aux.unpacking(traced)
 
     def _traced_without_promotion(self, fn, example):
@@ -249,7 +284,8 @@ class Boundary:
             return None
         spec = self.problem._spec
         try:
-            concrete = fn.get_concrete_function(*example)
+            with array_object.held():  # the array API's x.T and @ are no dtype rule
+                concrete = fn.get_concrete_function(*example)
         except Exception:  # noqa: BLE001 - traced again under "all", which raises f's own errors
             concrete = None
         if concrete is not None and _all_float64(concrete.graph):

@@ -15,13 +15,13 @@ the selector asks for:
 operator           ``mode=None`` / ``mode="reverse"``            ``mode="forward"``
 =================  ============================================  ==========================================
 pullback           ``autograd.grad``; a batch of cotangents in   the Jacobian by ``vmap(jvp)`` over the
-                   one ``autograd.grad(is_grads_batched=True)``  input basis, times the cotangents
+                   one backward pass under ``torch.func.vmap``   input basis, times the cotangents
 pushforward        ``None``: dual numbers (one tangent),         dual numbers (one tangent),
                    ``vmap(jvp)`` (a batch). ``"reverse"``: the   ``vmap(jvp)`` (a batch)
                    Jacobian by batched ``autograd.grad`` over
                    the output basis, times the tangents
 gradient           ``autograd.grad``                             ``autograd.functional.jacobian``'s
-                                                                 vectorized forward strategy up to 300
+                                                                 vectorized forward strategy up to 16
                                                                  inputs, else (and ``value_and_``)
                                                                  ``vmap(jvp)``
 jacobian           batched ``autograd.grad`` over the output     as gradient
@@ -38,8 +38,8 @@ second_derivative  double backward (batched over the output basis for array outp
 
 ``mode=None`` differentiates scalar functions and Jacobians in reverse mode
 because torch's forward mode is much slower than a backward pass on them.
-Batches of seeds are one vectorized call (``is_grads_batched`` or ``vmap``),
-never a Python loop: every prepared call evaluates ``f`` once.
+Batches of seeds are one vectorized call (``torch.func.vmap`` over a backward
+pass or over ``jvp``), never a Python loop: every prepared call evaluates ``f`` once.
 
 A single backward pass on plain tensors (the gradient of a scalar function, a
 pullback with one cotangent) calls the engine behind ``autograd.grad``

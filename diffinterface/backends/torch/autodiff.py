@@ -73,14 +73,9 @@ def _vjp(y, xr, seed, broken, create_graph=False, keep_graph=False):
 
 def _vjps(y, xr, seeds, broken, create_graph=False, chunk=None):
     """``s @ J`` for each row ``s`` of the stacked ``seeds``: one vectorized backward pass (one per
-    ``chunk`` of seeds, the graph kept until the last, when ``chunk`` is given)."""
+    ``chunk`` of seeds when ``chunk`` is given), the graph kept for the caller's further passes."""
     if y.requires_grad:
-        if chunk is None:
-            g = _grad(
-                y, xr, seeds, create_graph=create_graph, allow_unused=True, is_grads_batched=True
-            )[0]
-        else:
-            g = _chunked_vjps(y, xr, seeds, create_graph, chunk)
+        g = _batched_backward(y, xr, seeds, create_graph, chunk)
         if g is not None:
             return g
     if broken is not None and seeds.shape[0] and y.numel():
@@ -88,28 +83,68 @@ def _vjps(y, xr, seeds, broken, create_graph=False, chunk=None):
     return torch.zeros((seeds.shape[0], *xr.shape), dtype=xr.dtype, device=xr.device)
 
 
-def _chunked_vjps(y, xr, seeds, create_graph, chunk):
-    """:func:`_vjps`'s backward passes over ``seeds`` in chunks of ``chunk``, concatenated (None: no path)."""
-    parts, n = [], seeds.shape[0]
-    for start in range(0, n, chunk):
-        last = start + chunk >= n
-        part = _grad(
-            y,
-            xr,
-            seeds[start : start + chunk],
-            retain_graph=create_graph or not last,
-            create_graph=create_graph,
-            allow_unused=True,
-            is_grads_batched=True,
-        )[0]
-        if part is None:
-            return None
-        parts.append(part)
-    return torch.cat(parts)
+def _batched_backward(y, xr, seeds, create_graph=False, chunk=None):
+    """``s @ d y / d xr`` for each row ``s`` of ``seeds``, stacked: one backward pass through ``y``'s graph
+    under ``torch.func.vmap`` per ``chunk`` of seeds (None: all); None where the graph does not reach ``xr``.
+
+    ``torch.func.vmap``, not ``autograd.grad(is_grads_batched=True)``: the latter batches with torch's
+    older vmap, which lacks the batching rules of most backward formulas and runs them seed by seed
+    (``tanh_backward``), or batches a matrix-vector product's backward as one product per seed with
+    the matrix repeated (``bmm``): a Jacobian's cost then grows with its size far faster than
+    ``torch.func.jacrev``'s (benchmarks/README.md). The graph is kept (``retain_graph``) because each
+    chunk runs it again, and the caller may (a Hessian's gradient graph).
+    """
+    plain = _engine_run_backward is not None and not _has_torch_function((y, xr))
+    unreached = []
+
+    def one(seed):
+        if plain:
+            (g,) = _engine_run_backward(
+                (y,), (seed,), True, create_graph, (xr,), True, accumulate_grad=False
+            )
+        else:
+            (g,) = _grad(
+                y, xr, seed, retain_graph=True, create_graph=create_graph, allow_unused=True
+            )
+        if g is None:  # vmap returns tensors only: the caller learns of it after the pass
+            unreached.append(True)
+            return torch.zeros_like(xr)
+        return g
+
+    g = _vmap(one, chunk_size=chunk)(seeds)
+    return None if unreached else g
 
 
 def _dual_jvp(fn, x, t, ctx, broken):
-    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent)."""
+    """``(f(x), J @ t)`` with forward-mode dual numbers (one tangent); by two reverse passes inside
+    another forward-mode level (torch's dual levels do not nest: an inner backend run by an outer's
+    forward-mode rule, as an ImplicitFunction's AutoTorch conditions are)."""
+    try:
+        return _single_dual_jvp(fn, x, t, ctx, broken)
+    except RuntimeError as error:  # raised on entering the level, before f runs
+        if "Nested forward mode AD" not in str(error):
+            raise
+        return _double_vjp(fn, x, t, ctx, broken)
+
+
+def _double_vjp(fn, x, t, ctx, broken):
+    """``(f(x), J @ t)`` as the derivative of a pullback ``u -> J^T u`` along ``t``."""
+    with _enable_grad():
+        xr = x.detach().requires_grad_(True)
+        y = fn(xr, *ctx)
+        if not isinstance(y, _Tensor):
+            y = _as_output(y, x)
+        u = torch.zeros_like(y, requires_grad=True)
+        (g,) = torch.autograd.grad(y, xr, u, create_graph=True, allow_unused=True)
+        if g is None:
+            if broken is not None and y.numel():
+                raise broken(x)
+            return y.detach(), torch.zeros_like(y)
+        (tangent,) = torch.autograd.grad(g, u, t, allow_unused=True)
+    return y.detach(), torch.zeros_like(y) if tangent is None else tangent
+
+
+def _single_dual_jvp(fn, x, t, ctx, broken):
     with fwAD.dual_level():
         y = fn(fwAD.make_dual(x, t), *ctx)
         if not isinstance(y, _Tensor):
@@ -219,8 +254,9 @@ def _vmapped_jvp(fn, n_ctx, broken, chunk=None, aux=None):
 
 
 #: Largest input for which ``torch.autograd.functional.jacobian``'s forward strategy beats
-#: ``vmap(jvp)`` (benchmarks/README.md).
-_FUNCTIONAL_FORWARD_MAX_INPUT = 300
+#: ``vmap(jvp)``: it batches with torch's older vmap, whose per-seed fallbacks grow with the input
+#: (benchmarks/README.md).
+_FUNCTIONAL_FORWARD_MAX_INPUT = 16
 
 #: Largest output for which ``mode=None`` computes a derivative by batched backward passes, which
 #: beat dual numbers up to about there (benchmarks/README.md).

@@ -3,8 +3,9 @@ batch whose working memory, estimated from one evaluation of f at preparation, f
 
 The choice itself is :func:`diffinterface.core.batching.choose_batch_size`'s;
 this module only estimates one seed's bytes: f is evaluated once, without
-recording, while a ``TorchFunctionMode`` adds up the bytes of every tensor
-its torch functions return (more than f's peak, which frees some of them as it goes).
+recording, while a ``TorchFunctionMode`` adds up the bytes of every new tensor
+its torch functions return, views of their arguments left out (more than f's
+peak, which frees some of them as it goes).
 One seed of a ``vmap(jvp)`` or of a batched backward pass creates about one
 tangent or cotangent per such tensor, and as many temporaries for the
 product rules: twice that sum. Only where the choice needs it (see
@@ -25,19 +26,43 @@ from .boundary import _contexts
 _SEED_TO_EVALUATION = 2
 
 
+def _storage(t):
+    """Where ``t``'s memory lives (None where torch cannot say: a sparse or wrapped tensor)."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
 class _CountingBytes(TorchFunctionMode):
-    """Adds up the bytes of every tensor the torch functions run under it return (a Python-level mode:
-    its first use costs nothing more, where a dispatch mode's costs seconds)."""
+    """Adds up the bytes of every new tensor the torch functions run under it return (a Python-level mode:
+    its first use costs nothing more, where a dispatch mode's costs seconds).
+
+    A result sharing memory with one of the function's own tensor arguments is
+    that argument or a view of it (``A.T``, ``reshape``, a ``.to`` that changes
+    nothing), which allocates nothing and carries no tangent of its own: counted, a
+    view of a large closed-over matrix made every seed look as large as the matrix.
+    """
 
     def __init__(self):
         super().__init__()
         self.bytes = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = None
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
-                self.bytes += t.numel() * t.element_size()
+                if inputs is None:
+                    inputs = {
+                        _storage(a)
+                        for a in tree_leaves((args, kwargs))
+                        if isinstance(a, torch.Tensor)
+                    }
+                where = _storage(t)
+                if where is None or where not in inputs:
+                    self.bytes += t.numel() * t.element_size()
         return out
 
 

@@ -28,6 +28,7 @@ must differentiate again, runs the Function once per element.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import weakref
 from typing import Optional
@@ -64,11 +65,44 @@ class _Call:
     def many(self, op, x, batch, *extra):
         """``op`` over a batch (leading axis) of seeds in one inner call; stacked."""
         seeds = tuple(self.inner(s) for s in batch.unbind(0))
-        outs = op(self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
+        inner = (self.inner(x), *[self.inner(e) for e in extra], seeds, self.contexts)
+        if self.family != "torch":
+            outs = op(*inner)
+        elif _inside_transform() is not None:
+            outs = _in_own_thread(op, *inner)
+        else:
+            with _forward_ad_enabled(True):
+                outs = op(*inner)
         return torch.stack([self.back(o, x) for o in outs])
 
 
-def _direct(call, kind, x, a=None, b=None):
+def _direct(call, kind, x, a=None, b=None, below_autograd=False):
+    if call.family != "torch":
+        return _rules_of(call, kind, x, a, b)
+    if below_autograd or _inside_transform() is not None:
+        return _in_own_thread(_rules_of, call, kind, x, a, b)
+    # a Function's forward runs with forward-mode AD off, which an inner forward-mode backend needs
+    with _forward_ad_enabled(True):
+        return _rules_of(call, kind, x, a, b)
+
+
+_inside_transform = torch._C._functorch.maybe_current_level
+_forward_ad_enabled = torch.autograd.forward_ad._set_fwd_grad_enabled
+
+
+def _in_own_thread(function, *args):
+    """``function(*args)`` where torch's thread-local state is fresh.
+
+    An inner backend of torch's own AD (an ImplicitFunction's conditions by
+    AutoTorch) runs inside the outer's rules; where torch calls them below
+    autograd (a legacy-batched element) or inside a ``torch.func`` level,
+    that inner could not record in this thread.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args).result()
+
+
+def _rules_of(call, kind, x, a, b):
     rules = call.rules
     if kind == "value":
         return call.back(rules.value(call.inner(x), call.contexts), x)
@@ -117,8 +151,8 @@ def _bridged(
 ) -> torch.Tensor:
     call = _calls[key]
     if kind == "gradient":
-        return _direct(call, "value_and_gradient", x)[1]
-    return _direct(call, kind, x, a, b).clone()
+        return _direct(call, "value_and_gradient", x, below_autograd=True)[1]
+    return _direct(call, kind, x, a, b, below_autograd=True).clone()
 
 
 _legacy_batched = torch._C._functorch.is_legacy_batchedtensor
@@ -328,6 +362,14 @@ class _Hvp(_Bridged):
 @defines_its_derivative
 def call(bridge, x, contexts):
     """``bridge(x, *contexts)`` for a torch tensor ``x`` (of another framework than the inner's)."""
+    if (
+        bridge.family == "torch"
+        and _inside_transform() is not None
+        and not bridge.has_rules(x, contexts)
+    ):
+        # rules built at a tensor of a torch.func level: their first evaluation (an ImplicitFunction's
+        # solver, which may call numpy) runs where no level is active
+        _in_own_thread(bridge.rules, x, contexts)
     rules = bridge.rules(x, contexts)
     if x.device.type == "meta":  # shape inference (the torch adapter's): no numbers to compute with
         shape, dtype = rules.spec

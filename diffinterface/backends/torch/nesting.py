@@ -10,7 +10,8 @@ outer ``torch.autograd`` (create_graph semantics) and with ``torch.func``'s own
 ``vmap``, ``grad``, ``jacrev`` and ``jacfwd`` (per-sample gradients). A call
 takes part in an outer derivative when
 
-- it runs inside a ``torch.func`` transform (a functorch level is active), or
+- it runs inside a ``torch.func`` transform (a functorch level is active) or is
+  traced by ``torch.compile``, or
 - torch's grad mode is on and x (a leaf of a pytree x), a seed or a context
   requires grad, or f closes over a tensor that requires grad.
 
@@ -34,12 +35,15 @@ from .func_recipes import nested_impl
 
 _Tensor = torch.Tensor
 _current_level = torch._C._functorch.maybe_current_level
+_compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 
 
 def inside_transform():
-    """True inside a ``torch.func`` transform (``vmap``, ``grad``, ``jacrev``, ``jacfwd``, ``jvp``...)."""
-    return _current_level() is not None
+    """True inside a ``torch.func`` transform (``vmap``, ``grad``, ``jacrev``, ``jacfwd``, ``jvp``...)
+    or while ``torch.compile`` traces the call (it traces ``torch.func``'s transforms, not forward-mode
+    dual numbers)."""
+    return _current_level() is not None or _compiling()
 
 
 def _records(value):
@@ -97,7 +101,7 @@ def _nesting_test(problem, seeded):
     every = inputs == tuple(range(first + len(problem.ctx)))
 
     def nests(x, rest):
-        if _current_level() is not None:
+        if _current_level() is not None or _compiling():
             return True
         if not _grad_enabled():
             return False

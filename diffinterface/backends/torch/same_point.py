@@ -3,8 +3,8 @@
 At preparation f runs once at x with autograd recording (for hvp, the
 gradient too, with its own graph); each call is one backward pass through
 that graph, kept with ``retain_graph=True``: a plain one for a single seed,
-one batched over the seeds (``is_grads_batched``, which vmaps the backward
-graph) for several, in batches of the selector's ``batch_size`` or of the
+one batched over the seeds (``torch.func.vmap`` over the backward pass,
+``autodiff.py``) for several, in batches of the selector's ``batch_size`` or of the
 memory rule as every torch sweep (``batching.py``). A pushforward is the backward pass of the pullback
 (``J t`` is the gradient of ``(u @ J) . t`` with respect to ``u``), through
 the same recorded graph.
@@ -16,7 +16,7 @@ import torch
 
 from ...core import OPERATORS, Impl
 from ...core.batching import record
-from .autodiff import _traced, _vjp
+from .autodiff import _traced, _vjp, _vjps
 from .batching import sweep_batch
 from .boundary import _Boundary, _contexts, _materialized
 
@@ -24,30 +24,7 @@ from .boundary import _Boundary, _contexts, _materialized
 def _backward(outputs, inputs, seeds, chunk):
     """``seeds[i] @ d outputs / d inputs`` for each seed, through the kept graph (zeros where none), in batched
     passes of ``chunk`` seeds (None: all at once)."""
-    if not outputs.requires_grad:
-        return torch.zeros(
-            (seeds.shape[0], *inputs.shape), dtype=inputs.dtype, device=inputs.device
-        )
-    if chunk is None:
-        return _materialized(_batched_backward(outputs, inputs, seeds))
-    return torch.cat(
-        [
-            _materialized(_batched_backward(outputs, inputs, seeds[start : start + chunk]))
-            for start in range(0, seeds.shape[0], chunk)
-        ]
-    )
-
-
-def _batched_backward(outputs, inputs, seeds):
-    return torch.autograd.grad(
-        outputs,
-        inputs,
-        seeds,
-        retain_graph=True,
-        is_grads_batched=True,
-        allow_unused=True,
-        materialize_grads=True,
-    )[0]
+    return _materialized(_vjps(outputs, inputs, seeds, None, chunk=chunk))
 
 
 def prepare_same_point(operator, problem):

@@ -41,11 +41,6 @@ The modules group the probes by the kind of defect:
   where a vectorized sweep would roll the seeds;
 - :mod:`.complex_step`: at complex-step points every array-API function of the
   namespace is its real function's continuation, or refuses by name;
-- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
-  penalty, MAML) and operators work under ``torch.func``'s transforms
-  (per-sample gradients);
-- :mod:`.jax_nesting`: operators and ``has_aux`` under ``jax.jit``, ``vmap`` and
-  ``grad`` give JAX's answers; what needs x's values is refused naming ``jax.jit``;
 - :mod:`.wrong_picks_and_messages`: AutoSelect compares each output part on its
   own scale, derivatives of tree outputs are refused, MixedMode's Hessians,
   and messages that fit the call;
@@ -54,11 +49,30 @@ The modules group the probes by the kind of defect:
   changes);
 - :mod:`.contexts_and_operands`: int and bool Constants prepared, numpy
   Constants of a DifferentiateWith inside other frameworks, ``@`` with a 1-d
-  operand.
+  operand;
+- :mod:`.array_object_syntax`: one-source functions written with the array
+  object's own ``x.T``, ``x.mT``, ``@`` and ``+x`` at matrix inputs (to a
+  vector, to a matrix, with a Constant, on stacks), or a refusal naming the
+  syntax and its replacement.
 
-    >>> from diffinterface.testing.regressions import regressions
+The nesting probes, operators as building blocks inside each framework's own
+transforms, are the kit's "nested" group (:func:`nesting_probes`,
+:func:`~diffinterface.testing.nested_cases`), not part of :func:`regressions`:
+
+- :mod:`.torch_nesting`: results stay in an outer torch graph (gradient
+  penalty, MAML) and operators work under ``torch.func``'s transforms
+  (per-sample gradients, ``functional_call``) and ``torch.compile``;
+- :mod:`.jax_nesting`: operators and ``has_aux`` under ``jax.jit``, ``vmap`` and
+  ``grad`` give JAX's answers; what needs x's values is refused naming ``jax.jit``;
+- :mod:`.tensorflow_nesting`: results an outer ``tf.GradientTape`` differentiates
+  (gradient penalty, MAML), operators inside ``tf.function`` and ``tf.vectorized_map``;
+- :mod:`.autograd_nesting`: results an outer ``autograd.grad`` differentiates.
+
+    >>> from diffinterface.testing.regressions import nesting_probes, regressions
     >>> all(probe.name for probe in regressions())
     True
+    >>> len({probe.name for probe in nesting_probes()} & {probe.name for probe in regressions()})
+    0
 """
 
 from __future__ import annotations
@@ -66,6 +80,8 @@ from __future__ import annotations
 from . import (
     array_api_rules,
     array_api_special_inputs,
+    autograd_nesting,
+    array_object_syntax,
     batched_matmul,
     complex_step,
     contexts_and_operands,
@@ -80,6 +96,7 @@ from . import (
     rolled_axes,
     torch_nesting,
     stale_state,
+    tensorflow_nesting,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -102,12 +119,14 @@ _MODULES = (
     batched_matmul,
     rolled_axes,
     complex_step,
-    torch_nesting,
-    jax_nesting,
     wrong_picks_and_messages,
     stale_state,
     contexts_and_operands,
+    array_object_syntax,
 )
+
+
+_NESTING_MODULES = (torch_nesting, jax_nesting, tensorflow_nesting, autograd_nesting)
 
 
 def regressions():
@@ -115,4 +134,9 @@ def regressions():
     return [probe for module in _MODULES for probe in module.probes()]
 
 
-__all__ = ["regressions"]
+def nesting_probes():
+    """The probes of operators inside their framework's own transforms, module by module."""
+    return [probe for module in _NESTING_MODULES for probe in module.probes()]
+
+
+__all__ = ["nesting_probes", "regressions"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import get_adapter
+from ...errors import PreparationMismatchError
 from ...families import array_namespace
 from ... import operators as ops
 from ...wrappers import AutoSelect, AutoSparse, SecondOrder
@@ -212,6 +213,16 @@ def _traced_x(backend, problems, zero):
         if sparse_prep is None and what.startswith("prepared"):
             continue
         _answered_or_refused(problems, jax, f"{what} inside jax.jit", call, native, x)
+    # a preparation made at a numpy x does not fit the traced x of the transform: the error says so
+    numpy_x = np.asarray(x)
+    numpy_prep = ops.prepare_gradient(_scalar, backend, numpy_x)
+    with jax.enable_x64(True):
+        problems.expect_error(
+            "a gradient prepared at a numpy x, called inside jax.jit",
+            lambda: jax.jit(lambda z: ops.gradient(_scalar, backend, z, prep=numpy_prep))(numpy_x),
+            PreparationMismatchError,
+            r"traced jax value \(inside jax\.jit",
+        )
 
 
 def probes():

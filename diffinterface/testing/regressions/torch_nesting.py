@@ -10,8 +10,10 @@ to the weights. Under ``torch.func.vmap`` (per-sample gradients), ``grad``,
 error naming the transform, never a raw functorch error. Native references:
 ``torch.autograd.grad`` and ``torch.func``.
 
+``torch.compile`` around an operator gives torch's answer, in both modes.
+
     >>> [probe.name for probe in probes()]
-    ['gradient_penalty', 'maml_step', 'outer_graph_every_operator', 'torch_func_transforms']
+    ['gradient_penalty', 'maml_step', 'outer_graph_every_operator', 'torch_func_transforms', 'model_per_sample_gradients', 'torch_compile']
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import get_adapter
+from ...contexts import Constant
 from ...errors import DifferentiationError, UnsupportedError
 from ...operators import (
     gradient,
@@ -244,6 +247,86 @@ def _torch_func_transforms(backend, problems, zero):
         problems.check_result(what, got, expected.numpy(), like=expected, rtol=1e-9, atol=1e-12)
 
 
+def _model_per_sample_gradients(backend, problems, zero):
+    torch = _torch_framework(backend)
+    if torch is None or zero:
+        return
+    func = torch.func
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).to(
+        torch.float64
+    )
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    data, targets = torch.tensor(_X), torch.tensor(_W2[:4])
+
+    def loss(p, sample, target):
+        prediction = func.functional_call(model, p, (sample.unsqueeze(0),))
+        return ((prediction.squeeze() - target) ** 2).sum()
+
+    native = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, data, targets)
+    prep = prepare_gradient(loss, backend, params, Constant(data[0]), Constant(targets[0]))
+    calls = {
+        "the gradient of a model's loss through functional_call": lambda: gradient(
+            lambda p: loss(p, data[0], targets[0]), backend, params
+        ),
+        "per-sample gradients: vmap of gradient through functional_call": lambda: func.vmap(
+            lambda s, t: gradient(lambda p: loss(p, s, t), backend, params)
+        )(data, targets),
+        "per-sample gradients: vmap of a gradient prepared at one sample": lambda: func.vmap(
+            lambda s, t: gradient(loss, backend, params, Constant(s), Constant(t), prep=prep)
+        )(data, targets),
+    }
+    for what, call in calls.items():
+        got = problems.answer_or_named_refusal(
+            what, call, (UnsupportedError, DifferentiationError), ("vmap", "torch.func")
+        )
+        if got is None:
+            continue
+        one = what.startswith("the gradient")
+        for name, expected in native.items():
+            expected = expected[0] if one else expected
+            problems.check_result(
+                f"{what}: {name}",
+                got[name],
+                expected.numpy(),
+                like=expected,
+                rtol=1e-9,
+                atol=1e-12,
+            )
+
+
+def _torch_compile(backend, problems, zero):
+    torch = _torch_framework(backend)
+    if torch is None or zero:
+        return
+    x = torch.tensor(_X[0])
+
+    def scalar(z):
+        return (torch.sin(z) ** 2).sum() * (z * z).sum()
+
+    prep = prepare_gradient(scalar, backend, x)
+    cases = {
+        "prepared gradient": (
+            lambda z: gradient(scalar, backend, z, prep=prep),
+            torch.func.grad(scalar),
+        ),
+        "hessian": (lambda z: hessian(scalar, backend, z), torch.func.hessian(scalar)),
+    }
+    for what, (call, native) in cases.items():
+        torch._dynamo.reset()
+        # the "eager" compiler backend: dynamo's tracing, which is what an operator must survive,
+        # without generating code
+        compiled = torch.compile(call, backend="eager", fullgraph=False)
+        what = f"{what} under torch.compile"
+        got = problems.answer_or_named_refusal(
+            what, lambda: compiled(x), (UnsupportedError, DifferentiationError), ("torch.compile",)
+        )
+        if got is None:
+            continue
+        expected = native(x)
+        problems.check_result(what, got, expected.numpy(), like=expected, rtol=1e-9, atol=1e-12)
+    torch._dynamo.reset()
+
+
 def probes():
     """This module's probes (:class:`~diffinterface.testing.BadInput`)."""
     return [
@@ -266,5 +349,16 @@ def probes():
             "torch_func_transforms",
             "operators under torch.func.vmap, grad, jacrev and jacfwd: torch.func's own answer",
             _torch_func_transforms,
+        ),
+        BadInput(
+            "model_per_sample_gradients",
+            "a model's gradients over its parameters through torch.func.functional_call, per "
+            "sample under vmap, prepared at one sample too: torch.func's own answer",
+            _model_per_sample_gradients,
+        ),
+        BadInput(
+            "torch_compile",
+            "a prepared gradient and a hessian under torch.compile: torch's answer",
+            _torch_compile,
         ),
     ]
