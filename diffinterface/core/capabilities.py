@@ -43,6 +43,7 @@ class Capabilities(Frozen):
         "output_from_each_call",
         "aux_evaluated_again",
         "traces_without_values",
+        "traces_unprepared_calls",
         "prepares_calls",
         "batches_gradients",
         "batches_points",
@@ -94,6 +95,10 @@ class Capabilities(Frozen):
     #: True when prepared functions are traced with abstract values only (compiled JAX or
     #: TensorFlow functions): f's Python side effects run at tracing, not at each call
     traces_without_values: bool = False
+    #: None when an unprepared call runs f on x's values (eagerly, or traced with values); else
+    #: why unprepared calls are traced without values too, as prepared ones are: a branch on x's
+    #: values is then refused by name unprepared as well
+    traces_unprepared_calls: Optional[str] = None
     #: True for a wrapper whose ``prepare_call(call, strict, one_off)`` returns the whole
     #: :class:`~diffinterface.core.preparation.Preparation` itself, made through other backends
     prepares_calls: bool = False

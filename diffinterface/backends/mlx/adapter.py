@@ -11,6 +11,13 @@ from . import recipes
 from .boundary import TRACED_ARRAY_MESSAGE, Boundary, checked_output, to_mlx
 
 
+#: why AutoMLX(compile=True) compiles unprepared calls too (Capabilities.traces_unprepared_calls)
+UNPREPARED_CALLS_COMPILED = (
+    "MLX's eager transforms silently drop the derivative through a value read from x (mx.grad "
+    "of x * x.item() is x.item()); inside mx.compile such a read is refused by name"
+)
+
+
 class MLXAdapter(Adapter):
     """Adapter for ``AutoMLX``; see the package docstring for the recipes."""
 
@@ -36,7 +43,10 @@ class MLXAdapter(Adapter):
 
     def __init__(self, backend):
         super().__init__(backend)
-        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.compile)
+        self.capabilities = type(self).capabilities.replace(
+            traces_without_values=backend.compile,
+            traces_unprepared_calls=UNPREPARED_CALLS_COMPILED if backend.compile else None,
+        )
 
     def primal_value(self, value):
         if isinstance(value, mx.array):

@@ -6,7 +6,8 @@ of f as it is now (AutoJAX reused a trace keyed by the function object). A
 new preparation traces afresh too. A function that branches on x's values
 (``if x[0] > 0``) is differentiated wherever f runs on values; a backend
 that traces f without values at preparation declares it
-(``capabilities.traces_without_values`` of its adapter) and refuses naming the way around.
+(``capabilities.traces_without_values`` of its adapter) and refuses naming the way around,
+as does one that traces unprepared calls too (``capabilities.traces_unprepared_calls``).
 A function of another framework called on x (``torch.sin`` under AutoJAX,
 ``jnp.sin`` under AutoTorch) gives the right derivative or a
 :class:`~diffinterface.TracedArrayError` naming ``di.array_namespace``; where
@@ -107,25 +108,30 @@ def _branchy(x):
 
 def _branch_on_values(backend, problems, zero):
     expected = 2 * X
-    problems.expect_result(
-        "unprepared gradient of f branching on x[0] > 0",
-        lambda: gradient(_branchy, backend, X),
-        expected,
-        like=X,
-        zero=zero,
+    capabilities = get_adapter(backend).capabilities
+    calls = (
+        (
+            "unprepared",
+            lambda: gradient(_branchy, backend, X),
+            capabilities.traces_unprepared_calls,
+        ),
+        (
+            "prepared",
+            lambda: gradient(_branchy, backend, X, prep=prepare_gradient(_branchy, backend, X)),
+            capabilities.traces_without_values,
+        ),
     )
-    prepared = lambda: gradient(_branchy, backend, X, prep=prepare_gradient(_branchy, backend, X))  # noqa: E731
-    if get_adapter(backend).capabilities.traces_without_values:
-        problems.expect_error(
-            "prepared gradient of f branching on x[0] > 0 (the backend traces without values)",
-            prepared,
-            DifferentiationError,
-            r"branches on x's values",
-        )
-    else:
-        problems.expect_result(
-            "prepared gradient of f branching on x[0] > 0", prepared, expected, like=X, zero=zero
-        )
+    for kind, call, traced in calls:
+        what = f"{kind} gradient of f branching on x[0] > 0"
+        if traced:
+            problems.expect_error(
+                f"{what} (the backend traces without values)",
+                call,
+                DifferentiationError,
+                r"branches on x's values",
+            )
+        else:
+            problems.expect_result(what, call, expected, like=X, zero=zero)
 
 
 def _installed_namespaces():
