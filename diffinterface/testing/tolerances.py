@@ -85,6 +85,24 @@ def float64_accuracy(backend):
     return None if declared is None else declared[0]
 
 
+def over_finite_differences(backend, rtol, atol, method="central"):
+    """``(rtol, atol)`` for float64 finite differences (default steps of ``method``) taken of, or
+    under, ``backend``'s derivatives: evaluations accurate to the backend's declared
+    ``float64_accuracy`` only lose it divided by the step in a difference quotient.
+
+    >>> import diffinterface as di
+    >>> over_finite_differences(di.AutoJAX(), 1e-4, 1e-6)
+    (0.0001, 1e-06)
+    """
+    accuracy = float64_accuracy(backend)
+    if accuracy is None:
+        return rtol, atol
+    from ..backends.finitediff.steps import default_rel_step
+
+    lost = accuracy / default_rel_step(method, "float64")
+    return max(rtol, lost), max(atol, lost)
+
+
 def pick(override, dtype, default):
     if override is None:
         return default

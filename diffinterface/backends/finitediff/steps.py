@@ -8,6 +8,15 @@ import numpy as np
 _DEFAULT_POWER = {"forward": 1 / 2, "central": 1 / 3, "complex": 1.0, "adaptive": 1 / 3}
 
 
+def default_rel_step(method, dtype):
+    """The default relative (and absolute) step of ``method`` for ``dtype``: a power of its eps.
+
+    >>> default_rel_step("central", "float64") == float(np.finfo("float64").eps) ** (1 / 3)
+    True
+    """
+    return float(np.finfo(dtype).eps) ** _DEFAULT_POWER[method]
+
+
 class FiniteDiffSteps:
     """The step rules of the finite-difference adapter (a mixin: reads ``backend`` and ``method``)."""
 
@@ -92,6 +101,6 @@ class FiniteDiffSteps:
         """The relative and absolute step for this method and dtype (defaults scale with eps)."""
         rel = self.backend.rel_step
         if rel is None:
-            rel = float(np.finfo(dtype).eps) ** _DEFAULT_POWER[self.method]
+            rel = default_rel_step(self.method, dtype)
         absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
         return rel, absolute

@@ -34,6 +34,7 @@ from ...operators import (
 from ...selectors import AutoFiniteDiff
 from ...wrappers import DifferentiateWith, SecondOrder
 from ..probes import BadInput
+from ..tolerances import over_finite_differences
 
 X = np.array([0.5, 2.0, 1.25])
 
@@ -93,6 +94,7 @@ def _cubic(s):
 def _second_order_at_a_zero_d_x(backend, problems, zero):
     s = 0.5
     second = (2 - s**2) * np.sin(s) + 4 * s * np.cos(s)
+    rtol, atol = over_finite_differences(backend, 1e-3, 1e-5)
     pairs = (
         ("SecondOrder(AutoFiniteDiff(), backend)", SecondOrder(AutoFiniteDiff(), backend)),
         ("SecondOrder(backend, AutoFiniteDiff())", SecondOrder(backend, AutoFiniteDiff())),
@@ -113,8 +115,8 @@ def _second_order_at_a_zero_d_x(backend, problems, zero):
                     np.array(second),
                     like=like,
                     zero=zero,
-                    rtol=1e-3,
-                    atol=1e-5,
+                    rtol=rtol,
+                    atol=atol,
                 )
 
 

@@ -19,6 +19,7 @@ from ...families import FAMILIES, array_namespace, dtype_name, family_of
 from ...operators import gradient, hessian, hvp, jacobian, pullback, pushforward, second_derivative
 from ...selectors import AutoFiniteDiff, SecondOrder
 from ..probes import BadInput
+from ..tolerances import over_finite_differences
 
 X = np.array([0.5, 0.8, 1.2])
 W = np.array([1.0, 2.0, 3.0])
@@ -100,6 +101,7 @@ def _second_of_x_sin_x(x):
 def _finite_differences_over(backend, problems, zero):
     """SecondOrder(AutoFiniteDiff(), backend): at a 0-d x, and at arrays and trees of every family it takes."""
     pair = SecondOrder(AutoFiniteDiff(), backend)
+    rtol, atol = over_finite_differences(backend, 1e-4, 1e-6)
     x0 = np.array(0.5)
     problems.expect_results(
         {
@@ -114,6 +116,8 @@ def _finite_differences_over(backend, problems, zero):
         },
         like=x0,
         zero=zero,
+        rtol=rtol,
+        atol=atol,
     )
     values = np.array([0.3, 0.6])
     for family, x in _foreign_arrays(values):
@@ -127,7 +131,8 @@ def _finite_differences_over(backend, problems, zero):
             np.diag(expected),
             like=like,
             zero=zero,
-            rtol=1e-3,
+            rtol=max(rtol, 1e-3),
+            atol=atol,
         )
         tree = {"a": x, "b": x}
         try:
@@ -150,7 +155,8 @@ def _finite_differences_over(backend, problems, zero):
                 expected * values,
                 like=like,
                 zero=zero,
-                rtol=1e-3,
+                rtol=max(rtol, 1e-3),
+                atol=atol,
             )
 
 
