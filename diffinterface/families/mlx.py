@@ -34,6 +34,12 @@ class MLXFamily(Family):
     traced_by = "mx.compile or mx.vmap"
     limits = (
         (
+            "has no 'complex128'",
+            "complex128 (a complex dtype of float64's precision)",
+            "MLX's only complex dtype is complex64, of float32's precision: compute in complex64, or "
+            "differentiate this function with another backend (di.AutoJAX(), di.AutoTorch())",
+        ),
+        (
             "repeat(): incompatible function arguments",
             "an array of repeats (xp.repeat), whose result's shape depends on its values",
             "pass the repeats as a Python int",
