@@ -40,6 +40,12 @@ class MLXFamily(Family):
             "differentiate this function with another backend (di.AutoJAX(), di.AutoTorch())",
         ),
         (
+            "mx.compile failed",
+            "compiling some derivatives (forward mode through eigh's eigenvectors)",
+            "differentiate without compiling (di.AutoMLX(compile=False)), in reverse mode "
+            "(di.AutoMLX(mode='reverse')), or with another backend",
+        ),
+        (
             "repeat(): incompatible function arguments",
             "an array of repeats (xp.repeat), whose result's shape depends on its values",
             "pass the repeats as a Python int",

@@ -211,6 +211,7 @@ def _stacks():
             lambda x: _xp(x).linalg.eigh(x + _xp(x).matrix_transpose(x))[1] ** 2,
             MATRIX,
             False,
+            "compiling some derivatives (forward mode through eigh's eigenvectors)",
         ),
         "linalg.svdvals@3d": (lambda x: _xp(x).linalg.svdvals(x), t, False),
         "linalg.svd": (lambda x: _xp(x).linalg.svd(x, full_matrices=False)[1], m, False),

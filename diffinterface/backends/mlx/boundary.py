@@ -152,6 +152,10 @@ class Boundary:
             if TRACED_ARRAY_MESSAGE not in str(error):
                 raise
             raise branch_error(self.problem.f, self.adapter.backend, error) from error
+        except IndexError as error:
+            # MLX's own failure compiling a graph it runs uncompiled (the transposed VJP of eigh's
+            # eigenvectors, forward mode): the MLX family's limits name it and the way around
+            raise ValueError(f"mx.compile failed (IndexError: {error})") from error
         return compiled
 
     def sweep(self, recipe, size, example):
