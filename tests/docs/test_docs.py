@@ -33,6 +33,7 @@ PAGES = [
     "linear-operators",
     "scale",
     "nesting",
+    "sparse",
 ]
 
 
