@@ -231,6 +231,7 @@ SESSION_PAGES = [
     "differentiate-with",
     "tensorflow-keras",
     "complex",
+    "examples/backend-agnostic",
 ]
 
 _RUN_SESSION = """
