@@ -14,6 +14,12 @@ class PreparationMismatchError(ValueError):
     contexts' kinds) as matching or not, with the prepared and the given value.
     Prepare again for the new arguments, or call without ``prep=``.
 
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``: one line per slot of the preparation's key, marked as
+        matching or not, with the prepared and the given value.
+
     Examples
     --------
     >>> import numpy as np, diffinterface as di
@@ -34,6 +40,13 @@ class MissingBackendError(ImportError):
     framework (``pip install "diffinterface[jax]"``). ``di.check_available``
     answers the same question without raising.
 
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming the selector and the pip extra to install.
+    name : str or None
+        The module that could not be imported, as on every ``ImportError``.
+
     Examples
     --------
     >>> import diffinterface as di
@@ -50,6 +63,12 @@ class UnsupportedError(NotImplementedError):
     A ``NotImplementedError``; the message names the backend and the
     alternatives. ``di.check_inplace`` says beforehand whether a backend
     takes a two-argument ``f(y, x)`` or writes into a ``Cache``.
+
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming the backend, what it cannot do and the
+        backends or options that can.
 
     Examples
     --------
@@ -73,6 +92,13 @@ class DifferentiationError(RuntimeError):
     catching it catches both. It is raised instead of a derivative that would
     be silently wrong (zeros, for instance).
 
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming ``f``, the backend and the fix.
+    __cause__ : BaseException or None
+        The framework's own exception, where one was raised.
+
     Examples
     --------
     >>> import diffinterface as di
@@ -88,6 +114,12 @@ class GraphBreakError(DifferentiationError):
     of zeros that would be wrong. The usual causes: ``.item()``, ``float()``, ``.detach()`` or ``.numpy()`` on
     a value computed from x, or numpy functions applied to x. Write ``f`` with
     ``xp = di.array_namespace(x)`` and keep every computation on x in it.
+
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming ``f``, the backend, the usual causes and the
+        fix.
 
     Examples
     --------
@@ -108,6 +140,13 @@ class TracedArrayError(DifferentiationError, TypeError):
     Both a :class:`DifferentiationError` and a ``TypeError``. The message names
     the function and the fix: ``xp = di.array_namespace(x)`` instead of numpy,
     and ``di.Constant`` for values that are not differentiated.
+
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming ``f``, the traced array it received and the fix.
+    __cause__ : BaseException or None
+        The exception ``f`` raised on the traced array, where it is kept.
 
     Examples
     --------

@@ -25,6 +25,17 @@ class AbstractBackend:
     library differentiates; it imports nothing until it is used. Third-party
     selectors subclass it and register with ``di.register_backend``.
 
+    Attributes
+    ----------
+    mode : {None, "forward", "reverse"}
+        The mode the selector pins; ``None`` (the default here): chosen per
+        operator. Selectors with a ``mode`` parameter set it.
+    batch_size : int or None
+        The most seeds per vectorized pass; ``None`` (the default here): chosen
+        by memory at preparation.
+    memory_budget : int or None
+        Bytes the automatic batch aims under; ``None`` (the default here): 1 GiB.
+
     Examples
     --------
     >>> import diffinterface as di
@@ -133,11 +144,16 @@ class AutoTorch(AbstractBackend, SweepsInBatches, Frozen):
         Experimental: compile the gradient with ``torch.compile`` at
         preparation. Seconds to minutes of compilation, then faster gradients
         on large vectorized functions; no gain on small ones.
-    batch_size, memory_budget : int, optional
-        As for ``AutoJAX``: a sweep's seeds go ``batch_size`` at a time
-        through one ``vmap`` (forward) or one batched backward pass
-        (reverse); with ``None``, the batch whose working memory, estimated
-        from one evaluation of ``f``, fits ``memory_budget`` bytes (1 GiB).
+    batch_size : int, optional
+        The most seeds one vectorized pass of a sweep takes, as for
+        ``AutoJAX``: one ``vmap`` (forward) or one batched backward pass
+        (reverse). ``None`` picks the largest batch that fits
+        ``memory_budget``; ``di.batch_size(prep)`` tells.
+    memory_budget : int, optional
+        Bytes the automatic choice aims under (``None``: 1 GiB), by the
+        working memory of one seed, estimated from one evaluation of ``f``
+        that records the bytes of every tensor it creates; not with a
+        ``batch_size``, which replaces that choice.
 
     Examples
     --------
@@ -168,10 +184,13 @@ class AutoAutograd(AbstractBackend, SweepsInBatches, Frozen):
 
     Parameters
     ----------
-    batch_size, memory_budget : int, optional
-        As on every backend that sweeps seeds; autograd has no ``vmap``, so its
-        batches are of one seed (``di.batch_size(prep)`` is 1), its memory is
-        one seed's, and results are the same bit for bit whatever is asked.
+    batch_size : int, optional
+        Accepted so that the same keywords fit every backend: autograd has no
+        ``vmap``, so its batches are of one seed (``di.batch_size(prep)`` is
+        1), and results are the same bit for bit whatever is asked.
+    memory_budget : int, optional
+        Accepted for the same reason: one seed at a time needs one seed's
+        memory, so no estimate is made.
 
     Examples
     --------
@@ -347,10 +366,15 @@ class AutoTensorFlow(AbstractBackend, SweepsInBatches, Frozen):
         ``True`` traces every prepared operator into one ``tf.function`` at
         preparation, for x's shape and dtype; ``False`` runs eagerly (f may
         then branch on x's values in Python).
-    batch_size, memory_budget : int, optional
-        As for ``AutoJAX``: ``batch_size`` seeds per vectorized pass (``pfor``
-        with ``parallel_iterations``, inside the one traced function); with
-        ``None``, what fits ``memory_budget`` bytes (1 GiB) by f's traced graph.
+    batch_size : int, optional
+        The most seeds one vectorized pass of a sweep takes (``pfor`` with
+        ``parallel_iterations``, inside the one traced function). ``None``
+        picks the largest batch that fits ``memory_budget``;
+        ``di.batch_size(prep)`` tells.
+    memory_budget : int, optional
+        Bytes the automatic choice aims under (``None``: 1 GiB), by the bytes
+        of every tensor in f's traced graph (nothing is run); not with a
+        ``batch_size``, which replaces that choice.
 
     Examples
     --------

@@ -13,10 +13,18 @@ Everything is read statically; the docstrings and signatures that only exist
 once the modules are imported (the operators', the frozen classes') are
 filled in by the griffe extension ``docs/griffe_runtime_docs.py``, which
 imports no framework.
+
+mkdocstrings names each entry's anchor after where the name is defined
+(``#diffinterface.core.workers.close_workers``); the pages then rename every
+such anchor, and every link to it, to the name a user imports
+(``#diffinterface.close_workers``), and turn the names of a "See Also"
+section into links to their entries.
 """
 
 from __future__ import annotations
 
+import html
+import posixpath
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +38,8 @@ PUBLIC_MODULES = ("diffinterface", "diffinterface.scipy", "diffinterface.testing
 # name of the module that no earlier group took
 GROUPS = (
     ("diffinterface", "operators", ("diffinterface.operators.",)),
+    # the zero backends measure the interface's own cost in tests: shown with the kit
+    ("diffinterface", "zero_backends", ("diffinterface.selectors.AutoZero",)),
     ("diffinterface", "backends", ("diffinterface.selectors",)),
     ("diffinterface", "wrappers", ("diffinterface.wrappers.",)),
     ("diffinterface", "configuration", None),
@@ -85,5 +95,88 @@ def render(module: str, group: str) -> str:
     )
 
 
+def public_paths() -> dict[str, str]:
+    """Where each public name is defined -> the name a user imports (``module.name``)."""
+    return {
+        path: f"{module}.{name}"
+        for module in PUBLIC_MODULES
+        for entries in grouped(module).values()
+        for name, path in entries
+    }
+
+
+def reference_pages() -> dict[str, str]:
+    """The public name (``module.name``) -> the source path of the reference page that shows it."""
+    pages = {}
+    for page in (ROOT / "docs" / "reference").glob("*.md"):
+        for module, group in _MARKER.findall(page.read_text()):
+            for name, _ in grouped(module)[group]:
+                pages[f"{module}.{name}"] = f"reference/{page.name}"
+    return pages
+
+
+@lru_cache(maxsize=None)
+def _anchor_pattern() -> re.Pattern[str]:
+    # longest first, so that a path is never renamed by a shorter one it starts with
+    paths = sorted(public_paths(), key=len, reverse=True)
+    return re.compile(r'(id="|#)(' + "|".join(map(re.escape, paths)) + r')(?=[."])')
+
+
+def public_anchors(text: str) -> str:
+    """``text`` (HTML) with every anchor of a definition path renamed to the public name."""
+    renames = public_paths()
+    return _anchor_pattern().sub(lambda m: m.group(1) + renames[m.group(2)], text)
+
+
+_SEE_ALSO = re.compile(
+    r'(<details class="see-also"[^>]*>\s*<summary>See Also</summary>\s*<p>)(.*?)(</p>)', re.S
+)
+
+
+def linked_see_also(text: str, page_url: str, use_directory_urls: bool) -> str:
+    """The names of each "See Also" section of ``text`` as links to their reference entries."""
+    pages = reference_pages()
+    here = page_url.rstrip("/") if use_directory_urls else posixpath.dirname(page_url)
+
+    def link(name: str) -> str:
+        public = next(
+            (p for p in pages if p.rsplit(".", 1)[-1] == name and p.startswith("diffinterface.")),
+            None,
+        )
+        if public is None:
+            return name
+        page = pages[public].removesuffix(".md")
+        target = f"{page}/" if use_directory_urls else f"{page}.html"
+        href = posixpath.relpath(target, here or ".")
+        if use_directory_urls and not href.endswith("/"):
+            href += "/"
+        return f'<a href="{html.escape(href)}#{public}"><code>{name}</code></a>'
+
+    def links(match: re.Match[str]) -> str:
+        names = [name.strip() for name in match.group(2).split(",")]
+        return match.group(1) + ", ".join(link(name) for name in names) + match.group(3)
+
+    return _SEE_ALSO.sub(links, text)
+
+
 def on_page_markdown(markdown: str, **kwargs) -> str:
     return _MARKER.sub(lambda match: render(match.group(1), match.group(2)), markdown)
+
+
+def on_page_content(content: str, page, config, **kwargs) -> str:
+    # the table of contents (and the search index built from it) gets the public anchors too
+    _rename_toc(page.toc)
+    return linked_see_also(public_anchors(content), page.url, config["use_directory_urls"])
+
+
+def _rename_toc(items) -> None:
+    renames = public_paths()
+    for item in items:
+        if item.id in renames:
+            item.id = renames[item.id]
+        _rename_toc(item.children)
+
+
+def on_post_page(output: str, **kwargs) -> str:
+    # links made after the pages' content (autorefs' cross-references) point at the public anchors too
+    return public_anchors(output)

@@ -4,13 +4,16 @@
 ``results.md``, ``ratios.png``), ``python -m benchmarks.bench_sizes`` the
 size sweep's ``sizes.png``; this MkDocs hook adds the plots to the site
 and replaces ``<!-- benchmark-summary -->`` in a page with the table that
-``benchmarks/report.py`` makes from ``results.json``, so the page follows the
-latest run without a copy in ``docs/``.
+``benchmarks/report.py`` makes from ``results.json``, and
+``<!-- benchmark-table: NAME -->`` with the first table of
+``benchmarks/results/NAME.md``, so the pages follow the latest run without a
+copy in ``docs/`` and a reader who installed with pip sees the figures.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +25,7 @@ PLOTS = (  # relative to the repository root, and to the site's root
     "benchmarks/results/ratios.png",
     "benchmarks/results/sizes.png",
 )
+_TABLE = re.compile(r"<!-- benchmark-table: (\w+) -->")
 
 
 def on_files(files, config, **kwargs):
@@ -38,7 +42,24 @@ def on_files(files, config, **kwargs):
     return files
 
 
+def first_table(name: str) -> str:
+    """The first Markdown table of ``benchmarks/results/<name>.md``, with where it comes from."""
+    lines = (RESULTS / f"{name}.md").read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+    if start is None:
+        raise ValueError(f"benchmarks/results/{name}.md holds no table")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    if not (ROOT / "benchmarks" / f"bench_{name}.py").exists():
+        raise ValueError(f"benchmarks/results/{name}.md has no benchmarks/bench_{name}.py")
+    source = (
+        f"*Recorded in `benchmarks/results/{name}.md`; from a clone of the repository,"
+        f" `python -m benchmarks.bench_{name}` measures it again.*"
+    )
+    return "\n".join([*lines[start:end], "", source])
+
+
 def on_page_markdown(markdown, **kwargs):
+    markdown = _TABLE.sub(lambda match: first_table(match.group(1)), markdown)
     if "<!-- benchmark-summary -->" not in markdown:
         return markdown
     sys.path.insert(0, str(ROOT))

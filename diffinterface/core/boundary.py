@@ -29,7 +29,9 @@ raised, so the prepared fast path pays nothing) and hands it to
 
 from __future__ import annotations
 
-from ..families import FAMILIES, FLOAT_DTYPES, describe, dtype_name, is_array
+import numpy as np
+
+from ..families import FAMILIES, FLOAT_DTYPES, describe, dtype_name, family_of, is_array
 from ..errors import (
     DifferentiationError,
     MissingBackendError,
@@ -163,9 +165,10 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
     ):
         return None
     if y is None:
-        # f may have failed because of what it returned: look at it, outside any framework.
+        # f may have failed because of what it returned: look at it, outside any framework, on
+        # copies (f may write into its arguments, and the user's arrays are never changed)
         try:
-            value = f(x, *ctx)
+            value = f(*_copies((x, *ctx)))
         except Exception:  # noqa: BLE001 - f cannot run on x itself: the framework's error stands
             pass
         else:
@@ -185,6 +188,17 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
     if _raised_inside_another_family(error, frameworks):
         return traced_array(f, adapter.backend, tracing[-1].capabilities.traced_array_name, error)
     return None
+
+
+def _copies(arguments):
+    """Fresh arrays of the same families with the values of ``arguments``' array leaves."""
+    def copy(leaf):
+        if not is_array(leaf) or isinstance(leaf, (int, float, complex)):
+            return leaf
+        family = FAMILIES[family_of(leaf)]
+        return family.from_numpy(np.array(family.to_numpy(leaf), copy=True), like=leaf)
+
+    return optree_module().tree_map(copy, arguments, none_is_leaf=True)
 
 
 __all__ = ["check_output", "explain", "function_name", "non_array_output"]

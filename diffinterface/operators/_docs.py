@@ -26,9 +26,11 @@ def _parameters(op, x, *, prepare, same_point=False):
         )
     lines = [
         f,
-        "backend : backend selector\n    Which library differentiates: ``di.AutoJAX()``, ``di.AutoTorch()``, "
-        "``di.AutoAutograd()``, ``di.AutoFiniteDiff()``, ``di.SecondOrder(outer, inner)``, or one registered "
-        "with ``di.register_backend``.",
+        "backend : backend selector\n    Which library differentiates, and how: a framework's selector "
+        "(``di.AutoJAX()``, ``di.AutoTorch()``, ``di.AutoTensorFlow()``, ``di.AutoAutograd()``, "
+        "``di.AutoFiniteDiff()``), one made of others (``di.SecondOrder(outer, inner)``, "
+        "``di.AutoSparse(dense_backend)``, ``di.AutoSelect(candidates)``), or one registered with "
+        "``di.register_backend``; every selector is on the reference's Backends and Wrappers pages.",
         f"x : {x}\n    The point. Results come back in x's array family, dtype and device; x is never modified.",
     ]
     if op.seeds:

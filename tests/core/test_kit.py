@@ -19,6 +19,7 @@ from diffinterface.testing import (
     BACKENDS,
     Scenario,
     bad_input_cases,
+    nested_cases,
     benchmark_differentiation,
     build_cases,
     default_scenarios,
@@ -639,6 +640,7 @@ def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     )  # worker_scenarios.py
     ran += len(complex_cases(BACKENDS["finitediff-complex"]))  # each checks the declared refusal
     ran += len(implicit_cases(BACKENDS["finitediff-complex"]))  # implicit_scenarios.py
+    ran += len(nested_cases(BACKENDS["finitediff-complex"]))  # the nesting probes
     assert f"{ran} passed, {excluded} skipped" in done.stdout, done.stdout[-3000:]
 
 

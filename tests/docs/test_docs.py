@@ -34,6 +34,7 @@ PAGES = [
     "scale",
     "nesting",
     "implicit",
+    "sparse",
 ]
 
 
@@ -140,7 +141,10 @@ def _missing(obj):
     else:
         params = [p.name for p in function.parameters]
     params = [p for p in params if p not in ("self", "cls")]
-    if params:
+    if obj.is_class and not params and _has_attributes(obj):
+        if "parameters" not in sections and "attributes" not in sections:
+            missing.append("an Attributes section (what a user reads off it)")
+    elif params:
         if "parameters" not in sections:
             missing.append("a Parameters section for " + ", ".join(params))
         else:
@@ -148,9 +152,19 @@ def _missing(obj):
             absent = [p for p in params if p.lstrip("*") not in documented]
             if absent:
                 missing.append("Parameters entries for " + ", ".join(absent))
+            blank = [p.name for p in sections["parameters"].value if not p.description.strip()]
+            if blank:
+                missing.append("a description of " + ", ".join(blank))
     if obj.is_function and "returns" not in sections and obj.name.split(".")[-1] != "__init__":
         missing.append("a Returns section")
     return missing
+
+
+def _has_attributes(cls):
+    """Whether a user reads something off instances of ``cls``: an exception, or public attributes."""
+    exception = any(str(base).endswith(("Error", "Exception")) for base in cls.bases)
+    public = [m for n, m in cls.members.items() if not n.startswith("_") and m.is_attribute]
+    return exception or bool(public)
 
 
 def _public_entries():
@@ -209,7 +223,9 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     )
     html = "".join(p.read_text() for p in (site / "reference").rglob("*.html"))
     absent = [
-        f"{module}.{name}" for module, name, path in _public_entries() if f'id="{path}"' not in html
+        f"{module}.{name}"
+        for module, name, path in _public_entries()
+        if f'id="{module}.{name}"' not in html
     ]
     assert not absent, f"public names without a reference entry in the built site: {absent}"
     leaked = [text for text in BUILTIN_HELP if text in html]
@@ -217,6 +233,14 @@ def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     entries = set(re.findall(r'id="(diffinterface[\w.]*)"', html))
     internal = sorted(e for e in entries if e.rsplit(".", 1)[-1] in INTERNAL_NAMES)
     assert not internal, f"internal names with entries in the built reference: {internal}"
+    # anchors read as the names a user imports, never as the modules that define them
+    public = {f"{module}.{name}" for module, name, _ in _public_entries()}
+    private = sorted(e for e in entries if not any(e == p or e.startswith(p + ".") for p in public))
+    assert not private, f"reference anchors under an internal module path: {private[:10]}"
+    see_also = re.findall(r"<summary>See Also</summary>\s*<p>(.*?)</p>", html, flags=re.S)
+    assert see_also and all("<a href=" in names for names in see_also), (
+        "a See Also section of the reference without links"
+    )
     assert "<img" in (site / "benchmarks" / "index.html").read_text(), (
         "the benchmarks page shows no plot"
     )
@@ -231,6 +255,7 @@ SESSION_PAGES = [
     "differentiate-with",
     "tensorflow-keras",
     "complex",
+    "examples/backend-agnostic",
 ]
 
 _RUN_SESSION = """

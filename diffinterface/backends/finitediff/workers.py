@@ -63,6 +63,17 @@ class WorkerError(DifferentiationError):
     the entries of x it moved); ``__cause__`` is ``f``'s own exception, with
     the worker's traceback as a note. A ``di.DifferentiationError``.
 
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``, naming the evaluation that failed (its index in the
+        batch and the point, as the entries of x it moved), or what could not
+        be sent to the workers.
+    __cause__ : BaseException
+        The exception behind it: ``f``'s own, with the worker's traceback as a
+        note; the pool's error where a worker process died; the pickling
+        error where ``f`` could not be sent.
+
     Examples
     --------
     >>> import numpy as np, diffinterface as di

@@ -254,8 +254,17 @@ class AutoSparse(AbstractBackend, Frozen):
         :class:`MixedMode` ``(forward_backend, reverse_backend)`` for Jacobians
         colored on both sides (pushforwards and pullbacks).
     sparsity_detector : TracerSparsityDetector, DenseSparsityDetector or KnownSparsity
+        How the pattern is found at preparation. The default traces ``f``
+        with JAX, so ``f`` must be JAX-traceable (``xp =
+        di.array_namespace(x)`` or ``jax.numpy``); a function of torch or
+        numpy only needs :class:`DenseSparsityDetector` (the pattern at x,
+        from one dense derivative) or :class:`KnownSparsity` (yours).
     coloring_algorithm : GreedyColoring
+        How the pattern is colored: the vertex order, and for Hessians the
+        decompression (default: ``GreedyColoring()``).
     dense_result : bool
+        ``True`` returns dense arrays shaped as the dense operators' results
+        instead of sparse matrices (default ``False``).
 
     Examples
     --------

@@ -165,6 +165,8 @@ def plot_sparsity(matrix, ax=None, **spy_options):
     Parameters
     ----------
     matrix : Preparation, scipy.sparse matrix, BCOO, torch sparse tensor or array
+        What to draw: an AutoSparse preparation (its pattern) or a matrix
+        (its nonzero entries).
     ax : matplotlib Axes, optional
         Where to draw (default: a new figure).
     **spy_options
