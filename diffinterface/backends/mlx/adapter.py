@@ -166,10 +166,11 @@ class MLXAdapter(Adapter):
     def _jacobian(self, problem, mode):
         x_shape, y_shape = problem.x_shape, problem.spec.shape
         if mode == "forward":
+            # read from the problem now: a prepared call stays in the backend
+            m, n = problem.spec.size, problem.x_size
 
             def finish(first, columns):  # columns: (x.size, *y_shape)
-                m = problem.spec.size
-                rows = mx.transpose(mx.reshape(columns, (problem.x_size, m)))
+                rows = mx.transpose(mx.reshape(columns, (n, m)))
                 return (first[0], mx.reshape(rows, y_shape + x_shape))
 
             return self._basis_sweep(
