@@ -239,6 +239,16 @@ class Family:
         """The entries of ``a``, flattened, at ``indices`` (an :meth:`index_array`)."""
         return a.reshape(-1)[indices]
 
+    def mapped(self, fn):
+        """``fn`` (one array of this family to an array) mapped over the first axis of a stack of such
+        arrays, its results stacked: vectorized where the framework vectorizes (``jax.vmap``), so
+        that it traces as one computation; this default calls ``fn`` once per array."""
+
+        def each(stacked):
+            return self.stack([fn(a) for a in stacked])
+
+        return each
+
     def compiled(self, fn, like):
         """``fn`` (arrays of this family in and out) compiled where the family compiles; ``fn`` itself otherwise."""
         return fn

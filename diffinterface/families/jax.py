@@ -177,6 +177,11 @@ class JaxFamily(Family):
         # JAX indexes with int32 unless x64 is on
         return jax.device_put(np.asarray(indices, dtype=np.int32), _device_of(like))
 
+    def mapped(self, fn):
+        import jax
+
+        return jax.vmap(fn)
+
     def compiled(self, fn, like):
         import jax
 
