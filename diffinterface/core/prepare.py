@@ -217,7 +217,8 @@ def check_x(x, adapter, op):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
     require_real_float(x, "x", _REAL_X_ADVICE)
     family = family_of(x)
-    if family not in adapter.capabilities.all_families:
+    capabilities = adapter.capabilities
+    if family not in capabilities.families and family not in capabilities.traceable_families:
         raise TypeError(
             f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.all_families)} "
             f"arrays; got {describe(x)}"

@@ -119,7 +119,8 @@ class SecondOrderAdapter(DelegatingAdapter):
         if OPERATORS[operator].order != 2:
             return super().prepare(operator, problem)
         if self.backend.outer != self.backend.inner:
-            if problem.family in self.outer.capabilities.all_families:
+            outer = self.outer.capabilities
+            if problem.family in outer.families or problem.family in outer.traceable_families:
                 return None
             return self.through_numpy(operator, problem)
         return self.inner.prepare(operator, self.delegated(problem))
