@@ -29,7 +29,7 @@ raised, so the prepared fast path pays nothing) and hands it to
 
 from __future__ import annotations
 
-from ..families import FAMILIES, FLOAT_DTYPES, describe, dtype_name, is_array
+from ..families import FAMILIES, FLOAT_DTYPES, describe, dtype_name, family_of, is_array
 from ..errors import (
     DifferentiationError,
     MissingBackendError,
@@ -172,10 +172,16 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
             if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
                 return non_array_output(f, value, has_aux)
     # a wrapper (SecondOrder, AutoSparse) runs f through the frameworks of its parts
-    tracing = [part for part in adapter.parts() if part.capabilities.framework is not None]
+    # and a backend computing in the namespace of x's family (traceable_families) through its framework
+    family = _family_of_x(x, adapter)
+    tracing = [
+        part
+        for part in adapter.parts()
+        if part.capabilities.framework is not None or family in part.capabilities.traceable_families
+    ]
     if not tracing:
         return None
-    frameworks = {part.capabilities.framework for part in tracing}
+    frameworks = {part.capabilities.framework or family for part in tracing}
     limit = framework_limit(error, adapter, frameworks, f)
     if limit is not None:
         return limit
@@ -185,6 +191,17 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
     if _raised_inside_another_family(error, frameworks):
         return traced_array(f, adapter.backend, tracing[-1].capabilities.traced_array_name, error)
     return None
+
+
+def _family_of_x(x, adapter):
+    """The family of x (an array or a pytree's first array leaf) where some part of ``adapter``
+    computes in the namespace of a family (``traceable_families``); else None, unread."""
+    if not any(part.capabilities.traceable_families for part in adapter.parts()):
+        return None
+    if is_array(x):
+        return family_of(x)
+    leaves = [leaf for leaf in optree_module().tree_leaves(x) if is_array(leaf)]
+    return family_of(leaves[0]) if leaves else None
 
 
 __all__ = ["check_output", "explain", "function_name", "non_array_output"]

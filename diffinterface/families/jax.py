@@ -77,6 +77,14 @@ class JaxFamily(Family):
     sparse_modules = ("jax.experimental.sparse",)
     sparse_type = "JAX sparse matrices (BCOO)"
     traced_by = "jax.jit, jax.vmap or jax.grad"
+    traced_value_errors = frozenset(
+        (
+            "TracerArrayConversionError",
+            "ConcretizationTypeError",
+            "TracerBoolConversionError",
+            "TracerIntegerConversionError",
+        )
+    )
     limits = (
         (
             "the total number of repeats must be static",

@@ -62,7 +62,13 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
         impl = inner_problem.impl(operator)
         return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
-    if inner.capabilities.framework != outer.capabilities.framework:
+    # an inner computing in the namespace of x's family (traceable_families) hands the outer of that
+    # family's framework a function it traces, as an inner of its own framework does
+    in_outer_framework = (
+        problem.family == outer.capabilities.framework
+        and problem.family in inner.capabilities.traceable_families
+    )
+    if inner.capabilities.framework != outer.capabilities.framework and not in_outer_framework:
         # The outer traces its own framework only: a wrapper that can bridge frameworks
         # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over
         # as a function of the outer's arrays whose derivatives are the inner's second-order

@@ -66,7 +66,9 @@ class SecondOrderAdapter(DelegatingAdapter):
         self.outer = get_adapter(backend.outer)
         self.inner = self.delegate
         outer, inner = self.outer.capabilities, self.inner.capabilities
-        families = tuple(f for f in outer.families if f in inner.families)
+        # an inner that computes in a family's namespace (traceable_families) is traced by that
+        # family's framework as the outer
+        families = tuple(f for f in outer.all_families if f in inner.all_families)
         if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of
             # another family the inner takes goes through numpy (_through_numpy)

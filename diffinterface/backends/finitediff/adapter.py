@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import MissingBackendError
+from ...families import FAMILIES
 from ...core.batching import record
 from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from .batched import batched_pushforward
@@ -22,6 +23,11 @@ _AROUND = (
     "wrap f as g = di.DifferentiateWith(f, backend) and differentiate g with that backend (the "
     "transform then calls the finite differences on concrete values); or call it outside the "
     "transform"
+)
+#: what f receives on JAX arrays, for the error of a numpy-only f there
+_TRACED_POINTS = (
+    "JAX tracer (on JAX arrays, inside jax.jit or not, AutoFiniteDiff evaluates f at its points under "
+    "jax.vmap; a numpy-only f takes a numpy x, outside the transform)"
 )
 #: why a traced x of another family than JAX's is refused (JAX's is differenced in jax.numpy)
 _NEEDS_VALUES = (
@@ -72,6 +78,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         traceable = self.method != "adaptive" and self.workers is None
         self.capabilities = type(self).capabilities.replace(
             traceable_families=("jax",) if traceable else (),
+            traced_array_name=_TRACED_POINTS,
             needs_values=_NEEDS_VALUES if traceable else _host_only(backend),
             writes_cache=not complex_step,
             complex_x_refusal=COMPLEX_STEP_REAL_X_ONLY if complex_step else None,
@@ -93,6 +100,27 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             lambda taped, problem: super(FiniteDiffAdapter, taped).prepare(operator, problem),
             problem,
         )
+
+    def is_traced_array_error(self, error):
+        """On the arrays of a family it computes in, f runs on that framework's traced points: the
+        framework refusing to read their values (numpy called on them)."""
+        return any(
+            FAMILIES[name].is_traced_value_error(error)
+            for name in self.capabilities.traceable_families
+        )
+
+    def differentiable_value_and_gradient(self, problem):
+        """On the arrays of a family it computes in, the differences in its namespace, which that
+        framework differentiates again (``SecondOrder(AutoJAX(), AutoFiniteDiff())``)."""
+        return self._differentiable("gradient", problem)
+
+    def differentiable_value_and_derivative(self, problem):
+        return self._differentiable("derivative", problem)
+
+    def _differentiable(self, operator, problem):
+        if problem.family not in self.capabilities.traceable_families:
+            return None
+        return getattr(prepare_traceable(self, operator, problem), "value_and_" + operator)
 
     def output_spec(self, problem):
         if not self.capabilities.writes_cache:
