@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import OPERATORS, Impl, get_adapter
+from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, as_numpy
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
@@ -72,7 +73,7 @@ class SecondOrderAdapter(DelegatingAdapter):
         if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of
             # another family the inner takes goes through numpy (_through_numpy)
-            families = inner.families
+            families = tuple(dict.fromkeys(inner.families + families))
         self.capabilities = self.capabilities.replace(
             # f runs wherever either backend evaluates it: at complex points if either takes complex
             # steps
@@ -120,6 +121,13 @@ class SecondOrderAdapter(DelegatingAdapter):
         only; other pairs are composed as asked (None: the second-order fallback)."""
         if OPERATORS[operator].order != 2:
             return super().prepare(operator, problem)
+        if self.outer.capabilities.complex_step and self.inner.capabilities.framework is not None:
+            raise UnsupportedError(
+                f"backend: {self.backend!r}: the outer's complex step evaluates the inner's "
+                f"{operator} at complex points x + i·h·t, and {type(self.inner.backend).__name__} "
+                "differentiates at real points only (its framework's gradient takes real outputs). "
+                "Use AutoFiniteDiff(method='central') as the outer backend"
+            )
         if self.backend.outer != self.backend.inner:
             outer = self.outer.capabilities
             if problem.family in outer.families or problem.family in outer.traceable_families:
