@@ -261,6 +261,12 @@ class Family:
 
         return each
 
+    def keeping_dtype(self, fn, like):
+        """``fn`` (arrays of this family in and out) run where ``like``'s dtype survives its operations
+        (JAX without x64 narrows float64 to float32: there, x64 on for the call, this thread only);
+        ``fn`` itself for a family that never narrows (this default)."""
+        return fn
+
     def compiled(self, fn, like):
         """``fn`` (arrays of this family in and out) compiled where the family compiles; ``fn`` itself otherwise."""
         return fn

@@ -190,6 +190,13 @@ class JaxFamily(Family):
 
         return jax.vmap(fn)
 
+    def keeping_dtype(self, fn, like):
+        import jax
+
+        return x64_call(
+            fn, str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global()
+        )
+
     def compiled(self, fn, like):
         import jax
 

@@ -67,18 +67,22 @@ class SecondOrderAdapter(DelegatingAdapter):
         self.outer = get_adapter(backend.outer)
         self.inner = self.delegate
         outer, inner = self.outer.capabilities, self.inner.capabilities
-        # an inner that computes in a family's namespace (traceable_families) is traced by that
-        # family's framework as the outer
-        families = tuple(f for f in outer.all_families if f in inner.all_families)
+        families = tuple(f for f in outer.families if f in inner.families)
         if outer.framework is None and NUMBERS in families:
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of
             # another family the inner takes goes through numpy (_through_numpy)
-            families = tuple(dict.fromkeys(inner.families + families))
+            families = inner.families
+        # a family both compute in, one of them in its namespace (traceable_families: finite
+        # differences on JAX arrays), the other natively or in its namespace too
+        traceable = tuple(
+            f for f in outer.all_families if f in inner.all_families and f not in families
+        )
         self.capabilities = self.capabilities.replace(
             # f runs wherever either backend evaluates it: at complex points if either takes complex
             # steps
             writes_cache=outer.writes_cache and inner.writes_cache,
             families=families,
+            traceable_families=traceable,
             approximate=outer.approximate or inner.approximate,
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...contexts import Cache
 from ...errors import MissingBackendError
 from ...families import FAMILIES
 from ...core.batching import record
@@ -118,7 +119,10 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         return self._differentiable("derivative", problem)
 
     def _differentiable(self, operator, problem):
-        if problem.family not in self.capabilities.traceable_families:
+        # a Cache f writes into cannot hold traced points: the caller bridges the host differences
+        if problem.family not in self.capabilities.traceable_families or any(
+            isinstance(c, Cache) for c in problem.contexts
+        ):
             return None
         return getattr(prepare_traceable(self, operator, problem), "value_and_" + operator)
 
@@ -127,7 +131,10 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             refuse_caches(problem, self.backend)
         if problem.y is not None:
             return Spec.of(problem.y)
-        spec = Spec.of(problem.f(problem.x, *problem.ctx))
+        f = problem.f
+        if problem.family in self.capabilities.traceable_families:  # as its differences run f
+            f = FAMILIES[problem.family].keeping_dtype(f, problem.x)
+        spec = Spec.of(f(problem.x, *problem.ctx))
         if problem.tree is None:
             require_x_precision(problem, spec, self.backend)
         return spec

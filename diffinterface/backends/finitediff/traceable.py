@@ -7,8 +7,9 @@ the family's namespace: the steps from the rules of ``steps.py`` (the same
 constants, without host conversions), the perturbed points stacked, and ``f``
 evaluated at all of them in one vectorized call (``Family.mapped``:
 ``jax.vmap``), so the whole derivative traces into the caller's computation
-and compiles with it. A concrete x runs the same functions compiled
-(``Family.compiled``). Each difference is the host recipe's arithmetic on the
+and compiles with it. A concrete x runs the same functions eagerly (under the
+configuration that keeps its dtype, ``Family.keeping_dtype``); wrap the call
+in ``jax.jit`` to compile it. Each difference is the host recipe's arithmetic on the
 host recipe's points, so results equal the host's up to the rounding of the
 compiled arithmetic; their cost in evaluations of ``f`` is the host's, one
 vectorized call instead of a loop.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...contexts import Cache
 from ...core import Impl, require_scalar_output
 from ...errors import UnsupportedError
 from ...families import FAMILIES
@@ -44,12 +46,25 @@ def prepare_traceable(adapter, operator, problem):
             f"y: {adapter.backend!r} on {problem.family} arrays evaluates f at traced points, which "
             "a two-argument f(y, x) cannot write into y; return the output from a one-argument f(x)"
         )
+    refuse_caches_when_traced(adapter, problem)
     family = FAMILIES[problem.family]
     impl = recipe(Differences(adapter, problem, family))
-    # float64 arrays of a framework that narrows them by default (JAX without x64) keep their
-    # dtype only inside the family's compiled call; inside a transform it traces inline
-    compiled = {name: family.compiled(m, problem.x) for name, m in vars(impl).items()}
-    return Impl(**compiled)
+    # float64 arrays of a framework that narrows them by default (JAX without x64) keep their dtype
+    # only under its configuration. Not compiled here: f may read a context's value (float(c)),
+    # which a compiled function's traced contexts have not; inside jax.jit it compiles with the rest
+    return Impl(**{name: family.keeping_dtype(m, problem.x) for name, m in vars(impl).items()})
+
+
+def refuse_caches_when_traced(adapter, problem):
+    """Raise naming the first ``di.Cache`` among the contexts: f would write traced points into it."""
+    caches = [i for i, c in enumerate(problem.contexts) if isinstance(c, Cache)]
+    if caches:
+        raise UnsupportedError(
+            f"contexts[{caches[0]}]: {adapter.backend!r} on {problem.family} arrays evaluates f at "
+            "traced points (under jax.vmap, inside jax.jit or not), which f cannot write into a "
+            "di.Cache buffer. Return the value from f instead, or call with a numpy x outside the "
+            "transform (the differences then run on the host)"
+        )
 
 
 class Differences:
