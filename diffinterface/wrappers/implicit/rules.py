@@ -29,6 +29,7 @@ from ...contexts import Constant
 from ...core.bridge import framework_bridge, inner_family, to_family, wide
 from ...core.pytree import TreePlan
 from ...errors import UnsupportedError, function_name
+from .linear_solvers import FrameworkSystem
 from ...families import as_numpy, dtype_name, family_of, is_array, shape_of, sparse_family
 
 
@@ -76,6 +77,13 @@ class ImplicitRules:
         with wide(self.family, self.x_dtype):
             point = self._solve(x, contexts)
             self.spec = (shape_of(point.y), dtype_name(point.y))
+            declared = implicit.declared_y
+            if declared is not None and declared[0] != self.spec:
+                raise ValueError(
+                    f"output_like: described y as (flat) shape {declared[0][0]} and dtype {declared[0][1]}; "
+                    f"the solver returned shape {self.spec[0]} and dtype {self.spec[1]} from "
+                    f"{function_name(implicit.solver)}"
+                )
             self.scalar = self.spec[0] == ()
             self._check_conditions(point)
         self._point = point
@@ -188,9 +196,24 @@ class ImplicitRules:
                 else:
                     system = solver.factor(as_numpy(jacobian).reshape(m, m))
             else:
-                system = self._operator(point)
+                system = self._framework_system(solver, point) or self._operator(point)
             point.system.append(system)
             return system
+
+    def _framework_system(self, solver, point):
+        """The system for the conditions framework's own Krylov solver (the whole loop compiled there, no
+        crossing per product), or None where the framework has none (scipy's, on :meth:`_operator`)."""
+        framework = getattr(solver, "framework_solve", None)
+        if framework is None:
+            return None
+        solve = self._prepared(
+            ("framework-krylov",),
+            lambda: framework(self.implicit.framework, self.in_y, self.spec[0]),
+        )
+        if solve is None:
+            return None
+        args = (point.x_inner, *[r.value for r in point.rest])
+        return FrameworkSystem(solve, point.y, args)
 
     def _operator(self, point):
         """``dc/dy`` at ``point`` as a matrix-free ``LinearOperator`` on flat numpy vectors: its products are
