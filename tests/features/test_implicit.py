@@ -288,10 +288,45 @@ def test_not_callable_and_not_a_backend():
         di.ImplicitFunction(ridge_solver, ridge_conditions, "jax")
 
 
-def test_second_derivatives_are_refused_by_name():
-    impl = di.ImplicitFunction(np.sqrt, lambda x, y: y * y - x, di.AutoAutograd())
-    with pytest.raises(di.UnsupportedError, match="second derivatives of an implicit function"):
-        di.second_derivative(lambda x: impl(x), di.AutoTorch(), 4.0)
+@pytest.mark.parametrize("conditions_backend", [di.AutoAutograd(), di.AutoJAX(), di.AutoTorch()])
+def test_second_derivatives_through_the_implicit_rule(conditions_backend):
+    """b''(lam) = 2 M^-2 b, M = X^T X + lam I: the conditions' mixed second derivative (lam b) counts."""
+    impl = di.ImplicitFunction(ridge_solver, ridge_conditions, conditions_backend)
+    M = X.T @ X + LAM * np.eye(3)
+    wanted = 2 * np.linalg.solve(M, np.linalg.solve(M, ridge_solver(LAM)))
+    for outer in (di.AutoJAX(), di.AutoTorch()):
+        got = di.second_derivative(lambda s: impl(s), outer, np.float64(LAM))
+        np.testing.assert_allclose(got, wanted, rtol=1e-8)
+
+    # a fixed point whose conditions couple x and y nonlinearly: the Hessian of sum(y) against
+    # differences of its exact gradient
+    W = 0.3 * RNG.normal(size=(4, 4))
+
+    def solve(x):
+        y = np.zeros(4)
+        for _ in range(200):
+            y = np.tanh(W @ y + np.asarray(x))
+        return y
+
+    def conditions(x, y):
+        xp = di.array_namespace(y)
+        return y - xp.tanh(xp.matmul(xp.asarray(W, dtype=y.dtype), y) + x)
+
+    fixed = di.ImplicitFunction(solve, conditions, conditions_backend)
+    x0 = RNG.normal(size=4)
+
+    def gradient(x):
+        y = solve(x)
+        slope = 1 - np.tanh(W @ y + x) ** 2
+        return slope * np.linalg.solve((np.eye(4) - slope[:, None] * W).T, np.ones(4))
+
+    step = 1e-6
+    differences = np.stack(
+        [(gradient(x0 + step * e) - gradient(x0 - step * e)) / (2 * step) for e in np.eye(4)]
+    )
+    hessian = di.hessian(lambda x: fixed(x).sum(), di.AutoJAX(), x0)
+    np.testing.assert_allclose(hessian, differences, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-10, atol=1e-12)
 
 
 def test_sparse_conditions_backend_factorises_sparsely(monkeypatch):

@@ -74,6 +74,9 @@ class KrylovSolve:
             residual = jnp.linalg.norm(product(v) - b)
             return v, residual, jnp.maximum(self.rtol * jnp.linalg.norm(b), self.atol)
 
+        if rhs.shape[1] == 1:  # one right-hand side (a gradient): no batched loop, which costs more
+            v, residual, threshold = one(rhs[:, 0])
+            return v[:, None], residual[None], threshold[None]
         return jax.vmap(one, in_axes=1, out_axes=(1, 0, 0))(rhs)
 
     def __call__(self, y, args, rhs, transpose):

@@ -28,9 +28,17 @@ from ... import operators
 from ...contexts import Constant
 from ...core.bridge import framework_bridge, inner_family, to_family, wide
 from ...core.pytree import TreePlan
-from ...errors import UnsupportedError, function_name
+from ...errors import function_name
 from .linear_solvers import FrameworkSystem
-from ...families import as_numpy, dtype_name, family_of, is_array, shape_of, sparse_family
+from ...families import (
+    array_namespace,
+    as_numpy,
+    dtype_name,
+    family_of,
+    is_array,
+    shape_of,
+    sparse_family,
+)
 
 
 def _wide(method):
@@ -306,11 +314,56 @@ class ImplicitRules:
         one = to_family(np.ones((), dtype=self.spec[1]), self.family)
         return y, self.pullback(x, (one,), contexts)[0]
 
+    @_wide
     def hvp(self, x, c, tangents, contexts):
-        raise UnsupportedError(
-            "ImplicitFunction: second derivatives of an implicit function (a derivative of its pullback "
-            "or pushforward) are not available yet; differentiate it once"
+        """The derivative along each tangent t of the pullback of ``c``: ``-B^T A^-T c`` differentiated.
+
+        With ``w = A^-T c``, ``dy = -A^-1 B t`` (the pushforward) and ``phi(x, y) = w . c(x, y)``, whose
+        Hessian-vector product along ``(t, dy)`` has the parts ``h_x`` and ``h_y``: the result is
+        ``-h_x + B^T A^-T h_y`` (the derivative of ``B^T`` and of ``A^-T``, both through ``phi``). One
+        Hessian-vector product of the conditions in (x, y) jointly, by ``backend``, per tangent.
+        """
+        point = self._at(x, contexts)
+        (w,) = self._solve_columns(point, (c,), transpose=True)
+        dys = self.pushforward(x, tangents, contexts)
+        nx = int(np.prod(self.x_shape, dtype=int))
+        xp = array_namespace(point.y)
+
+        def joined(a, b):
+            return xp.concat((xp.reshape(a, (-1,)), xp.astype(xp.reshape(b, (-1,)), a.dtype)))
+
+        z = joined(point.x_inner, point.y)
+        zts = tuple(joined(t, dy) for t, dy in zip(tangents, dys))
+        args = (Constant(w), *point.rest)
+        prep = self._prepared(
+            ("hvp", len(tangents)),
+            lambda: operators.prepare_hvp(self._weighted_joint, self.backend, z, zts, *args),
         )
+        products = operators.hvp(self._weighted_joint, self.backend, z, zts, *args, prep=prep)
+        y_shape, y_dtype = self.spec
+        hxs = tuple(xp.reshape(h[:nx], self.x_shape) for h in products)
+        hys = tuple(xp.astype(xp.reshape(h[nx:], y_shape), point.y.dtype) for h in products)
+        weights = self._solve_columns(point, hys, transpose=True)
+        pargs = (Constant(point.y), *point.rest)
+        pprep = self._prepared(
+            ("pullback", len(weights)),
+            lambda: operators.prepare_pullback(
+                self.conditions, self.backend, point.x_inner, weights, *pargs
+            ),
+        )
+        back = operators.pullback(
+            self.conditions, self.backend, point.x_inner, weights, *pargs, prep=pprep
+        )
+        return tuple(-hx + g for hx, g in zip(hxs, back))
+
+    def _weighted_joint(self, z, w, *rest):
+        """``w . c(x, y)`` with x and y the two parts of the flat ``z``: the scalar whose Hessian holds
+        the conditions' second derivatives the implicit function's second derivative needs."""
+        xp = array_namespace(z)
+        nx = int(np.prod(self.x_shape, dtype=int))
+        x = xp.astype(xp.reshape(z[:nx], self.x_shape), getattr(xp, self.x_dtype))
+        y = xp.astype(xp.reshape(z[nx:], self.spec[0]), getattr(xp, self.spec[1]))
+        return xp.sum(w * self.conditions(x, y, *rest))
 
 
 class _SolvedPoint:
