@@ -175,10 +175,16 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
             if not is_array(value) and not (trees and _is_tree_of_arrays(value)):
                 return non_array_output(f, value, has_aux)
     # a wrapper (SecondOrder, AutoSparse) runs f through the frameworks of its parts
-    tracing = [part for part in adapter.parts() if part.capabilities.framework is not None]
+    # and a backend computing in the namespace of x's family (traceable_families) through its framework
+    family = _family_of_x(x, adapter)
+    tracing = [
+        part
+        for part in adapter.parts()
+        if part.capabilities.framework is not None or family in part.capabilities.traceable_families
+    ]
     if not tracing:
         return None
-    frameworks = {part.capabilities.framework for part in tracing}
+    frameworks = {part.capabilities.framework or family for part in tracing}
     limit = framework_limit(error, adapter, frameworks, f)
     if limit is not None:
         return limit
@@ -192,6 +198,7 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
 
 def _copies(arguments):
     """Fresh arrays of the same families with the values of ``arguments``' array leaves."""
+
     def copy(leaf):
         if not is_array(leaf) or isinstance(leaf, (int, float, complex)):
             return leaf
@@ -199,6 +206,17 @@ def _copies(arguments):
         return family.from_numpy(np.array(family.to_numpy(leaf), copy=True), like=leaf)
 
     return optree_module().tree_map(copy, arguments, none_is_leaf=True)
+
+
+def _family_of_x(x, adapter):
+    """The family of x (an array or a pytree's first array leaf) where some part of ``adapter``
+    computes in the namespace of a family (``traceable_families``); else None, unread."""
+    if not any(part.capabilities.traceable_families for part in adapter.parts()):
+        return None
+    if is_array(x):
+        return family_of(x)
+    leaves = [leaf for leaf in optree_module().tree_leaves(x) if is_array(leaf)]
+    return family_of(leaves[0]) if leaves else None
 
 
 __all__ = ["check_output", "explain", "function_name", "non_array_output"]

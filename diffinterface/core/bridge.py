@@ -67,6 +67,16 @@ class FrameworkBridge:
         """``(shape, dtype name)`` of ``evaluate(x, contexts)`` without computing values, or None (evaluate)."""
         return None
 
+    def krylov(self, method, function, y_shape, rtol, atol, maxiter):
+        """The framework's own Krylov solver for ``function(y, *args)``'s Jacobian in y, or None (scipy's).
+
+        Returns ``solve(y, args, rhs, transpose) -> (solutions, residuals,
+        thresholds)`` (numpy; ``rhs`` flat ``(m, k)``), compiled once per shape,
+        for a framework that can run the whole Krylov loop itself; None where
+        the products cross into the framework from scipy's loop instead.
+        """
+        return None
+
 
 def inner_family(framework):
     """The array family an inner backend of ``framework`` (None: none traces) computes ``f`` on."""

@@ -50,6 +50,7 @@ class Capabilities(Frozen):
         "approximate",
         "needs_values",
         "float64_accuracy",
+        "traceable_families",
     )
 
     #: which primitives are native ("forward": pushforward, "reverse": pullback, or "both")
@@ -115,11 +116,23 @@ class Capabilities(Frozen):
     #: framework's transforms (``jax.jit``); else ``(what it does with x's values, the way
     #: around)``, for the error a traced x gets (core/prepare.py::require_values)
     needs_values: Optional[tuple[str, str]] = None
-
+    #: array families besides ``families`` on whose arrays, traced ones included, the adapter
+    #: computes with the family's own namespace, so that it runs inside that framework's transforms
+    #: (``jax.jit``) although it ``needs_values`` for the others: finite differences on JAX arrays
+    traceable_families: tuple[str, ...] = ()
     #: None when float64 results are as accurate as float64 arithmetic allows; else ``(relative
     #: accuracy, why)``: the framework computes some float64 functions less accurately (the
     #: conformance kit compares float64 results within that accuracy, testing/tolerances.py)
     float64_accuracy: Optional[tuple[float, str]] = None
+
+    @property
+    def all_families(self) -> tuple[str, ...]:
+        """Every array family an ``x`` may be of: ``families`` and ``traceable_families``.
+
+        >>> Capabilities(traceable_families=("jax",)).all_families
+        ('numpy', 'jax')
+        """
+        return self.families + tuple(f for f in self.traceable_families if f not in self.families)
 
     @classmethod
     def of_framework(cls, framework: str, traced_array_name: str, **facts) -> Capabilities:

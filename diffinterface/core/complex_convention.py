@@ -167,9 +167,10 @@ def complex_view(draft, setting):
     xview = ComplexView(x)
     xplan = None if is_array(x) else TreePlan(x, complex_leaves=True)
     family = family_of(x) if xplan is None else xplan.family
-    if family not in adapter.capabilities.families:
+    capabilities = adapter.capabilities
+    if family not in capabilities.families and family not in capabilities.traceable_families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.all_families)} "
             f"arrays; got {describe(x) if xplan is None else f'a tree of {family} arrays'}"
         )
     if op.seeds == "tangents":

@@ -217,9 +217,10 @@ def check_x(x, adapter, op):
         raise TypeError(f"x: expected a float or an array; got {describe(x)}")
     require_real_float(x, "x", _REAL_X_ADVICE)
     family = family_of(x)
-    if family not in adapter.capabilities.families:
+    capabilities = adapter.capabilities
+    if family not in capabilities.families and family not in capabilities.traceable_families:
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.all_families)} "
             f"arrays; got {describe(x)}"
         )
     if op.scalar_x and shape_of(x) != ():
@@ -258,13 +259,17 @@ def require_values(x, adapter):
     prepare (a sparsity detection, a timed selection) or to compute (finite
     differences' steps, taken on the host) declares why in
     ``Capabilities.needs_values``, with the way around, and such a call is
-    refused here, by name, before anything reaches numpy.
+    refused here, by name, before anything reaches numpy, unless it computes on that family's
+    traced values with the family's own namespace (``Capabilities.traceable_families``).
     """
     needs = [part for part in adapter.parts() if part.capabilities.needs_values is not None]
     if not needs:
         return
     family = traced_family(x)
     if family is None:
+        return
+    needs = [part for part in needs if family.name not in part.capabilities.traceable_families]
+    if not needs:
         return
     part = needs[0]
     what, way = part.capabilities.needs_values

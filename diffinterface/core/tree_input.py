@@ -25,9 +25,13 @@ from .transform import Step
 def x_tree(x, adapter, op):
     """The flattening plan of a pytree ``x``, checked against the adapter and the operator."""
     tree = TreePlan(x)
-    if tree.family not in adapter.capabilities.families:
+    capabilities = adapter.capabilities
+    if (
+        tree.family not in capabilities.families
+        and tree.family not in capabilities.traceable_families
+    ):
         raise TypeError(
-            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.families)} "
+            f"x: {type(adapter.backend).__name__} differentiates {' or '.join(adapter.capabilities.all_families)} "
             f"arrays; got a tree of {tree.family} arrays"
         )
     if op.scalar_x:

@@ -85,6 +85,9 @@ class Family:
     traced_by : str
         The transforms under which the family's arrays are traced values without concrete values
         (:meth:`has_values`), for error messages ("" for a family never traced so).
+    traced_value_errors : frozenset of str
+        Names of the framework's exceptions that refuse to read a traced value (numpy, ``float()``
+        or ``.item()`` on it): :meth:`is_traced_value_error`.
     limits : tuple of (str, str, str)
         What the framework cannot do although the array API allows it, each as ``(words in its
         error, what is not supported, the way around it)``: the boundary names the limit that a
@@ -105,6 +108,7 @@ class Family:
     sparse_type: str = "sparse matrices"
     scalar_results: bool = False
     traced_by: str = ""
+    traced_value_errors: frozenset = frozenset()
     limits: tuple[tuple[str, str, str], ...] = ()
 
     def __repr__(self):
@@ -125,6 +129,14 @@ class Family:
         ``jax.jit``, a batched tensor inside ``torch.func.vmap``); True for every array of a family
         that never traces so (this default)."""
         return True
+
+    def is_traced_value_error(self, error) -> bool:
+        """True when ``error`` is the framework refusing to read the values of one of its traced
+        arrays (numpy called on a JAX tracer inside ``jax.jit``)."""
+        kind = type(error)
+        return (
+            kind.__module__.startswith(self.modules) and kind.__name__ in self.traced_value_errors
+        )
 
     # -- building and converting ---------------------------------------------------------------
 
@@ -239,6 +251,22 @@ class Family:
     def flat_take(self, a, indices):
         """The entries of ``a``, flattened, at ``indices`` (an :meth:`index_array`)."""
         return a.reshape(-1)[indices]
+
+    def mapped(self, fn):
+        """``fn`` (one array of this family to an array) mapped over the first axis of a stack of such
+        arrays, its results stacked: vectorized where the framework vectorizes (``jax.vmap``), so
+        that it traces as one computation; this default calls ``fn`` once per array."""
+
+        def each(stacked):
+            return self.stack([fn(a) for a in stacked])
+
+        return each
+
+    def keeping_dtype(self, fn, like):
+        """``fn`` (arrays of this family in and out) run where ``like``'s dtype survives its operations
+        (JAX without x64 narrows float64 to float32: there, x64 on for the call, this thread only);
+        ``fn`` itself for a family that never narrows (this default)."""
+        return fn
 
     def compiled(self, fn, like):
         """``fn`` (arrays of this family in and out) compiled where the family compiles; ``fn`` itself otherwise."""

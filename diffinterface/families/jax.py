@@ -77,6 +77,14 @@ class JaxFamily(Family):
     sparse_modules = ("jax.experimental.sparse",)
     sparse_type = "JAX sparse matrices (BCOO)"
     traced_by = "jax.jit, jax.vmap or jax.grad"
+    traced_value_errors = frozenset(
+        (
+            "TracerArrayConversionError",
+            "ConcretizationTypeError",
+            "TracerBoolConversionError",
+            "TracerIntegerConversionError",
+        )
+    )
     limits = (
         (
             "the total number of repeats must be static",
@@ -176,6 +184,18 @@ class JaxFamily(Family):
 
         # JAX indexes with int32 unless x64 is on
         return jax.device_put(np.asarray(indices, dtype=np.int32), _device_of(like))
+
+    def mapped(self, fn):
+        import jax
+
+        return jax.vmap(fn)
+
+    def keeping_dtype(self, fn, like):
+        import jax
+
+        return x64_call(
+            fn, str(like.dtype) in ("float64", "complex128") and not jax.enable_x64.get_global()
+        )
 
     def compiled(self, fn, like):
         import jax

@@ -62,6 +62,15 @@ def _first_derivative(problem, outer, inner, operator, batched=False):
         impl = inner_problem.impl(operator)
         return getattr(impl, "value_and_" + operator), getattr(impl, operator)
     pair = _describe_pair(outer, inner)
+    # an inner computing in the namespace of x's family (traceable_families) hands the outer of that
+    # family's framework a function it traces, as an inner of its own framework does, where it can
+    if (
+        problem.family == outer.capabilities.framework
+        and problem.family in inner.capabilities.traceable_families
+    ):
+        traced = inner.differentiable_first_derivative(operator, inner_problem)
+        if traced is not None:
+            return traced, None
     if inner.capabilities.framework != outer.capabilities.framework:
         # The outer traces its own framework only: a wrapper that can bridge frameworks
         # (SecondOrder, through DifferentiateWith's rules) hands the inner's first derivative over

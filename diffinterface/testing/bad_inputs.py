@@ -337,9 +337,16 @@ def bad_input_cases(backends, *, zero=()):
     >>> cases[0].check().status
     'passed'
     """
+    return _cases_of(backends, bad_inputs(), zero, "bad_input")
+
+
+def _cases_of(backends, probes, zero, kind):
+    """A :class:`BadInputCase` of ``kind`` per backend (a selector or a dict id -> selector) and probe."""
     if not isinstance(backends, dict):
         backends = {type(backends).__name__: backends}
-    return [BadInputCase(k, b, bad, k in zero) for k, b in backends.items() for bad in bad_inputs()]
+    return [
+        BadInputCase(k, b, probe, k in zero, kind) for k, b in backends.items() for probe in probes
+    ]
 
 
 def nested_cases(backends, *, zero=()):
@@ -377,10 +384,4 @@ def nested_cases(backends, *, zero=()):
     """
     from .regressions import nesting_probes
 
-    if not isinstance(backends, dict):
-        backends = {type(backends).__name__: backends}
-    return [
-        BadInputCase(k, b, probe, k in zero, kind="nested")
-        for k, b in backends.items()
-        for probe in nesting_probes()
-    ]
+    return _cases_of(backends, nesting_probes(), zero, "nested")

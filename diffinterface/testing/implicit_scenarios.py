@@ -24,7 +24,10 @@ problem, a case:
 - as the **outer backend** of a function whose conditions are differentiated
   by ``AutoFiniteDiff()`` (another framework's rules), checks the jacobian;
 - where the backend traces (its capabilities name a framework), checks the
-  gradient of a loss of the function, through the outer's own differentiation.
+  gradient of a loss of the function, through the outer's own differentiation,
+  and, where the problem has one in closed form (``polynomial_root``:
+  ``y'' = -6 y / (3 y^2 + 1)^3``), the Hessian of ``sum(y)``: a second
+  derivative through the implicit rule.
 
     >>> import diffinterface as di
     >>> from diffinterface.testing.implicit_scenarios import implicit_cases
@@ -37,7 +40,7 @@ problem, a case:
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -142,6 +145,7 @@ class ImplicitProblem:
     point: Callable  # () -> (x, y, dy/dx as y.size x x.size)
     contexts: tuple = ()
     iterative: str = "gmres"
+    hessian_of_sum: Optional[Callable] = None  # (x, y) -> the Hessian of sum(y) in x, where known
 
 
 def implicit_problems():
@@ -166,7 +170,15 @@ def implicit_problems():
             "cg",
         ),
         ImplicitProblem("fixed_point", _fixed_point_solve, _fixed_point_conditions, _fixed_point),
-        ImplicitProblem("polynomial_root", _root_solve, _root_conditions, _root, (), "bicgstab"),
+        ImplicitProblem(
+            "polynomial_root",
+            _root_solve,
+            _root_conditions,
+            _root,
+            (),
+            "bicgstab",
+            lambda x, y: np.diag(-6 * y / (3 * y**2 + 1) ** 3),
+        ),
     )
 
 
@@ -215,6 +227,8 @@ class ImplicitCase(ProbeCase):
         )
         if get_adapter(backend).capabilities.framework is not None:
             self._loss_gradient(di, backend, found)
+            if problem.hessian_of_sum is not None:
+                self._hessian_of_sum(di, backend, found)
 
     def _compare(self, di, impl, outer, conditions_backend, label, found):
         problem = self.problem
@@ -256,6 +270,26 @@ class ImplicitCase(ProbeCase):
         if not np.allclose(got, wanted, rtol=rtol, atol=atol):
             found.append(
                 f"the gradient of a loss of the function differs from J^T y by "
+                f"{np.max(np.abs(got - wanted)):.3g}"
+            )
+
+    def _hessian_of_sum(self, di, backend, found):
+        """The Hessian of ``sum(y)``, the backend as the conditions' and the outer: a second derivative
+        through the implicit rule (the derivative of its pullback)."""
+        problem = self.problem
+        x, y, _ = problem.point()
+        impl = di.ImplicitFunction(problem.solver, problem.conditions, backend)
+
+        def total(x, *ctx):
+            out = impl(x, *ctx)
+            return array_namespace(out).sum(out)
+
+        got = as_numpy(di.hessian(total, backend, x, *problem.contexts))
+        wanted = problem.hessian_of_sum(x, y)
+        rtol, atol = default_tolerances(backend, "float64")
+        if not np.allclose(got, wanted, rtol=rtol, atol=atol):
+            found.append(
+                f"the Hessian of sum(y) differs from the closed form by "
                 f"{np.max(np.abs(got - wanted)):.3g}"
             )
 

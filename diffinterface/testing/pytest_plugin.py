@@ -55,6 +55,7 @@ from typing import Callable
 
 import pytest
 
+from ..core import get_adapter
 from ..selectors import AbstractBackend
 from .backends import BACKENDS, SECONDARY_BACKENDS, ZERO_BACKENDS
 from .aux_scenarios import aux_cases
@@ -136,9 +137,18 @@ def selected_matrix(config):
     return text
 
 
-def matrix_marks(backend_id, group=None):
-    """The marks of a case of ``backend_id`` in ``group`` (a test name): ``di_secondary`` where the
-    quick matrix leaves it out (a secondary configuration, outside :data:`EVERY_CONFIGURATION`).
+#: the mark of a case the quick matrix leaves out (``--di-matrix=rest`` runs only these)
+SECONDARY = getattr(pytest.mark, _SECONDARY)
+
+
+def matrix_marks(backend_id, group=None, in_own_family=True):
+    """The marks of a case of ``backend_id`` in ``group`` (a test name): ``[SECONDARY]`` where the
+    quick matrix leaves it out, else ``[]``.
+
+    The quick matrix runs a secondary configuration (a mode, ``jit=False``, another
+    step method) only in the groups of :data:`EVERY_CONFIGURATION`, and there only
+    with x in the backend's own family (``in_own_family``): every operator on every
+    configuration, once.
 
     >>> matrix_marks("jax"), matrix_marks("jax", "test_workers")
     ([], [])
@@ -146,10 +156,19 @@ def matrix_marks(backend_id, group=None):
     ['di_secondary']
     >>> matrix_marks("torch-forward", "test_first_order")
     []
+    >>> [mark.name for mark in matrix_marks("torch-forward", "test_first_order", in_own_family=False)]
+    ['di_secondary']
     """
-    if backend_id in SECONDARY_BACKENDS and group not in EVERY_CONFIGURATION:
-        return [getattr(pytest.mark, _SECONDARY)]
+    if backend_id in SECONDARY_BACKENDS and (group not in EVERY_CONFIGURATION or not in_own_family):
+        return [SECONDARY]
     return []
+
+
+def _in_own_family(case):
+    """Whether a case's x is in the family its backend computes in (numpy for one without a framework)."""
+    capabilities = get_adapter(case.backend).capabilities
+    own = capabilities.framework if capabilities.framework in capabilities.families else "numpy"
+    return case.family == own
 
 
 def pytest_collection_modifyitems(config, items):
@@ -256,7 +275,10 @@ def _over_scenarios(scenarios):
         )
         return [
             pytest.param(
-                case, id=case.id, marks=_skip_marks(case) + matrix_marks(case.backend_id, test)
+                case,
+                id=case.id,
+                marks=_skip_marks(case)
+                + matrix_marks(case.backend_id, test, in_own_family=_in_own_family(case)),
             )
             for case in cases
         ]

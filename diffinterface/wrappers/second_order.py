@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import OPERATORS, Impl, get_adapter
+from ..errors import UnsupportedError
 from ..families import FAMILIES, NUMBERS, as_numpy
 from .delegating import DelegatingAdapter
 from .differentiate_with import bridged_first_derivative
@@ -71,11 +72,17 @@ class SecondOrderAdapter(DelegatingAdapter):
             # an outer that only evaluates (finite differences) works on numpy arrays: an x of
             # another family the inner takes goes through numpy (_through_numpy)
             families = inner.families
+        # a family both compute in, one of them in its namespace (traceable_families: finite
+        # differences on JAX arrays), the other natively or in its namespace too
+        traceable = tuple(
+            f for f in outer.all_families if f in inner.all_families and f not in families
+        )
         self.capabilities = self.capabilities.replace(
             # f runs wherever either backend evaluates it: at complex points if either takes complex
             # steps
             writes_cache=outer.writes_cache and inner.writes_cache,
             families=families,
+            traceable_families=traceable,
             approximate=outer.approximate or inner.approximate,
             float64_accuracy=outer.float64_accuracy or inner.float64_accuracy,
         )
@@ -119,8 +126,16 @@ class SecondOrderAdapter(DelegatingAdapter):
         only; other pairs are composed as asked (None: the second-order fallback)."""
         if OPERATORS[operator].order != 2:
             return super().prepare(operator, problem)
+        if self.outer.capabilities.complex_step and self.inner.capabilities.framework is not None:
+            raise UnsupportedError(
+                f"backend: {self.backend!r}: the outer's complex step evaluates the inner's "
+                f"{operator} at complex points x + i·h·t, and {type(self.inner.backend).__name__} "
+                "differentiates at real points only (its framework's gradient takes real outputs). "
+                "Use AutoFiniteDiff(method='central') as the outer backend"
+            )
         if self.backend.outer != self.backend.inner:
-            if problem.family in self.outer.capabilities.families:
+            outer = self.outer.capabilities
+            if problem.family in outer.families or problem.family in outer.traceable_families:
                 return None
             return self.through_numpy(operator, problem)
         return self.inner.prepare(operator, self.delegated(problem))

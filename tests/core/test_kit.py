@@ -499,6 +499,53 @@ def test_expected_values_agree_with_central_differences_of_the_function_itself()
             )
 
 
+def _second_differences(f, x, h=1e-4):
+    """f's second derivatives at x (float64), ``y.shape + x.shape + x.shape``, by central second differences."""
+    n = x.size
+    step = np.eye(n).reshape((n, *x.shape)) * h
+
+    def entry(i, j):
+        corners = (
+            f(x + step[i] + step[j]),
+            -f(x + step[i] - step[j]),
+            -f(x - step[i] + step[j]),
+            f(x - step[i] - step[j]),
+        )
+        return sum(corners) / (4 * h**2)
+
+    rows = [np.stack([entry(i, j) for j in range(n)], axis=-1) for i in range(n)]
+    return np.stack(rows, axis=-2).reshape(np.shape(f(x)) + x.shape + x.shape)
+
+
+def test_second_order_expected_values_agree_with_second_differences_of_the_function_itself():
+    # An independent check of the hand-written second derivatives: numpy second differences on f in
+    # float64, whose error (truncation of order h**2, rounding of order eps |f| / h**2) is near 1e-8.
+    scenarios = second_order_scenarios()
+    for s in scenarios:
+        assert s.y is None, f"{s.name}: a two-argument second-order scenario needs its own check"
+        ctx = [
+            np.asarray(c.value, np.float64) if c.kind == "Cache" else c.value for c in s.contexts
+        ]
+        f = lambda x: np.asarray(s.f(x, *ctx), dtype=np.float64)  # noqa: E731
+        x = np.asarray(s.x, dtype=np.float64)
+        hessian = _second_differences(f, x)
+        if s.operator == "hvp":
+            flat = hessian.reshape(x.size, x.size)
+            for t, result in zip(s.tangents, s.second):
+                np.testing.assert_allclose(
+                    np.reshape(result, -1),
+                    flat @ np.reshape(t, -1),
+                    rtol=1e-5,
+                    atol=1e-6,
+                    err_msg=s.name,
+                )
+        else:
+            np.testing.assert_allclose(
+                np.reshape(s.second, hessian.shape), hessian, rtol=1e-5, atol=1e-6, err_msg=s.name
+            )
+    assert {s.operator for s in scenarios} == {"second_derivative", "hvp", "hessian"}
+
+
 def test_scenario_validates_its_arguments():
     with pytest.raises(ValueError, match="operator: expected one of"):
         Scenario("curl", np.sin, np.ones(2), first=np.ones(2))

@@ -288,10 +288,45 @@ def test_not_callable_and_not_a_backend():
         di.ImplicitFunction(ridge_solver, ridge_conditions, "jax")
 
 
-def test_second_derivatives_are_refused_by_name():
-    impl = di.ImplicitFunction(np.sqrt, lambda x, y: y * y - x, di.AutoAutograd())
-    with pytest.raises(di.UnsupportedError, match="second derivatives of an implicit function"):
-        di.second_derivative(lambda x: impl(x), di.AutoTorch(), 4.0)
+@pytest.mark.parametrize("conditions_backend", [di.AutoAutograd(), di.AutoJAX(), di.AutoTorch()])
+def test_second_derivatives_through_the_implicit_rule(conditions_backend):
+    """b''(lam) = 2 M^-2 b, M = X^T X + lam I: the conditions' mixed second derivative (lam b) counts."""
+    impl = di.ImplicitFunction(ridge_solver, ridge_conditions, conditions_backend)
+    M = X.T @ X + LAM * np.eye(3)
+    wanted = 2 * np.linalg.solve(M, np.linalg.solve(M, ridge_solver(LAM)))
+    for outer in (di.AutoJAX(), di.AutoTorch()):
+        got = di.second_derivative(lambda s: impl(s), outer, np.float64(LAM))
+        np.testing.assert_allclose(got, wanted, rtol=1e-8)
+
+    # a fixed point whose conditions couple x and y nonlinearly: the Hessian of sum(y) against
+    # differences of its exact gradient
+    W = 0.3 * RNG.normal(size=(4, 4))
+
+    def solve(x):
+        y = np.zeros(4)
+        for _ in range(200):
+            y = np.tanh(W @ y + np.asarray(x))
+        return y
+
+    def conditions(x, y):
+        xp = di.array_namespace(y)
+        return y - xp.tanh(xp.matmul(xp.asarray(W, dtype=y.dtype), y) + x)
+
+    fixed = di.ImplicitFunction(solve, conditions, conditions_backend)
+    x0 = RNG.normal(size=4)
+
+    def gradient(x):
+        y = solve(x)
+        slope = 1 - np.tanh(W @ y + x) ** 2
+        return slope * np.linalg.solve((np.eye(4) - slope[:, None] * W).T, np.ones(4))
+
+    step = 1e-6
+    differences = np.stack(
+        [(gradient(x0 + step * e) - gradient(x0 - step * e)) / (2 * step) for e in np.eye(4)]
+    )
+    hessian = di.hessian(lambda x: fixed(x).sum(), di.AutoJAX(), x0)
+    np.testing.assert_allclose(hessian, differences, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-10, atol=1e-12)
 
 
 def test_sparse_conditions_backend_factorises_sparsely(monkeypatch):
@@ -345,3 +380,80 @@ def test_jax_vmap_after_one_call_and_its_refusal_before():
             batched(xs)
         impl(np.array([1.0, 1.0]))
         np.testing.assert_allclose(batched(xs), 0.5 / np.sqrt(np.asarray(xs)))
+
+
+@pytest.mark.parametrize("method", ["gmres", "cg", "bicgstab"])
+def test_jax_conditions_run_the_whole_krylov_loop_in_jax(method, monkeypatch):
+    jax = pytest.importorskip("jax")
+    from diffinterface.wrappers.implicit import linear_solvers
+
+    def never(*args, **kwargs):
+        raise AssertionError("scipy's Krylov loop ran: each product would cross into JAX")
+
+    # a framework with Krylov solvers of its own declares them: scipy's are not called
+    monkeypatch.setattr(linear_solvers, "ITERATIVE", {m: never for m in linear_solvers.ITERATIVE})
+    impl = di.ImplicitFunction(
+        ridge_solver, ridge_conditions, di.AutoJAX(), linear_solver=method, rtol=1e-12
+    )
+    with jax.enable_x64(True):
+        lam = jax.numpy.float64(LAM)
+        grad = jax.jit(jax.grad(lambda s: jax.numpy.sum(impl(s) ** 2) / 2))
+        impl(lam)
+        np.testing.assert_allclose(float(grad(lam)), loss_gradient(), rtol=1e-8)
+        np.testing.assert_allclose(float(grad(lam + 0.25)), loss_gradient(LAM + 0.25), rtol=1e-8)
+    np.testing.assert_allclose(
+        di.jacobian(impl, di.AutoTorch(), np.float64(LAM)), exact_derivative(), rtol=1e-8
+    )
+
+
+def test_jax_krylov_not_converged_raises_linear_solve_error_eagerly():
+    jax = pytest.importorskip("jax")
+    n = 30
+    A = np.diag(np.logspace(0, 6, n))
+    impl = di.ImplicitFunction(
+        lambda x: np.asarray(x) / np.diag(A),
+        lambda x, y: di.array_namespace(y).asarray(A) @ y - x,
+        di.AutoJAX(),
+        linear_solver="cg",
+        maxiter=2,
+    )
+    with jax.enable_x64(True):
+        # eagerly, the rules' own exception reaches the caller, not JAX's callback error
+        with pytest.raises(di.LinearSolveError, match=r"cg did not converge.*relative residual \d"):
+            jax.grad(lambda x: jax.numpy.sum(impl(x)))(jax.numpy.ones(n))
+    with pytest.raises(di.LinearSolveError, match=r"cg did not converge.*relative residual \d"):
+        di.pullback(impl, di.AutoTorch(), np.ones(n), (np.ones(n),))
+
+
+def test_output_like_lets_jit_and_vmap_trace_on_the_first_call():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def make(**kwargs):
+        return di.ImplicitFunction(
+            lambda x: np.sqrt(np.asarray(x)), lambda x, y: y * y - x, di.AutoJAX(), **kwargs
+        )
+
+    with jax.enable_x64(True):
+        xs = jnp.array([[4.0, 9.0], [1.0, 16.0]])
+        for like in (np.zeros(2), jax.ShapeDtypeStruct((2,), jnp.float64)):
+            impl = make(output_like=like)
+            grad = jax.jit(jax.grad(lambda x, impl=impl: jnp.sum(impl(x))))
+            np.testing.assert_allclose(grad(xs[0]), 0.5 / np.sqrt(np.asarray(xs[0])))
+            batched = jax.vmap(jax.grad(lambda x, impl=make(output_like=like): jnp.sum(impl(x))))
+            np.testing.assert_allclose(batched(xs), 0.5 / np.sqrt(np.asarray(xs)))
+        tree = di.ImplicitFunction(
+            lambda x: {"r": np.sqrt(np.asarray(x))},
+            lambda x, y: {"r": y["r"] * y["r"] - x},
+            di.AutoJAX(),
+            output_like={"r": np.zeros(2)},
+        )
+        np.testing.assert_allclose(jax.jit(tree)(xs[0])["r"], np.sqrt(np.asarray(xs[0])))
+        # without it, the refusal names the keyword
+        with pytest.raises(di.UnsupportedError, match="output_like="):
+            jax.jit(make())(xs[0])
+        # a wrong description is caught against the solver's y at the first point
+        with pytest.raises(ValueError, match="output_like: described y as"):
+            make(output_like=np.zeros(3))(np.array([4.0, 9.0]))
+    with pytest.raises(TypeError, match="output_like: expected an array"):
+        make(output_like={"r": 2})

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...contexts import Cache
 from ...errors import MissingBackendError
+from ...families import FAMILIES
 from ...core.batching import record
 from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from .batched import batched_pushforward
@@ -14,6 +16,39 @@ from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precisi
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
 from .through_workers import prepare_through_workers
+from .traceable import prepare_traceable
+
+#: the way around a traced x of a family the differences are not traced in
+_AROUND = (
+    "differentiate with its framework's own backend (AutoJAX(), AutoTorch(), AutoTensorFlow()); or "
+    "wrap f as g = di.DifferentiateWith(f, backend) and differentiate g with that backend (the "
+    "transform then calls the finite differences on concrete values); or call it outside the "
+    "transform"
+)
+#: what f receives on JAX arrays, for the error of a numpy-only f there
+_TRACED_POINTS = (
+    "JAX tracer (on JAX arrays, inside jax.jit or not, AutoFiniteDiff evaluates f at its points under "
+    "jax.vmap; a numpy-only f takes a numpy x, outside the transform)"
+)
+#: why a traced x of another family than JAX's is refused (JAX's is differenced in jax.numpy)
+_NEEDS_VALUES = (
+    "takes its steps on the host, on x's values (on JAX arrays it computes in jax.numpy)",
+    "Inside the transform, " + _AROUND,
+)
+
+
+def _host_only(backend):
+    """``needs_values`` of a selector whose points are picked on the host whatever x's family."""
+    why = (
+        "method='adaptive' picks its points from f's values"
+        if backend.method == "adaptive"
+        else "workers= evaluate f on concrete points"
+    )
+    return (
+        f"takes its steps on the host, on x's values ({why})",
+        "Inside jax.jit, use AutoFiniteDiff(method='central'), 'forward' or 'complex' without "
+        "workers, which compute on JAX's traced values; or " + _AROUND,
+    )
 
 
 class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondOrder, Adapter):
@@ -24,13 +59,6 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         # sweeps evaluate f for one seed after the other
         bounds_sweeps=True,
         approximate=True,
-        needs_values=(
-            "takes its steps on the host, on x's values",
-            "Inside the transform, differentiate with its framework's own backend (AutoJAX(), "
-            "AutoTorch(), AutoTensorFlow()); or wrap f as g = di.DifferentiateWith(f, backend) "
-            "and differentiate g with that backend (the transform then calls "
-            "the finite differences on concrete values); or call it outside the transform",
-        ),
     )
 
     def __init__(self, backend):
@@ -47,7 +75,12 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                     name="scipy",
                 ) from error
         self.workers = getattr(backend, "workers", None)
+        # the host picks adaptive points, and workers get host points: on the host only
+        traceable = self.method != "adaptive" and self.workers is None
         self.capabilities = type(self).capabilities.replace(
+            traceable_families=("jax",) if traceable else (),
+            traced_array_name=_TRACED_POINTS,
+            needs_values=_NEEDS_VALUES if traceable else _host_only(backend),
             writes_cache=not complex_step,
             complex_x_refusal=COMPLEX_STEP_REAL_X_ONLY if complex_step else None,
             complex_step=complex_step,
@@ -56,8 +89,11 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         )
 
     def prepare(self, operator, problem):
-        """The operator's own preparation, its evaluations of f routed through the selector's workers
-        where it has them (:mod:`.through_workers`)."""
+        """The operator's own preparation: in x's namespace for the families it traces in
+        (:mod:`.traceable`), else on the host, its evaluations of f routed through the selector's
+        workers where it has them (:mod:`.through_workers`)."""
+        if problem.family in self.capabilities.traceable_families:
+            return prepare_traceable(self, operator, problem)
         if self.workers is None or operator not in self.preparations:
             return super().prepare(operator, problem)
         return prepare_through_workers(
@@ -66,12 +102,39 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             problem,
         )
 
+    def is_traced_array_error(self, error):
+        """On the arrays of a family it computes in, f runs on that framework's traced points: the
+        framework refusing to read their values (numpy called on them)."""
+        return any(
+            FAMILIES[name].is_traced_value_error(error)
+            for name in self.capabilities.traceable_families
+        )
+
+    def differentiable_value_and_gradient(self, problem):
+        """On the arrays of a family it computes in, the differences in its namespace, which that
+        framework differentiates again (``SecondOrder(AutoJAX(), AutoFiniteDiff())``)."""
+        return self._differentiable("gradient", problem)
+
+    def differentiable_value_and_derivative(self, problem):
+        return self._differentiable("derivative", problem)
+
+    def _differentiable(self, operator, problem):
+        # a Cache f writes into cannot hold traced points: the caller bridges the host differences
+        if problem.family not in self.capabilities.traceable_families or any(
+            isinstance(c, Cache) for c in problem.contexts
+        ):
+            return None
+        return getattr(prepare_traceable(self, operator, problem), "value_and_" + operator)
+
     def output_spec(self, problem):
         if not self.capabilities.writes_cache:
             refuse_caches(problem, self.backend)
         if problem.y is not None:
             return Spec.of(problem.y)
-        spec = Spec.of(problem.f(problem.x, *problem.ctx))
+        f = problem.f
+        if problem.family in self.capabilities.traceable_families:  # as its differences run f
+            f = FAMILIES[problem.family].keeping_dtype(f, problem.x)
+        spec = Spec.of(f(problem.x, *problem.ctx))
         if problem.tree is None:
             require_x_precision(problem, spec, self.backend)
         return spec

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import Impl
+from .steps import traceable_step_rule
 
 
 def batched_pushforward(adapter, problem):
@@ -51,48 +52,6 @@ def batched_pushforward(adapter, problem):
         return value_and_pushforward(x, tangents, *ctx)[1]
 
     return Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
-
-
-def traceable_step_rule(rel, absolute, dtype):
-    """``steps(xp, x, tangents)``: the step of :meth:`FiniteDiffSteps._step_rule` along each tangent, in ``xp``.
-
-    ``tangents`` is stacked along a first axis; the result holds one step per
-    tangent, ``max(rel * max|x_i|, abs) / max|t_i|`` over the support of ``t``
-    (``abs`` when ``t`` is zero), with ``rel`` and ``abs`` scalars, or arrays of
-    one value per entry (a tree's leaves of several dtypes). Written with
-    array-namespace functions only, without host conversions and whatever the
-    number of tangents, so that a framework traces it once; the steps have x's
-    dtype. ``max_i(rel * |x_i|)`` is ``rel * max_i |x_i|`` exactly (rounding is
-    monotonic), so scalar steps equal the host rule's to the last bit.
-
-    >>> import numpy as np
-    >>> steps = traceable_step_rule(1e-5, 1e-5, np.dtype("float64"))
-    >>> steps(np, np.array([2.0, -4.0]), np.array([[0.0, 2.0], [0.0, 0.0]])).tolist()  # max(1e-5 * 4, 1e-5) / 2
-    [2e-05, 1e-05]
-    """
-    per_entry = not np.isscalar(rel)
-    if per_entry:
-        rel, absolute = np.asarray(rel, dtype), np.asarray(absolute, dtype)
-        resting = float(np.max(absolute))
-    else:
-        resting = absolute
-
-    def steps(xp, x, tangents):
-        t_abs = xp.abs(tangents)
-        support = t_abs != 0
-        # the maxima in one reduction (each costs a compiled kernel): |t|, rel |x| and abs over t's
-        # support
-        candidates = [t_abs, xp.where(support, rel * xp.abs(x), 0)]
-        if per_entry:
-            candidates.append(xp.where(support, absolute, 0))
-        stacked = xp.stack([xp.reshape(c, (c.shape[0], -1)) for c in candidates])
-        maxima = xp.max(stacked, axis=2)
-        t_max, scale = maxima[0], maxima[1]
-        floor = maxima[2] if per_entry else absolute
-        moving = xp.maximum(scale, floor) / xp.where(t_max != 0, t_max, 1)
-        return xp.where(t_max != 0, moving, resting)
-
-    return steps
 
 
 def _per_tangent(xp, steps, tangents):

@@ -62,7 +62,7 @@ class FiniteDiffSteps:
     def _entry_rel_abs(self, problem):
         """(rel, abs) for x's entries: scalars, or arrays when a tree's leaves of several dtypes share x."""
         if problem.leaf_dtypes is None:
-            return self._rel_abs(np.asarray(problem.x).dtype)
+            return self._rel_abs(np.dtype(problem.x_dtype))
         rel, absolute = np.empty(problem.x_size), np.empty(problem.x_size)
         for entries, leaf_dtype in problem.leaf_dtypes:
             rel[entries], absolute[entries] = self._rel_abs(np.dtype(leaf_dtype))
@@ -104,3 +104,82 @@ class FiniteDiffSteps:
             rel = default_rel_step(self.method, dtype)
         absolute = self.backend.abs_step if self.backend.abs_step is not None else rel
         return rel, absolute
+
+
+def traceable_step_rule(rel, absolute, dtype):
+    """``steps(xp, x, tangents)``: the step of :meth:`FiniteDiffSteps._step_rule` along each tangent, in ``xp``.
+
+    ``tangents`` is stacked along a first axis; the result holds one step per
+    tangent, ``max(rel * max|x_i|, abs) / max|t_i|`` over the support of ``t``
+    (``abs`` when ``t`` is zero), with ``rel`` and ``abs`` scalars, or arrays of
+    one value per entry (a tree's leaves of several dtypes). Written with
+    array-namespace functions only, without host conversions and whatever the
+    number of tangents, so that a framework traces it once; the steps have x's
+    dtype. ``max_i(rel * |x_i|)`` is ``rel * max_i |x_i|`` exactly (rounding is
+    monotonic), so scalar steps equal the host rule's to the last bit.
+
+    >>> import numpy as np
+    >>> steps = traceable_step_rule(1e-5, 1e-5, np.dtype("float64"))
+    >>> steps(np, np.array([2.0, -4.0]), np.array([[0.0, 2.0], [0.0, 0.0]])).tolist()  # max(1e-5 * 4, 1e-5) / 2
+    [2e-05, 1e-05]
+    """
+    per_entry = not np.isscalar(rel)
+    if per_entry:
+        rel, absolute = np.asarray(rel, dtype), np.asarray(absolute, dtype)
+        resting = float(np.max(absolute))
+    else:
+        resting = absolute
+
+    def steps(xp, x, tangents):
+        t_abs = xp.abs(tangents)
+        support = t_abs != 0
+        # the maxima in one reduction (each costs a compiled kernel): |t|, rel |x| and abs over t's
+        # support
+        candidates = [t_abs, xp.where(support, rel * xp.abs(x), 0)]
+        if per_entry:
+            candidates.append(xp.where(support, absolute, 0))
+        stacked = xp.stack([xp.reshape(c, (c.shape[0], -1)) for c in candidates])
+        maxima = xp.max(stacked, axis=2)
+        t_max, scale = maxima[0], maxima[1]
+        floor = maxima[2] if per_entry else absolute
+        moving = xp.maximum(scale, floor) / xp.where(t_max != 0, t_max, 1)
+        return xp.where(t_max != 0, moving, resting)
+
+    return steps
+
+
+def traceable_coordinate_steps(rel, absolute, dtype, leaf_dtypes=None):
+    """``steps_at(xp, flat) -> h``: :meth:`FiniteDiffSteps._coordinate_steps` in the namespace ``xp``.
+
+    One step per entry, ``max(rel * |x_i|, abs)`` in ``dtype`` (the host rule's scalar step is the
+    same value when every ``rel * |x_i|`` is under ``abs``), made exact in each leaf's dtype for a
+    tree whose leaves have several (``leaf_dtypes``); no host conversion, so a framework traces it.
+
+    >>> import numpy as np
+    >>> steps_at = traceable_coordinate_steps(1e-5, 1e-5, np.dtype("float64"))
+    >>> steps_at(np, np.array([0.5, -4.0])).tolist()
+    [1e-05, 4e-05]
+    """
+    if not np.isscalar(rel):
+        rel, absolute = np.asarray(rel, dtype), np.asarray(absolute, dtype)
+
+    def steps_at(xp, flat):
+        steps = xp.astype(xp.maximum(rel * xp.abs(flat), absolute), dtype)
+        if leaf_dtypes is None:
+            return steps
+        return exact_in_leaves(xp, flat, steps, leaf_dtypes, dtype)
+
+    return steps_at
+
+
+def exact_in_leaves(xp, flat, steps, leaf_dtypes, dtype):
+    """``steps`` with those of each narrower leaf's entries replaced by the step by which ``x + h``,
+    cast back to the leaf's dtype, moves it (``leaf_dtypes``: ``(slice, dtype)`` of each leaf)."""
+    parts = []
+    for entries, leaf_dtype in leaf_dtypes:
+        part = steps[entries]
+        if leaf_dtype != np.dtype(dtype).name:
+            moved = xp.astype(xp.astype(flat[entries] + part, leaf_dtype), dtype)
+            part = moved - flat[entries]
+        parts.append(part)
+    return xp.concat(parts)

@@ -88,6 +88,9 @@ def _spec_without_values(bridge, x, contexts):
         x, contexts
     ):  # met before outside jit (a numpy or JAX call built its rules)
         return bridge.rules(x, contexts).spec
+    declared = bridge.declared_spec(x, contexts)
+    if declared is not None:
+        return declared
     f = getattr(bridge, "f", None)
     if f is None:
         return _values_needed(
@@ -123,4 +126,5 @@ def _values_needed(bridge, x, error):
         f"neither JAX nor the inner framework can learn it without values: {type(error).__name__}: {error}). "
         "Call it once outside jax.jit with an array of this shape and dtype (numpy or JAX), or "
         "differentiate with jax.grad without jit: later jit traces use what it learned"
+        + bridge.values_hint
     ) from error

@@ -63,11 +63,38 @@ def _out_aval(args, rule, nlevels):
 
 def _impl(*args, rule, nlevels):
     aval = _out_aval(args, rule, nlevels)
-    return jax.pure_callback(
+    return _eager_callback(
         lambda *a: rule.host(*a, nlevels=nlevels),
         jax.ShapeDtypeStruct(aval.shape, aval.dtype),
         *args,
     )
+
+
+def _eager_callback(host, structs, *args):
+    """``jax.pure_callback(host, structs, *args)`` run eagerly, the host's own exception raised as it is.
+
+    JAX reports an exception raised in a callback as a ``JaxRuntimeError``
+    whose message holds the original traceback as text; eagerly (``jax.grad``,
+    ``jax.jvp`` without jit) the original exception (a ``LinearSolveError``, a
+    ``ValueError`` naming an argument) is re-raised instead. Under ``jax.jit``
+    the callback runs inside the compiled program, where only JAX's error
+    reaches the caller.
+    """
+    raised: list = []
+
+    def recording(*a):
+        try:
+            return host(*a)
+        except Exception as error:
+            raised.append(error)
+            raise
+
+    try:
+        return jax.pure_callback(recording, structs, *args)
+    except jax.errors.JaxRuntimeError:
+        if raised:
+            raise raised[0] from None
+        raise
 
 
 def _host_lowering(host_of, impl, multiple_results):
@@ -206,7 +233,7 @@ def _host_impl(*args, host, outs, nlevels):
     structs = tuple(
         jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _host_avals(args, outs, nlevels)
     )
-    return jax.pure_callback(host, structs, *args)
+    return _eager_callback(host, structs, *args)
 
 
 def _host_batch(args, dims, *, host, outs, nlevels):
@@ -306,6 +333,13 @@ class JAXBridge(FrameworkBridge):
 
     def wide(self, dtype):
         return jax.enable_x64(True) if dtype in ("float64", "complex128") else super().wide(dtype)
+
+    def krylov(self, method, function, y_shape, rtol, atol, maxiter):
+        from .krylov import METHODS, KrylovSolve
+
+        if method not in METHODS:
+            return None
+        return KrylovSolve(method, function, y_shape, rtol, atol, maxiter)
 
 
 BRIDGE = JAXBridge()

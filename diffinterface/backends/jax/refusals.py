@@ -11,19 +11,13 @@ import jax
 import jax.numpy as jnp
 
 from ...contexts import Cache
+from ...families.jax import JaxFamily
 from ...errors import TracedArrayError, UnsupportedError, traced_array
 from .bridge_points import ValuesNeededError
 from .calls import _traceable as traceable
 
 #: jax.errors raised when f converts the tracer it is differentiated at
-TRACED_ARRAY_ERRORS = frozenset(
-    (
-        "TracerArrayConversionError",
-        "ConcretizationTypeError",
-        "TracerBoolConversionError",
-        "TracerIntegerConversionError",
-    )
-)
+TRACED_ARRAY_ERRORS = JaxFamily.traced_value_errors
 #: another framework's function refusing a JAX array or tracer names its type (torch.sin(x): "must
 #: be Tensor, not jaxlib._jax.ArrayImpl"; torch.as_tensor(x): "LinearizeTracer has no attribute
 #: __dlpack_device__")

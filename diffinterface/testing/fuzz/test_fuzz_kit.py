@@ -9,7 +9,7 @@ every backend). ``$DI_FUZZ_EXAMPLES`` sets the programs per backend::
 
 import pytest
 
-from diffinterface.testing.pytest_plugin import selected_backends
+from diffinterface.testing.pytest_plugin import matrix_marks, selected_backends
 
 # hypothesis is an optional test dependency: without it the kit's other tests still run
 pytest.importorskip(
@@ -22,7 +22,13 @@ from diffinterface.testing.fuzz.campaign import assert_fuzz_passes  # noqa: E402
 def pytest_generate_tests(metafunc):
     if "fuzz_backend" in metafunc.fixturenames:
         backends = selected_backends(metafunc.config)
-        metafunc.parametrize("fuzz_backend", list(backends.items()), ids=list(backends))
+        metafunc.parametrize(
+            "fuzz_backend",
+            [
+                pytest.param(item, id=item[0], marks=matrix_marks(item[0]))
+                for item in backends.items()
+            ],
+        )
 
 
 def test_random_programs_agree_with_the_float64_reference(fuzz_backend):

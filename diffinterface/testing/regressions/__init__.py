@@ -53,7 +53,10 @@ The modules group the probes by the kind of defect:
 - :mod:`.array_object_syntax`: one-source functions written with the array
   object's own ``x.T``, ``x.mT``, ``@`` and ``+x`` at matrix inputs (to a
   vector, to a matrix, with a Constant, on stacks), or a refusal naming the
-  syntax and its replacement.
+  syntax and its replacement;
+- :mod:`.input_scales`: derivatives at large and tiny |x| as accurate as the
+  backend's kind allows (a few roundoffs exact, a first-order rule's error
+  approximate).
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -90,6 +93,7 @@ from . import (
     foreign_families,
     fresh_functions,
     graph_breaks,
+    input_scales,
     jax_nesting,
     one_kind,
     result_dtypes,
@@ -123,6 +127,7 @@ _MODULES = (
     stale_state,
     contexts_and_operands,
     array_object_syntax,
+    input_scales,
 )
 
 

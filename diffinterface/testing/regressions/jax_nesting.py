@@ -1,14 +1,18 @@
 """Regression probes: operators as building blocks inside ``jax.jit``, ``jax.vmap`` and ``jax.grad``.
 
 A backend whose derivatives run in JAX (``capabilities.framework`` is "jax"
-and it takes JAX arrays) gives, on the traced x of these transforms, JAX's own
-answer for every operator, ``has_aux=True`` included (the aux as computed,
-tracers and all). A backend that evaluates f only (no framework of its own)
-and the wrappers built from a probed backend (``SecondOrder``, ``AutoSparse``
-unprepared and prepared, ``AutoSelect`` unprepared and prepared) either give
-JAX's answer inside ``jax.jit`` or refuse with an error naming ``jax.jit``
-and the way around, never a raw JAX error. Native references: ``jax.grad``,
-``jax.jacrev``, ``jax.hessian``, ``jax.jvp``, ``jax.vjp``.
+and it takes JAX arrays), or that computes on JAX's traced values in
+``jax.numpy`` (``"jax"`` among its ``capabilities.traceable_families``: finite
+differences), gives, on the traced x of these transforms, JAX's own answer for
+every operator, ``has_aux=True`` included (the aux as computed, tracers and
+all): to 1e-9 when exact, else within a finite difference's error (see
+:func:`_tolerances`). A backend that evaluates f only (no framework of its own)
+and the wrappers built from a probed backend (``SecondOrder`` with itself and
+with ``AutoJAX()`` on either side, ``AutoSparse`` unprepared and prepared,
+``AutoSelect`` unprepared and prepared) either give JAX's answer inside
+``jax.jit`` or refuse with an error naming ``jax.jit`` and the way around,
+never a raw JAX error. Native references: ``jax.grad``, ``jax.jacrev``,
+``jax.hessian``, ``jax.jvp``, ``jax.vjp``.
 
     >>> [probe.name for probe in probes()]
     ['jax_transforms_operators', 'jax_transforms_has_aux', 'traced_x_answered_or_refused']
@@ -19,11 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import get_adapter
-from ...errors import PreparationMismatchError
+from ...errors import PreparationMismatchError, UnsupportedError
 from ...families import array_namespace
 from ... import operators as ops
+from ...selectors import AutoJAX
 from ...wrappers import AutoSelect, AutoSparse, SecondOrder
 from ..probes import BadInput
+from ..tolerances import is_approximate
 
 _RNG = np.random.default_rng(4747)
 _BATCH = _RNG.normal(size=(3, 4))
@@ -34,7 +40,9 @@ def _jax(backend, evaluating_too=False):
     """jax, where the backend differentiates in JAX on JAX arrays (or, if ``evaluating_too``, only
     evaluates f); else None."""
     capabilities = get_adapter(backend).capabilities
-    in_jax = capabilities.framework == "jax" and "jax" in capabilities.families
+    in_jax = (
+        capabilities.framework == "jax" and "jax" in capabilities.families
+    ) or "jax" in capabilities.traceable_families
     if not in_jax and not (evaluating_too and capabilities.framework is None):
         return None
     try:
@@ -42,6 +50,27 @@ def _jax(backend, evaluating_too=False):
     except ImportError:
         return None
     return jax
+
+
+#: float64's machine epsilon: the finite differences' steps are powers of it
+_EPS = float(np.finfo(np.float64).eps)
+#: A finite difference's error relative to the scale of the probe's values: a forward difference
+#: (step h = sqrt(eps): truncation h |f2| / 2 plus rounding 2 eps |f| / h, f2 the second
+#: derivative) and a nested central second difference (steps h = eps**(1/4): truncation
+#: h**2 |f4| / 12 plus rounding 4 eps |f| / h**2) both err by about sqrt(eps) times the sizes of
+#: f and its derivatives, here under 10**2; central differences and the complex step err less.
+#: Derived from the steps, not from any backend's code.
+_APPROXIMATE_RTOL = 1e2 * _EPS**0.5
+
+
+def _tolerances(backend, expected):
+    """``(rtol, atol)`` comparing ``backend``'s results with JAX's exact ``expected``: tight for an
+    exact backend; for one whose adapter declares approximate results, a finite difference's error
+    (:data:`_APPROXIMATE_RTOL`), absolute on the scale of ``expected``."""
+    if not is_approximate(backend):
+        return 1e-9, 1e-12
+    scale = max(float(np.max(np.abs(np.asarray(expected)), initial=0.0)), 1.0)
+    return _APPROXIMATE_RTOL, _APPROXIMATE_RTOL * scale
 
 
 def _scalar(z):
@@ -75,7 +104,7 @@ def _transforms(jax):
     )
 
 
-def _compare(problems, jax, what, call, native, batch):
+def _compare(problems, jax, what, call, native, batch, backend):
     with jax.enable_x64(True):
         try:
             got = call(batch)
@@ -84,7 +113,8 @@ def _compare(problems, jax, what, call, native, batch):
             return
         expected = native(batch)
     for i, (g, e) in enumerate(zip(jax.tree.leaves(got), jax.tree.leaves(expected))):
-        problems.check_result(f"{what} (leaf {i})", g, np.asarray(e), like=e, rtol=1e-9, atol=1e-12)
+        rtol, atol = _tolerances(backend, e)
+        problems.check_result(f"{what} (leaf {i})", g, np.asarray(e), like=e, rtol=rtol, atol=atol)
 
 
 def _prepared(backend, zero, f, **keywords):
@@ -129,7 +159,9 @@ def _operators(backend, problems, zero):
     }
     for name, wrap in _transforms(jax):
         for what, (call, native) in cases.items():
-            _compare(problems, jax, f"{what} under {name}", wrap(call), wrap(native), batch)
+            _compare(
+                problems, jax, f"{what} under {name}", wrap(call), wrap(native), batch, backend
+            )
 
 
 def _has_aux(backend, problems, zero):
@@ -148,17 +180,18 @@ def _has_aux(backend, problems, zero):
         ),
     }
     for what, call in calls.items():
-        _compare(problems, jax, f"{what} under jax.jit", jax.jit(call), jax.jit(native), batch[0])
-        _compare(problems, jax, f"{what} under jax.vmap", jax.vmap(call), jax.vmap(native), batch)
+        jitted, mapped = (jax.jit(call), jax.jit(native)), (jax.vmap(call), jax.vmap(native))
+        _compare(problems, jax, f"{what} under jax.jit", *jitted, batch[0], backend)
+        _compare(problems, jax, f"{what} under jax.vmap", *mapped, batch, backend)
         # under jax.grad: the aux goes out as grad's own aux, a traced value
         outer, reference = (
             jax.grad(lambda z, c=c: (jax.numpy.sum(c(z)[0] ** 2), c(z)[1]), has_aux=True)
             for c in (call, native)
         )
-        _compare(problems, jax, f"{what} under jax.grad", outer, reference, batch[0])
+        _compare(problems, jax, f"{what} under jax.grad", outer, reference, batch[0], backend)
 
 
-def _answered_or_refused(problems, jax, what, call, native, x):
+def _answered_or_refused(problems, jax, what, call, native, x, backend):
     """``call(x)`` inside ``jax.jit``: JAX's answer, or an error naming jax.jit (not a raw one)."""
     with jax.enable_x64(True):
         got = problems.answer_or_named_refusal(
@@ -167,14 +200,15 @@ def _answered_or_refused(problems, jax, what, call, native, x):
         if got is None:
             return
         expected = native(x)
-    problems.check_result(what, got, np.asarray(expected), like=expected, rtol=1e-5, atol=1e-7)
+    rtol, atol = _tolerances(backend, expected)
+    problems.check_result(what, got, np.asarray(expected), like=expected, rtol=rtol, atol=atol)
 
 
 def _traced_x(backend, problems, zero):
     jax = _jax(backend, evaluating_too=True)
     if jax is None or zero:
         return
-    batch, _ = _batch(jax)
+    batch, t = _batch(jax)
     x = batch[0]
     # a backend that selects among others (prepares_calls) is not a candidate of its own kind
     selects = get_adapter(backend).capabilities.prepares_calls
@@ -190,6 +224,18 @@ def _traced_x(backend, problems, zero):
         "gradient": (lambda z: ops.gradient(_scalar, backend, z), jax.grad(_scalar)),
         "SecondOrder(backend, backend) hessian": (
             lambda z: ops.hessian(_scalar, SecondOrder(backend, backend), z),
+            jax.hessian(_scalar),
+        ),
+        "SecondOrder(backend, AutoJAX()) hessian": (
+            lambda z: ops.hessian(_scalar, SecondOrder(backend, AutoJAX()), z),
+            jax.hessian(_scalar),
+        ),
+        "SecondOrder(backend, AutoJAX()) hvp": (
+            lambda z: ops.hvp(_scalar, SecondOrder(backend, AutoJAX()), z, (t,))[0],
+            lambda z: jax.jvp(jax.grad(_scalar), (z,), (t,))[1],
+        ),
+        "SecondOrder(AutoJAX(), backend) hessian": (
+            lambda z: ops.hessian(_scalar, SecondOrder(AutoJAX(), backend), z),
             jax.hessian(_scalar),
         ),
         "unprepared AutoSparse(backend) jacobian": (
@@ -209,10 +255,18 @@ def _traced_x(backend, problems, zero):
             jax.grad(_scalar),
         ),
     }
+    # a complex step evaluates the inner's gradient at complex points, which JAX's does not take
+    complex_step = get_adapter(backend).capabilities.complex_step
     for what, (call, native) in cases.items():
         if sparse_prep is None and what.startswith("prepared"):
             continue
-        _answered_or_refused(problems, jax, f"{what} inside jax.jit", call, native, x)
+        if complex_step and what.startswith("SecondOrder(backend, AutoJAX())"):
+            with jax.enable_x64(True):
+                problems.expect_error(
+                    f"{what} inside jax.jit", lambda: jax.jit(call)(x), UnsupportedError, "complex"
+                )
+            continue
+        _answered_or_refused(problems, jax, f"{what} inside jax.jit", call, native, x, backend)
     # a preparation made at a numpy x does not fit the traced x of the transform: the error says so
     numpy_x = np.asarray(x)
     numpy_prep = ops.prepare_gradient(_scalar, backend, numpy_x)

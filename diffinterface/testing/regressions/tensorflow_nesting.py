@@ -47,6 +47,14 @@ def _gradient(tf, f, x):
     return tape.gradient(value, x)
 
 
+def _jacobian(tf, f, x):
+    """The native Jacobian of ``f`` at ``x``: one tape's ``jacobian``."""
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x)
+
+
 def _compare_weights(problems, tf, what, call, native, weights):
     """``call()`` and ``native()`` (scalars): the same gradients in ``weights`` from an outer tape."""
     grads = []
@@ -127,12 +135,6 @@ def _outer_tape(backend, problems, zero):
     def vector(v):
         return tf.tanh(tf.linalg.matvec(w3, v)) * v
 
-    def native_jacobian(v):
-        with tf.GradientTape() as tape:
-            tape.watch(v)
-            y = vector(v)
-        return tape.jacobian(y, v)
-
     def native_pushforward(v):
         with tf.autodiff.ForwardAccumulator(v, t) as accumulator:
             y = vector(v)
@@ -143,12 +145,6 @@ def _outer_tape(backend, problems, zero):
             g = _gradient(tf, scalar, v)
         return accumulator.jvp(g)
 
-    def native_hessian(v):
-        with tf.GradientTape() as tape:
-            tape.watch(v)
-            g = _gradient(tf, scalar, v)
-        return tape.jacobian(g, v)
-
     def native_pullback(v):
         with tf.GradientTape() as tape:
             tape.watch(v)
@@ -157,7 +153,7 @@ def _outer_tape(backend, problems, zero):
 
     cases = {
         "gradient": (lambda: ops.gradient(scalar, backend, z), lambda: _gradient(tf, scalar, z)),
-        "jacobian": (lambda: ops.jacobian(vector, backend, z), lambda: native_jacobian(z)),
+        "jacobian": (lambda: ops.jacobian(vector, backend, z), lambda: _jacobian(tf, vector, z)),
         "pushforward": (
             lambda: ops.pushforward(vector, backend, z, (t,))[0],
             lambda: native_pushforward(z),
@@ -166,7 +162,7 @@ def _outer_tape(backend, problems, zero):
         "hvp": (lambda: ops.hvp(scalar, backend, z, (t,))[0], lambda: native_hvp(z)),
         "hessian (a PINN's Laplacian)": (
             lambda: ops.hessian(scalar, backend, z),
-            lambda: native_hessian(z),
+            lambda: _jacobian(tf, lambda v: _gradient(tf, scalar, v), z),
         ),
     }
     for name, (call, native) in cases.items():
@@ -192,18 +188,6 @@ def _function_and_vectorized_map(backend, problems, zero):
     def vector(z):
         return tf.sin(z) * tf.reduce_sum(z)
 
-    def native_hessian(v):
-        with tf.GradientTape() as tape:
-            tape.watch(v)
-            g = _gradient(tf, scalar, v)
-        return tape.jacobian(g, v)
-
-    def native_jacobian(v):
-        with tf.GradientTape() as tape:
-            tape.watch(v)
-            y = vector(v)
-        return tape.jacobian(y, v)
-
     prep = ops.prepare_gradient(scalar, backend, batch[0])
     cases = {
         "gradient": (
@@ -214,8 +198,14 @@ def _function_and_vectorized_map(backend, problems, zero):
             lambda z: ops.gradient(scalar, backend, z, prep=prep),
             lambda z: _gradient(tf, scalar, z),
         ),
-        "jacobian": (lambda z: ops.jacobian(vector, backend, z), native_jacobian),
-        "hessian": (lambda z: ops.hessian(scalar, backend, z), native_hessian),
+        "jacobian": (
+            lambda z: ops.jacobian(vector, backend, z),
+            lambda z: _jacobian(tf, vector, z),
+        ),
+        "hessian": (
+            lambda z: ops.hessian(scalar, backend, z),
+            lambda z: _jacobian(tf, lambda v: _gradient(tf, scalar, v), z),
+        ),
     }
     transforms = {
         "tf.function": lambda g: lambda b: tf.function(g)(b[0]),

@@ -122,6 +122,13 @@ class Bridge:
         known before they are built, for an outer that traces without values (``jax.jit``)."""
         return False
 
+    #: how a caller can give the output's shape under a trace without values (named in that error)
+    values_hint = ""
+
+    def declared_spec(self, x, contexts):
+        """``(shape, dtype name)`` of the output at ``x`` as the caller declared it, or None (learn it)."""
+        return None
+
     def has_rules(self, x, contexts):
         """True when the rules for ``x``'s signature are built already (nothing is prepared)."""
         return (shape_of(x), dtype_name(x), context_signature(contexts)) in self._rules

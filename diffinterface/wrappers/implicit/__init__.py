@@ -33,6 +33,8 @@ from typing import Any, Callable, Optional
 from ...contexts import Cache, Constant
 from ...core import get_adapter
 from ...core.pytree import TreePlan
+from ...core.tree_key import optree_module
+from ...families import dtype_name, shape_of
 from ...families import is_array
 from ..differentiate_with import Bridge
 from .linear_solvers import LinearSolveError, linear_solver
@@ -65,19 +67,29 @@ class ImplicitFunction:
     linear_solver : {"direct", "gmres", "cg", "bicgstab"} or callable, default "direct"
         How the systems in ``A = dc/dy`` are solved: ``"direct"`` forms A
         (a Jacobian by ``backend``) and factorises it once per point (small
-        y); the others are scipy's Krylov solvers on the matrix-free operator
-        of A (pushforwards and pullbacks of the conditions in y, see
+        y); the others are Krylov solvers on the matrix-free operator of A:
+        the conditions framework's own where it declares them (JAX's
+        ``jax.scipy.sparse.linalg`` for ``AutoJAX``: the whole loop compiled),
+        else scipy's on pushforwards and pullbacks of the conditions in y (see
         :func:`diffinterface.scipy.jacobian_operator`); ``"cg"`` needs A
         symmetric positive-definite (the gradient of a convex objective). A
         callable ``linear_solver(operator, rhs) -> solution`` gets that
         ``LinearOperator`` (or its transpose) and a numpy right-hand side.
     rtol, atol : float, default 1e-10, 0.0
-        The iterative solvers' tolerances on the residual (scipy's).
+        The iterative solvers' tolerances: converged when
+        ``|A v - b| <= max(rtol |b|, atol)`` (scipy's meaning, on either solver).
     maxiter : int, optional
         The iterative solvers' iteration limit (scipy's default where None).
     has_byproduct : bool, default False
         ``solver`` returns ``(y, z)``; z (an active set, a factorisation, any
         object) is handed to ``conditions`` after y and never differentiated.
+    output_like : array, shape-dtype struct or pytree of them, optional
+        An example y (or anything with ``.shape`` and ``.dtype``, such as
+        ``jax.ShapeDtypeStruct``; a pytree of them for a pytree y): y's
+        structure, shape and dtype, for traces without values (``jax.jit``,
+        ``jax.vmap``) at an input shape the function has not solved at yet.
+        Without it, such a trace needs one call outside it first (only the
+        solver knows y's shape). The solver's y is checked against it.
 
     Returns
     -------
@@ -131,6 +143,7 @@ class ImplicitFunction:
         atol: float = 0.0,
         maxiter: Optional[int] = None,
         has_byproduct: bool = False,
+        output_like: Any = None,
     ):
         for name, value in (("solver", solver), ("conditions", conditions)):
             if not callable(value):
@@ -146,6 +159,9 @@ class ImplicitFunction:
         self.has_byproduct = has_byproduct
         self.linear_solver = linear_solver
         self.linear_solver_ = _linear_solver(linear_solver, rtol, atol, maxiter)
+        self.output_like = output_like
+        #: ``(spec, y_plan)`` from ``output_like``: y's flat (shape, dtype name) and its TreePlan (None: an array)
+        self.declared_y = None if output_like is None else _declared_y(output_like)
         self._bridges: dict = {}
         self._lock = threading.Lock()
 
@@ -167,7 +183,10 @@ class ImplicitFunction:
         bridge = self._bridge(plan)
         flat = x if plan is None else plan.ravel(x)
         y = bridge(flat, *contexts)
-        y_plan = bridge.rules(flat, contexts).y_plan
+        if self.declared_y is not None and not bridge.has_rules(flat, contexts):
+            y_plan = self.declared_y[1]  # under a trace without values: the rules wait for a point
+        else:
+            y_plan = bridge.rules(flat, contexts).y_plan
         return y if y_plan is None else y_plan.unravel(y)
 
     def __repr__(self):
@@ -188,8 +207,39 @@ class _ImplicitBridge(Bridge):
             implicit.framework,
         )
 
+    values_hint = (
+        "; or pass output_like= (an example y, or a jax.ShapeDtypeStruct, or a pytree of them) to "
+        "ImplicitFunction, which then traces without values on the first call"
+    )
+
+    def declared_spec(self, x, contexts):
+        return None if self.implicit.declared_y is None else self.implicit.declared_y[0]
+
     def __repr__(self):
         return repr(self.implicit)
+
+
+def _declared_y(output_like):
+    """``((flat shape, dtype name), TreePlan or None)`` of the y that ``output_like`` describes."""
+    import numpy as np
+
+    def example(leaf):
+        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+            raise TypeError(
+                "output_like: expected an array, an object with .shape and .dtype (jax.ShapeDtypeStruct) "
+                f"or a pytree of them; got a leaf of type {type(leaf).__name__}"
+            )
+        return np.zeros(tuple(leaf.shape), dtype=np.dtype(str(leaf.dtype)))
+
+    if hasattr(output_like, "shape") and hasattr(output_like, "dtype"):
+        y, plan = example(output_like), None
+    else:
+        tree = optree_module().tree_map(example, output_like)
+        plan = TreePlan(tree, "output_like")
+        y = plan.ravel(tree)
+    if not dtype_name(y).startswith("float"):
+        raise TypeError(f"output_like: expected a floating-point y; got dtype {dtype_name(y)}")
+    return (shape_of(y), dtype_name(y)), plan
 
 
 def _linear_solver(choice, rtol, atol, maxiter):

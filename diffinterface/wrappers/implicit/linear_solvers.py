@@ -23,6 +23,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
+from ...core.registry import framework_bridge
 from ...errors import DifferentiationError
 
 #: scipy's Krylov solvers by name
@@ -122,7 +123,17 @@ class IterativeSolver(LinearSolver):
     def __init__(self, method: str, rtol: float, atol: float, maxiter: Optional[int]):
         self.method, self.rtol, self.atol, self.maxiter = method, rtol, atol, maxiter
 
+    def framework_solve(self, framework, function, y_shape):
+        """The conditions framework's own Krylov solver for ``function(y, *args)`` (see
+        :meth:`~diffinterface.core.bridge.FrameworkBridge.krylov`), or None: scipy's on the operator."""
+        bridge = framework_bridge(framework) if framework is not None else None
+        if bridge is None:
+            return None
+        return bridge.krylov(self.method, function, y_shape, self.rtol, self.atol, self.maxiter)
+
     def solve(self, operator, rhs, transpose):
+        if isinstance(operator, FrameworkSystem):
+            return self._solve_in_framework(operator, rhs, transpose)
         # cg takes A symmetric: A^T's products are A's, which a forward-mode backend makes cheaply
         system = operator.T if transpose and self.method != "cg" else operator
         run = ITERATIVE[self.method]
@@ -134,6 +145,32 @@ class IterativeSolver(LinearSolver):
                 raise _not_converged(self.method, system, v, b, info, self.maxiter)
             out[:, j] = v
         return out
+
+    def _solve_in_framework(self, system, rhs, transpose):
+        solutions, residuals, thresholds = system.solve(system.y, system.args, rhs, transpose)
+        # JAX's solvers report no convergence: the true residual after the solve is judged here, with
+        # a factor 2 for the rounding between a solver's recurrence residual and the true one
+        for j in np.flatnonzero(~(residuals <= 2 * thresholds)):
+            norm_b = float(np.linalg.norm(rhs[:, j])) or 1.0
+            raise LinearSolveError(
+                _not_converged_message(
+                    self.method,
+                    "did not converge (the framework's solver, to its iteration limit)",
+                    float(residuals[j]) / norm_b,
+                    self.maxiter,
+                )
+            )
+        return solutions
+
+
+class FrameworkSystem:
+    """The system at one point for a framework's own Krylov solver: ``solve`` (compiled once per shape), y and
+    the conditions' other arguments."""
+
+    __slots__ = ("solve", "y", "args")
+
+    def __init__(self, solve, y, args):
+        self.solve, self.y, self.args = solve, y, args
 
 
 class CallableSolver(LinearSolver):
@@ -166,7 +203,11 @@ def _not_converged(method, system, v, b, info, maxiter):
         if info > 0
         else f"broke down (scipy's info={info})"
     )
-    return LinearSolveError(
+    return LinearSolveError(_not_converged_message(method, why, residual, maxiter))
+
+
+def _not_converged_message(method, why, residual, maxiter):
+    return (
         f"linear_solver: {method} {why} on the system in dc/dy: relative residual {residual:.3g} "
         f"(maxiter={maxiter}); raise maxiter or loosen rtol/atol, try another method ('gmres', "
         "'bicgstab', 'direct'), or check that dc/dy is invertible (it may be singular)"

@@ -28,8 +28,17 @@ from ... import operators
 from ...contexts import Constant
 from ...core.bridge import framework_bridge, inner_family, to_family, wide
 from ...core.pytree import TreePlan
-from ...errors import UnsupportedError, function_name
-from ...families import as_numpy, dtype_name, family_of, is_array, shape_of, sparse_family
+from ...errors import function_name
+from .linear_solvers import FrameworkSystem
+from ...families import (
+    array_namespace,
+    as_numpy,
+    dtype_name,
+    family_of,
+    is_array,
+    shape_of,
+    sparse_family,
+)
 
 
 def _wide(method):
@@ -76,6 +85,13 @@ class ImplicitRules:
         with wide(self.family, self.x_dtype):
             point = self._solve(x, contexts)
             self.spec = (shape_of(point.y), dtype_name(point.y))
+            declared = implicit.declared_y
+            if declared is not None and declared[0] != self.spec:
+                raise ValueError(
+                    f"output_like: described y as (flat) shape {declared[0][0]} and dtype {declared[0][1]}; "
+                    f"the solver returned shape {self.spec[0]} and dtype {self.spec[1]} from "
+                    f"{function_name(implicit.solver)}"
+                )
             self.scalar = self.spec[0] == ()
             self._check_conditions(point)
         self._point = point
@@ -188,9 +204,24 @@ class ImplicitRules:
                 else:
                     system = solver.factor(as_numpy(jacobian).reshape(m, m))
             else:
-                system = self._operator(point)
+                system = self._framework_system(solver, point) or self._operator(point)
             point.system.append(system)
             return system
+
+    def _framework_system(self, solver, point):
+        """The system for the conditions framework's own Krylov solver (the whole loop compiled there, no
+        crossing per product), or None where the framework has none (scipy's, on :meth:`_operator`)."""
+        framework = getattr(solver, "framework_solve", None)
+        if framework is None:
+            return None
+        solve = self._prepared(
+            ("framework-krylov",),
+            lambda: framework(self.implicit.framework, self.in_y, self.spec[0]),
+        )
+        if solve is None:
+            return None
+        args = (point.x_inner, *[r.value for r in point.rest])
+        return FrameworkSystem(solve, point.y, args)
 
     def _operator(self, point):
         """``dc/dy`` at ``point`` as a matrix-free ``LinearOperator`` on flat numpy vectors: its products are
@@ -283,11 +314,56 @@ class ImplicitRules:
         one = to_family(np.ones((), dtype=self.spec[1]), self.family)
         return y, self.pullback(x, (one,), contexts)[0]
 
+    @_wide
     def hvp(self, x, c, tangents, contexts):
-        raise UnsupportedError(
-            "ImplicitFunction: second derivatives of an implicit function (a derivative of its pullback "
-            "or pushforward) are not available yet; differentiate it once"
+        """The derivative along each tangent t of the pullback of ``c``: ``-B^T A^-T c`` differentiated.
+
+        With ``w = A^-T c``, ``dy = -A^-1 B t`` (the pushforward) and ``phi(x, y) = w . c(x, y)``, whose
+        Hessian-vector product along ``(t, dy)`` has the parts ``h_x`` and ``h_y``: the result is
+        ``-h_x + B^T A^-T h_y`` (the derivative of ``B^T`` and of ``A^-T``, both through ``phi``). One
+        Hessian-vector product of the conditions in (x, y) jointly, by ``backend``, per tangent.
+        """
+        point = self._at(x, contexts)
+        (w,) = self._solve_columns(point, (c,), transpose=True)
+        dys = self.pushforward(x, tangents, contexts)
+        nx = int(np.prod(self.x_shape, dtype=int))
+        xp = array_namespace(point.y)
+
+        def joined(a, b):
+            return xp.concat((xp.reshape(a, (-1,)), xp.astype(xp.reshape(b, (-1,)), a.dtype)))
+
+        z = joined(point.x_inner, point.y)
+        zts = tuple(joined(t, dy) for t, dy in zip(tangents, dys))
+        args = (Constant(w), *point.rest)
+        prep = self._prepared(
+            ("hvp", len(tangents)),
+            lambda: operators.prepare_hvp(self._weighted_joint, self.backend, z, zts, *args),
         )
+        products = operators.hvp(self._weighted_joint, self.backend, z, zts, *args, prep=prep)
+        y_shape, y_dtype = self.spec
+        hxs = tuple(xp.reshape(h[:nx], self.x_shape) for h in products)
+        hys = tuple(xp.astype(xp.reshape(h[nx:], y_shape), point.y.dtype) for h in products)
+        weights = self._solve_columns(point, hys, transpose=True)
+        pargs = (Constant(point.y), *point.rest)
+        pprep = self._prepared(
+            ("pullback", len(weights)),
+            lambda: operators.prepare_pullback(
+                self.conditions, self.backend, point.x_inner, weights, *pargs
+            ),
+        )
+        back = operators.pullback(
+            self.conditions, self.backend, point.x_inner, weights, *pargs, prep=pprep
+        )
+        return tuple(-hx + g for hx, g in zip(hxs, back))
+
+    def _weighted_joint(self, z, w, *rest):
+        """``w . c(x, y)`` with x and y the two parts of the flat ``z``: the scalar whose Hessian holds
+        the conditions' second derivatives the implicit function's second derivative needs."""
+        xp = array_namespace(z)
+        nx = int(np.prod(self.x_shape, dtype=int))
+        x = xp.astype(xp.reshape(z[:nx], self.x_shape), getattr(xp, self.x_dtype))
+        y = xp.astype(xp.reshape(z[nx:], self.spec[0]), getattr(xp, self.spec[1]))
+        return xp.sum(w * self.conditions(x, y, *rest))
 
 
 class _SolvedPoint:
