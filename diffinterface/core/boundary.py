@@ -164,6 +164,7 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
         error, (TypeError, ValueError, RuntimeError, AttributeError)
     ):
         return None
+    value = None
     if y is None:
         # f may have failed because of what it returned: look at it, outside any framework, on
         # copies (f may write into its arguments, and the user's arrays are never changed)
@@ -191,9 +192,23 @@ def explain(error, adapter, f, x, ctx, y, trees=False, has_aux=False):
     for part in tracing:
         if part.is_traced_array_error(error):
             return traced_array(f, adapter.backend, part.capabilities.traced_array_name, error)
-    if _raised_inside_another_family(error, frameworks):
+    if (
+        _raised_inside_another_family(error, frameworks)
+        or any(
+            family.refuses_foreign_array(error)
+            for name, family in FAMILIES.items()
+            if name not in frameworks
+        )
+        or _of_another_framework(value, frameworks)
+    ):
         return traced_array(f, adapter.backend, tracing[-1].capabilities.traced_array_name, error)
     return None
+
+
+def _of_another_framework(value, frameworks):
+    """True when f's ``value`` is an array of a framework other than ``frameworks`` (its functions
+    took x's values out of the graph)."""
+    return value is not None and is_array(value) and family_of(value) not in {"numpy", *frameworks}
 
 
 def _copies(arguments):

@@ -109,6 +109,9 @@ class Family:
     scalar_results: bool = False
     traced_by: str = ""
     traced_value_errors: frozenset = frozenset()
+    #: what the framework's C functions say when given another family's array (no Python frame of
+    #: theirs in the traceback to tell whose error it is)
+    foreign_array_messages: tuple[str, ...] = ()
     limits: tuple[tuple[str, str, str], ...] = ()
 
     def __repr__(self):
@@ -136,6 +139,12 @@ class Family:
         kind = type(error)
         return (
             kind.__module__.startswith(self.modules) and kind.__name__ in self.traced_value_errors
+        )
+
+    def refuses_foreign_array(self, error) -> bool:
+        """True when ``error`` is one of this framework's functions refusing another family's array."""
+        return isinstance(error, (TypeError, ValueError)) and any(
+            message in str(error) for message in self.foreign_array_messages
         )
 
     # -- building and converting ---------------------------------------------------------------

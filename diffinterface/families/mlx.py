@@ -32,6 +32,8 @@ class MLXFamily(Family):
     precedence = 1
     sparse_type = "scipy.sparse matrices (MLX has no sparse arrays)"
     traced_by = "mx.compile or mx.vmap"
+    # mx.sin(a JAX tracer or an autograd box), raised in MLX's C++
+    foreign_array_messages = ("received in array initialization",)
     limits = (
         (
             "has no 'complex128'",

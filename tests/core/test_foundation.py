@@ -79,9 +79,11 @@ def test_quickstart_runs_every_installed_backend():
         [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr + out.stdout
-    for name in ("AutoFiniteDiff", "AutoJAX", "AutoTorch", "AutoAutograd"):
-        line = next(line for line in out.stdout.splitlines() if line.startswith(name))
-        assert line.endswith("ok"), line
+    lines = out.stdout.splitlines()
+    for name in ("AutoFiniteDiff", "AutoJAX", "AutoTorch", "AutoTensorFlow", "AutoAutograd", "AutoMLX"):
+        # each backend's name on its own line, its results on the next
+        i = next(i for i, line in enumerate(lines) if line.startswith(name))
+        assert lines[i + 1].endswith("ok"), lines[i : i + 2]
 
 
 def test_selectors_are_frozen_and_hashable():

@@ -61,7 +61,7 @@ def test_a_torch_only_function_picks_torch_and_explain_says_why_the_others_were_
     for row in skipped:
         assert row.status in ("raised", "not installed") and row.reason, table
         assert row.reason in table
-    assert "AutoFiniteDiff differentiates numpy arrays; got torch" in table
+    assert "AutoFiniteDiff differentiates numpy or jax arrays; got torch" in table
     assert "<- chosen" in table and "chosen: AutoTorch(mode=" in table
     torch.testing.assert_close(di.gradient(f, backend, x, prep=prep), torch.softmax(x, 0))
 
@@ -113,7 +113,7 @@ def test_no_candidate_prepares_raises_naming_each_reason():
     backend = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd()])
     with pytest.raises(
         TypeError,
-        match=r"(?s)^x: AutoFiniteDiff differentiates numpy arrays; got torch.*"
+        match=r"(?s)^x: AutoFiniteDiff differentiates numpy or jax arrays; got torch.*"
         r"every candidate of AutoSelect raised TypeError.*AutoAutograd\(\)\s+no",
     ):
         di.prepare_gradient(lambda x: x.sum(), backend, torch.ones(2, dtype=torch.float64))

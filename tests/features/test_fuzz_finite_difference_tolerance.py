@@ -60,8 +60,12 @@ def test_finite_differences_pass_and_one_percent_off_is_a_finding(program, metho
     checker = _checker(backend, x, value, gradient, hessian, outcome)
     checker.compare(operator, got, exact)
     assert outcome.findings == [], [f.message for f in outcome.findings]
-    checker.compare(operator, got, exact * 1.01)
-    assert len(outcome.findings) == 1, f"a reference 1 % off passed for {operator} of {program}"
+    # float32 second differences are a few percent off on curvy programs (SECOND_DIFFERENCES_FLOAT32_CAP)
+    off = 1.05 if operator == "hessian" and dtype == np.float32 else 1.01
+    checker.compare(operator, got, exact * off)
+    assert len(outcome.findings) == 1, (
+        f"a reference {off - 1:.0%} off passed for {operator} of {program}"
+    )
 
 
 def test_an_exact_backend_gets_no_finite_difference_slack():

@@ -40,6 +40,12 @@ class LinearSolveError(DifferentiationError):
 
     A :class:`~diffinterface.DifferentiationError`.
 
+    Attributes
+    ----------
+    args : tuple of str
+        ``(message,)``: "singular", or the iterative solver, its relative residual and the way
+        around (a tolerance, ``maxiter``, ``linear_solver="direct"``).
+
     Examples
     --------
     >>> import diffinterface as di
