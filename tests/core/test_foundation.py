@@ -80,7 +80,14 @@ def test_quickstart_runs_every_installed_backend():
     )
     assert out.returncode == 0, out.stderr + out.stdout
     lines = out.stdout.splitlines()
-    for name in ("AutoFiniteDiff", "AutoJAX", "AutoTorch", "AutoTensorFlow", "AutoAutograd", "AutoMLX"):
+    for name in (
+        "AutoFiniteDiff",
+        "AutoJAX",
+        "AutoTorch",
+        "AutoTensorFlow",
+        "AutoAutograd",
+        "AutoMLX",
+    ):
         # each backend's name on its own line, its results on the next
         i = next(i for i, line in enumerate(lines) if line.startswith(name))
         assert lines[i + 1].endswith("ok"), lines[i : i + 2]
