@@ -216,7 +216,9 @@ class Adapter:
             return chosen
         prefers = OPERATORS[operator].fallback_mode
         if prefers == "smaller side":
-            return "forward" if problem.x_size <= problem.spec.size else "reverse"
+            if problem.x_size == problem.spec.size:
+                return self.capabilities.square_jacobian_mode
+            return "forward" if problem.x_size < problem.spec.size else "reverse"
         return prefers
 
     def takes_tree(self, operator, tree):

@@ -28,6 +28,7 @@ class Capabilities(Frozen):
 
     __frozen_keyword_only__ = (
         "mode",
+        "square_jacobian_mode",
         "families",
         "framework",
         "traced_array_name",
@@ -55,6 +56,10 @@ class Capabilities(Frozen):
 
     #: which primitives are native ("forward": pushforward, "reverse": pullback, or "both")
     mode: Mode = "forward"
+    #: with ``mode="both"``: the mode of a Jacobian whose x and output have as many elements, when
+    #: the selector names none and shapes do not decide (measured per framework in
+    #: ``benchmarks/bench_sizes.py``)
+    square_jacobian_mode: Literal["forward", "reverse"] = "forward"
     #: the array families accepted for ``x``
     families: tuple[str, ...] = (NUMBERS,)
     #: the framework whose computations this adapter traces ("jax", "torch", "autograd",

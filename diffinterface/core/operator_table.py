@@ -63,8 +63,8 @@ Seeds = Optional[Literal["tangents", "cotangents"]]
 Returned = Literal["value", "first", "second"]
 #: the shape of an operator's result: like x, like f(x), f(x)'s then x's (a Jacobian), x's twice
 ResultShape = Literal["x", "y", "y+x", "x+x"]
-#: the mode a fallback uses on an adapter that does both ("smaller side": forward when x is no
-#: larger than f(x), as for a Jacobian)
+#: the mode a fallback uses on an adapter that does both ("smaller side": forward when x is
+#: smaller than f(x), as for a Jacobian; the adapter's ``square_jacobian_mode`` when they match)
 FallbackMode = Literal["forward", "reverse", "smaller side"]
 
 

@@ -53,6 +53,8 @@ from .transforms import (
 class JAXAdapter(JAXSecondOrder, Adapter):
     capabilities = Capabilities(
         mode="both",
+        # jit(jacrev) runs a square Jacobian as fast or faster than jit(jacfwd) on CPU
+        square_jacobian_mode="reverse",
         families=("numpy", "jax"),
         framework="jax",
         traced_array_name="JAX tracer",
