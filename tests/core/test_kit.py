@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from tests.matrix import SECONDARY
 from diffinterface.core import Impl, get_adapter
 from diffinterface.backends.finitediff import FiniteDiffAdapter
 from diffinterface.selectors import AbstractBackend
@@ -643,6 +644,7 @@ def test_importing_the_kit_imports_no_framework():
     assert out.strip() == "[]"
 
 
+@SECONDARY
 def test_pyargs_entry_point_runs_the_shipped_tests(tmp_path):
     command = [
         sys.executable,

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from tests.matrix import SECONDARY
 from tests.host_devices import run_on_host_devices
 from diffinterface.testing import Case, default_scenarios, test_differentiation
 from diffinterface.testing.families import convert
@@ -48,6 +49,7 @@ def report():
     return run_on_host_devices(CHECK, 4)
 
 
+@SECONDARY
 def test_every_case_on_the_fourth_device_passes_with_its_results_there(report):
     assert report["devices"] == 4
     assert report["families"] == ["jax"]  # the dict names the families tried

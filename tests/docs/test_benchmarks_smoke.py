@@ -15,11 +15,15 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from tests.matrix import SECONDARY
 from tests.paths import ROOT
 
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import harness  # noqa: E402 - the repository root is on sys.path from here on
+
+#: runs the benchmark scripts end to end: left to the rest matrix
+pytestmark = SECONDARY
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from tests.matrix import SECONDARY, quick_cases
 from tests.paths import ROOT
 
 PAGES = [
@@ -37,6 +38,9 @@ PAGES = [
     "sparse",
 ]
 
+#: what a page's code prints where the page quotes it in prose
+PRINTS = {"sparse": ("bidirectional 3", "7 4")}
+
 
 def python_blocks(page):
     return re.findall(
@@ -44,7 +48,7 @@ def python_blocks(page):
     )
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", quick_cases(PAGES, quick={"index"}))
 def test_page_code_runs(page):
     blocks = python_blocks(page)
     assert blocks, f"docs/{page}.md has no Python block"
@@ -61,6 +65,8 @@ def test_page_code_runs(page):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    for line in PRINTS.get(page, ()):
+        assert line in done.stdout, f"docs/{page}.md: expected its code to print {line!r}"
 
 
 def test_every_page_is_in_the_site_navigation():
@@ -207,6 +213,7 @@ def test_every_public_name_has_a_complete_reference_entry():
     assert not stale, f"complete now, remove from INCOMPLETE_ELSEWHERE: {sorted(stale)}"
 
 
+@SECONDARY  # builds the whole site (CI also runs mkdocs build --strict)
 def test_the_built_site_shows_every_public_name_and_no_internals(tmp_path):
     """The strict build succeeds, and its reference pages hold every public name and nothing internal."""
     site = tmp_path / "site"
@@ -268,7 +275,7 @@ sys.exit(1 if runner.failures else 0)
 """
 
 
-@pytest.mark.parametrize("page", SESSION_PAGES)
+@pytest.mark.parametrize("page", quick_cases(SESSION_PAGES, quick={"faq"}))
 def test_page_sessions_print_what_they_show(page):
     """The ``pycon`` blocks of a page, in order, print exactly the output the page shows."""
     blocks = re.findall(

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from tests.matrix import quick_cases
 from tests.paths import ROOT
 
 EXAMPLES = ROOT / "examples"
@@ -45,7 +46,12 @@ def test_every_example_has_a_claim():
 
 
 @pytest.mark.parametrize(
-    "script", sorted(CLAIMS), ids=[name.removesuffix(".py") for name in sorted(CLAIMS)]
+    "script",
+    quick_cases(
+        sorted(CLAIMS),
+        quick={"quickstart.py"},
+        ids=[name.removesuffix(".py") for name in sorted(CLAIMS)],
+    ),
 )
 def test_example_runs(script):
     env = {

@@ -21,8 +21,6 @@ from diffinterface.wrappers.sparse.greedy import (
 )
 from diffinterface.wrappers.sparse.orders import csr, identity_csr, vertex_order
 
-from tests.paths import ROOT
-
 
 def random_pattern(n, density, seed):
     rng = np.random.default_rng(seed)
@@ -359,31 +357,3 @@ def test_substitution_with_torch_and_dense_results():
     np.testing.assert_allclose(
         di.hessian(banded_energy, dense, x.numpy()), expected, rtol=1e-12, atol=1e-12
     )
-
-
-def test_the_sparse_docs_page_runs():
-    # docs/sparse.md's Python blocks, in order, in a fresh interpreter (as tests/docs/test_docs.py runs the others)
-    import os
-    import re
-    import subprocess
-    import sys
-
-    root = ROOT
-    blocks = re.findall(
-        r"```python\n(.*?)```", (root / "docs" / "sparse.md").read_text(), flags=re.S
-    )
-    assert len(blocks) >= 4
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", "\n".join(blocks)],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "bidirectional 3" in done.stdout and "7 4" in done.stdout

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import diffinterface as di
+from tests.matrix import SECONDARY
 from diffinterface.testing.fuzz import Program, Step, fuzz_programs
 
 # one test per selected backend, the same the kit ships for third-party backends
@@ -81,6 +82,7 @@ def test_a_refusal_naming_the_function_is_counted_not_failed():
     assert refused_function(ValueError("shapes do not match"), source) is None
 
 
+@SECONDARY
 def test_the_command_line_prints_the_count_tried():
     run = subprocess.run(
         [

@@ -107,7 +107,9 @@ def test_gmres_eigsh_and_lsqr_take_the_operators():
     backend = di.AutoJAX()
     x = np.linspace(-0.5, 0.5, 30)
     H = hessian_operator(_energy, backend, x)
-    dense = np.asarray(di.hessian(_energy, backend, x))
+    # the dense reference from another backend: an unprepared JAX Hessian runs eagerly and
+    # compiles each operation of its nested transforms at this shape, for seconds
+    dense = np.asarray(di.hessian(_energy, di.AutoAutograd(), x))
     solution, info = scipy.sparse.linalg.gmres(H, np.ones(30), rtol=1e-10)
     assert info == 0 and np.allclose(dense @ solution, np.ones(30), atol=1e-6)
     largest = scipy.sparse.linalg.eigsh(H, k=2, return_eigenvectors=False)
