@@ -11,7 +11,11 @@ gradient of every parameter:
   interface runs for parameters that already require grad), and
   ``torch.func.grad_and_value`` over ``functional_call`` at detached parameters;
 - JAX: ``di.value_and_gradient`` (AutoJAX) over a dict of jax arrays, vs
-  ``jax.jit(jax.value_and_grad(loss))``.
+  ``jax.jit(jax.value_and_grad(loss))``;
+- TensorFlow: ``di.value_and_gradient`` (AutoTensorFlow) over a dict of
+  ``tf.Variable`` (a Keras model's parameters), vs a ``tf.function`` that
+  records the loss on a ``tf.GradientTape`` (which watches the variables) and
+  returns it with ``tape.gradient``.
 
 Recipes run interleaved in one process (one timed step each per round, the
 order reversed every other round, the garbage collector paused while timing).
@@ -19,7 +23,7 @@ Each round gives the ratio of the interface's step to each native step; the
 report is the median of those ratios and their interquartile range, which a
 loaded machine disturbs less than a ratio of medians. Run
 ``python -m benchmarks.bench_models`` (``--rounds N``, ``--clock cpu`` to count
-this process's CPU time rather than wall time, ``--only torch|jax``).
+this process's CPU time rather than wall time, ``--only torch|jax|tensorflow``).
 """
 
 from __future__ import annotations
@@ -147,24 +151,68 @@ def jax_recipes():
     return {"diffinterface": diffinterface_step, "jax.jit(value_and_grad)": native_step}
 
 
+def tensorflow_recipes():
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    params = {}
+    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+        params[f"w{i}"] = tf.Variable(rng.normal(size=(a, b)) / np.sqrt(a), dtype=tf.float32)
+        params[f"b{i}"] = tf.Variable(tf.zeros(b, dtype=tf.float32))
+    inputs = tf.constant(rng.normal(size=(BATCH, SIZES[0])), dtype=tf.float32)
+    targets = tf.constant(rng.normal(size=(BATCH, SIZES[-1])), dtype=tf.float32)
+    n_layers = len(SIZES) - 1
+
+    def loss(p, inputs, targets):
+        h = inputs
+        for i in range(n_layers):
+            h = h @ p[f"w{i}"] + p[f"b{i}"]
+            if i < n_layers - 1:
+                h = tf.tanh(h)
+        return tf.reduce_mean((h - targets) ** 2)
+
+    backend = di.AutoTensorFlow()
+    contexts = (di.Constant(inputs), di.Constant(targets))
+    prep = di.prepare_gradient(loss, backend, params, *contexts)
+
+    @tf.function
+    def native(inputs, targets):
+        with tf.GradientTape() as tape:
+            value = loss(params, inputs, targets)
+        return value, tape.gradient(value, params)
+
+    def diffinterface_step():
+        return di.value_and_gradient(loss, backend, params, *contexts, prep=prep)
+
+    def native_step():
+        return native(inputs, targets)
+
+    (value, grads), (native_value, native_grads) = diffinterface_step(), native_step()
+    np.testing.assert_allclose(value, native_value, rtol=1e-6)
+    for k in params:
+        np.testing.assert_allclose(grads[k], native_grads[k], rtol=1e-5, atol=1e-7)
+    return {"diffinterface": diffinterface_step, "tf.function(GradientTape)": native_step}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
-    parser.add_argument("--only", choices=("torch", "jax"))
+    parser.add_argument("--only", choices=("torch", "jax", "tensorflow"))
     args = parser.parse_args(argv)
     use_clock(args.clock)
     print(
         f"MLP {SIZES}, batch {BATCH}, float32; {args.rounds} interleaved rounds, {args.clock} clock; "
         "ratio = diffinterface / native, median of the rounds' ratios [interquartile range]"
     )
-    for framework, build in (("torch", torch_recipes), ("jax", jax_recipes)):
+    recipes = (("torch", torch_recipes), ("jax", jax_recipes), ("tensorflow", tensorflow_recipes))
+    for framework, build in recipes:
         if args.only not in (None, framework):
             continue
         times = _interleaved(build(), args.rounds)
         ours = times["diffinterface"]
         for name, seconds in times.items():
-            line = f"{framework:6s} {name:28s} {statistics.median(seconds) * 1e3:8.3f} ms"
+            line = f"{framework:10s} {name:28s} {statistics.median(seconds) * 1e3:8.3f} ms"
             if name != "diffinterface":
                 q1, median, q3 = _quartiles([a / b for a, b in zip(ours, seconds)])
                 line += f"  ratio {median:.3f} [{q1:.3f}, {q3:.3f}]"

@@ -10,7 +10,7 @@ Preparation (:mod:`diffinterface.core.prepare`) uses a plan in one of
 two ways, chosen at preparation:
 
 - the adapter takes the tree natively for this operator (``operator in
-  adapter.capabilities.pytrees``, JAX's and torch's gradients): the plan only checks the
+  adapter.capabilities.pytrees``, JAX's, torch's and TensorFlow's gradients): the plan only checks the
   calls (``problem.tree`` is the plan);
 - otherwise the adapter sees a flat problem: ``f(unravel(flat), *ctx)`` at
   the flat ``x``, and :meth:`TreePlan.wrap` (the operator's ``Rules.flat_x``) ravels the tangents and unravels

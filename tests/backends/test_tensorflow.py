@@ -165,6 +165,55 @@ def test_a_variable_x_and_a_variable_buffer():
         di.gradient(_scalar, di.AutoTensorFlow(), x, out=tf.zeros(3, dtype=tf.float64))
 
 
+def test_a_gradient_over_a_dict_of_variables_reuses_its_trace_for_variables_and_tensors():
+    def loss(p, inputs):
+        return tf.reduce_sum(tf.tanh(inputs @ p["w"] + p["b"]) ** 2)
+
+    rng = np.random.default_rng(0)
+    inputs = tf.constant(rng.normal(size=(4, 3)), tf.float32)
+    params = {
+        "w": tf.Variable(rng.normal(size=(3, 2)), dtype=tf.float32),
+        "b": tf.Variable(tf.zeros(2)),
+    }
+
+    def native(p):
+        with tf.GradientTape() as tape:
+            tape.watch(p)
+            value = loss(p, inputs)
+        return value, tape.gradient(value, p)
+
+    backend, counted = di.AutoTensorFlow(), CountingFunction(loss)
+    prep = di.prepare_gradient(counted, backend, params, di.Constant(inputs))
+    traced = counted.count
+    doubled = {k: 2.0 * tf.convert_to_tensor(v) for k, v in params.items()}
+    for p in (params, params, doubled):  # tensors where variables were prepared: one more trace
+        value, g = di.value_and_gradient(counted, backend, p, di.Constant(inputs), prep=prep)
+        expected_value, expected = native(p)
+        np.testing.assert_allclose(value.numpy(), expected_value.numpy(), rtol=1e-6)
+        for k in p:
+            assert g[k].dtype == tf.float32
+            np.testing.assert_allclose(g[k].numpy(), expected[k].numpy(), rtol=1e-5, atol=1e-6)
+    assert counted.count == traced + 1
+    with pytest.raises(di.PreparationMismatchError):
+        wider = {"w": tf.Variable(tf.zeros((3, 3))), "b": tf.Variable(tf.zeros(3))}
+        di.gradient(counted, backend, wider, di.Constant(inputs), prep=prep)
+    np.testing.assert_array_equal(params["b"].numpy(), np.zeros(2))  # x untouched
+
+
+def test_one_variable_at_two_places_of_x_gets_its_partial_derivative_at_each():
+    v = tf.Variable([1.0, 2.0])
+
+    def f(t):
+        return tf.reduce_sum(t[0] * t[1] ** 2)
+
+    backend = di.AutoTensorFlow()
+    for prepared_at in ((v, v), (v, tf.Variable([3.0, 4.0]))):
+        prep = di.prepare_gradient(f, backend, prepared_at)
+        first, second = di.gradient(f, backend, (v, v), prep=prep)
+        np.testing.assert_allclose(first.numpy(), [1.0, 4.0])  # d/dt0 t0 t1^2 = t1^2
+        np.testing.assert_allclose(second.numpy(), [2.0, 8.0])  # d/dt1 = 2 t0 t1
+
+
 def test_a_branch_on_values_is_refused_when_traced_and_taken_eagerly():
     def branchy(x):
         xp = di.array_namespace(x)

@@ -39,7 +39,11 @@ does. An unprepared call runs eagerly (tracing would cost more than the call).
 ``jit=False`` prepares eagerly too: f then may branch on x's values in Python.
 
 Arrays: ``tf.Tensor`` and ``tf.Variable`` in, ``tf.Tensor`` out; numpy arrays
-(and Python floats) in, numpy arrays out. float64 stays float64 and float32
+(and Python floats) in, numpy arrays out. A pytree x (a Keras model's
+parameters as a dict of ``tf.Variable``) reaches a reverse gradient as its
+leaves, one tape watching them all, variables read inside the traced
+function; other operators, and forward mode, see it raveled into one flat
+tensor. float64 stays float64 and float32
 stays float32 (TensorFlow keeps dtypes; nothing global is changed). Write f
 with ``xp = di.array_namespace(x)`` (``tf.experimental.numpy`` completed with
 the array API's names, :mod:`diffinterface.families.tensorflow_namespace`)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
@@ -29,6 +30,22 @@ def _size(shape):
     return n
 
 
+def _array(tensor):
+    """``tensor`` as a NumPy array, 0-d ones included (``.numpy()`` gives those as NumPy scalars)."""
+    return np.asarray(tensor.numpy())
+
+
+def _distinct_variables(leaves):
+    """Positions of the leaves that are ``tf.Variable`` objects, each found once: a traced function takes them as
+    variables (read inside the graph, no eager read per call). A variable at two places goes in as
+    tensors: traced as one aliased variable, its places would share one gradient, not each its own."""
+    variables = [i for i, leaf in enumerate(leaves) if isinstance(leaf, tf.Variable)]
+    counts: dict[int, int] = {}
+    for i in variables:
+        counts[id(leaves[i])] = counts.get(id(leaves[i]), 0) + 1
+    return tuple(i for i in variables if counts[id(leaves[i])] == 1)
+
+
 class TensorFlowAdapter(Adapter):
     """Adapter for :class:`~diffinterface.AutoTensorFlow`; see the package docstring for the recipes."""
 
@@ -50,8 +67,12 @@ class TensorFlowAdapter(Adapter):
     def __init__(self, backend):
         super().__init__(backend)
         # a prepared f is traced by tf.function without values (autograph turns tensor branches into
-        # tf.cond)
-        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
+        # tf.cond); a reverse gradient takes a pytree x as its leaves, one tape watching them all: no
+        # ravel per call (forward mode goes flat, over x's basis)
+        self.capabilities = type(self).capabilities.replace(
+            traces_without_values=backend.jit,
+            pytrees=frozenset() if backend.mode == "forward" else frozenset({"gradient"}),
+        )
 
     def is_traced_array_error(self, error):
         text = str(error)
@@ -176,8 +197,50 @@ class TensorFlowAdapter(Adapter):
 
     # -- first order ------------------------------------------------------------------------------
 
+    def _tree_gradient(self, b):
+        """The gradient at a pytree x (``problem.tree``): the traced function takes x's leaves, variables as
+        variables (:func:`_distinct_variables`); a call that brings a tensor where a variable was prepared
+        runs a second trace, made then, that takes every leaf as a tensor."""
+        problem, tree = b.problem, b.problem.tree
+        core = recipes.tree_gradient(b.recorded(), tree.unflatten, b.broken)
+        leaves = tree.array_leaves(problem.x)
+        variables = _distinct_variables(leaves)
+        as_tensors = [
+            leaf
+            if i in variables or not isinstance(leaf, tf.Variable)
+            else tf.convert_to_tensor(leaf)
+            for i, leaf in enumerate(leaves)
+        ]
+        compiled = b.compiled(core, as_tensors, *problem.ctx)
+        if variables:
+            by_variables, of_tensors = compiled, []
+
+            def compiled(leaves, *ctx):
+                if all(isinstance(leaves[i], tf.Variable) for i in variables):
+                    return by_variables(leaves, *ctx)
+                if not of_tensors:
+                    example = [tf.convert_to_tensor(leaf) for leaf in as_tensors]
+                    of_tensors.append(b.compiled(core, example, *problem.ctx))
+                return of_tensors[0](leaves, *ctx)
+
+        leaves_of, unflatten = tree.array_leaves, tree.unflatten
+        if b.numpy:
+
+            def value_and_gradient(x, *ctx):
+                y, grads = compiled(leaves_of(x), *ctx)
+                return _array(y), unflatten([_array(g) for g in grads])
+        else:
+
+            def value_and_gradient(x, *ctx):
+                y, grads = compiled(leaves_of(x), *ctx)
+                return y, unflatten(grads)
+
+        return b.handing_over(Impl.from_valued("gradient", value_and_gradient))
+
     def prepare_gradient(self, problem):
         b = Boundary(self, problem, scalar="gradient")
+        if problem.tree is not None:
+            return self._scalar(b, self._tree_gradient(b))
         if problem.mode("gradient") == "forward":
             s = Sweep(self, b, _size(problem.x_shape), forward=True)
             core = recipes.or_reverse(

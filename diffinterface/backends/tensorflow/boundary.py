@@ -106,13 +106,14 @@ def _inline_in_graphs(traced, core):
 
 
 def as_output(y, like):
-    """f's value ``y`` as a tensor: a Python or numpy number (f ignoring x) in x's dtype; else a TypeError naming f."""
+    """f's value ``y`` as a tensor: a Python or numpy number (f ignoring x) in the dtype of ``like`` (x, or a
+    ``tf.DType``); else a TypeError naming f."""
     if isinstance(y, tf.Tensor):
         return y
     if isinstance(y, tf.Variable):
         return tf.convert_to_tensor(y)
     if isinstance(y, (float, int)) and not isinstance(y, bool):
-        return tf.constant(y, dtype=like.dtype)
+        return tf.constant(y, dtype=like if isinstance(like, tf.DType) else like.dtype)
     if is_array(y) and family_of(y) == "numpy":
         return tf.convert_to_tensor(y)
     raise TypeError(f"f: expected f to return an array or a number; it returned {describe(y)}")
@@ -175,6 +176,15 @@ def _all_float64(graph):
         hasattr(function, "graph") and _all_float64(function.graph)
         for function in functions.values()
     )
+
+
+def _of_leaves(f, unflatten):
+    """``f(x, *ctx)`` at a pytree x as a function of x's list of leaves."""
+
+    def of_leaves(leaves, *ctx):
+        return f(unflatten(leaves), *ctx)
+
+    return of_leaves
 
 
 def _unchanged(y):
@@ -317,7 +327,10 @@ class Boundary:
         """
         f = self.bound(learning=True)
         spec = tf.TensorSpec(self.problem.x_shape, self.dtype)
-        ctx = self.problem.ctx
+        ctx, tree = self.problem.ctx, self.problem.tree
+        if tree is not None:  # a pytree x: its leaves, each in its own dtype
+            spec = [tf.TensorSpec(s, d) for s, d in zip(tree.shapes, tree.dtypes)]
+            f = _of_leaves(f, tree.unflatten)
         token = CHECKING_WITHOUT_VALUES.set(True)
         try:
             with promoting():
@@ -380,22 +393,24 @@ class Boundary:
         f = f or self.f
         learned = self.learned_output if learning and self.problem._spec is None else _unchanged
         caches = [i for i, c in enumerate(self.problem.contexts) if isinstance(c, Cache)]
+        # a number f returns takes x's dtype; a pytree x's promoted one
+        dtype = self.dtype if self.problem.tree is not None else None
         if not caches:
             if learned is _unchanged:
 
                 def evaluated(x, *ctx):
-                    return as_output(f(x, *ctx), x)
+                    return as_output(f(x, *ctx), x if dtype is None else dtype)
             else:
 
                 def evaluated(x, *ctx):
-                    return learned(as_output(f(x, *ctx), x))
+                    return learned(as_output(f(x, *ctx), x if dtype is None else dtype))
 
             return evaluated
         backend = self.backend
 
         def writing_into_cache(x, *ctx):
             try:
-                y = as_output(f(x, *ctx), x)
+                y = as_output(f(x, *ctx), x if dtype is None else dtype)
             except (TypeError, ValueError, NotImplementedError, AttributeError) as error:
                 raise UnsupportedError(
                     f"contexts[{caches[0]}]: f raised {type(error).__name__} while {backend!r} differentiated it "

@@ -164,6 +164,26 @@ def gradient(f, broken):
     return core
 
 
+def tree_gradient(f, unflatten, broken):
+    """``core(leaves, *ctx) -> (y, gradients)`` at a pytree x passed as its list of leaves (tensors or
+    ``tf.Variable`` objects, each in its own dtype): one tape watching every leaf, as a Keras training step
+    does. A leaf f does not use gets zeros, as its part of a flat x would; a y that uses none is ``broken``."""
+
+    def core(leaves, *ctx):
+        # f sees tensors, as it would see slices of a flat x: a variable read once per place (inside
+        # the graph when traced), so that one variable at two places gets a partial derivative at each
+        leaves = [tf.convert_to_tensor(leaf) for leaf in leaves]
+        with tf.GradientTape() as tape:
+            tape.watch(leaves)
+            y = f(unflatten(leaves), *ctx)
+        grads = tape.gradient(y, leaves)
+        if all(g is None for g in grads):
+            return y, [connected(None, leaf, broken) for leaf in leaves]
+        return y, [connected(g, leaf, None) for g, leaf in zip(grads, leaves)]
+
+    return core
+
+
 def reverse_jacobian(f, broken, parallel=None):
     """``core(x) -> (y, J)`` with J of shape ``y.shape + x.shape`` (``tape.jacobian``; a scalar x: the derivative)."""
 

@@ -56,7 +56,10 @@ The modules group the probes by the kind of defect:
   syntax and its replacement;
 - :mod:`.input_scales`: derivatives at large and tiny |x| as accurate as the
   backend's kind allows (a few roundoffs exact, a first-order rule's error
-  approximate).
+  approximate);
+- :mod:`.tree_leaves`: a gradient at a pytree gives one array at two places
+  its partial derivative at each, and a leaf f does not use zeros, whether the
+  backend ravels the tree or differentiates its leaves as they are.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -101,6 +104,7 @@ from . import (
     torch_nesting,
     stale_state,
     tensorflow_nesting,
+    tree_leaves,
     unusual_arrays,
     unusual_functions,
     writable_results,
@@ -128,6 +132,7 @@ _MODULES = (
     contexts_and_operands,
     array_object_syntax,
     input_scales,
+    tree_leaves,
 )
 
 
