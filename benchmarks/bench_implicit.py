@@ -216,6 +216,44 @@ def _jax_fixed_point_recipes(W, x0):
     return {"native": native, "gmres": lambda x: jax.block_until_ready(grad(jnp.asarray(x)))}
 
 
+def _optimistix_fixed_point_recipes(W, x0):
+    """The same gradient with the forward iteration in JAX: optimistix's implicit differentiation (native)
+    against ``linear_solver="gmres"``, both solving by the same jitted ``optimistix.fixed_point``."""
+    import jax
+    import jax.numpy as jnp
+    import lineax
+    import optimistix
+
+    jax.config.update("jax_enable_x64", True)
+    Wj = jnp.asarray(W)
+
+    def step(y, x):
+        return jnp.tanh(Wj @ y + x)
+
+    def fixed_point(x, adjoint):
+        iteration = optimistix.FixedPointIteration(rtol=1e-13, atol=1e-13)
+        y0 = jnp.zeros_like(x)
+        return optimistix.fixed_point(
+            step, iteration, y0, args=x, max_steps=500, adjoint=adjoint
+        ).value
+
+    # GMRES on both sides, to the same relative tolerance in the 2-norm (lineax's default is the max norm)
+    gmres = lineax.GMRES(rtol=1e-10, atol=0.0, norm=optimistix.two_norm)
+    adjoint = optimistix.ImplicitAdjoint(linear_solver=gmres)
+    native = jax.jit(jax.grad(lambda x: jnp.sum(fixed_point(x, adjoint) ** 2) / 2))
+
+    solver = jax.jit(lambda x: fixed_point(x, optimistix.ImplicitAdjoint()))
+    impl = di.ImplicitFunction(
+        solver, _fixed_point_conditions(W), di.AutoJAX(), linear_solver="gmres", rtol=1e-10
+    )
+    impl(jnp.asarray(x0))  # jit traces without values: the function learns y's shape from one call
+    grad = jax.jit(jax.grad(lambda x: jnp.sum(impl(x) ** 2) / 2))
+    return {
+        "native": lambda x: jax.block_until_ready(native(jnp.asarray(x))),
+        "gmres": lambda x: jax.block_until_ready(grad(jnp.asarray(x))),
+    }
+
+
 def _torch_fixed_point_recipes(W, x0):
     """The same gradient: a dense solve on ``jacfwd`` (native; torch has no GMRES) and "direct" here."""
     import torch
@@ -241,12 +279,18 @@ def _torch_fixed_point_recipes(W, x0):
     return {"native": native, "direct": ours}
 
 
+#: the fixed-point rows: "optimistix" is JAX against optimistix (a benchmark-only peer, skipped when absent)
+FIXED_POINT = {
+    "jax": _jax_fixed_point_recipes,
+    "optimistix": _optimistix_fixed_point_recipes,
+    "torch": _torch_fixed_point_recipes,
+}
+
+
 def measure_fixed_point(framework, n=1000, rounds=ROUNDS):
     """As :func:`measure_ridge`, for the fixed point ``y = tanh(W y + x)``, the gradient in x."""
     W, x0 = _fixed_point_data(n)
-    recipes = {"jax": _jax_fixed_point_recipes, "torch": _torch_fixed_point_recipes}[framework](
-        W, x0
-    )
+    recipes = FIXED_POINT[framework](W, x0)
     exact = _fixed_point_exact(W, x0)
     for name, recipe in recipes.items():
         got = np.asarray(recipe(x0))
@@ -345,6 +389,12 @@ def _with_one_thread():
         )
 
 
+def _installed(*modules):
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
 def main(argv):
     _with_one_thread()
     import torch
@@ -367,7 +417,14 @@ def main(argv):
         print(f"fixed point gradient, n = {n}, {ROUNDS} rounds (a new x each)")
         print("| framework | recipe | median ms | ratio to native [IQR] |")
         print("|---|---|---|---|")
-        for framework in FRAMEWORKS:
+        for framework in FIXED_POINT:
+            if framework == "optimistix" and not _installed("optimistix", "lineax"):
+                print(
+                    "| optimistix | skipped: optimistix not installed "
+                    '(pip install "diffinterface[benchmark]") | | |',
+                    flush=True,
+                )
+                continue
             for name, (s, ratio, (q1, q3)) in measure_fixed_point(framework, n).items():
                 print(
                     f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |",
