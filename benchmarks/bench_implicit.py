@@ -3,7 +3,7 @@ matrix-free.
 
     python -m benchmarks.bench_implicit               # ridge n = 1000, then the matrix-free fixed point
     python -m benchmarks.bench_implicit ridge 300     # the ridge rows only, n = 300 (quick)
-    python -m benchmarks.bench_implicit fixed 300     # the fixed-point rows only
+    python -m benchmarks.bench_implicit fixed 300     # the fixed-point rows only (JAX, optimistix, torch)
     python -m benchmarks.bench_implicit memory 20000  # the matrix-free row only
 
 **Ridge argmin gradient.** ``b(lam) = argmin |X b - t|^2 / 2 + lam |b|^2 / 2``
@@ -35,7 +35,12 @@ the gradient in x of ``sum(y^2) / 2``, both sides calling the same numpy
 fixed-point iteration: on JAX, ``jax.scipy.sparse.linalg.gmres`` on the vjp
 of the conditions in y, jitted (native), against ``linear_solver="gmres"``
 inside ``jax.jit(jax.grad)``; on torch (no GMRES of its own), a dense solve
-on ``torch.func.jacfwd`` against ``"direct"`` under ``backward()``.
+on ``torch.func.jacfwd`` against ``"direct"`` under ``backward()``. Against
+optimistix (the ``benchmark`` extra; the row is skipped without it): the same
+fixed point solved in JAX by ``optimistix.fixed_point``, differentiated by
+``optimistix.ImplicitAdjoint`` with lineax's GMRES (native), against an
+``ImplicitFunction`` whose solver is that same jitted ``fixed_point``, with
+``linear_solver="gmres"``, under ``jax.jit(jax.grad)``.
 
 **Matrix-free fixed point.** ``y = tanh(y_{i-1} + y_{i+1}) / 4 + x``
 (a coupled contraction), N = 20,000 unknowns, the pullback of one cotangent
