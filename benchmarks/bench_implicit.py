@@ -3,7 +3,7 @@ matrix-free.
 
     python -m benchmarks.bench_implicit               # ridge n = 1000, then the matrix-free fixed point
     python -m benchmarks.bench_implicit ridge 300     # the ridge rows only, n = 300 (quick)
-    python -m benchmarks.bench_implicit fixed 300     # the fixed-point rows only
+    python -m benchmarks.bench_implicit fixed 300     # the fixed-point rows only (JAX, optimistix, torch)
     python -m benchmarks.bench_implicit memory 20000  # the matrix-free row only
 
 **Ridge argmin gradient.** ``b(lam) = argmin |X b - t|^2 / 2 + lam |b|^2 / 2``
@@ -35,7 +35,12 @@ the gradient in x of ``sum(y^2) / 2``, both sides calling the same numpy
 fixed-point iteration: on JAX, ``jax.scipy.sparse.linalg.gmres`` on the vjp
 of the conditions in y, jitted (native), against ``linear_solver="gmres"``
 inside ``jax.jit(jax.grad)``; on torch (no GMRES of its own), a dense solve
-on ``torch.func.jacfwd`` against ``"direct"`` under ``backward()``.
+on ``torch.func.jacfwd`` against ``"direct"`` under ``backward()``. Against
+optimistix (the ``benchmark`` extra; the row is skipped without it): the same
+fixed point solved in JAX by ``optimistix.fixed_point``, differentiated by
+``optimistix.ImplicitAdjoint`` with lineax's GMRES (native), against an
+``ImplicitFunction`` whose solver is that same jitted ``fixed_point``, with
+``linear_solver="gmres"``, under ``jax.jit(jax.grad)``.
 
 **Matrix-free fixed point.** ``y = tanh(y_{i-1} + y_{i+1}) / 4 + x``
 (a coupled contraction), N = 20,000 unknowns, the pullback of one cotangent
@@ -216,6 +221,44 @@ def _jax_fixed_point_recipes(W, x0):
     return {"native": native, "gmres": lambda x: jax.block_until_ready(grad(jnp.asarray(x)))}
 
 
+def _optimistix_fixed_point_recipes(W, x0):
+    """The same gradient with the forward iteration in JAX: optimistix's implicit differentiation (native)
+    against ``linear_solver="gmres"``, both solving by the same jitted ``optimistix.fixed_point``."""
+    import jax
+    import jax.numpy as jnp
+    import lineax
+    import optimistix
+
+    jax.config.update("jax_enable_x64", True)
+    Wj = jnp.asarray(W)
+
+    def step(y, x):
+        return jnp.tanh(Wj @ y + x)
+
+    def fixed_point(x, adjoint):
+        iteration = optimistix.FixedPointIteration(rtol=1e-13, atol=1e-13)
+        y0 = jnp.zeros_like(x)
+        return optimistix.fixed_point(
+            step, iteration, y0, args=x, max_steps=500, adjoint=adjoint
+        ).value
+
+    # GMRES on both sides, to the same relative tolerance in the 2-norm (lineax's default is the max norm)
+    gmres = lineax.GMRES(rtol=1e-10, atol=0.0, norm=optimistix.two_norm)
+    adjoint = optimistix.ImplicitAdjoint(linear_solver=gmres)
+    native = jax.jit(jax.grad(lambda x: jnp.sum(fixed_point(x, adjoint) ** 2) / 2))
+
+    solver = jax.jit(lambda x: fixed_point(x, optimistix.ImplicitAdjoint()))
+    impl = di.ImplicitFunction(
+        solver, _fixed_point_conditions(W), di.AutoJAX(), linear_solver="gmres", rtol=1e-10
+    )
+    impl(jnp.asarray(x0))  # jit traces without values: the function learns y's shape from one call
+    grad = jax.jit(jax.grad(lambda x: jnp.sum(impl(x) ** 2) / 2))
+    return {
+        "native": lambda x: jax.block_until_ready(native(jnp.asarray(x))),
+        "gmres": lambda x: jax.block_until_ready(grad(jnp.asarray(x))),
+    }
+
+
 def _torch_fixed_point_recipes(W, x0):
     """The same gradient: a dense solve on ``jacfwd`` (native; torch has no GMRES) and "direct" here."""
     import torch
@@ -241,12 +284,18 @@ def _torch_fixed_point_recipes(W, x0):
     return {"native": native, "direct": ours}
 
 
+#: the fixed-point rows: "optimistix" is JAX against optimistix (a benchmark-only peer, skipped when absent)
+FIXED_POINT = {
+    "jax": _jax_fixed_point_recipes,
+    "optimistix": _optimistix_fixed_point_recipes,
+    "torch": _torch_fixed_point_recipes,
+}
+
+
 def measure_fixed_point(framework, n=1000, rounds=ROUNDS):
     """As :func:`measure_ridge`, for the fixed point ``y = tanh(W y + x)``, the gradient in x."""
     W, x0 = _fixed_point_data(n)
-    recipes = {"jax": _jax_fixed_point_recipes, "torch": _torch_fixed_point_recipes}[framework](
-        W, x0
-    )
+    recipes = FIXED_POINT[framework](W, x0)
     exact = _fixed_point_exact(W, x0)
     for name, recipe in recipes.items():
         got = np.asarray(recipe(x0))
@@ -345,6 +394,12 @@ def _with_one_thread():
         )
 
 
+def _installed(*modules):
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
 def main(argv):
     _with_one_thread()
     import torch
@@ -367,7 +422,14 @@ def main(argv):
         print(f"fixed point gradient, n = {n}, {ROUNDS} rounds (a new x each)")
         print("| framework | recipe | median ms | ratio to native [IQR] |")
         print("|---|---|---|---|")
-        for framework in FRAMEWORKS:
+        for framework in FIXED_POINT:
+            if framework == "optimistix" and not _installed("optimistix", "lineax"):
+                print(
+                    "| optimistix | skipped: optimistix not installed "
+                    '(pip install "diffinterface[benchmark]") | | |',
+                    flush=True,
+                )
+                continue
             for name, (s, ratio, (q1, q3)) in measure_fixed_point(framework, n).items():
                 print(
                     f"| {framework} | {name} | {s * 1e3:.1f} | {ratio:.2f} [{q1:.2f}-{q3:.2f}] |",

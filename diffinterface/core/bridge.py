@@ -73,7 +73,11 @@ class FrameworkBridge:
         Returns ``solve(y, args, rhs, transpose) -> (solutions, residuals,
         thresholds)`` (numpy; ``rhs`` flat ``(m, k)``), compiled once per shape,
         for a framework that can run the whole Krylov loop itself; None where
-        the products cross into the framework from scipy's loop instead.
+        the products cross into the framework from scipy's loop instead. It may
+        also have ``solve.implicit_pullback(y, args, rhs) -> (products,
+        residuals, thresholds)``: ``-B^T A^-T u`` per column u, B the Jacobian
+        in ``args[0]``, the products in the framework's arrays of that argument's
+        shape, the solve and the product in one program.
         """
         return None
 

@@ -357,3 +357,20 @@ def test_substitution_with_torch_and_dense_results():
     np.testing.assert_allclose(
         di.hessian(banded_energy, dense, x.numpy()), expected, rtol=1e-12, atol=1e-12
     )
+
+
+@pytest.mark.parametrize("postprocess", [False, True])
+def test_star_hessian_read_by_the_star_rule_or_by_asdex_after_postprocessing(postprocess):
+    # largest-first is asdex's star coloring: read by the star rule in numpy, or, postprocessed
+    # (vertices left without a color), by asdex's own decompression
+    x = np.linspace(0.1, 1.0, 300)
+    backend = di.AutoSparse(
+        di.AutoJAX(), coloring_algorithm=di.GreedyColoring(postprocess=postprocess)
+    )
+    prep = di.prepare_hessian(banded_energy, backend, x)
+    dense = np.asarray(di.hessian(banded_energy, di.AutoJAX(), x))
+    np.testing.assert_allclose(
+        di.hessian(banded_energy, backend, x, prep=prep).toarray(), dense, rtol=1e-12, atol=1e-12
+    )
+    _, _, H = di.value_gradient_and_hessian(banded_energy, backend, x, prep=prep)
+    np.testing.assert_allclose(H.toarray(), dense, rtol=1e-12, atol=1e-12)

@@ -457,3 +457,41 @@ def test_output_like_lets_jit_and_vmap_trace_on_the_first_call():
             make(output_like=np.zeros(3))(np.array([4.0, 9.0]))
     with pytest.raises(TypeError, match="output_like: expected an array"):
         make(output_like={"r": 2})
+
+
+@pytest.mark.parametrize("has_byproduct", [False, True])
+def test_jax_krylov_pullback_of_several_cotangents_fuses_the_product_in_x(has_byproduct):
+    jax = pytest.importorskip("jax")
+    from diffinterface.backends.jax.krylov import KrylovSolve
+
+    calls = []
+    fused = KrylovSolve.implicit_pullback
+
+    def counted(self, *args):
+        calls.append(args[-1].shape[1])  # the columns solved together
+        return fused(self, *args)
+
+    def solver(x):
+        y = np.sqrt(np.asarray(x))
+        return (y, "a byproduct that is no array") if has_byproduct else y
+
+    def conditions(x, y, *byproduct):
+        return y * y - x
+
+    impl = di.ImplicitFunction(
+        solver,
+        conditions,
+        di.AutoJAX(),
+        linear_solver="gmres",
+        rtol=1e-12,
+        has_byproduct=has_byproduct,
+    )
+    x = np.array([4.0, 9.0, 16.0])
+    us = (np.array([1.0, 0.0, 2.0]), np.array([0.5, -1.0, 3.0]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(KrylovSolve, "implicit_pullback", counted)
+        with jax.enable_x64(True):
+            got = di.pullback(impl, di.AutoTorch(), x, us)
+    assert calls and max(calls) == 2, "the solves and the products in x not in one JAX program"
+    for g, u in zip(got, us):  # dy/dx = diag(1 / (2 sqrt(x)))
+        np.testing.assert_allclose(np.asarray(g), u / (2 * np.sqrt(x)), rtol=1e-10)

@@ -154,6 +154,22 @@ class IterativeSolver(LinearSolver):
 
     def _solve_in_framework(self, system, rhs, transpose):
         solutions, residuals, thresholds = system.solve(system.y, system.args, rhs, transpose)
+        self._check_converged(rhs, residuals, thresholds)
+        return solutions
+
+    def implicit_pullback(self, system, rhs):
+        """``-B^T A^-T u`` for each column u of ``rhs`` in one program of the conditions framework (its
+        solve and the product in x together), or None where ``system`` is none of a framework that can."""
+        if not isinstance(system, FrameworkSystem):
+            return None
+        fused = getattr(system.solve, "implicit_pullback", None)
+        if fused is None:
+            return None
+        products, residuals, thresholds = fused(system.y, system.args, rhs)
+        self._check_converged(rhs, residuals, thresholds)
+        return products
+
+    def _check_converged(self, rhs, residuals, thresholds):
         # JAX's solvers report no convergence: the true residual after the solve is judged here, with
         # a factor 2 for the rounding between a solver's recurrence residual and the true one
         for j in np.flatnonzero(~(residuals <= 2 * thresholds)):
@@ -166,7 +182,6 @@ class IterativeSolver(LinearSolver):
                     self.maxiter,
                 )
             )
-        return solutions
 
 
 class FrameworkSystem:

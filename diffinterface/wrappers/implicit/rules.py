@@ -259,6 +259,15 @@ class ImplicitRules:
             dtype=np.dtype(y_dtype),
         )
 
+    def _framework_pullback(self, point, cotangents):
+        """The pullback ``-B^T A^-T u`` in one program of the conditions framework, whose Krylov solver
+        also makes the product in x (JAX's: no return to the host between the two), or None."""
+        fused = getattr(self.implicit.linear_solver_, "implicit_pullback", None)
+        if fused is None:
+            return None
+        columns = np.stack([as_numpy(u).reshape(-1) for u in cotangents], axis=1)
+        return fused(self._system(point), columns)
+
     def _solve_columns(self, point, seeds, transpose):
         columns = np.stack([as_numpy(s).reshape(-1) for s in seeds], axis=1)
         solution = self.implicit.linear_solver_.solve(self._system(point), columns, transpose)
@@ -295,6 +304,9 @@ class ImplicitRules:
     @_wide
     def pullback(self, x, cotangents, contexts):
         point = self._at(x, contexts)
+        fused = self._framework_pullback(point, cotangents)
+        if fused is not None:
+            return fused
         k = len(cotangents)
         weights = self._solve_columns(point, cotangents, transpose=True)
         args = (Constant(point.y), *point.rest)

@@ -166,9 +166,12 @@ def _symmetric(rows, cols, shape, algorithm):
         return Compression(
             "acyclic", rows, cols, shape, colors, solve=substitution_program(rows, cols, n, colors)
         )
+    # Any star coloring is read by the star rule (_star_gather, numpy); asdex's own reading is
+    # needed only after its postprocessing (vertices it leaves without a color), and it runs an
+    # eager JAX gather that compiles once per shape: the first preparation at each size paid it.
     gather = (
         asdex.gather_positions(colored, ncolors, n)
-        if colored is not None
+        if colored is not None and algorithm.postprocess
         else _star_gather(rows, cols, n, colors)
     )
     return Compression("symmetric", rows, cols, shape, colors, colored=colored, gather=gather)
