@@ -56,7 +56,9 @@ The modules group the probes by the kind of defect:
   syntax and its replacement;
 - :mod:`.input_scales`: derivatives at large and tiny |x| as accurate as the
   backend's kind allows (a few roundoffs exact, a first-order rule's error
-  approximate).
+  approximate);
+- :mod:`.moved_preparations`: a same-point preparation moved from point to
+  point (as the scipy objective moves its ``hessp``) answers at each point.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -95,6 +97,7 @@ from . import (
     graph_breaks,
     input_scales,
     jax_nesting,
+    moved_preparations,
     one_kind,
     result_dtypes,
     rolled_axes,
@@ -128,6 +131,7 @@ _MODULES = (
     contexts_and_operands,
     array_object_syntax,
     input_scales,
+    moved_preparations,
 )
 
 
