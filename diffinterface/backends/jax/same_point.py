@@ -146,9 +146,7 @@ def prepare_same_point(adapter, operator, problem):
         if not moving:
             with _x64_scope(wide):
                 moving.extend((jit(pair), jit(_stacked_pairs(pair, bound))))
-        one, batch = moving
-        with _x64_scope(wide):
-            x = jnp.array(x)  # once, not at every product; a copy: the caller may write into x
+        one, batch = moving  # x goes to them as it is, as to an ordinary preparation's
 
         def computed(seeds):  # the first result as JAX gives it: the plain method drops it
             if len(seeds) == 1:
