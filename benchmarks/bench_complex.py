@@ -1,16 +1,21 @@
-"""A prepared gradient at a complex x against the framework's own recipe, JAX and torch.
+"""A prepared gradient at a complex x against the framework's own recipe, on every framework that takes one.
 
-    python -m benchmarks.bench_complex              # JAX and torch, n = 10 and 1000
-    python -m benchmarks.bench_complex torch 1000   # one framework, one size
+    python -m benchmarks.bench_complex                        # every framework, n = 10 and 1000, complex64 and complex128
+    python -m benchmarks.bench_complex torch 1000 complex64   # one framework, one size, one dtype
 
 diffinterface differentiates a complex x through its real view
-(diffinterface/core/complex_convention.py): each prepared call turns x into
-real and imaginary parts, and the gradient back into complex form. The
-native recipes return the same numbers: JAX's ``jax.jit`` of
-``conj(jax.grad(f))``, torch's ``backward()`` on a fresh leaf. Both are
-called on the framework's own complex128 arrays, alternately within each
-round; the ratio is the median over rounds of diffinterface / native, wall
-time, each sample blocking on the result.
+(diffinterface/core/complex_convention.py): x as real and imaginary parts,
+the gradient back into complex form (for JAX inside the one compiled
+function, see ``Adapter.fused_method``). The native recipes return the same
+numbers: JAX's ``jax.jit`` of ``conj(jax.grad(f))``, torch's ``backward()``
+on a fresh leaf, TensorFlow's ``GradientTape`` traced into a
+``tf.function`` (both already in diffinterface's convention), autograd's
+``conj(grad(f))``. Both are called on the
+framework's own arrays (numpy for autograd), alternately within each round;
+the ratio is the median over rounds of diffinterface / native, wall time,
+each sample blocking on the result. MLX is not measured: ``AutoMLX``
+refuses a complex x (``Capabilities.complex_x_refusal``: MLX has no
+complex128, and its complex64 would not keep a complex128 x's precision).
 """
 
 from __future__ import annotations
@@ -58,17 +63,41 @@ def _torch(z):
     return di.AutoTorch(), x, native, lambda r: r
 
 
-FRAMEWORKS = {"jax": _jax, "torch": _torch}
+def _tensorflow(z):
+    import tensorflow as tf
+
+    x = tf.constant(z)
+
+    @tf.function
+    def native(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = loss(x)
+        return tape.gradient(y, x)  # TensorFlow's convention is diffinterface's
+
+    return di.AutoTensorFlow(), x, native, lambda r: r
 
 
-def measure(framework, n, rounds=ROUNDS):
-    """``(native s, diffinterface s, median ratio)`` per gradient at a complex128 x of size ``n``; checks both agree."""
+def _autograd(z):
+    import autograd
+
+    grad = autograd.grad(loss)
+    return di.AutoAutograd(), z, lambda x: np.conj(grad(x)), lambda r: r
+
+
+FRAMEWORKS = {"jax": _jax, "torch": _torch, "tensorflow": _tensorflow, "autograd": _autograd}
+DTYPES = ("complex64", "complex128")
+
+
+def measure(framework, n, dtype="complex128", rounds=ROUNDS):
+    """``(native s, diffinterface s, median ratio)`` per gradient at a ``dtype`` x of size ``n``; checks both agree."""
     rng = np.random.default_rng(0)
-    z = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
     backend, x, native, block = FRAMEWORKS[framework](z)
     prep = di.prepare_gradient(loss, backend, x)
-    if not np.allclose(
-        np.asarray(native(x)), np.asarray(di.gradient(loss, backend, x, prep=prep)), rtol=1e-12
+    ours = np.asarray(di.gradient(loss, backend, x, prep=prep))
+    if ours.dtype != dtype or not np.allclose(
+        np.asarray(native(x)), ours, rtol=1e-12 if dtype == "complex128" else 1e-5
     ):
         raise AssertionError(
             f"{framework}: diffinterface's gradient differs from the native recipe's"
@@ -91,16 +120,22 @@ def measure(framework, n, rounds=ROUNDS):
 def main(argv):
     frameworks = [a for a in argv if a in FRAMEWORKS] or list(FRAMEWORKS)
     sizes = [int(a) for a in argv if a.isdigit()] or [10, 1000]
-    rows = [(framework, n, *measure(framework, n)) for framework in frameworks for n in sizes]
+    dtypes = [a for a in argv if a in DTYPES] or list(DTYPES)
+    rows = [
+        (framework, n, dtype, *measure(framework, n, dtype))
+        for framework in frameworks
+        for dtype in dtypes
+        for n in sizes
+    ]
     print(
-        f"gradient of sum(Re(z^2) + |sin z|^2) at complex128 z: native recipe vs prepared di.gradient "
-        f"(median of {ROUNDS} rounds)\n| framework | n | native | diffinterface | diffinterface / native |\n"
-        "|---|---|---|---|---|"
+        f"gradient of sum(Re(z^2) + |sin z|^2) at complex z: native recipe vs prepared di.gradient "
+        f"(median of {ROUNDS} rounds)\n| framework | dtype | n | native | diffinterface | diffinterface / native |\n"
+        "|---|---|---|---|---|---|"
     )
     print(
         "\n".join(
-            f"| {framework} | {n} | {fmt_time(native)} | {fmt_time(ours)} | {ratio:.2f} |"
-            for framework, n, native, ours, ratio in rows
+            f"| {framework} | {dtype} | {n} | {fmt_time(native)} | {fmt_time(ours)} | {ratio:.2f} |"
+            for framework, n, dtype, native, ours, ratio in rows
         )
     )
 

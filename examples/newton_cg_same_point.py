@@ -12,13 +12,14 @@ iteration differs (the figures printed depend on the machine; each recipe
 runs once untimed first, so that framework start-up is not counted).
 
 What to expect: on torch a same-point preparation is one forward and backward
-pass, and each product one backward pass through the kept graph. On JAX the
-objective moves its preparation from iterate to iterate: one compiled call
-linearizes the gradient at the new iterate, and each product applies the
-linearization (compiled once). Ordinary products run the forward and
-backward passes every time, so with conjugate gradients taking tens of
-products per Newton step an iterate costs less with same-point products on
-both (how much less depends on f and the machine: measure for your function).
+pass, and each product one backward pass through the kept graph; ordinary
+products run the forward and backward passes every time, so with conjugate
+gradients taking tens of products per Newton step an iterate costs less with
+same-point products (how much less depends on f and the machine: measure for
+your function). On JAX the objective moves its preparation from iterate to
+iterate, and a moved preparation computes each product whole, as an ordinary
+one does (a linearization per iterate would cost a call of its own and its
+products are no faster): expect the two recipes to be close there.
 """
 
 import time

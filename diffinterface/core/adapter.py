@@ -264,6 +264,17 @@ class Adapter:
         """
         return value
 
+    def fused_method(
+        self, impl: Impl, name: str, before: Callable, after: Callable, x
+    ) -> Optional[Callable]:
+        """The method ``name`` of ``impl`` (which this adapter prepared) as one compiled function of an x like
+        ``x``: ``before(x)`` is the x the method takes, ``after`` turns its result into the caller's; both
+        written for the framework's traced values. A transform that converts x and the results of every
+        call (the complex view) asks for it. None (the default): the caller composes them around the
+        method, each conversion its own call.
+        """
+        return None
+
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
     def differentiable_value_and_gradient(self, problem: Problem) -> Optional[Callable]:
         """``vg(x, *ctx) -> (f(x), gradient)`` in the framework's own arrays, differentiable again by

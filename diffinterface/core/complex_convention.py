@@ -216,7 +216,7 @@ def complex_view(draft, setting):
     seeded = op.seeds is not None
 
     def wrap(built):
-        methods = _methods(
+        methods = _fused_gradient(adapter, op, built, xview, x) or _methods(
             built.methods, to_real_x, first_argument, seed_real, seeded, plain_result, converts
         )
         return Built(built.problem, _ComplexImpl(built.impl), spec, methods, xplan, yplan)
@@ -345,6 +345,32 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
         (lambda x, seeds, *ctx: plain_result(inner_plain(to_real_x(x), real_seeds(seeds), *ctx))),
         (lambda x, seeds, *ctx: valued_result(inner_valued(to_real_x(x), real_seeds(seeds), *ctx))),
     )
+
+
+def _fused_gradient(adapter, op, built, xview, x):
+    """The (plain, valued) methods of a gradient with x's real view and the complex gradient computed
+    inside the adapter's compiled functions (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one
+    call each instead of three; None where the adapter does not fuse, or the methods are not its own."""
+    if (
+        op.seeds is not None
+        or op.scalar_x
+        or op.result_shape != "x"
+        or op.valued_returns != ("value", "first")
+    ):
+        return None
+    names, impl = op.methods, built.impl
+    if built.methods != tuple(getattr(impl, name, None) for name in names):
+        return None  # a transform between (a dtype, a tree) wrapped them: its work stays outside
+    gradient = xview.complex_inside
+
+    def both(result):
+        return result[0], gradient(result[1])
+
+    fused = tuple(
+        adapter.fused_method(impl, name, xview.real_inside, after, x)
+        for name, after in zip(names, (gradient, both))
+    )
+    return fused if None not in fused else None
 
 
 class _ComplexImpl:

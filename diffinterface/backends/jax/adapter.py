@@ -3,6 +3,9 @@ called through the thinnest wrapper that converts its results (``calls.py``); se
 
 from __future__ import annotations
 
+import weakref
+from typing import NamedTuple, Optional
+
 import jax
 import jax.numpy as jnp
 
@@ -48,6 +51,24 @@ from .transforms import (
     _reverse_products,
     _value_and,
 )
+
+
+class _Fusable(NamedTuple):
+    """What :meth:`JAXAdapter.fused_method` needs of a prepared Impl: its compiled functions by name (those
+    called as ``fn(x, *ctx)``, without aux), and how :meth:`JAXAdapter._impl` called and wrapped them."""
+
+    functions: dict
+    converters: Optional[dict]
+    family: str
+    static: tuple
+    wide: bool
+    args: tuple
+    scalars: tuple
+    mixed: tuple
+
+
+#: the Impls this adapter compiled, for :meth:`JAXAdapter.fused_method`
+_FUSABLE: "weakref.WeakKeyDictionary[Impl, _Fusable]" = weakref.WeakKeyDictionary()
 
 
 class JAXAdapter(JAXSecondOrder, Adapter):
@@ -163,7 +184,7 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         else:
             args = (x, tangents, *ctx)
         static = self._static(problem, len(args) - len(ctx))
-        methods = {}
+        methods, compiled = {}, {}
         aux = native_aux(
             problem, builders
         )  # has_aux: the builders' functions return (results, aux)
@@ -183,6 +204,8 @@ class JAXAdapter(JAXSecondOrder, Adapter):
 
                     with traced(problem, self.backend):
                         traced_at_values(problem, lowered)
+                    if aux is None and not batched:
+                        compiled[name] = fn
                 else:
                     fn = cache_checked(built, problem, self.backend)
                 if aux is not None:
@@ -194,7 +217,28 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     convert = converters[name] if problem.family == "numpy" else None
                 wrapped = _wrap(fn, convert, wide, len(args))
                 methods[name] = _canonical_scalars(wrapped, 2 if batched else 1, scalars, mixed)
-        return Impl(**methods)
+        impl = Impl(**methods)
+        if compiled:
+            _FUSABLE[impl] = _Fusable(
+                compiled, converters, problem.family, static, wide, args, scalars, mixed
+            )
+        return impl
+
+    def fused_method(self, impl, name, before, after, x):
+        # the method's compiled function traced again between the conversions: one dispatch per call
+        fusable = _FUSABLE.get(impl)
+        if fusable is None or name not in fusable.functions:
+            return None
+        inner = fusable.functions[name]
+        fn = jax.jit(lambda x, *ctx: after(inner(before(x), *ctx)), static_argnums=fusable.static)
+        if name == next(
+            iter(fusable.functions)
+        ):  # the operator's own method; the others at first call
+            with _x64_scope(fusable.wide):
+                fn.lower(x, *fusable.args[1:]).compile()
+        convert = fusable.converters[name] if fusable.family == "numpy" else None
+        wrapped = _wrap(fn, convert, fusable.wide, len(fusable.args))
+        return _canonical_scalars(wrapped, 1, fusable.scalars, fusable.mixed)
 
     def output_spec(self, problem):
         static = self._static(problem, 1)

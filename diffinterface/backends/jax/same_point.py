@@ -10,10 +10,10 @@ as a tuple and its products come out stacked, one array, which a second
 compiled function splits into one array per seed (the numpy family: views of
 one numpy copy): XLA computes a vmapped product into one stacked buffer much
 faster than into one output per seed, and the split costs less than that
-difference (``benchmarks/bench_same_point.py``). The movable functions take x
-and the residuals as arguments, so a preparation moved to another x
-(``Impl.move``, used by the scipy adaptors from iterate to iterate) reuses
-them without compiling again.
+difference (``benchmarks/bench_same_point.py``). A preparation moved to
+another x (``Impl.move``, used by the scipy adaptors from iterate to
+iterate) computes each product whole, as an ordinary preparation does, with
+functions of x compiled once, at the first move: no linearization per point.
 """
 
 from __future__ import annotations
@@ -71,6 +71,35 @@ def _linearization(operator, g, x_dtype, jit):
     return at, product
 
 
+def _pair(operator, g, x_dtype):
+    """``pair(x, seed) -> (first, product)``, traceable: the operator computed whole at x, as an ordinary
+    preparation computes it (for a preparation moved to another x)."""
+    if operator == "pullback":
+
+        def pair(x, seed):
+            y, back = jax.vjp(g, x)
+            return y, back(jnp.asarray(seed, y.dtype))[0]
+
+        return pair
+    h = jax.grad(g) if operator == "hvp" else g
+
+    def pair(x, seed):
+        return jax.jvp(h, (x,), (jnp.asarray(seed, x_dtype),))
+
+    return pair
+
+
+def _stacked_pairs(pair, bound):
+    """``(x, seeds) -> (first, products stacked)``: ``pair`` over the tuple ``seeds``, in vectorized passes
+    of at most ``bound`` seeds (None: all at once)."""
+
+    def stacked(x, seeds):
+        products = _mapped(lambda seed: pair(x, seed)[1], jnp.stack(seeds), bound)
+        return pair(x, seeds[0])[0], products
+
+    return stacked
+
+
 def prepare_same_point(adapter, operator, problem):
     """The same-point :class:`~diffinterface.core.Impl` of ``operator`` for ``problem`` (an array x), or None."""
     if problem.tree is not None or operator not in ("pushforward", "pullback", "hvp"):
@@ -78,37 +107,28 @@ def prepare_same_point(adapter, operator, problem):
     f, ctx, numpy_family = problem.f, problem.ctx, problem.family == "numpy"
     wide = adapter._wide(problem)
     bound, chosen = _sweep_batch(adapter, operator, problem)
+    x_dtype = jnp.dtype(problem.x_dtype)
     with _x64_scope(wide):
         jit = (
             jax.jit if adapter._compiles(problem) else (lambda fn: fn)
         )  # AutoJAX(jit=False): eagerly
-        at, product = _linearization(
-            operator, lambda x: f(x, *ctx), jnp.dtype(problem.x_dtype), jit
-        )
-        one = jit(product)  # for moved preparations: the residuals as arguments, compiled once
-        batch = jit(_stacked_products(product, bound))
+        at, product = _linearization(operator, lambda x: f(x, *ctx), x_dtype, jit)
+        pair = _pair(operator, lambda x: f(x, *ctx), x_dtype)
     at, split = _wrap(at, None, wide), (_split if jit is jax.jit else _split.__wrapped__)
     plain, valued = OPERATORS[operator].methods
     fresh = (
         np.array if numpy_family else (lambda a: a)
     )  # numpy results are the caller's to write into
+    moving = []  # the functions of x and the seeds, compiled at the first move
 
-    def impl_at(x, own_point=False):
+    def own_point(x):
+        """Products compiled over this point's residuals as constants: faster products, compiled per point."""
         first, residuals = at(x)
-        if (
-            own_point
-        ):  # compiled over this point's residuals as constants: faster products, compiled per point
-            stacked_products = _stacked_products(product, bound)
-            with _x64_scope(wide):
-                apply_one = jit(lambda seed: product(residuals, first, seed))
-                apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
-        else:  # moved here: the functions compiled for the first point, the residuals as arguments
-
-            def apply_one(seed):
-                return one(residuals, first, seed)
-
-            def apply_batch(seeds):
-                return batch(residuals, first, seeds)
+        stacked_products = _stacked_products(product, bound)
+        with _x64_scope(wide):
+            apply_one = jit(lambda seed: product(residuals, first, seed))
+            apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
+        value = _owned(first) if numpy_family else first
 
         def products(seeds):
             if len(seeds) == 1:  # numpy seeds and numbers go to the compiled functions as they are
@@ -117,17 +137,42 @@ def prepare_same_point(adapter, operator, problem):
             stacked = apply_batch(seeds)
             return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
 
-        run = _wrap(products, None, wide)
-        value = _owned(first) if numpy_family else first
+        return (lambda seeds: (fresh(value), products(seeds))), products
+
+    def moved_point(x):
+        """The operator computed whole at x per call, as an ordinary preparation: a linearization at each
+        new point would cost a call of its own, and its products, the residuals passed as arguments (XLA
+        cannot fold them), are no faster than the whole computation (``benchmarks/bench_newton_cg.py``)."""
+        if not moving:
+            with _x64_scope(wide):
+                moving.extend((jit(pair), jit(_stacked_pairs(pair, bound))))
+        one, batch = moving  # x goes to them as it is, as to an ordinary preparation's
+
+        def computed(seeds):  # the first result as JAX gives it: the plain method drops it
+            if len(seeds) == 1:
+                first, product = one(x, seeds[0])
+                return first, ((_owned(product),) if numpy_family else (product,))
+            first, stacked = batch(x, seeds)
+            return first, (_unstacked(_owned(stacked)) if numpy_family else split(stacked))
+
+        def both(seeds):
+            first, products = computed(seeds)
+            return (_owned(first) if numpy_family else first), products
+
+        return both, (lambda seeds: computed(seeds)[1])
+
+    def impl_at(x, own=False):
+        both, products = (own_point if own else moved_point)(x)
+        run_both, run = _wrap(both, None, wide), _wrap(products, None, wide)
         return record(
             Impl(
                 move=impl_at,
                 **{
                     plain: lambda x, seeds, *ctx: run(seeds),
-                    valued: lambda x, seeds, *ctx: (fresh(value), run(seeds)),
+                    valued: lambda x, seeds, *ctx: run_both(seeds),
                 },
             ),
             chosen,
         )
 
-    return impl_at(problem.x, own_point=True)
+    return impl_at(problem.x, own=True)

@@ -60,6 +60,8 @@ The modules group the probes by the kind of defect:
 - :mod:`.tree_leaves`: a gradient at a pytree gives one array at two places
   its partial derivative at each, and a leaf f does not use zeros, whether the
   backend ravels the tree or differentiates its leaves as they are.
+- :mod:`.moved_preparations`: a same-point preparation moved from point to
+  point (as the scipy objective moves its ``hessp``) answers at each point.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -98,6 +100,7 @@ from . import (
     graph_breaks,
     input_scales,
     jax_nesting,
+    moved_preparations,
     one_kind,
     result_dtypes,
     rolled_axes,
@@ -133,6 +136,7 @@ _MODULES = (
     array_object_syntax,
     input_scales,
     tree_leaves,
+    moved_preparations,
 )
 
 
