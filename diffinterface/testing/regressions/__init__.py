@@ -56,7 +56,10 @@ The modules group the probes by the kind of defect:
   syntax and its replacement;
 - :mod:`.input_scales`: derivatives at large and tiny |x| as accurate as the
   backend's kind allows (a few roundoffs exact, a first-order rule's error
-  approximate).
+  approximate);
+- :mod:`.writes_into_x`: an f that writes into its argument (``x += 1``,
+  ``x[0] = 1.0``) gets the derivative of what it computes, or a refusal
+  naming the write, and the caller's x is unchanged.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -104,6 +107,7 @@ from . import (
     unusual_arrays,
     unusual_functions,
     writable_results,
+    writes_into_x,
     wrong_picks_and_messages,
 )
 
@@ -128,6 +132,7 @@ _MODULES = (
     contexts_and_operands,
     array_object_syntax,
     input_scales,
+    writes_into_x,
 )
 
 
