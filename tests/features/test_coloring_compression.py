@@ -122,3 +122,78 @@ def test_seeds_one_row_per_color_none_for_no_color():
 def test_fewest_colors_first_of_equals():
     assert _fewest([(3, 0, "a"), (2, 1, "b"), (2, 2, "c")]) == (2, 1, "b")
     assert _fewest([(1, 5, "z"), (2, 0, "a")]) == (1, 5, "z")
+
+
+def _uneven():
+    """A 10 x 12 pattern on which the orders color differently (natural beats largest_first)."""
+    rng = np.random.default_rng(0)
+    for _ in range(29):
+        pattern = rng.random((10, 12)) < 0.25
+    return pattern
+
+
+@pytest.mark.parametrize("kind", ["columns", "bidirectional"])
+def test_a_tuple_of_orders_keeps_the_fewest_colors(kind):
+    pattern = _uneven()
+    rows, cols = _entries(pattern)
+    orders = ("largest_first", "natural", "smallest_last")
+    alone = [compress(rows, cols, pattern.shape, kind, di.GreedyColoring(order=o)) for o in orders]
+    assert len({c.ncolors for c in alone}) > 1  # the orders disagree here
+    best = compress(rows, cols, pattern.shape, kind, di.GreedyColoring(order=orders))
+    assert best.ncolors == min(c.ncolors for c in alone)
+    matrix = _matrix(pattern)
+    np.testing.assert_array_equal(_read_back(best, matrix), matrix[rows, cols])
+
+
+@pytest.mark.parametrize("kind", ["columns", "symmetric", "bidirectional", "substitution"])
+def test_the_random_order_follows_its_seed(kind):
+    pattern = _uneven()[:, :10]
+    pattern = pattern | pattern.T | np.eye(10, dtype=bool)
+    rows, cols = _entries(pattern)
+
+    def colors(seed):
+        algorithm = di.GreedyColoring(
+            order="random",
+            seed=seed,
+            decompression="substitution" if kind == "substitution" else "direct",
+        )
+        coloring = "symmetric" if kind == "substitution" else kind
+        return compress(rows, cols, pattern.shape, coloring, algorithm).colors
+
+    runs = [colors(seed) for seed in range(6)]
+    for seed, first in enumerate(runs):
+        np.testing.assert_array_equal(colors(seed), first)  # the same seed, the same coloring
+    assert any(not np.array_equal(runs[0], other) for other in runs[1:])
+
+
+@pytest.mark.parametrize("order", ["largest_first", "natural"])
+def test_substitution_solves_every_entry_from_the_products(order):
+    rows, cols = _entries(BAND)
+    algorithm = di.GreedyColoring(order=order, decompression="substitution")
+    compression = compress(rows, cols, BAND.shape, "symmetric", algorithm)
+    assert compression.kind == "acyclic" and compression.gather is None
+    matrix = _matrix(BAND, symmetric=True)
+    products = np.stack([matrix @ s for s in compression.seeds])
+    np.testing.assert_allclose(compression.solve(products), matrix[rows, cols], rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["columns", "rows", "symmetric", "bidirectional"])
+def test_the_compression_keeps_the_pattern_and_sizes(kind):
+    pattern = ARROW[:6, :] if kind != "symmetric" else ARROW
+    rows, cols = _entries(pattern)
+    compression = compress(rows, cols, pattern.shape, kind, di.GreedyColoring())
+    assert compression.rows is rows and compression.cols is cols
+    assert compression.shape == pattern.shape
+    # largest-first one-sided and star colorings are asdex's: its object is kept
+    assert (compression.colored is not None) == (kind != "bidirectional")
+    m, n = pattern.shape
+    assert compression.product_size == (m if kind in ("columns", "bidirectional") else n)
+    if kind == "bidirectional":
+        assert compression.row_colors is not None and len(compression.row_colors) == m
+    assert repr(compression) == (
+        f"<Compression {kind}: {m}x{n}, {len(rows)} entries, {compression.ncolors} colors>"
+    )
+
+
+def test_seeds_of_no_entries():
+    assert _seeds(np.zeros(0, dtype=np.int64)).shape == (0, 0)
