@@ -17,7 +17,7 @@
 The core imports no operator, backend or wrapper.
 """
 
-from .adapter import Adapter, Impl
+from .adapter import Adapter, Impl, owned
 from .capabilities import Capabilities
 from .call import call, prepared_call
 from .operator_table import OPERATORS, RULES, Operator, operators_of_order, register_operator
@@ -38,6 +38,7 @@ __all__ = [
     "Adapter",
     "Capabilities",
     "Impl",
+    "owned",
     "Call",
     "call",
     "prepared_call",

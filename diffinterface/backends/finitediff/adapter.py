@@ -9,7 +9,7 @@ from ...contexts import Cache
 from ...errors import MissingBackendError
 from ...families import FAMILIES
 from ...core.batching import record
-from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, owned, require_scalar_output
 from .batched import batched_pushforward
 from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
@@ -134,7 +134,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         f = problem.f
         if problem.family in self.capabilities.traceable_families:  # as its differences run f
             f = FAMILIES[problem.family].keeping_dtype(f, problem.x)
-        spec = Spec.of(f(problem.x, *problem.ctx))
+        spec = Spec.of(f(owned(problem.x), *problem.ctx))
         if problem.tree is None:
             require_x_precision(problem, spec, self.backend)
         return spec
@@ -201,11 +201,11 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         complex_value = self.method == "complex"
 
         def pushforward(x, tangents, *ctx):
-            fx = evaluate(x, ctx) if needs_value else None
+            fx = evaluate(owned(x), ctx) if needs_value else None
             return tuple(directional(x, t, ctx, fx)[1] for t in tangents)
 
         def value_and_pushforward(x, tangents, *ctx):
-            fx = None if complex_value else evaluate(x, ctx)
+            fx = None if complex_value else evaluate(owned(x), ctx)
             results = []
             for t in tangents:
                 value, d = directional(x, t, ctx, fx)
@@ -288,10 +288,10 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 h = steps_at(flat)
                 # f(x) rather than f(x, *()): a call with no star-arguments is the faster one
                 if ctx:
-                    fx = evaluate(x, *ctx)
+                    fx = evaluate(owned(x), *ctx)
                     columns = [evaluate(p, *ctx) - fx for p in points(flat, flat + h)]
                 else:
-                    fx = evaluate(x)
+                    fx = evaluate(owned(x))
                     columns = [evaluate(p) - fx for p in points(flat, flat + h)]
                 return fx, scaled(columns, 1 / h)
 
@@ -306,7 +306,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                     columns = [evaluate(p, *ctx) - evaluate(m, *ctx) for p, m in zip(plus, minus)]
                 else:
                     columns = [evaluate(p) - evaluate(m) for p, m in zip(plus, minus)]
-                value = evaluate(x, *ctx) if want_value else None
+                value = evaluate(owned(x), *ctx) if want_value else None
                 return value, scaled(columns, 1 / (2 * h))
 
         else:  # complex step: the value is the real part of any evaluation
@@ -366,9 +366,9 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             def value_and_derivative(x, *ctx):
                 h, inverse = step_at(x, 1)
                 if ctx:
-                    fx = evaluate(x, *ctx)
+                    fx = evaluate(owned(x), *ctx)
                     return fx, shaped((evaluate(x + h, *ctx) - fx) * inverse)
-                fx = evaluate(x)  # f(x) rather than f(x, *()): the faster call
+                fx = evaluate(owned(x))  # f(x) rather than f(x, *()): the faster call
                 return fx, shaped((evaluate(x + h) - fx) * inverse)
 
             def derivative(x, *ctx):
@@ -383,7 +383,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 return shaped((evaluate(x + h) - evaluate(x - h)) * inverse)
 
             def value_and_derivative(x, *ctx):
-                return evaluate(x, *ctx), derivative(x, *ctx)
+                return evaluate(owned(x), *ctx), derivative(x, *ctx)
 
         return derivative, value_and_derivative
 
@@ -393,7 +393,7 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         seeds = np.eye(n, dtype=np.asarray(problem.x).dtype).reshape((n, *problem.x_shape))
 
         def jacobian(x, ctx, want_value):
-            value = evaluate(x, ctx) if want_value else None
+            value = evaluate(owned(x), ctx) if want_value else None
             columns = [directional(x, seed, ctx, None)[1] for seed in seeds]
             return value, np.reshape(np.stack(columns, axis=-1), shape)
 

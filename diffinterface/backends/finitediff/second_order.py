@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.batching import record
-from ...core import Impl, require_scalar_output
+from ...core import Impl, owned, require_scalar_output
 
 
 class FiniteDiffSecondOrder:
@@ -85,11 +85,11 @@ class FiniteDiffSecondOrder:
         f, n, leaf_dtypes = self._evaluator(problem), problem.x_size, problem.leaf_dtypes
 
         def hessian(x, ctx, fx):
-            x = np.array(x, copy=True)  # x-shaped; every perturbed point is a fresh copy of it
+            x = np.asarray(x)  # never given to f: every point f gets is a fresh copy of it
             h = self._outer_steps(x, leaf_dtypes).tolist()
             result = np.empty((n, n), dtype=x.dtype)
             if fx is None:
-                fx = f(x, *ctx)
+                fx = f(x.copy(), *ctx)
             for i in range(n):
                 hi = h[i]
                 plus, minus = x.copy(), x.copy()
@@ -214,7 +214,7 @@ class FiniteDiffSecondOrder:
             def second(x, ctx, fx):
                 h = self._outer_step_along(x, np.ones(()))
                 if fx is None:
-                    fx = evaluate(x, ctx)
+                    fx = evaluate(owned(x), ctx)
                 return np.asarray(
                     (evaluate(x + h, ctx) - 2 * fx + evaluate(x - h, ctx)) / (h * h)
                 ).astype(out_dtype)

@@ -117,7 +117,9 @@ class Boundary:
     # -- arrays ----------------------------------------------------------------------------------
 
     def x_in(self, x):
-        return x if self.passes_through else to_mlx(x, self.problem.x_dtype)
+        # the user's MLX array as a handle of its own: an f that writes into its argument (x += 1
+        # rebinds the array object in place) leaves the caller's x as it was
+        return mx.array(x) if self.passes_through else to_mlx(x, self.problem.x_dtype)
 
     def ctx_in(self, ctx):
         # a context's kind may change between calls (Constant(2), then Constant(np.int64(3)))

@@ -38,7 +38,7 @@ def _jvp(g, x, t):
 
 
 def _jvp_by_transposition(g, x, t):
-    y = g(x)
+    y = g(mx.array(x))  # a handle of its own: g may write into its argument (x += 1)
     _, (d,) = mx.vjp(lambda u: mx.vjp(g, [x], [u])[1][0], [mx.zeros_like(y)], [t])
     return y, d
 
@@ -55,7 +55,9 @@ def _products(f, product, one):
         g = _of_x(f, ctx)
         if one:
             return product(g, x, seeds)
-        return g(x), mx.vmap(lambda s: product(g, x, s)[1])(seeds)
+        # f(x) on a handle of its own: an f that writes into its argument (x += 1, in place on an
+        # MLX array) would otherwise move the x the products are taken at
+        return g(mx.array(x)), mx.vmap(lambda s: product(g, x, s)[1])(seeds)
 
     return run
 

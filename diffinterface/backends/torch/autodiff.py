@@ -146,7 +146,9 @@ def _double_vjp(fn, x, t, ctx, broken):
 
 def _single_dual_jvp(fn, x, t, ctx, broken):
     with fwAD.dual_level():
-        y = fn(fwAD.make_dual(x, t), *ctx)
+        # a dual number is a view of its primal, and x may share the user's memory (from_numpy): an f
+        # that writes into its argument (x += 1) writes into a clone
+        y = fn(fwAD.make_dual(x.clone(), t), *ctx)
         if not isinstance(y, _Tensor):
             y = _as_output(y, x)
         primal, tangent = fwAD.unpack_dual(y)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
+from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec, owned
 
 
 class _ZeroAdapter(Adapter):
@@ -19,14 +19,14 @@ class _ZeroAdapter(Adapter):
 
         if problem.y is not None:
             return Spec.of(problem.y)
-        return Spec.of(problem.f(problem.x, *problem.ctx))
+        return Spec.of(problem.f(owned(problem.x), *problem.ctx))
 
     @staticmethod
     def _value(problem, x, ctx):
         if problem.y is None:
-            return problem.f(x, *ctx)
+            return problem.f(owned(x), *ctx)
         buffer = np.empty_like(problem.y)
-        problem.f(buffer, x, *ctx)
+        problem.f(buffer, owned(x), *ctx)
         return buffer
 
     def _zero_products(self, problem, operator, zeros):

@@ -62,6 +62,9 @@ The modules group the probes by the kind of defect:
   backend ravels the tree or differentiates its leaves as they are.
 - :mod:`.moved_preparations`: a same-point preparation moved from point to
   point (as the scipy objective moves its ``hessp``) answers at each point.
+- :mod:`.writes_into_x`: an f that writes into its argument (``x += 1``,
+  ``x[0] = 1.0``) gets the derivative of what it computes, or a refusal
+  naming the write, and the caller's x is unchanged.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -111,6 +114,7 @@ from . import (
     unusual_arrays,
     unusual_functions,
     writable_results,
+    writes_into_x,
     wrong_picks_and_messages,
 )
 
@@ -137,6 +141,7 @@ _MODULES = (
     input_scales,
     tree_leaves,
     moved_preparations,
+    writes_into_x,
 )
 
 
