@@ -294,6 +294,15 @@ class Adapter:
         """
         return None
 
+    def complex_gradient_method(self, impl: Impl, name: str, f: Callable, x) -> Optional[Callable]:
+        """For a gradient that this adapter prepared (``impl``) over the real view of the complex array
+        ``x``: its method ``name`` ("gradient" or "value_and_gradient") computed by the framework at a
+        complex x like ``x`` itself, of ``f(x, *ctx)``, with the gradient in diffinterface's convention
+        (``∂f/∂Re + i ∂f/∂Im``) and x's dtype. Asked before :meth:`fused_method`, where the framework's
+        own complex gradient runs faster than the real view's. None (the default): the real view.
+        """
+        return None
+
     # Second-order hooks for SecondOrder pairs of one framework (see the module docstring).
     def differentiable_value_and_gradient(self, problem: Problem) -> Optional[Callable]:
         """``vg(x, *ctx) -> (f(x), gradient)`` in the framework's own arrays, differentiable again by

@@ -216,7 +216,7 @@ def complex_view(draft, setting):
     seeded = op.seeds is not None
 
     def wrap(built):
-        methods = _fused_gradient(adapter, op, built, xview, x) or _methods(
+        methods = _fused_gradient(adapter, op, built, xview, x, f, rewritten.f) or _methods(
             built.methods, to_real_x, first_argument, seed_real, seeded, plain_result, converts
         )
         return Built(built.problem, _ComplexImpl(built.impl), spec, methods, xplan, yplan)
@@ -347,10 +347,13 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
     )
 
 
-def _fused_gradient(adapter, op, built, xview, x):
-    """The (plain, valued) methods of a gradient with x's real view and the complex gradient computed
-    inside the adapter's compiled functions (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one
-    call each instead of three; None where the adapter does not fuse, or the methods are not its own."""
+def _fused_gradient(adapter, op, built, xview, x, f, f_real):
+    """The (plain, valued) methods of a gradient computed whole by the adapter's compiled functions:
+    at the complex array x itself (:meth:`~diffinterface.core.adapter.Adapter.complex_gradient_method`)
+    where the adapter does and its preparation differentiated ``f_real``, the real view's f, as it is, or
+    with x's real view and the complex gradient inside them
+    (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one call each instead of three; None where
+    the adapter does neither, or the methods are not its own."""
     if (
         op.seeds is not None
         or op.scalar_x
@@ -361,6 +364,11 @@ def _fused_gradient(adapter, op, built, xview, x):
     names, impl = op.methods, built.impl
     if built.methods != tuple(getattr(impl, name, None) for name in names):
         return None  # a transform between (a dtype, a tree) wrapped them: its work stays outside
+    if is_array(x) and getattr(built.problem, "f", None) is f_real:
+        # f_real was prepared (so a complex output was refused there) and no later step rewrote it
+        native = tuple(adapter.complex_gradient_method(impl, name, f, x) for name in names)
+        if None not in native:
+            return native
     gradient = xview.complex_inside
 
     def both(result):

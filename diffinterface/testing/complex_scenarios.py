@@ -8,12 +8,14 @@ The scenarios:
 
 - ``real_loss``: ``sum(real(z*z) + abs(z)**2)`` has the gradient ``4 Re(z)``,
   complex dtype kept (complex128 and complex64), prepared and not; 50 steps
-  of ``z - 0.05 g`` drive it to about 0; ``hvp(t)`` is ``4 Re(t)``;
+  of ``z - 0.05 g`` drive it to about 0; ``hvp(t)`` is ``4 Re(t)``; prepared with
+  a context mixing a number and a string, called with others;
 - ``holomorphic``: ``sin(z) * z``: Jacobian, pushforward, pullback, the
   gradient of ``Re <u, f(z)>`` equal to the pullback of ``u``; derivative and
   second derivative at a complex scalar;
 - ``mixed_tree``: x a dict of a complex and a real leaf: gradient,
-  pushforward, jacobian and pullback leaf by leaf, each leaf in its own dtype;
+  pushforward, jacobian and pullback leaf by leaf, each leaf in its own dtype; a
+  prepared gradient with a context mixing a number and a string;
 - ``refusals``: a real tangent for a complex x, a complex cotangent for a
   real output, ``hessian``, and a ``jacobian`` of a real-valued f are refused
   by errors naming the argument.
@@ -61,6 +63,13 @@ def holomorphic(z):
 def _tree_loss(x):
     xp = array_namespace(x["b"])
     return xp.sum(xp.abs(x["w"]) ** 2 * x["b"]) + xp.sum(x["b"] ** 2)
+
+
+def _configured_loss(x, config):
+    """``config["scale"]`` times :func:`real_loss` (or :func:`_tree_loss`), or its negative where
+    ``config["sign"]`` is "-": a context mixing a number and a string."""
+    loss = _tree_loss(x) if isinstance(x, dict) else real_loss(x)
+    return config["scale"] * (loss if config["sign"] == "+" else -loss)
 
 
 def _tree_map(x):
@@ -157,6 +166,15 @@ class ComplexCase(ProbeCase):
         check.close("pullback of the real loss", pulled, 8 * Z.real + 0j)
         (h,) = di.hvp(real_loss, b, Z, (T,))
         check.close("hvp", h, 4 * T.real + 0j)
+        config = di.Constant({"scale": 2.0, "sign": "+"})
+        prep = di.prepare_gradient(_configured_loss, b, Z, config)
+        for scale, sign in ((3.0, "+"), (0.5, "-")):
+            other = di.Constant({"scale": scale, "sign": sign})
+            value, g = di.value_and_gradient(_configured_loss, b, Z, other, prep=prep)
+            factor = scale if sign == "+" else -scale
+            what = f"prepared value_and_gradient with the context {{'scale': {scale}, 'sign': '{sign}'}}"
+            check.close(f"{what}: gradient", g, factor * 4 * Z.real + 0j)
+            check.close(f"{what}: value", value, factor * real_loss(Z))
         if not np.array_equal(Z, np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])):
             check.found.append("x was modified")
 
@@ -194,6 +212,15 @@ class ComplexCase(ProbeCase):
         g = di.gradient(_tree_loss, b, x)
         check.close("gradient['w']", g["w"], 2 * Z * x["b"])
         check.close("gradient['b']", g["b"], np.abs(Z) ** 2 + 2 * x["b"])
+        config = di.Constant({"scale": 2.0, "sign": "+"})
+        prep = di.prepare_gradient(_configured_loss, b, x, config)
+        other = di.Constant({"scale": 3.0, "sign": "-"})
+        g = di.gradient(_configured_loss, b, x, other, prep=prep)
+        check.close(
+            "prepared gradient['w'] with a context {'scale': 3.0, 'sign': '-'}",
+            g["w"],
+            -6 * Z * x["b"],
+        )
         tangent = {"w": T, "b": np.array([1.0, 0.5, -0.25])}
         (pushed,) = di.pushforward(_tree_map, b, x, (tangent,))
         check.close("pushforward", pushed, T * x["b"] + Z * tangent["b"])

@@ -54,7 +54,7 @@ from .transforms import (
 
 
 class _Fusable(NamedTuple):
-    """What :meth:`JAXAdapter.fused_method` needs of a prepared Impl: its compiled functions by name (those
+    """What :meth:`JAXAdapter.fused_method` needs of a prepared Impl: the functions it compiled by name (those
     called as ``fn(x, *ctx)``, without aux), and how :meth:`JAXAdapter._impl` called and wrapped them."""
 
     functions: dict
@@ -65,6 +65,8 @@ class _Fusable(NamedTuple):
     args: tuple
     scalars: tuple
     mixed: tuple
+    #: the functions are ``jax.grad`` and ``jax.value_and_grad`` of the problem's f (an array x)
+    reverse_gradient: bool = False
 
 
 #: the Impls this adapter compiled, for :meth:`JAXAdapter.fused_method`
@@ -205,7 +207,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
                     with traced(problem, self.backend):
                         traced_at_values(problem, lowered)
                     if aux is None and not batched:
-                        compiled[name] = fn
+                        # the function as traced, not its jit: inside another jit, a mixed context
+                        # arrives rebuilt (a dict holding strings), which a jitted call would refuse
+                        compiled[name] = built
                 else:
                     fn = cache_checked(built, problem, self.backend)
                 if aux is not None:
@@ -230,7 +234,30 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         if fusable is None or name not in fusable.functions:
             return None
         inner = fusable.functions[name]
-        fn = jax.jit(lambda x, *ctx: after(inner(before(x), *ctx)), static_argnums=fusable.static)
+        return self._compiled_like(fusable, name, lambda x, *ctx: after(inner(before(x), *ctx)), x)
+
+    def complex_gradient_method(self, impl, name, f, x):
+        # jax.grad takes the complex x itself, in one shorter program than the real view's; its
+        # gradient is the conjugate of diffinterface's convention
+        fusable = _FUSABLE.get(impl)
+        if fusable is None or not fusable.reverse_gradient or name not in fusable.functions:
+            return None
+        if name == "gradient":
+
+            def native(x, *ctx):
+                return jnp.conj(jax.grad(f)(x, *ctx))
+
+        else:
+
+            def native(x, *ctx):
+                value, gradient = jax.value_and_grad(f)(x, *ctx)
+                return value, jnp.conj(gradient)
+
+        return self._compiled_like(fusable, name, native, x)
+
+    def _compiled_like(self, fusable, name, function, x):
+        """``function`` of an x like ``x`` jitted, compiled and wrapped as :meth:`_impl` did the method ``name``."""
+        fn = jax.jit(function, static_argnums=fusable.static)
         if name == next(
             iter(fusable.functions)
         ):  # the operator's own method; the others at first call
@@ -316,6 +343,9 @@ class JAXAdapter(JAXSecondOrder, Adapter):
             if problem.tree is None
             else {"gradient": _tree_to_numpy, "value_and_gradient": _pair_tree_to_numpy},
         )
+        fusable = _FUSABLE.get(impl)
+        if fusable is not None and mode == "reverse" and problem.tree is None:
+            _FUSABLE[impl] = fusable._replace(reverse_gradient=True)
         return impl if chosen is None else record(impl, chosen)
 
     def prepare_jacobian(self, problem):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import tensorflow as tf
 
-from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Problem, Spec, require_scalar_output
 from . import recipes
 from .batching import Sweep
 from .boundary import Boundary, as_output, connected, forward_mode
@@ -44,6 +46,13 @@ def _distinct_variables(leaves):
     for i in variables:
         counts[id(leaves[i])] = counts.get(id(leaves[i]), 0) + 1
     return tuple(i for i in variables if counts[id(leaves[i])] == 1)
+
+
+#: the reverse-mode gradients of an array x this adapter prepared explicitly, with their problems,
+#: for :meth:`TensorFlowAdapter.complex_gradient_method`
+_GRADIENTS: "weakref.WeakKeyDictionary[Impl, Problem]" = weakref.WeakKeyDictionary()
+#: the gradients at the complex x that it prepared for them
+_AT_COMPLEX_X: "weakref.WeakKeyDictionary[Impl, Impl]" = weakref.WeakKeyDictionary()
 
 
 class TensorFlowAdapter(Adapter):
@@ -251,7 +260,24 @@ class TensorFlowAdapter(Adapter):
                 b, s.record(self._unseeded(b, ("gradient", "value_and_gradient"), core))
             )
         core = recipes.gradient(b.recorded(), b.broken)
-        return self._scalar(b, self._unseeded(b, ("gradient", "value_and_gradient"), core))
+        impl = self._scalar(b, self._unseeded(b, ("gradient", "value_and_gradient"), core))
+        if not problem.one_off:  # an unprepared call goes on through the real view: one preparation
+            _GRADIENTS[impl] = problem
+        return impl
+
+    def complex_gradient_method(self, impl, name, f, x):
+        # a GradientTape at a complex x gives ∂f/∂Re + i ∂f/∂Im, diffinterface's convention, in
+        # one shorter graph than the real view's
+        problem = _GRADIENTS.get(impl)
+        if problem is None:
+            return None
+        native = _AT_COMPLEX_X.get(impl)
+        if native is None:
+            at_x = Problem(
+                self, f, x, (), problem.contexts, None, strict=problem.strict, spec=problem.spec
+            )
+            native = _AT_COMPLEX_X[impl] = self.prepare_gradient(at_x)
+        return getattr(native, name)
 
     def prepare_jacobian(self, problem):
         b = Boundary(self, problem)
