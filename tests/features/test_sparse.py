@@ -93,7 +93,10 @@ def test_row_coloring_for_reverse_backends_column_coloring_for_forward():
 
 
 def test_gather_positions_agree_with_asdex_decompression():
-    # The positions come from asdex's public decompress_data; check them against asdex.decompress.
+    # The products of a matrix with the pattern (symmetric for a Hessian) and the seeds, read back
+    # by the gather positions and by asdex.decompress: both give the matrix's entries. (A star
+    # coloring may read an off-diagonal entry from either of its two symmetric products, so the
+    # positions themselves need not be asdex's.)
     import asdex
     import jax
     import jax.numpy as jnp
@@ -104,13 +107,20 @@ def test_gather_positions_agree_with_asdex_decompression():
     rng = np.random.default_rng(0)
     for prep in preps:
         compression = prep.impl.sparse.compression
-        compressed = rng.normal(size=(compression.ncolors, compression.product_size))
+        matrix = np.zeros(compression.shape)
+        matrix[compression.rows, compression.cols] = rng.normal(size=len(compression.rows))
+        if compression.kind == "symmetric":
+            matrix = (matrix + matrix.T) / 2
+        seeds = compression.seeds.astype(float)
+        compressed = seeds @ matrix if compression.kind == "rows" else seeds @ matrix.T
+        expected = matrix[compression.rows, compression.cols]
+        ours = compressed.reshape(-1)[compression.gather]
+        np.testing.assert_allclose(ours, expected, rtol=1e-14, err_msg=compression.kind)
         with jax.enable_x64(True):
             reference = asdex.decompress(jnp.asarray(compressed), compression.colored)
-            ours = compressed.reshape(-1)[compression.gather]
-            np.testing.assert_array_equal(
-                ours, np.asarray(reference.data), err_msg=compression.kind
-            )
+        np.testing.assert_allclose(
+            np.asarray(reference.data), expected, rtol=1e-14, err_msg=compression.kind
+        )
 
 
 def test_one_source_function_detected_with_jax_differentiated_with_torch():
