@@ -211,12 +211,16 @@ def _loops(call, sample_s):
     return max(1, min(10_000, int(sample_s / max(once, 1e-9)) + 1)), once
 
 
-def measure(framework, operator, mode, selector, n, rounds, sample_s):
-    """One row: the prepared operator against the fastest native recipe of ``mode``, interleaved."""
+def measure(framework, operator, mode, selector, n, rounds, sample_s, m=None, dtype="float64"):
+    """One row: the prepared operator against the fastest native recipe of ``mode``, interleaved.
+
+    ``A`` is ``m x n`` (``m``: n by default), x of length n, both of ``dtype``.
+    """
     rng = np.random.default_rng(0)
-    A_np = rng.standard_normal((n, n)) / np.sqrt(n)
-    x = framework.to_array(rng.standard_normal(n))
+    A_np = (rng.standard_normal((m or n, n)) / np.sqrt(n)).astype(dtype)
+    x = framework.to_array(rng.standard_normal(n).astype(dtype))
     A = framework.to_array(A_np)
+    rtol, atol = (1e-10, 1e-12) if dtype == "float64" else (1e-4, 1e-6)
     f = (vector_map if operator == "jacobian" else scalar_map)(A)
     prepare, run = getattr(di, "prepare_" + operator), getattr(di, operator)
     prep = prepare(f, selector, x)
@@ -238,7 +242,7 @@ def measure(framework, operator, mode, selector, n, rounds, sample_s):
         def native(derivative_at=derivative_at):
             return block(derivative_at(x))
 
-        if not np.allclose(np.asarray(native()), expected, rtol=1e-10, atol=1e-12):
+        if not np.allclose(np.asarray(native()), expected, rtol=rtol, atol=atol):
             raise AssertionError(f"{framework.name} {operator} n={n}: {name} differs from di")
         once = sample(native, 1)
         best = min([entry[2] for entry in natives], default=once)
@@ -257,6 +261,8 @@ def measure(framework, operator, mode, selector, n, rounds, sample_s):
         "operator": operator,
         "mode": mode,
         "n": n,
+        "m": m or n,
+        "dtype": dtype,
         "native": name,
         "native_s": statistics.median(times_native),
         "di_s": statistics.median(times_ours),

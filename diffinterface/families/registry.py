@@ -117,6 +117,10 @@ def traced_family(x) -> Optional[Family]:
     >>> traced_family({"a": np.ones(2), "b": 1.0}) is None
     True
     """
+    name = _BY_TYPE.get(x.__class__)
+    if name is not None:  # an array itself: no tree to walk, and no pytree library to import
+        family = FAMILIES.get(name)
+        return family if family is not None and not family.has_values(x) else None
     import optree
 
     for leaf in optree.tree_leaves(x, none_is_leaf=True):
