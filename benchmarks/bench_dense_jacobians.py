@@ -17,11 +17,10 @@ size on both sides.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from .bench_sizes import BOUND, FRAMEWORKS, MODES, measure
-from .report import environment, fmt_time
+from .report import fmt_time, run_header
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROWS, COLUMNS = 1500, 2000
@@ -85,13 +84,7 @@ def main(argv=None):
                 row["error"] = f"{type(error).__name__}: {error}"[:200]
             rows.append(row)
             print(row, flush=True)
-    env = environment()
-    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v != "not installed")
-    header = (
-        f"`python -m benchmarks.bench_dense_jacobians --rounds {args.rounds}`, {env['date']}; "
-        f"{env['machine']}; commit {env['commit']}; {versions}; "
-        f"load average {os.getloadavg()[0]:.1f} at the end."
-    )
+    header = run_header(f"python -m benchmarks.bench_dense_jacobians --rounds {args.rounds}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "dense_jacobians.md").write_text(markdown(rows, header))

@@ -111,17 +111,20 @@ def torch_recipes():
     }
 
 
-def jax_recipes():
-    import jax
-    import jax.numpy as jnp
-
+def _mlp_arrays():
+    """The MLP's parameters (a dict of float32 numpy arrays), a batch of inputs and its targets."""
     rng = np.random.default_rng(0)
     params = {}
     for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        params[f"w{i}"] = jnp.asarray(rng.normal(size=(a, b)) / np.sqrt(a), dtype=jnp.float32)
-        params[f"b{i}"] = jnp.zeros(b, dtype=jnp.float32)
-    inputs = jnp.asarray(rng.normal(size=(BATCH, SIZES[0])), dtype=jnp.float32)
-    targets = jnp.asarray(rng.normal(size=(BATCH, SIZES[-1])), dtype=jnp.float32)
+        params[f"w{i}"] = (rng.normal(size=(a, b)) / np.sqrt(a)).astype(np.float32)
+        params[f"b{i}"] = np.zeros(b, dtype=np.float32)
+    inputs = rng.normal(size=(BATCH, SIZES[0])).astype(np.float32)
+    targets = rng.normal(size=(BATCH, SIZES[-1])).astype(np.float32)
+    return params, inputs, targets
+
+
+def _mlp_loss(tanh, mean):
+    """The MLP's mean squared error ``loss(params, inputs, targets)`` with a framework's tanh and mean."""
     n_layers = len(SIZES) - 1
 
     def loss(p, inputs, targets):
@@ -129,8 +132,28 @@ def jax_recipes():
         for i in range(n_layers):
             h = h @ p[f"w{i}"] + p[f"b{i}"]
             if i < n_layers - 1:
-                h = jnp.tanh(h)
-        return jnp.mean((h - targets) ** 2)
+                h = tanh(h)
+        return mean((h - targets) ** 2)
+
+    return loss
+
+
+def _agree(ours, native):
+    """Both steps' ``(loss, gradients)`` agree (float32: to a few units in the last place)."""
+    (value, grads), (native_value, native_grads) = ours, native
+    np.testing.assert_allclose(value, native_value, rtol=1e-6)
+    for k in grads:
+        np.testing.assert_allclose(grads[k], native_grads[k], rtol=1e-5, atol=1e-7)
+
+
+def jax_recipes():
+    import jax
+    import jax.numpy as jnp
+
+    arrays, inputs, targets = _mlp_arrays()
+    params = {k: jnp.asarray(v) for k, v in arrays.items()}
+    inputs, targets = jnp.asarray(inputs), jnp.asarray(targets)
+    loss = _mlp_loss(jnp.tanh, jnp.mean)
 
     backend = di.AutoJAX()
     contexts = (di.Constant(inputs), di.Constant(targets))
@@ -144,32 +167,17 @@ def jax_recipes():
     def native_step():
         return jax.block_until_ready(native(params, inputs, targets))
 
-    (value, grads), (native_value, native_grads) = diffinterface_step(), native_step()
-    np.testing.assert_allclose(value, native_value, rtol=1e-6)
-    for k in params:
-        np.testing.assert_allclose(grads[k], native_grads[k], rtol=1e-5, atol=1e-7)
+    _agree(diffinterface_step(), native_step())
     return {"diffinterface": diffinterface_step, "jax.jit(value_and_grad)": native_step}
 
 
 def tensorflow_recipes():
     import tensorflow as tf
 
-    rng = np.random.default_rng(0)
-    params = {}
-    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        params[f"w{i}"] = tf.Variable(rng.normal(size=(a, b)) / np.sqrt(a), dtype=tf.float32)
-        params[f"b{i}"] = tf.Variable(tf.zeros(b, dtype=tf.float32))
-    inputs = tf.constant(rng.normal(size=(BATCH, SIZES[0])), dtype=tf.float32)
-    targets = tf.constant(rng.normal(size=(BATCH, SIZES[-1])), dtype=tf.float32)
-    n_layers = len(SIZES) - 1
-
-    def loss(p, inputs, targets):
-        h = inputs
-        for i in range(n_layers):
-            h = h @ p[f"w{i}"] + p[f"b{i}"]
-            if i < n_layers - 1:
-                h = tf.tanh(h)
-        return tf.reduce_mean((h - targets) ** 2)
+    arrays, inputs, targets = _mlp_arrays()
+    params = {k: tf.Variable(v) for k, v in arrays.items()}
+    inputs, targets = tf.constant(inputs), tf.constant(targets)
+    loss = _mlp_loss(tf.tanh, tf.reduce_mean)
 
     backend = di.AutoTensorFlow()
     contexts = (di.Constant(inputs), di.Constant(targets))
@@ -187,10 +195,7 @@ def tensorflow_recipes():
     def native_step():
         return native(inputs, targets)
 
-    (value, grads), (native_value, native_grads) = diffinterface_step(), native_step()
-    np.testing.assert_allclose(value, native_value, rtol=1e-6)
-    for k in params:
-        np.testing.assert_allclose(grads[k], native_grads[k], rtol=1e-5, atol=1e-7)
+    _agree(diffinterface_step(), native_step())
     return {"diffinterface": diffinterface_step, "tf.function(GradientTape)": native_step}
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -44,7 +43,7 @@ import numpy as np
 
 import diffinterface as di
 
-from .report import environment, fmt_time
+from .report import fmt_time, run_header
 from .timing import interleaved, sample
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -384,12 +383,8 @@ def main(argv=None):
                         f"{row.get('ratio', row.get('error'))} ({time.perf_counter() - start:.0f} s)",
                         flush=True,
                     )
-    env = environment()
-    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v != "not installed")
-    header = (
-        f"`python -m benchmarks.bench_sizes --rounds {args.rounds} --sample {args.sample}`, "
-        f"{env['date']}; {env['machine']}; commit {env['commit']}; {versions}; "
-        f"malloc {env.get('malloc', 'unchanged')}; load average {os.getloadavg()[0]:.1f} at the end."
+    header = run_header(
+        f"python -m benchmarks.bench_sizes --rounds {args.rounds} --sample {args.sample}"
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -97,6 +97,17 @@ def environment():
     }
 
 
+def run_header(command):
+    """One line saying what ran where: the command, the date, the machine, the commit, the versions,
+    malloc's settings and the load average at the end (a figure means little without it)."""
+    env = environment()
+    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v != "not installed")
+    return (
+        f"`{command}`, {env['date']}; {env['machine']}; commit {env['commit']}; {versions}; "
+        f"malloc {env.get('malloc', 'unchanged')}; load average {os.getloadavg()[0]:.1f} at the end."
+    )
+
+
 def fmt_time(seconds):
     if seconds is None:
         return "—"
