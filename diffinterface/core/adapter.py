@@ -93,28 +93,11 @@ import warnings
 from types import MappingProxyType
 from typing import Callable, ClassVar, Mapping, Optional
 
-import numpy as np
 
+from ..families import owned
 from .capabilities import FIELDS, Capabilities
 from .operator_table import OPERATORS
 from .problem import Problem, Spec
-
-
-def owned(x):
-    """``x`` as an adapter hands it to f at the user's x itself: a fresh copy of a NumPy array, any
-    other value as it is.
-
-    f may write into its argument (``x[0] = 0.0``, ``x += 1``): given the
-    caller's own array, it would change the user's x (inputs are never
-    mutated), and every later point formed from x would start from the
-    changed values. Points an adapter forms from x (``x + h``) are fresh
-    arrays already; Python and NumPy scalars cannot be written into.
-
-    >>> x = np.ones(2)
-    >>> owned(x) is x, owned(1.5)
-    (False, 1.5)
-    """
-    return x.copy() if isinstance(x, np.ndarray) else x
 
 
 class Impl:

@@ -16,7 +16,7 @@ messages list them.
 
 from .autograd import AutogradFamily
 from .base import Family
-from .conversion import cast, from_numpy, write_out
+from .conversion import cast, from_numpy, owned, write_out
 from .jax import JaxFamily
 from .mlx import MLXFamily
 from .numpy import NumpyFamily
@@ -69,6 +69,7 @@ __all__ = [
     "from_numpy",
     "is_array",
     "namespace",
+    "owned",
     "register_family",
     "shape_of",
     "size_of",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 
 from .registry import (
     FAMILIES,
@@ -12,6 +13,24 @@ from .registry import (
     sparse_family,
     sparse_format,
 )
+
+
+def owned(x):
+    """``x`` as an adapter hands it to f at the user's x itself: a fresh copy of a NumPy array, any
+    other value as it is.
+
+    f may write into its argument (``x[0] = 0.0``, ``x += 1``): given the
+    caller's own array, it would change the user's x (inputs are never
+    mutated), and every later point formed from x would start from the
+    changed values. Points an adapter forms from x (``x + h``) are fresh
+    arrays already; Python and NumPy scalars cannot be written into.
+
+    >>> import numpy as np
+    >>> x = np.ones(2)
+    >>> owned(x) is x, owned(1.5)
+    (False, 1.5)
+    """
+    return x.copy() if isinstance(x, np.ndarray) else x
 
 
 def from_numpy(a, family, like):

@@ -7,9 +7,9 @@ import numpy as np
 
 from ...contexts import Cache
 from ...errors import MissingBackendError
-from ...families import FAMILIES
+from ...families import FAMILIES, owned
 from ...core.batching import record
-from ...core import Adapter, Capabilities, Impl, Spec, owned, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from .batched import batched_pushforward
 from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision

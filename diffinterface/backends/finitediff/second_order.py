@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.batching import record
-from ...core import Impl, owned, require_scalar_output
+from ...core import Impl, require_scalar_output
+from ...families import owned
 
 
 class FiniteDiffSecondOrder:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec, owned
+from ...core import OPERATORS, Adapter, Capabilities, Impl, Spec
+from ...families import owned
 
 
 class _ZeroAdapter(Adapter):
