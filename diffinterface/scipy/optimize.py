@@ -108,8 +108,16 @@ class Objective:
             # again)
             prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
             if not prep:
+                # the point is this object's own copy, never handed out, so nothing writes into it:
+                # without contexts (which a caller could write into) the per-call check that x is
+                # unchanged has nothing to find, and is left out
                 prep = di.prepare_hvp_same_point(
-                    self.f, self.backend, point, (tangent,), *self.contexts
+                    self.f,
+                    self.backend,
+                    point,
+                    (tangent,),
+                    *self.contexts,
+                    strict=bool(self.contexts),
                 )
             prepared = self._hvp_point.put(x, (point, prep))
             self.calls["hvp_preparations"] += 1

@@ -143,23 +143,35 @@ def prepare_same_point(adapter, operator, problem):
         """The operator computed whole at x per call, as an ordinary preparation: a linearization at each
         new point would cost a call of its own, and its products, the residuals passed as arguments (XLA
         cannot fold them), are no faster than the whole computation (``benchmarks/bench_newton_cg.py``)."""
-        if not moving:
+        if (
+            not moving
+        ):  # the functions of x and the seeds: with the first result, and the products alone
             with _x64_scope(wide):
-                moving.extend((jit(pair), jit(_stacked_pairs(pair, bound))))
-        one, batch = moving  # x goes to them as it is, as to an ordinary preparation's
+                pairs = (jit(pair), jit(_stacked_pairs(pair, bound)))
+                alone = (
+                    jit(lambda x, s: pair(x, s)[1]),
+                    jit(lambda x, s: _stacked_pairs(pair, bound)(x, s)[1]),
+                )
+            moving.extend((pairs, alone))
+        (one, batch), (one_alone, batch_alone) = moving  # x goes to them as it is
 
-        def computed(seeds):  # the first result as JAX gives it: the plain method drops it
+        def products(seeds):  # the plain method's call: no first result to compute, copy or return
             if len(seeds) == 1:
-                first, product = one(x, seeds[0])
-                return first, ((_owned(product),) if numpy_family else (product,))
-            first, stacked = batch(x, seeds)
-            return first, (_unstacked(_owned(stacked)) if numpy_family else split(stacked))
+                product = one_alone(x, seeds[0])
+                return (_owned(product),) if numpy_family else (product,)
+            stacked = batch_alone(x, seeds)
+            return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
 
         def both(seeds):
-            first, products = computed(seeds)
-            return (_owned(first) if numpy_family else first), products
+            if len(seeds) == 1:
+                first, product = one(x, seeds[0])
+                computed = (_owned(product),) if numpy_family else (product,)
+            else:
+                first, stacked = batch(x, seeds)
+                computed = _unstacked(_owned(stacked)) if numpy_family else split(stacked)
+            return (_owned(first) if numpy_family else first), computed
 
-        return both, (lambda seeds: computed(seeds)[1])
+        return both, products
 
     def impl_at(x, own=False):
         both, products = (own_point if own else moved_point)(x)
