@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import complex_step_namespace
 from .base import Family, dtype_name
 from .complex_step import at_complex_step
 from .registry import from_any_family
@@ -44,7 +43,11 @@ class NumpyFamily(Family):
     def namespace(self):
         # at a complex-step point, the functions whose complex meaning is not their real one's
         # continuation are replaced by it, or refuse (complex_step.py)
-        return complex_step_namespace if at_complex_step() else np
+        if at_complex_step():  # imported here: most programs never take a complex step
+            from . import complex_step_namespace
+
+            return complex_step_namespace
+        return np
 
     from_dlpack = from_any_family
 

@@ -69,3 +69,23 @@ def test_attribute_docstring_examples_run(name):
         runner.run(test)
     assert examples > 0, f"no attribute docstring with an example in {name}"
     assert runner.failures == 0, f"{runner.failures} attribute docstring examples failed in {name}"
+
+
+def test_operator_docstrings_wrap_as_textwrap_does():
+    """The operators' docstrings are wrapped by a small fill of their own (importing the package writes
+    them): it must give textwrap's lines on texts made of their words (none longer than a line)."""
+    import random
+    import textwrap
+
+    from diffinterface.operators._docs import _fill
+
+    texts = [di.gradient.__doc__, di.prepare_hvp_same_point.__doc__, di.jacobian.__doc__]
+    words = " ".join(texts).split()
+    rng = random.Random(0)
+    for _ in range(300):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 80)))
+        for indent in ("", "    "):
+            expected = textwrap.fill(
+                text, 88, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+            )
+            assert _fill(text, 88, indent) == expected

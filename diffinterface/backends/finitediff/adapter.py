@@ -15,7 +15,6 @@ from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
-from .through_workers import prepare_through_workers
 from .traceable import prepare_traceable
 
 #: the way around a traced x of a family the differences are not traced in
@@ -96,6 +95,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             return prepare_traceable(self, operator, problem)
         if self.workers is None or operator not in self.preparations:
             return super().prepare(operator, problem)
+        from .through_workers import prepare_through_workers  # threads and locks: for workers only
+
         return prepare_through_workers(
             self,
             lambda taped, problem: super(FiniteDiffAdapter, taped).prepare(operator, problem),
