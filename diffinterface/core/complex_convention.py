@@ -216,9 +216,12 @@ def complex_view(draft, setting):
     seeded = op.seeds is not None
 
     def wrap(built):
-        methods = _fused_gradient(adapter, op, built, xview, x, f, rewritten.f) or _methods(
-            built.methods, to_real_x, first_argument, seed_real, seeded, plain_result, converts
-        )
+        methods = _fused_gradient(adapter, op, built, xview, x, f, rewritten.f)
+        if None in methods:  # each method the adapter computes whole, the others composed
+            composed = _methods(
+                built.methods, to_real_x, first_argument, seed_real, seeded, plain_result, converts
+            )
+            methods = tuple(m or c for m, c in zip(methods, composed))
         return Built(built.problem, _ComplexImpl(built.impl), spec, methods, xplan, yplan)
 
     # f now reaches any aux capture through the view: the capture compares values, not objects
@@ -241,11 +244,8 @@ def _real_view_call(call, f, x, xview, yview):
 
             def f_real(xr, *ctx):
                 y = f(rebuild(xr), *ctx)
-                if op.scalar_y and is_complex(y):
-                    raise TypeError(
-                        f"f: {op.name} needs a real-valued f; at a complex x it returned {describe(y)}. Return a "
-                        f"real loss (xp.real(...), xp.abs(...) ** 2), or use pullback for a complex output; {PAGE}"
-                    )
+                if op.scalar_y:
+                    require_real_loss(op.name, y)
                 return y
 
         return _named_like(f_real, f)
@@ -280,6 +280,16 @@ def _along_real_line(call, f, x, yview):
     s0 = from_numpy(np.zeros((), _REAL_OF[dtype_name(x)]), family_of(x), x)
     line = call._replace(f=f_line, x=s0, contexts=(Constant(x), *call.contexts))
     return line, s0
+
+
+def require_real_loss(operator, y):
+    """Raise a TypeError naming ``operator`` when f's output ``y`` at a complex x is complex: its
+    derivatives at a complex x (``∂f/∂Re + i ∂f/∂Im``) are those of a real-valued f."""
+    if is_complex(y):
+        raise TypeError(
+            f"f: {operator} needs a real-valued f; at a complex x it returned {describe(y)}. Return a "
+            f"real loss (xp.real(...), xp.abs(...) ** 2), or use pullback for a complex output; {PAGE}"
+        )
 
 
 def _named_like(wrapper, f):
@@ -348,37 +358,38 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
 
 
 def _fused_gradient(adapter, op, built, xview, x, f, f_real):
-    """The (plain, valued) methods of a gradient computed whole by the adapter's compiled functions:
-    at the complex array x itself (:meth:`~diffinterface.core.adapter.Adapter.complex_gradient_method`)
-    where the adapter does and its preparation differentiated ``f_real``, the real view's f, as it is, or
-    with x's real view and the complex gradient inside them
-    (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one call each instead of three; None where
-    the adapter does neither, or the methods are not its own."""
+    """The (plain, valued) methods of a gradient computed whole by the adapter's compiled functions,
+    each None where the adapter does not or the method is not its own (a transform between, a dtype
+    or a 0-d result, wrapped it: its work stays outside): at the complex array x itself
+    (:meth:`~diffinterface.core.adapter.Adapter.complex_gradient_method`) where the adapter does and its
+    preparation differentiated ``f_real``, the real view's f, as it is, or with x's real view and the
+    complex gradient inside them (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one call
+    each instead of three."""
     if (
         op.seeds is not None
         or op.scalar_x
         or op.result_shape != "x"
         or op.valued_returns != ("value", "first")
     ):
-        return None
+        return (None, None)
     names, impl = op.methods, built.impl
-    if built.methods != tuple(getattr(impl, name, None) for name in names):
-        return None  # a transform between (a dtype, a tree) wrapped them: its work stays outside
-    if is_array(x) and getattr(built.problem, "f", None) is f_real:
-        # f_real was prepared (so a complex output was refused there) and no later step rewrote it
-        native = tuple(adapter.complex_gradient_method(impl, name, f, x) for name in names)
-        if None not in native:
-            return native
+    own = tuple(m is getattr(impl, name, None) for m, name in zip(built.methods, names))
+    at_complex_x = is_array(x) and getattr(built.problem, "f", None) is f_real
     gradient = xview.complex_inside
 
     def both(result):
         return result[0], gradient(result[1])
 
-    fused = tuple(
-        adapter.fused_method(impl, name, xview.real_inside, after, x)
-        for name, after in zip(names, (gradient, both))
+    def fused(name, is_own, after):
+        if not is_own:
+            return None
+        # f_real was prepared as it is: the adapter's gradient at x itself, else the fused view's
+        native = adapter.complex_gradient_method(impl, name, f, x) if at_complex_x else None
+        return native or adapter.fused_method(impl, name, xview.real_inside, after, x)
+
+    return tuple(
+        fused(name, is_own, after) for name, is_own, after in zip(names, own, (gradient, both))
     )
-    return fused if None not in fused else None
 
 
 class _ComplexImpl:
