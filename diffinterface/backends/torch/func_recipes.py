@@ -19,10 +19,17 @@ from ...core.operator_table import OPERATORS
 from ...errors import UnsupportedError, function_name
 from .autodiff import _with_value
 from .boundary import _as_output, _Boundary, _live_contexts
-from .second_order import _recorded_value_and_derivative, _recorded_value_and_gradient
+from .second_order import (
+    _recorded_value_and_derivative,
+    _recorded_value_and_gradient,
+    _recording_leaf,
+)
 
 _func = torch.func
 _ones_like = torch.ones_like
+_enable_grad = torch.enable_grad
+_current_level = torch._C._functorch.maybe_current_level
+_compiling = torch.compiler.is_compiling
 
 
 def _bound(fn, ctx):
@@ -37,26 +44,47 @@ def _bound(fn, ctx):
 
 def _gradient(adapter, problem, fn):
     tree = problem.tree
-    if tree is None:
+    leaves_of, unflatten = (None, None) if tree is None else (tree.array_leaves, tree.unflatten)
 
-        def value_and_gradient(x, *ctx):
-            gradient, value = _func.grad_and_value(_bound(fn, _live_contexts(ctx)))(x)
+    def under_transform(x, ctx):
+        bound = _bound(fn, _live_contexts(ctx))
+        if tree is None:
+            gradient, value = _func.grad_and_value(bound)(x)
             return value, gradient
-
-        return Impl.from_valued("gradient", value_and_gradient)
-    leaves_of, unflatten = tree.array_leaves, tree.unflatten
-
-    def value_and_tree_gradient(x, *ctx):
-        ctx = _live_contexts(ctx)
-
-        def of_leaves(leaves):
-            y = fn(unflatten(leaves), *ctx)
-            return y if isinstance(y, torch.Tensor) else _as_output(y, leaves[0])
-
-        gradient, value = _func.grad_and_value(of_leaves)(list(leaves_of(x)))
+        gradient, value = _func.grad_and_value(lambda leaves: bound(unflatten(leaves)))(
+            list(leaves_of(x))
+        )
         return value, unflatten(gradient)
 
-    return Impl.from_valued("gradient", value_and_tree_gradient)
+    def recorded(x, ctx):
+        # under an outer torch.autograd alone, a backward pass that records itself gives the same
+        # connected results as torch.func's, with none of its wrapping of every tensor
+        bound = _bound(fn, _live_contexts(ctx))
+        with _enable_grad():
+            if tree is None:
+                z = _recording_leaf(x)
+                y = bound(z)
+                return y, _connected_gradients(y, [z])[0]
+            leaves = [_recording_leaf(leaf) for leaf in leaves_of(x)]
+            y = bound(unflatten(leaves))
+            return y, unflatten(_connected_gradients(y, leaves))
+
+    def value_and_gradient(x, *ctx):
+        if _current_level() is not None or _compiling():
+            return under_transform(x, ctx)
+        return recorded(x, ctx)
+
+    return Impl.from_valued("gradient", value_and_gradient)
+
+
+def _connected_gradients(y, leaves):
+    """The gradients of ``y`` at ``leaves``, recorded for an outer derivative; zeros where y does not
+    depend on a leaf, as ``torch.func.grad`` gives."""
+    if not y.requires_grad:
+        return [torch.zeros_like(leaf) for leaf in leaves]
+    return list(
+        torch.autograd.grad(y, leaves, create_graph=True, allow_unused=True, materialize_grads=True)
+    )
 
 
 def _pullback(adapter, problem, fn):
