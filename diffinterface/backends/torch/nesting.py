@@ -7,7 +7,9 @@ without a graph: right for an answer, wrong as a building block. When a call
 takes part in an outer derivative, the operator runs instead as
 ``torch.func``'s transforms of f (:mod:`.func_recipes`), which compose with an
 outer ``torch.autograd`` (create_graph semantics) and with ``torch.func``'s own
-``vmap``, ``grad``, ``jacrev`` and ``jacfwd`` (per-sample gradients). A call
+``vmap``, ``grad``, ``jacrev`` and ``jacfwd`` (per-sample gradients); a
+gradient under an outer ``torch.autograd`` alone is a backward pass with
+``create_graph=True``, which connects the same results for less. A call
 takes part in an outer derivative when
 
 - it runs inside a ``torch.func`` transform (a functorch level is active) or is
