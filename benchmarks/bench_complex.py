@@ -7,7 +7,7 @@ diffinterface differentiates a complex x through its real view
 (diffinterface/core/complex_convention.py): x as real and imaginary parts,
 the gradient back into complex form; a prepared gradient at a complex array
 x runs on JAX and TensorFlow at the complex x itself
-(``Adapter.complex_gradient_method``). The native recipes return the same
+(``Adapter.prepare_complex_gradient``). The native recipes return the same
 numbers: JAX's ``jax.jit`` of ``conj(jax.grad(f))``, torch's ``backward()``
 on a fresh leaf, TensorFlow's ``GradientTape`` traced into a
 ``tf.function`` (both already in diffinterface's convention), autograd's

@@ -277,12 +277,12 @@ class Adapter:
         """
         return None
 
-    def complex_gradient_method(self, impl: Impl, name: str, f: Callable, x) -> Optional[Callable]:
-        """For a gradient that this adapter prepared (``impl``) over the real view of the complex array
-        ``x``: its method ``name`` ("gradient" or "value_and_gradient") computed by the framework at a
-        complex x like ``x`` itself, of ``f(x, *ctx)``, with the gradient in diffinterface's convention
-        (``∂f/∂Re + i ∂f/∂Im``) and x's dtype. Asked before :meth:`fused_method`, where the framework's
-        own complex gradient runs faster than the real view's. None (the default): the real view.
+    def prepare_complex_gradient(self, impl: Impl, problem: Problem) -> Optional[Impl]:
+        """For a gradient that this adapter prepared (``impl``) over the real view of a complex array x:
+        the gradient prepared at the complex x itself (``problem``: the user's f, that x, the same
+        contexts), its gradients in diffinterface's convention (``∂f/∂Re + i ∂f/∂Im``) and x's dtype,
+        its value real. Asked once per preparation, before :meth:`fused_method`, where the framework's own
+        complex gradient runs faster than the real view's. None (the default): the real view.
         """
         return None
 

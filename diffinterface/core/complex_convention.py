@@ -50,7 +50,7 @@ from ..families import (
     is_complex,
     shape_of,
 )
-from .problem import Spec
+from .problem import Problem, Spec
 from .real_view import ComplexView
 from .pytree import TreePlan, cached_function
 from .tree_key import tree_key
@@ -358,13 +358,13 @@ def _methods(inner, to_real_x, first_argument, seed_real, seeded, plain_result, 
 
 
 def _fused_gradient(adapter, op, built, xview, x, f, f_real):
-    """The (plain, valued) methods of a gradient computed whole by the adapter's compiled functions,
-    each None where the adapter does not or the method is not its own (a transform between, a dtype
-    or a 0-d result, wrapped it: its work stays outside): at the complex array x itself
-    (:meth:`~diffinterface.core.adapter.Adapter.complex_gradient_method`) where the adapter does and its
-    preparation differentiated ``f_real``, the real view's f, as it is, or with x's real view and the
-    complex gradient inside them (:meth:`~diffinterface.core.adapter.Adapter.fused_method`), one call
-    each instead of three."""
+    """The (plain, valued) methods of a gradient computed whole by the adapter, each None where the
+    adapter does not or the method is not its own (a transform between, a dtype or a 0-d result,
+    wrapped it: its work stays outside): the gradient prepared at the complex array x itself
+    (:meth:`~diffinterface.core.adapter.Adapter.prepare_complex_gradient`) where the adapter does and
+    its preparation differentiated ``f_real``, the real view's f, as it is, or compiled with x's real
+    view and the complex gradient inside (:meth:`~diffinterface.core.adapter.Adapter.fused_method`),
+    one call each instead of three."""
     if (
         op.seeds is not None
         or op.scalar_x
@@ -372,9 +372,15 @@ def _fused_gradient(adapter, op, built, xview, x, f, f_real):
         or op.valued_returns != ("value", "first")
     ):
         return (None, None)
-    names, impl = op.methods, built.impl
+    names, impl, real = op.methods, built.impl, built.problem
     own = tuple(m is getattr(impl, name, None) for m, name in zip(built.methods, names))
-    at_complex_x = is_array(x) and getattr(built.problem, "f", None) is f_real
+    at_x = None
+    # f_real prepared as it is, for a call to come (an unprepared call goes on through the real view)
+    if any(own) and is_array(x) and getattr(real, "f", None) is f_real and not real.one_off:
+        problem = Problem(
+            adapter, f, x, (), real.contexts, None, strict=real.strict, spec=real.spec
+        )
+        at_x = adapter.prepare_complex_gradient(impl, problem)
     gradient = xview.complex_inside
 
     def both(result):
@@ -383,9 +389,9 @@ def _fused_gradient(adapter, op, built, xview, x, f, f_real):
     def fused(name, is_own, after):
         if not is_own:
             return None
-        # f_real was prepared as it is: the adapter's gradient at x itself, else the fused view's
-        native = adapter.complex_gradient_method(impl, name, f, x) if at_complex_x else None
-        return native or adapter.fused_method(impl, name, xview.real_inside, after, x)
+        if at_x is not None:
+            return getattr(at_x, name)
+        return adapter.fused_method(impl, name, xview.real_inside, after, x)
 
     return tuple(
         fused(name, is_own, after) for name, is_own, after in zip(names, own, (gradient, both))

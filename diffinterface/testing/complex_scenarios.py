@@ -7,7 +7,8 @@ descends); for a holomorphic f, ``jacobian``, ``derivative`` and
 The scenarios:
 
 - ``real_loss``: ``sum(real(z*z) + abs(z)**2)`` has the gradient ``4 Re(z)``,
-  complex dtype kept (complex128 and complex64), prepared and not; 50 steps
+  complex dtype kept (complex128 and complex64), prepared and not, at a numpy x
+  and at one of the backend's framework's own arrays; 50 steps
   of ``z - 0.05 g`` drive it to about 0; ``hvp(t)`` is ``4 Re(t)``; prepared with
   a context mixing a number and a string, called with others;
 - ``holomorphic``: ``sin(z) * z``: Jacobian, pushforward, pullback, the
@@ -44,6 +45,7 @@ from ..core.complex_convention import complex_x_refusal
 from ..errors import UnsupportedError
 from ..families import array_namespace, as_numpy, dtype_name
 from .cases import ProbeCase
+from .families import CONVERTIBLE_FAMILIES, convert
 
 Z = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
 T = np.array([0.5 - 1j, 2 + 0.3j, -1 + 1j])
@@ -74,6 +76,29 @@ def _configured_loss(x, config):
 
 def _tree_map(x):
     return x["w"] * x["b"]
+
+
+def _own_family(backend):
+    """The family of the backend's framework where it computes in it and it is not numpy, else None."""
+    capabilities = get_adapter(backend).capabilities
+    own = capabilities.framework
+    if own == "numpy" or own not in capabilities.families or own not in CONVERTIBLE_FAMILIES:
+        return None
+    return own
+
+
+def _dtypes_held(family):
+    """The complex dtypes among complex128 and complex64 that ``family`` has arrays of (MLX: complex64)."""
+    if family is None:
+        return ()
+    held = []
+    for dtype in ("complex128", "complex64"):
+        try:
+            convert(np.zeros(1, dtype), family)
+        except TypeError:  # the family's own refusal of the dtype, naming it
+            continue
+        held.append(dtype)
+    return tuple(held)
 
 
 class _Found:
@@ -148,6 +173,19 @@ class ComplexCase(ProbeCase):
                 4 * z.real.astype(z.dtype),
                 dtype,
             )
+        own = _own_family(b)
+        for dtype in _dtypes_held(own):  # the framework's own arrays: another path in some adapters
+            check.rtol = 1e-5 if dtype == "complex128" else 1e-3
+            z = convert(Z.astype(dtype), own)
+            prep = di.prepare_gradient(real_loss, b, z)
+            wanted = 4 * Z.real.astype(dtype)
+            check.close(
+                f"gradient (a {own} {dtype} x)", di.gradient(real_loss, b, z), wanted, dtype
+            )
+            got = di.gradient(real_loss, b, z, prep=prep)
+            check.close(f"prepared gradient (a {own} {dtype} x)", got, wanted, dtype)
+            value, got = di.value_and_gradient(real_loss, b, z, prep=prep)
+            check.close(f"prepared value_and_gradient (a {own} {dtype} x)", got, wanted, dtype)
         check.rtol = 1e-5
         value, g = di.value_and_gradient(real_loss, b, Z)
         check.close("value_and_gradient's gradient", g, 4 * Z.real + 0j)

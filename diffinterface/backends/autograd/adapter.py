@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
-
 import autograd.numpy as anp
 import numpy as np
 from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, vspace
@@ -12,16 +10,11 @@ from autograd.tracer import getval, trace
 from ...families import describe, is_array
 from ...families.autograd_namespace import astype
 from ...core.batching import record
-from ...core import Adapter, Capabilities, Impl, Problem, Spec
+from ...core import Adapter, Capabilities, Impl, Spec
 from ...core.complex_convention import require_real_loss
 from ...core.dtypes import require_real_output
 from ...contexts import Cache
 from ...errors import UnsupportedError, graph_break
-
-
-#: the reverse-mode gradients this adapter prepared, with their problems, for
-#: :meth:`AutogradAdapter.complex_gradient_method`
-_GRADIENTS: "weakref.WeakKeyDictionary[Impl, Problem]" = weakref.WeakKeyDictionary()
 
 
 def _in(result, dtype):
@@ -280,32 +273,26 @@ class AutogradAdapter(Adapter):
                 _check_scalar(value, "gradient")
             return value, _in(vjp(seed), x_dtype)
 
-        impl = Impl(gradient=gradient, value_and_gradient=value_and_gradient)
-        if not problem.one_off:  # an unprepared call goes on through the real view: one preparation
-            _GRADIENTS[impl] = problem
-        return impl
+        return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
-    def complex_gradient_method(self, impl, name, f, x):
+    def prepare_complex_gradient(self, impl, problem):
         # autograd's backward pass at a complex x itself, a shorter trace than the real view's, gives
         # ∂f/∂Re - i ∂f/∂Im: the conjugate of diffinterface's convention. f's output dtype is learned
         # only as it runs, so each call refuses a complex one, as the real view's f does
-        problem = _GRADIENTS.get(impl)
-        if problem is None:
-            return None
-        at_x = Problem(self, f, x, (), problem.contexts, None, strict=problem.strict)
-        fc, broken, x_dtype = _function(at_x), _breaks(at_x), np.dtype(x.dtype)
-        seed = _one(problem.x_dtype)  # the real view's dtype: f's real value's
+        f, broken, x_dtype = _function(problem), _breaks(problem), np.dtype(problem.x_dtype)
+        seed = _one(np.empty((), x_dtype).real.dtype)  # f's real value's dtype
 
         def conjugate_gradient(x, ctx):
-            vjp, value = _vjp_of(_bound(fc, ctx), x, broken)
+            vjp, value = _vjp_of(_bound(f, ctx), x, broken)
             require_real_loss("gradient", getval(value))
             if getattr(value, "shape", None) != ():
                 _check_scalar(value, "gradient")
             return value, np.conj(_in(vjp(seed), x_dtype))
 
-        if name == "gradient":
-            return lambda x, *ctx: conjugate_gradient(x, ctx)[1]
-        return lambda x, *ctx: conjugate_gradient(x, ctx)
+        return Impl(
+            gradient=lambda x, *ctx: conjugate_gradient(x, ctx)[1],
+            value_and_gradient=lambda x, *ctx: conjugate_gradient(x, ctx),
+        )
 
     def prepare_jacobian(self, problem):
         # No evaluation here: the forward pass each call records gives the output's shape.

@@ -236,24 +236,29 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         inner = fusable.functions[name]
         return self._compiled_like(fusable, name, lambda x, *ctx: after(inner(before(x), *ctx)), x)
 
-    def complex_gradient_method(self, impl, name, f, x):
+    def prepare_complex_gradient(self, impl, problem):
         # jax.grad takes the complex x itself, in one shorter program than the real view's; its
         # gradient is the conjugate of diffinterface's convention
         fusable = _FUSABLE.get(impl)
-        if fusable is None or not fusable.reverse_gradient or name not in fusable.functions:
+        if fusable is None or not fusable.reverse_gradient:
             return None
-        if name == "gradient":
+        f, x = problem.f, problem.x
 
-            def native(x, *ctx):
-                return jnp.conj(jax.grad(f)(x, *ctx))
+        def gradient(x, *ctx):
+            return jnp.conj(jax.grad(f)(x, *ctx))
 
-        else:
+        def value_and_gradient(x, *ctx):
+            value, gradient = jax.value_and_grad(f)(x, *ctx)
+            return value, jnp.conj(gradient)
 
-            def native(x, *ctx):
-                value, gradient = jax.value_and_grad(f)(x, *ctx)
-                return value, jnp.conj(gradient)
-
-        return self._compiled_like(fusable, name, native, x)
+        natives = {"gradient": gradient, "value_and_gradient": value_and_gradient}
+        return Impl(
+            **{
+                name: self._compiled_like(fusable, name, natives[name], x)
+                for name in natives
+                if name in fusable.functions
+            }
+        )
 
     def _compiled_like(self, fusable, name, function, x):
         """``function`` of an x like ``x`` jitted, compiled and wrapped as :meth:`_impl` did the method ``name``."""

@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
-from ...core import Adapter, Capabilities, Impl, Problem, Spec, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, Spec, require_scalar_output
 from . import recipes
 from .batching import Sweep
 from .boundary import Boundary, as_output, connected, forward_mode
@@ -48,11 +48,9 @@ def _distinct_variables(leaves):
     return tuple(i for i in variables if counts[id(leaves[i])] == 1)
 
 
-#: the reverse-mode gradients of an array x this adapter prepared explicitly, with their problems,
-#: for :meth:`TensorFlowAdapter.complex_gradient_method`
-_GRADIENTS: "weakref.WeakKeyDictionary[Impl, Problem]" = weakref.WeakKeyDictionary()
-#: the gradients at the complex x that it prepared for them
-_AT_COMPLEX_X: "weakref.WeakKeyDictionary[Impl, Impl]" = weakref.WeakKeyDictionary()
+#: the reverse-mode gradients of an array x this adapter prepared, for
+#: :meth:`TensorFlowAdapter.prepare_complex_gradient`
+_REVERSE_GRADIENTS: "weakref.WeakSet[Impl]" = weakref.WeakSet()
 
 
 class TensorFlowAdapter(Adapter):
@@ -261,23 +259,13 @@ class TensorFlowAdapter(Adapter):
             )
         core = recipes.gradient(b.recorded(), b.broken)
         impl = self._scalar(b, self._unseeded(b, ("gradient", "value_and_gradient"), core))
-        if not problem.one_off:  # an unprepared call goes on through the real view: one preparation
-            _GRADIENTS[impl] = problem
+        _REVERSE_GRADIENTS.add(impl)
         return impl
 
-    def complex_gradient_method(self, impl, name, f, x):
+    def prepare_complex_gradient(self, impl, problem):
         # a GradientTape at a complex x gives ∂f/∂Re + i ∂f/∂Im, diffinterface's convention, in
         # one shorter graph than the real view's
-        problem = _GRADIENTS.get(impl)
-        if problem is None:
-            return None
-        native = _AT_COMPLEX_X.get(impl)
-        if native is None:
-            at_x = Problem(
-                self, f, x, (), problem.contexts, None, strict=problem.strict, spec=problem.spec
-            )
-            native = _AT_COMPLEX_X[impl] = self.prepare_gradient(at_x)
-        return getattr(native, name)
+        return self.prepare_gradient(problem) if impl in _REVERSE_GRADIENTS else None
 
     def prepare_jacobian(self, problem):
         b = Boundary(self, problem)

@@ -3,11 +3,9 @@ are :class:`~.jacobians.TorchJacobians`', second order :class:`~.second_order.To
 
 from __future__ import annotations
 
-import weakref
-
 import torch
 
-from ...core import Adapter, Capabilities, Impl, Problem, require_scalar_output
+from ...core import Adapter, Capabilities, Impl, require_scalar_output
 from ...core.batching import record
 from .autodiff import _dual_jvp, _dual_jvps, _traced, _vjp, _vjps, _vmapped_jvp
 from .aux import native_aux
@@ -19,12 +17,6 @@ from .nesting import may_nest, nestable
 from .second_order import TorchSecondOrder
 
 #: fragments of torch's messages when f converts the tensor it is differentiated at (torch 2.13)
-#: the reverse-mode gradients of an array x this adapter prepared, with their problems, for
-#: :meth:`TorchAdapter.complex_gradient_method`
-_GRADIENTS: "weakref.WeakKeyDictionary[Impl, Problem]" = weakref.WeakKeyDictionary()
-#: the gradients at the complex x that it prepared for them
-_AT_COMPLEX_X: "weakref.WeakKeyDictionary[Impl, Impl]" = weakref.WeakKeyDictionary()
-
 _TRACED_ARRAY_MESSAGES = (
     "numpy() on Tensor that requires grad",
     ".item()",
@@ -79,10 +71,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
 
     def prepare(self, operator, problem):
         # the fast recipe, or torch.func's where a call takes part in an outer derivative
-        impl = nestable(self, operator, problem, super().prepare)
-        if operator == "gradient" and problem.tree is None and not problem.one_off:
-            _GRADIENTS[impl] = problem  # an unprepared call goes on through the real view
-        return impl
+        return nestable(self, operator, problem, super().prepare)
 
     def prepare_same_point(self, operator, problem):
         from .same_point import prepare_same_point
@@ -270,20 +259,13 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
 
         return Impl(gradient=gradient, value_and_gradient=value_and_gradient)
 
-    def complex_gradient_method(self, impl, name, f, x):
+    def prepare_complex_gradient(self, impl, problem):
         # backward() at a complex leaf gives ∂f/∂Re + i ∂f/∂Im (the conjugate Wirtinger derivative
-        # times two), diffinterface's convention, in a shorter graph than the real view's
-        problem = _GRADIENTS.get(impl)
-        if problem is None:
+        # times two), diffinterface's convention, in a shorter graph than the real view's; forward
+        # mode and torch.compile keep the real view
+        if self.forward_only or self.backend.compile:
             return None
-        native = _AT_COMPLEX_X.get(impl)
-        if native is None:
-            at_x = Problem(
-                self, f, x, (), problem.contexts, None, strict=problem.strict, spec=problem.spec
-            )
-            native = _AT_COMPLEX_X[impl] = self.prepare("gradient", at_x)
-            _GRADIENTS.pop(native, None)
-        return getattr(native, name)
+        return self.prepare("gradient", problem)
 
     def _compiled_gradient(self, problem, b):
         """``compile=True``: ``torch.compile(torch.func.grad_and_value(f))``, compiled at preparation."""
