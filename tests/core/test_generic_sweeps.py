@@ -48,9 +48,11 @@ class UnboundedCentralAdapter(Adapter):
         def value_and_pushforward(x, tangents, *ctx):
             return np.asarray(f(x, *ctx)), pushforward(x, tangents, *ctx)
 
-        return self.impl(Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward))
+        return self.with_own_batch_size(
+            Impl(pushforward=pushforward, value_and_pushforward=value_and_pushforward)
+        )
 
-    def impl(self, impl):
+    def with_own_batch_size(self, impl):
         return impl
 
 
@@ -68,7 +70,7 @@ class AutoPairwiseCentral(di.AbstractBackend):
 class PairwiseCentralAdapter(UnboundedCentralAdapter):
     capabilities = Capabilities(mode="forward", approximate=True, max_batch=2, bounds_sweeps=True)
 
-    def impl(self, impl):
+    def with_own_batch_size(self, impl):
         # its primitive runs one tangent per pass: its own batch size, which di.batch_size reports
         return record(impl, 1)
 
