@@ -166,15 +166,37 @@ def test_the_random_order_follows_its_seed(kind):
     assert any(not np.array_equal(runs[0], other) for other in runs[1:])
 
 
-@pytest.mark.parametrize("order", ["largest_first", "natural"])
+@pytest.mark.parametrize("order", ["largest_first", "natural", "smallest_last"])
 def test_substitution_solves_every_entry_from_the_products(order):
     rows, cols = _entries(BAND)
     algorithm = di.GreedyColoring(order=order, decompression="substitution")
     compression = compress(rows, cols, BAND.shape, "symmetric", algorithm)
     assert compression.kind == "acyclic" and compression.gather is None
+    # the band is a path: two colors alternate along it acyclically, while a star coloring needs
+    # three (two alternating colors make a two-colored path on four vertices)
+    assert compression.ncolors == 2
+    direct = compress(rows, cols, BAND.shape, "symmetric", di.GreedyColoring(order=order))
+    assert direct.ncolors == 3
     matrix = _matrix(BAND, symmetric=True)
     products = np.stack([matrix @ s for s in compression.seeds])
     np.testing.assert_allclose(compression.solve(products), matrix[rows, cols], rtol=1e-12)
+
+
+#: a hub joined to five leaves, no diagonal (the Hessian of ``x[0] * sum(x[1:])``)
+HUB = np.zeros((6, 6), bool)
+HUB[0, 1:] = HUB[1:, 0] = True
+
+
+@pytest.mark.parametrize("postprocess", [False, True])
+def test_postprocessing_drops_the_color_no_entry_is_read_from(postprocess):
+    # every entry is read in the hub's product: asdex's postprocessing leaves the leaves uncolored
+    rows, cols = _entries(HUB)
+    algorithm = di.GreedyColoring(postprocess=postprocess)
+    compression = compress(rows, cols, HUB.shape, "symmetric", algorithm)
+    assert compression.ncolors == (1 if postprocess else 2)
+    assert (compression.colors[1:] == -1).all() == postprocess
+    matrix = _matrix(HUB, symmetric=True)
+    np.testing.assert_array_equal(_read_back(compression, matrix), matrix[rows, cols])
 
 
 @pytest.mark.parametrize("kind", ["columns", "rows", "symmetric", "bidirectional"])
