@@ -124,3 +124,15 @@ def test_float32_stays_float32_within_its_rounding():
     assert product.dtype == np.float32
     exact = di.hvp(rosenbrock, di.AutoJAX(), x.astype(np.float64), (t.astype(np.float64),))[0]
     np.testing.assert_allclose(product, exact, rtol=0, atol=1e-2 * np.max(np.abs(exact)))
+
+
+def test_a_context_reaches_the_compiled_products():
+    def f(x, c):
+        xp = di.array_namespace(x)
+        return xp.sum(c * x**4)
+
+    backend = di.SecondOrder(di.AutoFiniteDiff(), di.AutoJAX())
+    x, c = np.linspace(-1.0, 1.5, 6), np.linspace(1.0, 2.0, 6)
+    t = np.cos(np.arange(6.0))
+    (product,) = di.hvp(f, backend, x, (t,), di.Constant(c))
+    np.testing.assert_allclose(product, 12 * c * x**2 * t, rtol=1e-6, atol=1e-6)
