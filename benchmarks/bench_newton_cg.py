@@ -1,7 +1,7 @@
 """A whole ``scipy.optimize.minimize(method="Newton-CG")`` run through ``diffinterface.scipy.objective``
 against the same run on JAX's own compiled functions: the Rosenbrock function, n = 200.
 
-    python -m benchmarks.bench_newton_cg            # 11 rounds
+    python -m benchmarks.bench_newton_cg            # 31 rounds
     python -m benchmarks.bench_newton_cg 5          # 5 rounds
 
 Newton-CG asks, at each iterate, for ``fun`` and ``jac`` and then for
@@ -36,7 +36,7 @@ from diffinterface.scipy import objective
 from .workloads import rosenbrock
 
 N = 200
-ROUNDS = 11
+ROUNDS = 31
 
 
 def _start():

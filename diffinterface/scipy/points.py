@@ -120,10 +120,15 @@ class Point:
 
 
 class LastPoint:
-    """Remembers results at the last point, keyed on a copy of it (scipy may reuse its arrays)."""
+    """Remembers results at the last point, keyed on a copy of its bytes (scipy may reuse its arrays).
+
+    The bytes, not the values, are compared: the same bits are the same point (a NaN is the NaN it
+    was; a -0.0 where 0.0 was is computed again), and comparing bytes costs less per call than a
+    NumPy comparison and reduction, which scipy's many ``hessp`` calls at one iterate pay each time.
+    """
 
     def __init__(self) -> None:
-        self.key: np.ndarray | None = None
+        self.key: tuple | None = None
         self.results: Any = None
 
     def get(self, x: Any) -> Any:
@@ -131,11 +136,12 @@ class LastPoint:
         if key is None:
             return None
         a = np.asarray(x)
-        if a.shape == key.shape and (a == key).all():
+        if (a.shape, a.dtype) == key[:2] and a.tobytes() == key[2]:
             return self.results
         return None
 
     def put(self, x: Any, results: Any) -> Any:
-        self.key = np.array(x, copy=True)
+        a = np.asarray(x)
+        self.key = (a.shape, a.dtype, a.tobytes())
         self.results = results
         return results
