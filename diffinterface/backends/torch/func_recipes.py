@@ -46,27 +46,35 @@ def _gradient(adapter, problem, fn):
     tree = problem.tree
     leaves_of, unflatten = (None, None) if tree is None else (tree.array_leaves, tree.unflatten)
 
+    def of_leaves(ctx):
+        """``leaves -> f(tree, *ctx)`` as a tensor (a number returned by f made one like the first leaf)."""
+
+        def of(leaves):
+            y = fn(unflatten(leaves), *ctx)
+            return y if isinstance(y, torch.Tensor) else _as_output(y, leaves[0])
+
+        return of
+
     def under_transform(x, ctx):
-        bound = _bound(fn, _live_contexts(ctx))
+        ctx = _live_contexts(ctx)
         if tree is None:
-            gradient, value = _func.grad_and_value(bound)(x)
+            gradient, value = _func.grad_and_value(_bound(fn, ctx))(x)
             return value, gradient
-        gradient, value = _func.grad_and_value(lambda leaves: bound(unflatten(leaves)))(
-            list(leaves_of(x))
-        )
+        gradient, value = _func.grad_and_value(of_leaves(ctx))(list(leaves_of(x)))
         return value, unflatten(gradient)
 
     def recorded(x, ctx):
         # under an outer torch.autograd alone, a backward pass that records itself gives the same
         # connected results as torch.func's, with none of its wrapping of every tensor
-        bound = _bound(fn, _live_contexts(ctx))
+        ctx = _live_contexts(ctx)
         with _enable_grad():
             if tree is None:
                 z = _recording_leaf(x)
-                y = bound(z)
+                y = _bound(fn, ctx)(z)
                 return y, _connected_gradients(y, [z])[0]
-            leaves = [_recording_leaf(leaf) for leaf in leaves_of(x)]
-            y = bound(unflatten(leaves))
+            # one alias per place: a tensor at two places of x gets a partial derivative at each
+            leaves = [_alias(leaf) for leaf in leaves_of(x)]
+            y = of_leaves(ctx)(leaves)
             return y, unflatten(_connected_gradients(y, leaves))
 
     def value_and_gradient(x, *ctx):
@@ -75,6 +83,12 @@ def _gradient(adapter, problem, fn):
         return recorded(x, ctx)
 
     return Impl.from_valued("gradient", value_and_gradient)
+
+
+def _alias(leaf):
+    """``leaf`` as a tensor of its own in the graph: a view, connected to an outer graph that records
+    it, else a leaf that requires grad (``clone`` keeps a dual tangent; ``detach`` would not)."""
+    return leaf.view_as(leaf) if leaf.requires_grad else leaf.clone().requires_grad_()
 
 
 def _connected_gradients(y, leaves):
