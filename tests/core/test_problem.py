@@ -102,8 +102,8 @@ def test_a_problem_of_a_pytree_x_handed_over_whole_describes_its_flat_form():
     )
 
 
-def test_the_problem_an_adapter_gets_carries_the_call_s_settings(monkeypatch):
-    backend = di.AutoFiniteDiff(rel_step=1.25e-7)  # an adapter of its own, patched here
+def _recorded_problems(monkeypatch, backend):
+    """The list that every Problem ``backend``'s adapter is given to prepare is appended to."""
     adapter = get_adapter(backend)
     problems = []
     prepare = adapter.prepare
@@ -113,6 +113,12 @@ def test_the_problem_an_adapter_gets_carries_the_call_s_settings(monkeypatch):
         return prepare(operator, problem)
 
     monkeypatch.setattr(adapter, "prepare", recording)
+    return problems
+
+
+def test_the_problem_an_adapter_gets_carries_the_call_s_settings(monkeypatch):
+    backend = di.AutoFiniteDiff(rel_step=1.25e-7)  # an adapter of its own, patched here
+    problems = _recorded_problems(monkeypatch, backend)
     f = lambda x: x**2
     x = np.array([1.0, 2.0])
 
@@ -228,7 +234,8 @@ def test_basis_is_the_standard_basis_in_x_s_family_shape_and_dtype(dtype):
 
 
 def test_basis_of_a_torch_x_is_torch_like_x():
-    torch = pytest.importorskip("torch")
+    import torch
+
     x = torch.ones(2, dtype=torch.float32)
     problem = Problem(get_adapter(di.AutoFiniteDiff()), _sum_of_squares, x, None, (), None)
     basis = problem.basis((2,), "float32")
@@ -257,18 +264,9 @@ def test_the_output_learned_before_the_problem_is_not_learned_again():
 
 
 def test_an_adapter_taking_a_pytree_x_whole_gets_its_plan(monkeypatch):
-    pytest.importorskip("jax")
     backend = di.AutoJAX(jit=False)
     assert "gradient" in get_adapter(backend).capabilities.pytrees
-    adapter = get_adapter(backend)
-    problems = []
-    prepare = adapter.prepare
-
-    def recording(operator, problem):
-        problems.append(problem)
-        return prepare(operator, problem)
-
-    monkeypatch.setattr(adapter, "prepare", recording)
+    problems = _recorded_problems(monkeypatch, backend)
     x = {"a": np.ones(2), "b": np.ones((1, 3))}
     di.prepare_gradient(lambda d: (d["a"] ** 2).sum() + d["b"].sum(), backend, x)
     (problem,) = problems

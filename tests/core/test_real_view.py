@@ -5,7 +5,6 @@ arrays, real arrays and Python floats, in numpy and in a compiling family (JAX).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from diffinterface.core.real_view import ComplexView
 
@@ -77,7 +76,8 @@ def test_floats_only_are_numpy_numbers():
 
 
 def test_a_jax_pytree_s_family_comes_from_its_first_array_leaf():
-    jnp = pytest.importorskip("jax.numpy")
+    import jax.numpy as jnp
+
     value = (1.5, jnp.asarray(Z), np.array([1.0]))
     view = ComplexView(value)
     assert view.family.name == "jax" and view.mask == (False, True, False)
@@ -89,7 +89,8 @@ def test_a_jax_pytree_s_family_comes_from_its_first_array_leaf():
 
 
 def test_a_jax_value_without_complex_leaves_is_left_as_it_is():
-    jnp = pytest.importorskip("jax.numpy")
+    import jax.numpy as jnp
+
     value = (jnp.ones(2), 2.0)
     view = ComplexView(value)
     assert view.family.name == "jax" and view.any is False

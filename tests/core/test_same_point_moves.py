@@ -105,7 +105,8 @@ def test_what_cannot_move_is_prepared_again():
 
 
 def test_methods_converting_foreign_contexts_do_not_move():
-    torch = pytest.importorskip("torch")
+    import torch
+
     scaled = lambda x, c: _vector(x) * c
     c = di.Constant(torch.full((4,), 2.0, dtype=torch.float64))
     prep = di.prepare_pushforward_same_point(scaled, di.AutoJAX(), X, (np.ones(4),), c)

@@ -55,7 +55,8 @@ CONDITION_BACKENDS = {k: BACKENDS[k] for k in ("finitediff-central", "jax", "tor
 
 @pytest.mark.parametrize("key", list(CONDITION_BACKENDS))
 def test_jax_grad_and_jit_of_a_loss(key):
-    jax = pytest.importorskip("jax")
+    import jax
+
     jnp = jax.numpy
     solver = Counted(ridge_solver)
     impl = di.ImplicitFunction(solver, ridge_conditions, CONDITION_BACKENDS[key])
@@ -76,7 +77,8 @@ def test_jax_grad_and_jit_of_a_loss(key):
 
 @pytest.mark.parametrize("key", list(CONDITION_BACKENDS))
 def test_torch_backward(key):
-    torch = pytest.importorskip("torch")
+    import torch
+
     solver = Counted(ridge_solver)
     impl = di.ImplicitFunction(solver, ridge_conditions, CONDITION_BACKENDS[key])
     lam = torch.tensor(LAM, dtype=torch.float64, requires_grad=True)
@@ -88,7 +90,8 @@ def test_torch_backward(key):
 
 @pytest.mark.parametrize("key", ["finitediff-central", "tensorflow", "autograd"])
 def test_tensorflow_tape(key):
-    tf = pytest.importorskip("tensorflow")
+    import tensorflow as tf
+
     impl = di.ImplicitFunction(ridge_solver, ridge_conditions, BACKENDS[key])
     lam = tf.constant(LAM, dtype=tf.float64)
     with tf.GradientTape() as tape:
@@ -355,7 +358,8 @@ def test_singular_sparse_dc_dy():
 
 @pytest.mark.parametrize("key", ["torch", "autograd", "jax"])
 def test_torch_func_transforms(key):
-    torch = pytest.importorskip("torch")
+    import torch
+
     impl = di.ImplicitFunction(
         lambda x: np.sqrt(np.asarray(x)), lambda x, y: y * y - x, BACKENDS[key]
     )
@@ -367,7 +371,8 @@ def test_torch_func_transforms(key):
 
 
 def test_jax_vmap_after_one_call_and_its_refusal_before():
-    jax = pytest.importorskip("jax")
+    import jax
+
     jnp = jax.numpy
     impl = di.ImplicitFunction(
         lambda x: np.sqrt(np.asarray(x)), lambda x, y: y * y - x, di.AutoTorch()
@@ -384,7 +389,7 @@ def test_jax_vmap_after_one_call_and_its_refusal_before():
 
 @pytest.mark.parametrize("method", ["gmres", "cg", "bicgstab"])
 def test_jax_conditions_run_the_whole_krylov_loop_in_jax(method, monkeypatch):
-    jax = pytest.importorskip("jax")
+    import jax
     from diffinterface.wrappers.implicit import linear_solvers
 
     def never(*args, **kwargs):
@@ -407,7 +412,8 @@ def test_jax_conditions_run_the_whole_krylov_loop_in_jax(method, monkeypatch):
 
 
 def test_jax_krylov_not_converged_raises_linear_solve_error_eagerly():
-    jax = pytest.importorskip("jax")
+    import jax
+
     n = 30
     A = np.diag(np.logspace(0, 6, n))
     impl = di.ImplicitFunction(
@@ -426,7 +432,8 @@ def test_jax_krylov_not_converged_raises_linear_solve_error_eagerly():
 
 
 def test_output_like_lets_jit_and_vmap_trace_on_the_first_call():
-    jax = pytest.importorskip("jax")
+    import jax
+
     jnp = jax.numpy
 
     def make(**kwargs):
@@ -461,7 +468,7 @@ def test_output_like_lets_jit_and_vmap_trace_on_the_first_call():
 
 @pytest.mark.parametrize("has_byproduct", [False, True])
 def test_jax_krylov_pullback_of_several_cotangents_fuses_the_product_in_x(has_byproduct):
-    jax = pytest.importorskip("jax")
+    import jax
     from diffinterface.backends.jax.krylov import KrylovSolve
 
     calls = []
