@@ -120,6 +120,21 @@ def prepare_same_point(adapter, operator, problem):
         np.array if numpy_family else (lambda a: a)
     )  # numpy results are the caller's to write into
     moving = []  # the functions of x and the seeds, compiled at the first move
+    # the products as the caller gets them: one array per seed (numpy: copies the caller owns)
+    if numpy_family:
+        first_out = _owned
+
+        def one_out(product):
+            return (_owned(product),)
+
+        def many_out(stacked):
+            return _unstacked(_owned(stacked))
+
+    else:
+        first_out, many_out = (lambda a: a), split
+
+        def one_out(product):
+            return (product,)
 
     def own_point(x):
         """Products compiled over this point's residuals as constants: faster products, compiled per point."""
@@ -128,14 +143,12 @@ def prepare_same_point(adapter, operator, problem):
         with _x64_scope(wide):
             apply_one = jit(lambda seed: product(residuals, first, seed))
             apply_batch = jit(lambda seeds: stacked_products(residuals, first, seeds))
-        value = _owned(first) if numpy_family else first
+        value = first_out(first)
 
         def products(seeds):
             if len(seeds) == 1:  # numpy seeds and numbers go to the compiled functions as they are
-                product = apply_one(seeds[0])
-                return (_owned(product),) if numpy_family else (product,)
-            stacked = apply_batch(seeds)
-            return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
+                return one_out(apply_one(seeds[0]))
+            return many_out(apply_batch(seeds))
 
         return (lambda seeds: (fresh(value), products(seeds))), products
 
@@ -143,33 +156,30 @@ def prepare_same_point(adapter, operator, problem):
         """The operator computed whole at x per call, as an ordinary preparation: a linearization at each
         new point would cost a call of its own, and its products, the residuals passed as arguments (XLA
         cannot fold them), are no faster than the whole computation (``benchmarks/bench_newton_cg.py``)."""
-        if (
-            not moving
-        ):  # the functions of x and the seeds: with the first result, and the products alone
+        if not moving:  # with the first result, and the products alone (the plain method's)
+            stacked = _stacked_pairs(pair, bound)
             with _x64_scope(wide):
-                pairs = (jit(pair), jit(_stacked_pairs(pair, bound)))
-                alone = (
-                    jit(lambda x, s: pair(x, s)[1]),
-                    jit(lambda x, s: _stacked_pairs(pair, bound)(x, s)[1]),
+                moving.extend(
+                    (
+                        jit(pair),
+                        jit(stacked),
+                        jit(lambda x, s: pair(x, s)[1]),
+                        jit(lambda x, s: stacked(x, s)[1]),
+                    )
                 )
-            moving.extend((pairs, alone))
-        (one, batch), (one_alone, batch_alone) = moving  # x goes to them as it is
+        one, batch, one_alone, batch_alone = moving  # x goes to them as it is
 
-        def products(seeds):  # the plain method's call: no first result to compute, copy or return
+        def products(seeds):  # no first result to compute, copy or return
             if len(seeds) == 1:
-                product = one_alone(x, seeds[0])
-                return (_owned(product),) if numpy_family else (product,)
-            stacked = batch_alone(x, seeds)
-            return _unstacked(_owned(stacked)) if numpy_family else split(stacked)
+                return one_out(one_alone(x, seeds[0]))
+            return many_out(batch_alone(x, seeds))
 
         def both(seeds):
             if len(seeds) == 1:
                 first, product = one(x, seeds[0])
-                computed = (_owned(product),) if numpy_family else (product,)
-            else:
-                first, stacked = batch(x, seeds)
-                computed = _unstacked(_owned(stacked)) if numpy_family else split(stacked)
-            return (_owned(first) if numpy_family else first), computed
+                return first_out(first), one_out(product)
+            first, stacked = batch(x, seeds)
+            return first_out(first), many_out(stacked)
 
         return both, products
 
