@@ -253,7 +253,16 @@ class Adapter:
     def prepare_same_point(self, operator, problem):
         """The :class:`Impl` of ``operator`` (pushforward, pullback, hvp) for calls at ``problem.x`` and its
         contexts only, having computed once what depends on them alone; None (the default): the ordinary one.
-        Each call's x and contexts are checked by the core (:mod:`diffinterface.core.same_point`)."""
+
+        Krylov solvers and Newton-CG apply one derivative at one x to many seeds
+        (``prepare_hvp_same_point`` and its siblings): the recipe computes once
+        what depends only on x (JAX's linearization or ``vjp`` residuals,
+        torch's recorded graph, autograd's recorded pass), and its calls run the
+        seed-dependent part only. The core's check
+        (:class:`~diffinterface.core.check.Check`) compares each call's x and
+        contexts with the prepared ones; an adapter whose recipe costs about one
+        call of the operator says so (``Capabilities.cheap_same_point``).
+        """
         return None
 
     def primal_value(self, value):

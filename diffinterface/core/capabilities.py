@@ -52,6 +52,7 @@ class Capabilities(Frozen):
         "needs_values",
         "float64_accuracy",
         "traceable_families",
+        "cheap_same_point",
     )
 
     #: which primitives are native ("forward": pushforward, "reverse": pullback, or "both")
@@ -129,6 +130,12 @@ class Capabilities(Frozen):
     #: accuracy, why)``: the framework computes some float64 functions less accurately (the
     #: conformance kit compares float64 results within that accuracy, testing/tolerances.py)
     float64_accuracy: Optional[tuple[float, str]] = None
+    #: True when a same-point preparation (``Adapter.prepare_same_point``) costs about one call of
+    #: its operator (torch's recorded graph, autograd's recorded pass): a caller going from point
+    #: to point, as the scipy objective's ``hessp`` goes from iterate to iterate, makes one at each
+    #: point. False: one ordinary preparation serves every point better (JAX's same-point
+    #: preparation compiles for its point; without a recipe it is an ordinary one, made in full)
+    cheap_same_point: bool = False
 
     @property
     def all_families(self) -> tuple[str, ...]:

@@ -50,7 +50,7 @@ class Call(NamedTuple):
     out: Any = None
     #: f returns ``(y, aux)`` (see :mod:`diffinterface.core.aux`)
     has_aux: bool = False
-    #: a same-point preparation (see :mod:`diffinterface.core.same_point`)
+    #: a same-point preparation (see :meth:`~diffinterface.core.adapter.Adapter.prepare_same_point`)
     same_point: bool = False
 
     @property
@@ -73,18 +73,17 @@ class Plan:
     (plain, valued) prepared methods; ``tree`` is the flattening plan of a
     pytree x, ``ytree`` the :class:`~diffinterface.core.output_tree.OutputPlan`
     of a pytree output (``spec`` then describes the flat output the adapter
-    sees); ``movable`` a same-point plan that ``impl.move(x)`` serves at
-    another x; ``check`` the :class:`~diffinterface.core.check.Check` of
+    sees); ``check`` the :class:`~diffinterface.core.check.Check` of
     the call (None for the preparation of an unprepared call, which the core
     runs once and never compares: ``checked=False``).
     """
 
-    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "call", "movable")
+    __slots__ = ("impl", "spec", "methods", "tree", "ytree", "check", "call")
 
     def __init__(self, call, built, strict, checked=True):
         self.call = call
         self.impl, self.spec, self.methods = built.impl, built.spec, built.methods
-        self.tree, self.ytree, self.movable = built.tree, built.ytree, built.movable
+        self.tree, self.ytree = built.tree, built.ytree
         cotangent_tree = built.ytree if call.op.seeds == "cotangents" else None
         self.check = Check(call, built.tree, cotangent_tree, strict) if checked else None
 

@@ -54,7 +54,6 @@ from .hand_over import hand_over
 from .output_tree import output_plan, tree_output
 from .preparation import Plan, Preparation
 from .registry import get_adapter
-from .same_point import same_point
 from .transform import Draft, Rewrite, Setting
 from .tree_input import tree_input, x_tree
 from .build import check_tangents
@@ -96,8 +95,6 @@ TRANSFORMS: list[Transform] = [
     Transform(aux_outputs, lambda call, adapter: call.has_aux),
     # AutoSelect: the call goes whole to the candidate it chooses
     Transform(hand_over, lambda call, adapter: adapter.capabilities.prepares_calls),
-    # every call at the prepared x: checked around everything below
-    Transform(same_point, lambda call, adapter: call.same_point),
     # a complex x, through its real view
     Transform(complex_view, lambda call, adapter: has_complex_leaf(call.x)),
     # Constants of another family than x's, converted

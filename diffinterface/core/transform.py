@@ -13,7 +13,7 @@ reverse order.
     >>> import numpy as np, diffinterface as di
     >>> from diffinterface.core.prepare import TRANSFORMS
     >>> [t.name for t in TRANSFORMS][:3]
-    ['aux_outputs', 'hand_over', 'same_point']
+    ['aux_outputs', 'hand_over', 'complex_view']
 """
 
 from __future__ import annotations
@@ -62,9 +62,7 @@ class Built(NamedTuple):
     ``problem`` is the :class:`~diffinterface.core.problem.Problem` the
     adapter prepared (None for a preparation handed over whole);
     ``methods`` the (plain, valued) prepared methods; ``tree`` and ``ytree``
-    the plans of a pytree x and output as the caller passes them;
-    ``movable``: a same-point preparation that ``impl.move(x)`` serves at
-    another x.
+    the plans of a pytree x and output as the caller passes them.
     """
 
     problem: Any
@@ -73,7 +71,6 @@ class Built(NamedTuple):
     methods: tuple
     tree: Any = None
     ytree: Any = None
-    movable: bool = False
 
 
 class Step(NamedTuple):

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 import diffinterface as di
-from diffinterface.core.same_point import moved
+from diffinterface.core.registry import get_adapter
 
 from ..docstrings import shared_sections
 from .points import SECTIONS, LastPoint, Point, check_backend, check_function, starting_point
@@ -26,8 +26,8 @@ class Objective:
     $built_by
     calls : dict
         How many prepared calls each operator made: ``"value_and_gradient"``,
-        ``"hessian"``, ``"hvp"``; ``"hvp_preparations"``: the same-point
-        preparations of ``hessp``, one per iterate. ``fun`` and ``jac`` at one
+        ``"hessian"``, ``"hvp"``; ``"hvp_preparations"``: the preparations of
+        ``hessp``, one per iterate or one in all (see :meth:`hessp`). ``fun`` and ``jac`` at one
         iterate add one ``value_and_gradient``.
 
     Examples
@@ -50,6 +50,8 @@ class Objective:
         self._gradient_prep = di.prepare_gradient(f, backend, x0, *contexts, strict=True)
         self._hessian_prep: Any = None
         self._hvp_point = LastPoint()
+        self._hvp_prep: Any = None
+        self._each_iterate: bool | None = None  # a same-point hvp preparation per iterate
         self._tangent = Point(x0, "p")
         self._value_and_gradient = LastPoint()
         self._hessian = LastPoint()
@@ -94,31 +96,40 @@ class Objective:
     def hessp(self, x: Any, p: Any) -> np.ndarray:
         """The Hessian at ``x`` times the vector ``p``, flat.
 
-        Newton-CG asks for many products at one iterate: a same-point preparation
-        (``prepare_hvp_same_point``) at a copy of the iterate serves them all, and
-        the next iterate gets its own.
+        Newton-CG asks for many products at one iterate. Where the backend's
+        same-point preparations cost about one call (torch, autograd:
+        ``Capabilities.cheap_same_point``), a same-point preparation
+        (``prepare_hvp_same_point``) at a copy of the iterate serves them all,
+        and the next iterate gets its own; elsewhere (JAX compiles a same-point
+        preparation for its point) one ``prepare_hvp`` serves every iterate.
         """
         tangent = self._tangent(p)
+        if self._each_iterate is None:
+            self._each_iterate = get_adapter(self.backend).capabilities.cheap_same_point
+        if not self._each_iterate:
+            point = self._point(x)
+            if self._hvp_prep is None:
+                # every call passes this object's f, backend and contexts, and Point gives x and p
+                # the prepared shape and dtype: the per-call comparison has nothing to find
+                self._hvp_prep = di.prepare_hvp(
+                    self.f, self.backend, point, (tangent,), *self.contexts, strict=False
+                )
+                self.calls["hvp_preparations"] += 1
+            (product,) = di.hvp(
+                self.f, self.backend, point, (tangent,), *self.contexts, prep=self._hvp_prep
+            )
+            self.calls["hvp"] += 1
+            return np.asarray(product).reshape(-1)
         prepared = self._hvp_point.get(x)
         if prepared is None:
-            point = self._point(
-                x
-            ).copy()  # scipy may reuse its array: the preparation holds its own x
-            # the last iterate's preparation moved here where its adapter can (JAX: nothing compiled
-            # again)
-            prep = self._hvp_point.results and moved(self._hvp_point.results[1], point)
-            if not prep:
-                # the point is this object's own copy, never handed out, so nothing writes into it:
-                # without contexts (which a caller could write into) the per-call check that x is
-                # unchanged has nothing to find, and is left out
-                prep = di.prepare_hvp_same_point(
-                    self.f,
-                    self.backend,
-                    point,
-                    (tangent,),
-                    *self.contexts,
-                    strict=bool(self.contexts),
-                )
+            # scipy may reuse its array: the preparation holds its own x
+            point = self._point(x).copy()
+            # the point is this object's own copy, never handed out, so nothing writes into it:
+            # without contexts (which a caller could write into) the per-call check that x is
+            # unchanged has nothing to find, and is left out
+            prep = di.prepare_hvp_same_point(
+                self.f, self.backend, point, (tangent,), *self.contexts, strict=bool(self.contexts)
+            )
             prepared = self._hvp_point.put(x, (point, prep))
             self.calls["hvp_preparations"] += 1
         point, prep = prepared

@@ -31,7 +31,7 @@ CLAIMS = {
     "train_jax_model.py": "gradients shaped like the parameter tree",
     "fit_oscillator_scipy.py": "every backend recovered k, c and x0 within 5%",
     "auto_select.py": "different backends won: AutoFiniteDiff",
-    "newton_cg_same_point.py": "Newton-CG reached the same minimum with and without same-point preparations",
+    "newton_cg_same_point.py": "Newton-CG reached the same minimum with each recipe",
     "least_squares_lsmr.py": "every backend fitted a, k and c with the Jacobian as a LinearOperator",
     "complex_least_squares.py": "every backend: one gradient, z - lr * g descends to z_true",
     "implicit_ridge_tuning.py": "the hypergradient through scipy's solver lowered the validation error",

@@ -20,7 +20,7 @@ import scipy.linalg
 import scipy.optimize
 
 import diffinterface as di
-from diffinterface.core.same_point import moved
+from diffinterface.core.registry import get_adapter
 import diffinterface.scipy as di_scipy
 from diffinterface.scipy import objective, ode, residuals
 from diffinterface.testing import BACKENDS, CountingFunction
@@ -115,24 +115,26 @@ def test_bfgs_shares_value_and_gradient(backend):
     _check_shared_value_and_gradient(problem, spy, f.take(), per_call)
 
 
+def _each_iterate(backend):
+    """Whether ``hessp`` makes a same-point preparation per iterate (else one ``prepare_hvp`` in all)."""
+    return get_adapter(backend).capabilities.cheap_same_point
+
+
 @BACKEND_PARAMS
 def test_newton_cg_with_hessp(backend):
     f = CountingFunction(rosenbrock)
     per_gradient = _direct_gradient_cost(f, backend)
     tangent = (np.linspace(0.1, 0.4, 4),)
+    each_iterate = _each_iterate(backend)
+    prepare = di.prepare_hvp_same_point if each_iterate else di.prepare_hvp
 
-    def next_point(prep, x):
-        # from one iterate to the next, hessp moves its preparation where the adapter can, else prepares again
-        return moved(prep, x) or di.prepare_hvp_same_point(f, backend, x, tangent)
-
-    # the costs at an iterate after the first two (an adapter may compile at its first move)
-    first = di.prepare_hvp_same_point(f, backend, ROSENBROCK_START, tangent)
-    second = next_point(first, ROSENBROCK_START + 0.25)
-    di.hvp(f, backend, ROSENBROCK_START + 0.25, tangent, prep=second)
+    # the costs at an iterate after the first (a preparation serving every iterate is made once)
+    prep = prepare(f, backend, ROSENBROCK_START, tangent)
     f.take()
-    third = next_point(second, ROSENBROCK_START + 0.5)
+    if each_iterate:
+        prep = prepare(f, backend, ROSENBROCK_START + 0.5, tangent)
     per_preparation = f.take()
-    di.hvp(f, backend, ROSENBROCK_START + 0.5, tangent, prep=third)
+    di.hvp(f, backend, ROSENBROCK_START + 0.5, tangent, prep=prep)
     per_hvp = f.take()
     problem = objective(f, backend, ROSENBROCK_START)
     for warm_up in (ROSENBROCK_START + 1.0, ROSENBROCK_START):  # so the run below counts calls only
@@ -151,8 +153,35 @@ def test_newton_cg_with_hessp(backend):
     np.testing.assert_allclose(result.x, np.ones(4), atol=1e-4)
     assert problem.calls["hvp"] - before["hvp"] == result.nhev > 0
     preparations = problem.calls["hvp_preparations"] - before["hvp_preparations"]
+    # per iterate (torch, autograd), or the one made at the warm-up serves the run
+    assert (preparations > 1) if each_iterate else (preparations == 0)
+    assert problem.calls["hvp_preparations"] == (2 + preparations if each_iterate else 1)
     in_hvps = per_hvp * result.nhev + per_preparation * preparations
     _check_shared_value_and_gradient(problem, spy, f.take() - in_hvps, per_gradient)
+
+
+@BACKEND_PARAMS
+def test_hessp_answers_at_each_iterate_of_a_reused_array(backend):
+    # scipy may write each new iterate into the array it passed before: the products must follow
+    # the values, with a Constant, at one seed after another
+    scale = np.array([2.0, 0.5, 3.0])
+
+    def f(x, c):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.asarray(c, dtype=x.dtype) * x**3) / 3
+
+    problem = objective(f, backend, np.zeros(3), di.Constant(scale))
+    iterate, seeds = np.zeros(3), (np.array([1.0, -2.0, 0.5]), np.array([0.25, 1.0, -1.0]))
+    points = (np.array([0.5, -0.25, 1.0]), np.array([1.5, 0.75, -2.0]), np.array([-0.5, 2.0, 0.25]))
+    for point in points:
+        iterate[...] = point
+        for seed in seeds:
+            np.testing.assert_allclose(
+                problem.hessp(iterate, seed), 2 * scale * point * seed, rtol=1e-5, atol=1e-6
+            )
+    assert problem.calls["hvp"] == len(points) * len(seeds)
+    assert problem.calls["hvp_preparations"] == (len(points) if _each_iterate(backend) else 1)
+    np.testing.assert_array_equal(iterate, points[-1])  # the caller's array is never written
 
 
 @BACKEND_PARAMS

@@ -196,6 +196,7 @@ class AutogradAdapter(Adapter):
     capabilities = Capabilities.of_framework(
         "autograd",
         "autograd ArrayBox",
+        cheap_same_point=True,  # f's pass recorded once (same_point.py)
         # autograd.jacobian's recipe: the output shape comes from the forward pass of the call
         # itself
         output_from_each_call=frozenset({"jacobian"}),

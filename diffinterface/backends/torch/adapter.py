@@ -49,6 +49,7 @@ class TorchAdapter(TorchJacobians, TorchSecondOrder, Adapter):
         "torch tensor recording gradients",
         inplace=True,
         numpy_results_are_arrays=True,  # every numpy result comes from np.asarray
+        cheap_same_point=True,  # f's pass and the gradient's graph, recorded once (same_point.py)
     )
 
     def __init__(self, backend):

@@ -1,4 +1,4 @@
-"""Same-point recipes for torch (``prepare_pushforward_same_point`` and friends, ``core/same_point.py``).
+"""Same-point recipes for torch (``prepare_pushforward_same_point`` and friends, ``Adapter.prepare_same_point``).
 
 At preparation f runs once at x with autograd recording (for hvp, the
 gradient too, with its own graph); each call is one backward pass through

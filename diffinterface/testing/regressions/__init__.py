@@ -60,8 +60,6 @@ The modules group the probes by the kind of defect:
 - :mod:`.tree_leaves`: a gradient at a pytree gives one array at two places
   its partial derivative at each, and a leaf f does not use zeros, whether the
   backend ravels the tree or differentiates its leaves as they are.
-- :mod:`.moved_preparations`: a same-point preparation moved from point to
-  point (as the scipy objective moves its ``hessp``) answers at each point.
 - :mod:`.writes_into_x`: an f that writes into its argument (``x += 1``,
   ``x[0] = 1.0``) gets the derivative of what it computes, or a refusal
   naming the write, and the caller's x is unchanged.
@@ -103,7 +101,6 @@ from . import (
     graph_breaks,
     input_scales,
     jax_nesting,
-    moved_preparations,
     one_kind,
     result_dtypes,
     rolled_axes,
@@ -140,7 +137,6 @@ _MODULES = (
     array_object_syntax,
     input_scales,
     tree_leaves,
-    moved_preparations,
     writes_into_x,
 )
 
