@@ -23,7 +23,6 @@ from .families import array_namespace
 from .contexts import Cache, Constant
 from .core import Preparation, check_available, check_inplace, flatten, register_backend
 from .core.batching import batch_size
-from .backends.finitediff.workers import WorkerError, close_workers
 from .errors import (
     DifferentiationError,
     GraphBreakError,
@@ -32,9 +31,6 @@ from .errors import (
     TracedArrayError,
     UnsupportedError,
 )
-from .backends.torch.modules import module_function
-from .backends.mlx import AutoMLX
-from .backends.tensorflow.keras import keras_function
 from .operators import (
     derivative,
     gradient,
@@ -72,6 +68,7 @@ from .selectors import (
     AutoAutograd,
     AutoFiniteDiff,
     AutoJAX,
+    AutoMLX,
     AutoTensorFlow,
     AutoTorch,
     AutoZeroForward,
@@ -80,6 +77,9 @@ from .selectors import (
 )
 
 if TYPE_CHECKING:  # imported on first access at run time: see __getattr__
+    from .backends.finitediff.workers import WorkerError, close_workers
+    from .backends.tensorflow.keras import keras_function
+    from .backends.torch.modules import module_function
     from .wrappers import (
         AutoSelect,
         AutoSparse,
@@ -179,16 +179,26 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    # AutoSparse, DifferentiateWith and their helpers come from diffinterface.wrappers on first
-    # access (PEP 562): a process that computes a plain gradient never imports them
-    if name in _WRAPPER_NAMES:
-        from . import wrappers
+#: names of a framework's or the workers' helpers -> the module that defines them, imported on first
+#: access (PEP 562) as the wrappers are: a process that computes a plain gradient never imports them
+_LAZY_MODULES = {
+    "module_function": "diffinterface.backends.torch.modules",
+    "keras_function": "diffinterface.backends.tensorflow.keras",
+    "WorkerError": "diffinterface.backends.finitediff.workers",
+    "close_workers": "diffinterface.backends.finitediff.workers",
+    **dict.fromkeys(_WRAPPER_NAMES, "diffinterface.wrappers"),
+}
 
-        value = getattr(wrappers, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name):
+    module = _LAZY_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__():

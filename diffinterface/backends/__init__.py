@@ -14,7 +14,6 @@ its second-order and sparse specializations.
 
 from .. import selectors
 from ..core import register_backend
-from .mlx.selector import AutoMLX
 
 
 def _each_mode(selector, name):
@@ -63,7 +62,7 @@ _register_framework(
     "TensorFlowAdapter",
     _each_mode(selectors.AutoTensorFlow, "tensorflow"),
 )
-_register_framework(AutoMLX, "mlx", "MLXAdapter", _each_mode(AutoMLX, "mlx"))
+_register_framework(selectors.AutoMLX, "mlx", "MLXAdapter", _each_mode(selectors.AutoMLX, "mlx"))
 for _selector, _adapter, _id in (
     (selectors.AutoZeroForward, "ZeroForwardAdapter", "zero-forward"),
     (selectors.AutoZeroReverse, "ZeroReverseAdapter", "zero-reverse"),

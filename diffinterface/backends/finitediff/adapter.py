@@ -15,7 +15,6 @@ from .evaluation import FiniteDiffEvaluation
 from .refusals import COMPLEX_STEP_REAL_X_ONLY, refuse_caches, require_x_precision
 from .second_order import FiniteDiffSecondOrder
 from .steps import FiniteDiffSteps
-from .traceable import prepare_traceable
 
 #: the way around a traced x of a family the differences are not traced in
 _AROUND = (
@@ -92,6 +91,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         (:mod:`.traceable`), else on the host, its evaluations of f routed through the selector's
         workers where it has them (:mod:`.through_workers`)."""
         if problem.family in self.capabilities.traceable_families:
+            from .traceable import prepare_traceable  # for JAX arrays only
+
             return prepare_traceable(self, operator, problem)
         if self.workers is None or operator not in self.preparations:
             return super().prepare(operator, problem)
@@ -125,6 +126,8 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
             isinstance(c, Cache) for c in problem.contexts
         ):
             return None
+        from .traceable import prepare_traceable
+
         return getattr(prepare_traceable(self, operator, problem), "value_and_" + operator)
 
     def output_spec(self, problem):

@@ -46,7 +46,7 @@ two-argument functions ``f(y, x)`` and writing into a ``di.Cache`` are not
 supported; ``out=`` takes numpy buffers.
 """
 
-from .selector import AutoMLX
+from ...selectors import AutoMLX
 
 __all__ = ["AutoMLX", "MLXAdapter"]
 
