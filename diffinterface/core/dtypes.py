@@ -155,7 +155,14 @@ def _zero_d_methods(op, adapter, problem, methods):
     if not plain_scalar:
         return plain, valued_as_arrays
 
-    def plain_as_arrays(*args):
-        return _as_arrays(plain(*args), as_result)
+    if op.seeds is None:  # one result, never a tuple of them
+
+        def plain_as_arrays(*args):
+            return as_result(plain(*args))
+
+    else:
+
+        def plain_as_arrays(*args):
+            return _as_arrays(plain(*args), as_result)
 
     return plain_as_arrays, valued_as_arrays

@@ -346,7 +346,6 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
         dtype = np.asarray(problem.x).dtype
         rel, absolute = self._rel_abs(dtype)
         in_dtype = dtype.type
-        as_array = np.asarray
 
         if dtype == np.float64:  # Python floats are float64: their arithmetic is the dtype's
 
@@ -361,11 +360,18 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                 step = in_dtype(max(rel * abs(x.real), absolute))
                 return float(step), float(1 / (divisor * step))
 
-        def shaped(d):  # the derivative as an array of the output's shape (0-d for a scalar f)
-            d = as_array(d)
-            return d if d.shape == shape else np.reshape(d, shape)
+        def shaped(d):
+            # the derivative with the output's shape; a 0-d one is left to the core, which makes a
+            # NumPy scalar a 0-d array (core/dtypes.py) for this adapter's every 0-d result
+            return d if getattr(d, "shape", ()) == shape else np.reshape(d, shape)
 
         if self.method == "forward":
+
+            def derivative(x, *ctx):
+                h, inverse = step_at(x, 1)
+                if ctx:
+                    return shaped((evaluate(x + h, *ctx) - evaluate(owned(x), *ctx)) * inverse)
+                return shaped((evaluate(x + h) - evaluate(owned(x))) * inverse)
 
             def value_and_derivative(x, *ctx):
                 h, inverse = step_at(x, 1)
@@ -374,9 +380,6 @@ class FiniteDiffAdapter(FiniteDiffEvaluation, FiniteDiffSteps, FiniteDiffSecondO
                     return fx, shaped((evaluate(x + h, *ctx) - fx) * inverse)
                 fx = evaluate(owned(x))  # f(x) rather than f(x, *()): the faster call
                 return fx, shaped((evaluate(x + h) - fx) * inverse)
-
-            def derivative(x, *ctx):
-                return value_and_derivative(x, *ctx)[1]
 
         else:
 
