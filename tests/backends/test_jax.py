@@ -496,6 +496,11 @@ def test_jacobian_mode_follows_shape_or_selector():
     for mode in ("forward", "reverse"):
         pinned = Problem(get_adapter(di.AutoJAX(mode=mode)), wide.f, wide.x, None, (), None)
         assert pinned.mode("jacobian") == mode
+    # a square Jacobian: jit(jacrev) is as fast as jit(jacfwd) or faster; eagerly jacfwd is faster
+    square = problem(np.ones(3), lambda x: x**2)
+    assert square.mode("jacobian") == "reverse"
+    eager = Problem(get_adapter(di.AutoJAX(jit=False)), square.f, square.x, None, (), None)
+    assert eager.mode("jacobian") == "forward"
 
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)

@@ -76,7 +76,8 @@ _FUSABLE: "weakref.WeakKeyDictionary[Impl, _Fusable]" = weakref.WeakKeyDictionar
 class JAXAdapter(JAXSecondOrder, Adapter):
     capabilities = Capabilities(
         mode="both",
-        # jit(jacrev) runs a square Jacobian as fast or faster than jit(jacfwd) on CPU
+        # jit(jacrev) runs a square Jacobian as fast or faster than jit(jacfwd) on CPU; eagerly,
+        # jacfwd is the faster (AutoJAX(jit=False), set in __init__)
         square_jacobian_mode="reverse",
         families=("numpy", "jax"),
         framework="jax",
@@ -128,7 +129,10 @@ class JAXAdapter(JAXSecondOrder, Adapter):
         self.jit = backend.jit
         # a preparation compiles f from a trace without values (jit): a branch on x's values is
         # refused there, naming AutoJAX(jit=False) (the kit's probe ``branch_on_values`` reads this)
-        self.capabilities = type(self).capabilities.replace(traces_without_values=backend.jit)
+        self.capabilities = type(self).capabilities.replace(
+            traces_without_values=backend.jit,
+            square_jacobian_mode="reverse" if backend.jit else "forward",
+        )
 
     # -- preparation helpers --------------------------------------------------------------------
 
