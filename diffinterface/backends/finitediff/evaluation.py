@@ -29,7 +29,7 @@ class FiniteDiffEvaluation:
         return self.tape.taped(evaluate, shape, dtype or default_dtype)
 
     def _evaluate_here(self, problem, dtype=None):
-        f = problem.f
+        f = named = problem.f  # errors name the caller's f, not the wrapper made complex-step safe
         if dtype is not None:  # complex-step points: the one-source namespace continues f there
             f = at_complex_points(f, self.backend.rel_step)
         if problem.y is None:
@@ -40,7 +40,7 @@ class FiniteDiffEvaluation:
             def evaluate_complex(x, ctx):
                 value = np.asarray(f(x, *ctx))
                 if value.dtype.kind != "c":
-                    raise dropped_imaginary_part(f, backend, value)
+                    raise dropped_imaginary_part(named, backend, value)
                 return value
 
             return evaluate_complex

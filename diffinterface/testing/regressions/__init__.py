@@ -63,6 +63,8 @@ The modules group the probes by the kind of defect:
 - :mod:`.writes_into_x`: an f that writes into its argument (``x += 1``,
   ``x[0] = 1.0``) gets the derivative of what it computes, or a refusal
   naming the write, and the caller's x is unchanged.
+- :mod:`.complex_step_refusals`: an f whose value loses its imaginary part at
+  complex-step points is refused naming f, not a wrapper of it.
 
 The nesting probes, operators as building blocks inside each framework's own
 transforms, are the kit's "nested" group (:func:`nesting_probes`,
@@ -93,6 +95,7 @@ from . import (
     array_object_syntax,
     batched_matmul,
     complex_step,
+    complex_step_refusals,
     contexts_and_operands,
     differentiate_with_in_jax,
     evaluation_points,
@@ -138,6 +141,7 @@ _MODULES = (
     input_scales,
     tree_leaves,
     writes_into_x,
+    complex_step_refusals,
 )
 
 
