@@ -10,7 +10,7 @@ import diffinterface as di
 from diffinterface.core.registry import get_adapter
 
 from ..docstrings import shared_sections
-from .points import SECTIONS, LastPoint, Point, check_backend, check_function, starting_point
+from .points import SECTIONS, LastPoint, Point, check_backend, check_function, flat, starting_point
 
 
 @shared_sections(
@@ -68,7 +68,7 @@ class Objective:
             self.f, self.backend, self._point(x), *self.contexts, prep=self._gradient_prep
         )
         self.calls["value_and_gradient"] += 1
-        return self._value_and_gradient.put(x, (float(value), np.asarray(gradient).reshape(-1)))
+        return self._value_and_gradient.put(x, (float(value), flat(gradient)))
 
     def fun(self, x: Any) -> float:
         """``f(x)`` as a Python float (from the same call as ``jac(x)``)."""
@@ -119,7 +119,7 @@ class Objective:
                 self.f, self.backend, point, (tangent,), *self.contexts, prep=self._hvp_prep
             )
             self.calls["hvp"] += 1
-            return np.asarray(product).reshape(-1)
+            return flat(product)
         prepared = self._hvp_point.get(x)
         if prepared is None:
             # scipy may reuse its array: the preparation holds its own x
@@ -135,7 +135,7 @@ class Objective:
         point, prep = prepared
         (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
         self.calls["hvp"] += 1
-        return np.asarray(product).reshape(-1)
+        return flat(product)
 
 
 @shared_sections(SECTIONS, point="x0", also="", iterate="an iterate or ``p``")

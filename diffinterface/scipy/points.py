@@ -106,6 +106,15 @@ class Point:
         self.name = name
 
     def __call__(self, value: Any, name: str | None = None) -> np.ndarray:
+        # scipy's iterate already as f takes it (a flat float64 start): the very array, with no
+        # NumPy call, which would slow the framework's call that follows (measured on JAX's CPU
+        # dispatch; benchmarks/bench_newton_cg.py)
+        if (
+            value.__class__ is np.ndarray
+            and value.dtype is self.dtype
+            and value.shape == self.shape
+        ):
+            return value
         name = name or self.name
         a = np.asarray(value)
         if a.size != self.size:
@@ -117,6 +126,14 @@ class Point:
             raise TypeError(f"{name}: expected real numbers; got dtype {a.dtype}")
         # The same numpy type, dtype and shape on every call: strict preparations compare them.
         return a.astype(self.dtype, copy=False).reshape(self.shape)
+
+
+def flat(a: Any) -> np.ndarray:
+    """``a`` as the flat numpy array scipy expects: a flat numpy array itself (a result, the
+    caller's own), anything else converted and flattened."""
+    if a.__class__ is np.ndarray and a.ndim == 1:
+        return a
+    return np.asarray(a).reshape(-1)
 
 
 class LastPoint:
