@@ -8,7 +8,6 @@ from autograd.core import JVPNode, VJPNode, backward_pass, make_jvp, make_vjp, v
 from autograd.tracer import getval, trace
 
 from ...families import describe, is_array
-from ...families.autograd_namespace import astype
 from ...core.batching import record
 from ...core import Adapter, Capabilities, Impl, Spec
 from ...core.complex_convention import require_real_loss
@@ -27,6 +26,10 @@ def _in(result, dtype):
     got = getattr(getval(result), "dtype", None)
     if got is None or got == dtype or got.kind != dtype.kind:
         return result
+    # the array-API namespace over autograd.numpy (its rules are defined at its import): only where
+    # a cast is due
+    from ...families.autograd_namespace import astype
+
     return astype(result, dtype, copy=False)
 
 
