@@ -18,6 +18,13 @@ from .placement import check_batch_fields as _check_batch_fields, workers_kind
 from .selector_checks import check_flag, check_mode, check_step, refusing_a_mode
 
 
+def _check_framework_fields(selector, flag):
+    """The checks of a framework's selector: its ``mode``, its batch fields and its boolean ``flag``."""
+    check_mode(selector, selector.mode)
+    _check_batch_fields(selector)
+    check_flag(selector, flag)
+
+
 class AbstractBackend:
     """Base class of every backend selector (used for ``isinstance`` checks only).
 
@@ -121,9 +128,7 @@ class AutoJAX(AbstractBackend, SweepsInBatches, Frozen):
     __frozen_keyword_only__: ClassVar[tuple[str, ...]] = ("batch_size", "memory_budget", "devices")
 
     def __post_init__(self):
-        check_mode(self, self.mode)
-        _check_batch_fields(self)
-        check_flag(self, "jit")
+        _check_framework_fields(self, "jit")
         if self.devices is not None:
             self.__dict__["devices"] = jax_devices(self.devices)  # a list kept as a tuple: hashable
 
@@ -170,9 +175,7 @@ class AutoTorch(AbstractBackend, SweepsInBatches, Frozen):
     memory_budget: Optional[int] = None
 
     def __post_init__(self):
-        check_mode(self, self.mode)
-        _check_batch_fields(self)
-        check_flag(self, "compile")
+        _check_framework_fields(self, "compile")
 
 
 class AutoAutograd(AbstractBackend, SweepsInBatches, Frozen):
@@ -391,9 +394,7 @@ class AutoTensorFlow(AbstractBackend, SweepsInBatches, Frozen):
     memory_budget: Optional[int] = None
 
     def __post_init__(self):
-        check_mode(self, self.mode)
-        _check_batch_fields(self)
-        check_flag(self, "jit")
+        _check_framework_fields(self, "jit")
 
 
 class AutoMLX(AbstractBackend, SweepsInBatches, Frozen):
@@ -432,6 +433,4 @@ class AutoMLX(AbstractBackend, SweepsInBatches, Frozen):
     memory_budget: Optional[int] = None
 
     def __post_init__(self):
-        check_mode(self, self.mode)
-        _check_batch_fields(self)
-        check_flag(self, "compile")
+        _check_framework_fields(self, "compile")

@@ -12,7 +12,6 @@ metadata attribute, or which trace.
 from __future__ import annotations
 
 import os
-import sys
 import types
 
 import numpy as np
@@ -23,6 +22,7 @@ from diffinterface.core import OPERATORS
 from diffinterface.core.check import Check
 from diffinterface.core.preparation import Call
 from diffinterface.families import Family, register_family, unregister_family
+from tests.entered import functions_entered
 
 _ROOT = os.path.dirname(di.__file__)
 FD = di.AutoFiniteDiff()
@@ -32,19 +32,7 @@ T = (np.array([1.0, -1.0]),)
 
 def _entered(run):
     """The names of the functions of ``core/check.py`` and ``core/call.py`` that ``run()`` enters."""
-    names = set()
-    watched = {os.path.join(_ROOT, "core", name) for name in ("check.py", "call.py")}
-
-    def record(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename in watched:
-            names.add(frame.f_code.co_name)
-
-    sys.setprofile(record)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return names
+    return functions_entered(run, "core/check.py", "core/call.py")
 
 
 def _close(got, expected):

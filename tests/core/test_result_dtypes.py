@@ -9,8 +9,6 @@ output's dtype before the cast.
 
 from __future__ import annotations
 
-import os
-import sys
 import types
 
 import numpy as np
@@ -20,6 +18,7 @@ import diffinterface as di
 from diffinterface.core import OPERATORS
 from diffinterface.core.dtypes import derivatives_in_x_dtype
 from diffinterface.core.problem import Spec
+from tests.entered import functions_entered
 
 FD = di.AutoFiniteDiff()
 
@@ -111,18 +110,7 @@ def test_derivatives_take_x_dtype_and_the_value_keeps_f_own(name, prepared):
 
 def _dtypes_entered(run):
     """The names of the functions of ``core/dtypes.py`` that ``run()`` enters."""
-    names, path = set(), os.path.join(os.path.dirname(di.__file__), "core", "dtypes.py")
-
-    def record(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename == path:
-            names.add(frame.f_code.co_name)
-
-    sys.setprofile(record)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return names
+    return functions_entered(run, "core/dtypes.py")
 
 
 def test_a_prepared_call_pays_for_the_cast_only_where_the_dtypes_differ():
