@@ -6,7 +6,7 @@ Run: python examples/newton_cg_same_point.py
 step with conjugate gradients: many Hessian-vector products at one iterate.
 A ``hessp`` on ``di.prepare_hvp_same_point`` at each iterate runs the
 gradient's forward and backward passes once per iterate; a ``hessp`` on one
-ordinary ``prepare_hvp`` runs them for every product. Both reach the same
+ordinary ``prepare_hvp`` runs them for every product. Each reaches the same
 minimum in the same iterations; the time per iteration differs (the figures
 printed depend on the machine; each recipe runs once untimed first, so that
 framework start-up is not counted).

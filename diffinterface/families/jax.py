@@ -92,6 +92,11 @@ class JaxFamily(Family):
             "pass the repeats as a Python int or tuple, or use AutoJAX(jit=False), which runs f with "
             "values",
         ),
+        (
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function",
+            "forward mode through a jax.custom_vjp function, which has reverse-mode rules only",
+            'pass AutoJAX(mode="reverse"), or give the function forward rules with jax.custom_jvp',
+        ),
     )
 
     def has_values(self, a):

@@ -698,3 +698,24 @@ def test_differentiate_with_of_jax_code_under_jit_prepares_at_the_first_value():
         x = jnp.array([0.5, 2.0])
         np.testing.assert_allclose(jax.jit(jax.grad(g))(x), [2.0, 0.5], rtol=1e-6)
     assert seen and all(np.all(p > 0) for p in seen)
+
+
+def test_forward_mode_through_a_custom_vjp_function_is_explained():
+    # a jax.custom_vjp function has reverse-mode rules only: where a mode=None choice (a derivative,
+    # a square Jacobian run eagerly) goes forward, the error names the way around
+    @jax.custom_vjp
+    def sine(x):
+        return jnp.sin(x)
+
+    sine.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (g * jnp.cos(x),))
+    x = np.array([0.1, 0.2, 0.3])
+    for call in (
+        lambda: di.jacobian(lambda x: 2 * sine(x), di.AutoJAX(jit=False), x),
+        lambda: di.derivative(lambda t: 2 * sine(t), di.AutoJAX(), 0.3),
+    ):
+        with pytest.raises(ValueError, match=r'custom_vjp.*pass AutoJAX\(mode="reverse"\)'):
+            call()
+    for backend in (di.AutoJAX(mode="reverse"), di.AutoJAX(jit=False, mode="reverse")):
+        np.testing.assert_allclose(
+            di.jacobian(lambda x: 2 * sine(x), backend, x), np.diag(2 * np.cos(x)), rtol=1e-6
+        )
