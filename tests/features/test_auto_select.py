@@ -320,3 +320,19 @@ def test_each_part_of_a_value_and_result_agrees_on_its_own_scale(has_aux):
     right = di.AutoSelect([di.AutoFiniteDiff(), di.AutoAutograd()], time_budget=0)
     result = di.value_and_gradient(f, right, x, has_aux=has_aux)
     np.testing.assert_allclose(result[1], np.cos(x), rtol=1e-4)
+
+
+def test_an_unprepared_call_does_not_spend_the_time_budget():
+    """A one-off call picks without timing rounds (core/hand_over.py passes one_off on): f is
+    evaluated a few dozen times, where a preparation with this budget times it for a second."""
+    evaluations = []
+
+    def f(x):
+        evaluations.append(1)
+        return np.sum(x**3)
+
+    backend = di.AutoSelect(
+        [di.AutoFiniteDiff(), di.AutoFiniteDiff(method="forward")], time_budget=1.0
+    )
+    np.testing.assert_allclose(di.gradient(f, backend, np.ones(3)), np.full(3, 3.0), rtol=1e-5)
+    assert len(evaluations) <= 50
