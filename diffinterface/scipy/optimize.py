@@ -122,20 +122,30 @@ class Objective:
             return flat(product)
         prepared = self._hvp_point.get(x)
         if prepared is None:
-            # scipy may reuse its array: the preparation holds its own x
-            point = self._point(x).copy()
-            # the point is this object's own copy, never handed out, so nothing writes into it:
-            # without contexts (which a caller could write into) the per-call check that x is
-            # unchanged has nothing to find, and is left out
-            prep = di.prepare_hvp_same_point(
-                self.f, self.backend, point, (tangent,), *self.contexts, strict=bool(self.contexts)
-            )
-            prepared = self._hvp_point.put(x, (point, prep))
-            self.calls["hvp_preparations"] += 1
+            prepared = self._hvp_point.put(x, self._prepare_at(x, tangent))
         point, prep = prepared
-        (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
+        try:
+            (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
+        except di.PreparationMismatchError:
+            # the strict check found a Constant written in place since this iterate's
+            # preparation: prepare again with its new values, as the ordinary preparation's
+            # products (JAX, finite differences) follow them
+            point, prep = self._hvp_point.put(x, self._prepare_at(x, tangent))
+            (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
         self.calls["hvp"] += 1
         return flat(product)
+
+    def _prepare_at(self, x: Any, tangent: Any) -> tuple:
+        # scipy may reuse its array: the preparation holds its own x
+        point = self._point(x).copy()
+        # the point is this object's own copy, never handed out, so nothing writes into it:
+        # without contexts (which a caller could write into) the per-call check that x is
+        # unchanged has nothing to find, and is left out
+        prep = di.prepare_hvp_same_point(
+            self.f, self.backend, point, (tangent,), *self.contexts, strict=bool(self.contexts)
+        )
+        self.calls["hvp_preparations"] += 1
+        return point, prep
 
 
 @shared_sections(SECTIONS, point="x0", also="", iterate="an iterate or ``p``")

@@ -185,6 +185,25 @@ def test_hessp_answers_at_each_iterate_of_a_reused_array(backend):
 
 
 @BACKEND_PARAMS
+def test_hessp_follows_a_constant_written_in_place_at_one_iterate(backend):
+    # every backend's products follow the Constant's values, whichever recipe hessp takes
+    scale = np.array([2.0, 0.5, 3.0])
+
+    def f(x, c):
+        xp = di.array_namespace(x)
+        return xp.sum(xp.asarray(c, dtype=x.dtype) * x**3) / 3
+
+    problem = objective(f, backend, np.zeros(3), di.Constant(scale))
+    point, seed = np.array([0.5, -0.25, 1.0]), np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(problem.hessp(point, seed), 2 * scale * point * seed, rtol=1e-5)
+    scale[...] = [1.0, 4.0, -1.0]
+    np.testing.assert_allclose(
+        problem.hessp(point, seed), 2 * scale * point * seed, rtol=1e-5, atol=1e-6
+    )
+    assert problem.calls["hvp"] == 2
+
+
+@BACKEND_PARAMS
 def test_trust_exact_with_hess(backend):
     f = CountingFunction(rosenbrock)
     per_gradient = _direct_gradient_cost(f, backend)
