@@ -160,17 +160,18 @@ def test_newton_cg_with_hessp(backend):
     _check_shared_value_and_gradient(problem, spy, f.take() - in_hvps, per_gradient)
 
 
+def _scaled_cubes(x, c):
+    xp = di.array_namespace(x)
+    return xp.sum(xp.asarray(c, dtype=x.dtype) * x**3) / 3
+
+
 @BACKEND_PARAMS
 def test_hessp_answers_at_each_iterate_of_a_reused_array(backend):
     # scipy may write each new iterate into the array it passed before: the products must follow
     # the values, with a Constant, at one seed after another
     scale = np.array([2.0, 0.5, 3.0])
 
-    def f(x, c):
-        xp = di.array_namespace(x)
-        return xp.sum(xp.asarray(c, dtype=x.dtype) * x**3) / 3
-
-    problem = objective(f, backend, np.zeros(3), di.Constant(scale))
+    problem = objective(_scaled_cubes, backend, np.zeros(3), di.Constant(scale))
     iterate, seeds = np.zeros(3), (np.array([1.0, -2.0, 0.5]), np.array([0.25, 1.0, -1.0]))
     points = (np.array([0.5, -0.25, 1.0]), np.array([1.5, 0.75, -2.0]), np.array([-0.5, 2.0, 0.25]))
     for point in points:
@@ -189,11 +190,7 @@ def test_hessp_follows_a_constant_written_in_place_at_one_iterate(backend):
     # every backend's products follow the Constant's values, whichever recipe hessp takes
     scale = np.array([2.0, 0.5, 3.0])
 
-    def f(x, c):
-        xp = di.array_namespace(x)
-        return xp.sum(xp.asarray(c, dtype=x.dtype) * x**3) / 3
-
-    problem = objective(f, backend, np.zeros(3), di.Constant(scale))
+    problem = objective(_scaled_cubes, backend, np.zeros(3), di.Constant(scale))
     point, seed = np.array([0.5, -0.25, 1.0]), np.array([1.0, -2.0, 0.5])
     np.testing.assert_allclose(problem.hessp(point, seed), 2 * scale * point * seed, rtol=1e-5)
     scale[...] = [1.0, 4.0, -1.0]
