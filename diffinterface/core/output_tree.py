@@ -263,6 +263,10 @@ def tree_output(draft, setting):
         and op.name in adapter.capabilities.output_from_each_call
     ):
         return None  # learning the output here would cost an evaluation the native recipe does not make
+    if x_plan is not None and op.seeds == "tangents":
+        # flattening ravels the tangents: checked first, so that a wrong one is named (as tree_input's
+        # check would, later), not raveled into a framework's error
+        check_tree_seeds(call.seeds, x_plan, "tangents", "x")
     problem = Problem.of(draft if x_plan is None else flattened(draft, x_plan), setting)
     try:
         plan, spec = _learned(problem)
