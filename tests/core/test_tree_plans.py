@@ -399,3 +399,16 @@ def test_a_tree_output_needs_a_one_argument_f():
     assert str(error.value) == (
         "y: a two-argument f(y, x) writes an array y; a pytree output needs f(x) returning it"
     )
+
+
+@pytest.mark.parametrize("backend", [di.AutoFiniteDiff(), di.AutoTorch()], ids=["fd", "torch"])
+def test_a_tree_output_with_a_leaf_that_is_no_float_array_is_refused_naming_the_leaf(backend):
+    def f(x):
+        return {"double": 2 * x, "count": np.arange(2)}
+
+    with pytest.raises(TypeError) as error:
+        di.jacobian(f, backend, np.ones(2))
+    assert str(error.value) == (
+        "f: expected f to return an array, a number or a pytree of real floating-point arrays; "
+        "its output['count'] is numpy int64 array of shape (2,)"
+    )
