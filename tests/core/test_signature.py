@@ -3,6 +3,7 @@ one kind there, and the report of a mismatch, slot by slot, in full. NumPy and t
 
 from __future__ import annotations
 
+import dataclasses
 import fractions
 
 import numpy as np
@@ -24,6 +25,14 @@ def square(x):
 
 def scaled(x, c):
     return c * (x**2).sum()
+
+
+@dataclasses.dataclass
+class Loss:
+    scale: float
+
+    def __call__(self, x):
+        return self.scale * (x**2).sum()
 
 
 def tree_or_array_loss(x):
@@ -171,3 +180,14 @@ def test_the_report_of_a_two_argument_f_names_y():
     np.testing.assert_allclose(
         di.jacobian(into, backend, x, y=np.zeros(3), prep=prep), 2 * np.eye(3), atol=1e-6
     )
+
+
+def test_an_equal_callable_object_is_not_the_prepared_function():
+    # f is compared by identity (bound methods by function and instance), never by ==: an equal
+    # object may hold other state the preparation captured
+    backend, x = di.AutoFiniteDiff(), np.ones(2)
+    f = Loss(2.0)
+    prep = di.prepare_gradient(f, backend, x)
+    message = _report(lambda: di.gradient(Loss(2.0), backend, x, prep=prep))
+    assert "  f: MISMATCH, prepared Loss(scale=2.0), given Loss(scale=2.0)\n" in message
+    np.testing.assert_allclose(di.gradient(f, backend, x, prep=prep), [4.0, 4.0], rtol=1e-6)

@@ -138,7 +138,10 @@ def test_a_plan_fits_trees_of_its_structure_and_leaf_kinds():
     assert not plan.fits([np.zeros(2), 1.0])
     with pytest.raises(ValueError) as error:
         plan.check({"a": np.zeros(3), "s": 1.0}, "tangents[1]")
-    assert str(error.value).startswith("tangents[1]: expected a tree shaped like x; leaf ['a']")
+    assert str(error.value) == (
+        "tangents[1]: expected a tree shaped like x; leaf ['a']: prepared numpy.ndarray float64 "
+        "(2,), given numpy.ndarray float64 (3,)"
+    )
 
 
 def test_flat_functions_are_cached_per_function_plan_and_arity(monkeypatch):
@@ -412,3 +415,145 @@ def test_a_tree_output_with_a_leaf_that_is_no_float_array_is_refused_naming_the_
         "f: expected f to return an array, a number or a pytree of real floating-point arrays; "
         "its output['count'] is numpy int64 array of shape (2,)"
     )
+
+
+def test_autograd_learns_a_jacobians_output_from_each_call_at_no_extra_evaluation():
+    # autograd's jacobian learns f's output from the call itself: preparing it evaluates nothing,
+    # and a tree output is found at the first call
+    from diffinterface.testing import CountingFunction
+
+    backend, x = di.AutoAutograd(), np.array([1.0, 2.0])
+    f = CountingFunction(lambda x: 2 * x)
+    np.testing.assert_allclose(di.jacobian(f, backend, x), 2 * np.eye(2))
+    assert f.count == 1
+    f.count = 0
+    prep = di.prepare_jacobian(f, backend, x)
+    assert f.count == 0
+    di.jacobian(f, backend, x, prep=prep)
+    assert f.count == 1
+    tree_f = CountingFunction(lambda x: {"double": 2 * x, "total": (x**2).sum()})
+    prep = di.prepare_jacobian(tree_f, backend, x)
+    assert tree_f.count == 0
+    for jac in (di.jacobian(tree_f, backend, x), di.jacobian(tree_f, backend, x, prep=prep)):
+        np.testing.assert_allclose(jac["double"], 2 * np.eye(2))
+        np.testing.assert_allclose(jac["total"], [2.0, 4.0])
+
+
+def test_a_torch_output_tree_with_a_python_float_leaf():
+    torch = pytest.importorskip("torch")
+    plan = output_plan({"y": torch.ones(2, dtype=torch.float64), "c": 1.0}, "torch")
+    flat = plan.ravel_output({"y": torch.tensor([4.0, 5.0], dtype=torch.float64), "c": 3.0})
+    assert isinstance(flat, torch.Tensor) and flat.tolist() == [3.0, 4.0, 5.0]
+    jac = di.jacobian(
+        lambda x: {"y": 2 * x, "c": 1.0}, di.AutoTorch(), torch.ones(2, dtype=torch.float64)
+    )
+    assert jac["y"].tolist() == [[2.0, 0.0], [0.0, 2.0]] and jac["c"].tolist() == [0.0, 0.0]
+
+
+def test_a_tree_outputs_failure_is_explained_with_f_its_contexts_and_its_framework():
+    def numbers(x, c):
+        return [c, 2.0]
+
+    with pytest.raises(TypeError) as error:
+        di.jacobian(numbers, di.AutoFiniteDiff(), np.ones(2), di.Constant(1.0))
+    assert str(error.value).startswith(
+        "f: expected f to return an array or a number; it returned list object (f is "
+    )
+    assert str(error.value).endswith(".numbers)")
+    torch = pytest.importorskip("torch")
+
+    def through_numpy(x):
+        # a tree of float arrays, but one leaf taken out of torch's recording
+        return {"y": torch.as_tensor(np.sin(np.asarray(x))), "z": x**2}
+
+    with pytest.raises(
+        di.TracedArrayError, match=r"^f: .*through_numpy raised RuntimeError while AutoTorch"
+    ):
+        di.jacobian(through_numpy, di.AutoTorch(), torch.ones(2, dtype=torch.float64))
+
+
+def test_a_tree_x_with_contexts_and_a_two_argument_f():
+    x = {"a": np.array([1.0, 2.0]), "b": np.array([0.5])}
+
+    def f(t, c):
+        return c * ((t["a"] ** 2).sum() + t["b"][0])
+
+    g = di.gradient(f, di.AutoFiniteDiff(), x, di.Constant(3.0))
+    np.testing.assert_allclose(g["a"], [6.0, 12.0], rtol=1e-6)
+    np.testing.assert_allclose(g["b"], [3.0], rtol=1e-6)
+
+    def into(y, t, c):
+        y[...] = c * t["a"] * t["b"]
+
+    jac = di.jacobian(into, di.AutoFiniteDiff(), x, di.Constant(2.0), y=np.zeros(2))
+    np.testing.assert_allclose(jac["a"], np.eye(2), atol=1e-6)
+    np.testing.assert_allclose(jac["b"], [[2.0], [4.0]], rtol=1e-6)
+    jac = di.jacobian(lambda t: t["a"] * t["b"], di.AutoFiniteDiff(), x)
+    assert jac["a"].shape == (2, 2) and jac["b"].shape == (2, 1)
+
+
+def test_a_python_float_leaf_fits_a_plan_made_at_a_float():
+    plan = TreePlan({"k": 2.0, "w": np.ones(2)})
+    assert plan.fits({"k": 3.0, "w": np.zeros(2)})
+    assert plan.fits({"k": np.float64(3.0), "w": np.zeros(2)})
+    assert not plan.fits({"k": np.ones(1), "w": np.zeros(2)})
+
+
+def test_hvp_tangents_at_a_tree_x_are_checked():
+    x = {"a": np.ones(2)}
+
+    def f(t):
+        return (t["a"] ** 3).sum()
+
+    with pytest.raises(TypeError) as error:
+        di.hvp(f, di.AutoFiniteDiff(), x, {"a": np.ones(2)})
+    assert str(error.value) == (
+        "tangents: expected a non-empty tuple of trees shaped like x (a batch); got dict"
+    )
+    with pytest.raises(ValueError, match=r"^tangents\[0\]: expected a tree shaped like x; leaf"):
+        di.hvp(f, di.AutoFiniteDiff(), x, ({"a": np.ones(3)},))
+    (h,) = di.hvp(f, di.AutoFiniteDiff(), x, ({"a": np.array([1.0, 0.0])},))
+    np.testing.assert_allclose(h["a"], [6.0, 0.0], atol=1e-4)
+
+
+def test_torch_takes_a_tree_x_of_its_gradient_natively_and_checks_each_call():
+    torch = pytest.importorskip("torch")
+    x = {"w": torch.ones(2, dtype=torch.float64), "b": torch.zeros(1, dtype=torch.float64)}
+
+    def f(t):
+        return (t["w"] ** 2).sum() + t["b"].sum()
+
+    prep = di.prepare_gradient(f, di.AutoTorch(), x)
+    g = di.gradient(
+        f, di.AutoTorch(), {"w": torch.full((2,), 3.0, dtype=torch.float64), "b": x["b"]}, prep=prep
+    )
+    assert g["w"].tolist() == [6.0, 6.0] and g["b"].tolist() == [1.0]
+    with pytest.raises(di.PreparationMismatchError, match=r"x: MISMATCH, leaf \['w'\]"):
+        di.gradient(
+            f, di.AutoTorch(), {"w": torch.ones(3, dtype=torch.float64), "b": x["b"]}, prep=prep
+        )
+
+
+def test_aux_at_a_tree_x_costs_no_evaluation_where_the_recipe_evaluates_f_at_x():
+    from diffinterface.testing import CountingFunction
+
+    x = {"a": np.array([0.5, 1.5]), "b": np.array([2.0])}
+    backend = di.AutoFiniteDiff(method="forward")
+
+    def g(t):
+        return (t["a"] ** 2).sum() * t["b"][0]
+
+    plain = CountingFunction(g)
+    with_aux = CountingFunction(lambda t: (g(t), t["a"].copy()))
+    prep_plain = di.prepare_gradient(plain, backend, x)
+    prep_aux = di.prepare_gradient(with_aux, backend, x, has_aux=True)
+    plain.count = with_aux.count = 0
+    at = {"a": np.array([1.0, 2.0]), "b": np.array([3.0])}
+    di.gradient(plain, backend, at, prep=prep_plain)
+    grad, aux = di.gradient(with_aux, backend, at, prep=prep_aux, has_aux=True)
+    assert aux.tolist() == [1.0, 2.0] and with_aux.count == plain.count
+    np.testing.assert_allclose(grad["a"], [6.0, 12.0], rtol=1e-5)
+    plain.count = with_aux.count = 0
+    di.gradient(plain, backend, at)
+    _, aux = di.gradient(with_aux, backend, at, has_aux=True)
+    assert aux.tolist() == [1.0, 2.0] and with_aux.count == plain.count
