@@ -236,3 +236,24 @@ def test_split_and_join_aux_are_inverses_for_every_form():
     assert split_aux(gradient, True, (("v", "aux"), "g")) == (("v", "g"), "aux")
     assert split_aux(hvp, True, (("g", "h"), "aux")) == (("g", "h"), "aux")
     assert join_aux(hvp, True, ("g", "h"), "aux") == (("g", "h"), "aux")
+
+
+@pytest.mark.parametrize("op", ["value_and_gradient", "gradient_and_hvp"])
+def test_a_valued_form_takes_its_aux_from_its_own_evaluation_at_x(op):
+    x, backend = np.array([0.5, 1.5]), di.AutoFiniteDiff()
+    seeds = ((np.array([1.0, 0.0]),),) if op == "gradient_and_hvp" else ()
+
+    def g(x):
+        return (x**3).sum()
+
+    plain = CountingFunction(g)
+    with_aux = CountingFunction(lambda x: (g(x), x.copy()))
+    prepare = getattr(di, "prepare_" + _PREPARED_BY[op])
+    prep_plain = prepare(plain, backend, x, *seeds)
+    prep_aux = prepare(with_aux, backend, x, *seeds, has_aux=True)
+    plain.count = with_aux.count = 0
+    getattr(di, op)(plain, backend, 2 * x, *seeds, prep=prep_plain)
+    result = getattr(di, op)(with_aux, backend, 2 * x, *seeds, prep=prep_aux, has_aux=True)
+    aux = result[0][1] if op == "value_and_gradient" else result[1]
+    assert aux.tolist() == (2 * x).tolist()
+    assert with_aux.count == plain.count

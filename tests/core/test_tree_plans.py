@@ -557,3 +557,34 @@ def test_aux_at_a_tree_x_costs_no_evaluation_where_the_recipe_evaluates_f_at_x()
     di.gradient(plain, backend, at)
     _, aux = di.gradient(with_aux, backend, at, has_aux=True)
     assert aux.tolist() == [1.0, 2.0] and with_aux.count == plain.count
+
+
+def test_a_leaf_of_another_dtype_is_refused_with_the_advice():
+    with pytest.raises(TypeError) as error:
+        TreePlan({"n": np.arange(2)})
+    assert str(error.value) == (
+        "x['n']: expected a real floating-point array (float32 or float64); got numpy int64 array "
+        "of shape (2,). Convert it yourself: diffinterface does not change dtypes."
+    )
+    assert TreePlan({"a": np.ones(2), "b": np.ones((3, 1))}).size == 5
+
+
+def test_bfloat16_beside_a_wider_dtype_takes_the_wider():
+    torch = pytest.importorskip("torch")
+    plan = TreePlan([torch.ones(1, dtype=torch.bfloat16), torch.ones(1, dtype=torch.float32)])
+    assert plan.dtype == "float32"
+    plan = TreePlan([torch.ones(1, dtype=torch.float64), torch.ones(1, dtype=torch.bfloat16)])
+    assert plan.dtype == "float64"
+
+
+def test_a_tuple_and_a_list_of_the_same_leaves_get_their_own_flat_functions():
+    def f(t):
+        # a list doubles the loss: each structure must reach f as itself
+        return (t[0] ** 2).sum() * (2.0 if isinstance(t, list) else 1.0)
+
+    a = np.array([1.0, 2.0])
+    g_tuple = di.gradient(f, di.AutoFiniteDiff(), (a,))
+    g_list = di.gradient(f, di.AutoFiniteDiff(), [a])
+    np.testing.assert_allclose(g_tuple[0], [2.0, 4.0], rtol=1e-6)
+    np.testing.assert_allclose(g_list[0], [4.0, 8.0], rtol=1e-6)
+    assert isinstance(g_list, list) and isinstance(g_tuple, tuple)
