@@ -263,9 +263,15 @@ def tree_output(draft, setting):
         and op.name in adapter.capabilities.output_from_each_call
     ):
         return None  # learning the output here would cost an evaluation the native recipe does not make
+    if x_plan is not None and op.seeds == "tangents":
+        # flattening ravels the tangents: checked first, so that a wrong one is named (as tree_input's
+        # check would, later), not raveled into a framework's error
+        check_tree_seeds(call.seeds, x_plan, "tangents", "x")
     problem = Problem.of(draft if x_plan is None else flattened(draft, x_plan), setting)
     try:
         plan, spec = _learned(problem)
+    except _LeafRefusal as refusal:
+        raise refusal.args[0] from None
     except Exception as error:
         better = explain(error, adapter, problem.f, problem.x, problem.ctx, None, trees=True)
         if better is None:
@@ -283,6 +289,11 @@ def tree_output(draft, setting):
 
     rewritten = call._replace(f=plan.flat_output(call.f), seeds=seeds)
     return Step(draft._replace(call=rewritten, spec=spec, ytree=plan), wrap)
+
+
+class _LeafRefusal(Exception):
+    """The plan's refusal of a leaf of f's output tree (its ``args[0]``): it names the leaf, which the
+    boundary's reading of f's output (a tree holding a leaf that is no float array) would not."""
 
 
 def _learned(problem):
@@ -316,7 +327,7 @@ def _learned(problem):
         spec = problem.replace(f=probe, _spec=None).spec
     except TypeError:
         if failures:
-            raise failures[0] from None
+            raise _LeafRefusal(failures[0]) from None
         if not plans:
             raise refusal from None
         raise

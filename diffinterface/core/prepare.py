@@ -192,10 +192,11 @@ def validate(call, adapter, strict):
         return
     if is_array(call.x):
         check_x(call.x, adapter, call.op)
+        x_family = family_of(call.x)
     else:
-        x_tree(call.x, adapter, call.op)
+        x_family = x_tree(call.x, adapter, call.op).family
     if call.y is not None:
-        _check_y(call, adapter)
+        _check_y(call, adapter, x_family)
 
 
 def require_has_aux(has_aux):
@@ -224,7 +225,7 @@ def check_x(x, adapter, op):
         raise ValueError(f"x: {op.name} expects a scalar x (shape ()); got {describe(x)}")
 
 
-def _check_y(call, adapter):
+def _check_y(call, adapter, x_family):
     """Raise unless ``call.y`` is an output buffer a two-argument ``f(y, x)`` can write."""
     op, y = call.op, call.y
     if not op.two_argument:
@@ -239,7 +240,7 @@ def _check_y(call, adapter):
             f"y: a two-argument f(y, x) writes into one array y; got a pytree {type(y).__name__}. "
             "For a pytree output, return it from a one-argument f(x) instead"
         )
-    if not is_array(y) or family_of(y) != family_of(call.x):
+    if not is_array(y) or family_of(y) != x_family:  # a pytree x's family is its leaves'
         raise TypeError(
             f"y: expected an output buffer of the same array family as x; got {describe(y)}"
         )
