@@ -447,3 +447,49 @@ def test_a_preparation_records_strict_and_has_aux_and_shows_them():
     prep = di.prepare_gradient(_cubes, backend, X, strict=False)
     assert prep.strict is False and prep.has_aux is False
     assert repr(prep) == f"<gradient preparation for {backend!r} (strict=False)>"
+
+
+def test_a_preparation_shows_the_batch_size_of_its_sweeps():
+    backend = di.AutoFiniteDiff()
+    prep = di.prepare_jacobian(np.sin, backend, X)
+    size = prep.impl.batch_size
+    assert isinstance(size, int) and size >= 1
+    assert repr(prep) == f"<jacobian preparation for {backend!r}, batch_size={size}>"
+
+
+_RAISING = [
+    (di.AutoFiniteDiff(), "gradient", ValueError),
+    (di.AutoFiniteDiff(), "gradient", TypeError),
+    (di.AutoAutograd(), "jacobian", ValueError),
+    (di.AutoAutograd(), "gradient", ValueError),
+    (di.AutoAutograd(), "gradient", TypeError),
+]
+
+
+@pytest.mark.parametrize("backend, operator, kind", _RAISING)
+def test_an_error_f_raises_at_a_prepared_call_costs_one_more_evaluation(backend, operator, kind):
+    # only a TypeError from autograd's jacobian may be a pytree output met late, and is looked into
+    evaluations, error = [], kind("too far")
+
+    def f(x):
+        evaluations.append(1)
+        if x[0] > 5:
+            raise error
+        return (x**2).sum() if operator == "gradient" else x**2
+
+    prep = getattr(di, f"prepare_{operator}")(f, backend, X)
+    evaluations.clear()
+    with pytest.raises(kind) as info:
+        getattr(di, operator)(f, backend, 10 * X, prep=prep)
+    assert info.value is error
+    assert len(evaluations) == 2  # the failing call, and the explanation's look at f(x)
+
+
+def test_a_late_pytree_output_that_is_none_is_explained_not_retried():
+    backend = di.AutoAutograd()
+    assert _refusal(lambda: di.jacobian(_text_far_away, backend, 10 * X)) == (
+        TypeError,
+        RETURNED_STR.format("_text_far_away"),
+    )
+    kind, message = _refusal(lambda: di.jacobian(lambda x: float(x[0]) * x, backend, X))
+    assert kind is di.TracedArrayError and "autograd ArrayBox" in message
