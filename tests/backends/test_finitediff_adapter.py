@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import diffinterface as di
+from diffinterface.core import get_adapter
 
 F = di.AutoFiniteDiff
 X23 = np.array([[0.3, -0.8, 1.1], [0.5, 1.7, -0.4]])
@@ -99,3 +100,120 @@ def test_the_derivative_of_a_matrix_valued_f_has_the_outputs_shape(method):
         assert value.shape == d.shape == (2, 3)
         np.testing.assert_allclose(value, matrix_of(0.4), rtol=1e-15)
         np.testing.assert_allclose(d, matrix_derivative(0.4), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("method", ["central", "forward", "complex", "adaptive"])
+def test_the_gradient_of_a_vector_f_is_refused_naming_the_gradient(method):
+    with pytest.raises(
+        ValueError,
+        match=r"^f: gradient needs f to return a scalar; it returns shape \(3,\) \(use jacobian",
+    ):
+        di.gradient(np.sin, F(method=method), np.ones(3))
+
+
+@pytest.mark.parametrize("method", ["central", "forward", "complex", "adaptive"])
+def test_the_gradient_at_a_matrix_x_has_xs_shape(method):
+    def f(x):
+        return (np.sin(x) * np.arange(1.0, 7.0).reshape(2, 3)).sum()
+
+    expected = np.cos(X23) * np.arange(1.0, 7.0).reshape(2, 3)
+    rtol = 1e-5 if method == "forward" else 1e-8
+    gradient = di.gradient(f, F(method=method), X23)
+    assert gradient.shape == (2, 3)
+    np.testing.assert_allclose(gradient, expected, rtol=rtol, atol=rtol)
+    value, gradient = di.value_and_gradient(f, F(method=method), X23)
+    assert gradient.shape == (2, 3) and value == f(X23)
+    np.testing.assert_allclose(gradient, expected, rtol=rtol, atol=rtol)
+
+
+def test_a_traced_x_is_refused_saying_why_the_selector_needs_values():
+    # the refusal at a traced x (inside jax.jit): adaptive points and workers need concrete values
+    def needs_values(backend):
+        return get_adapter(backend).capabilities.needs_values
+
+    around = (
+        "Inside jax.jit, use AutoFiniteDiff(method='central'), 'forward' or 'complex' without "
+        "workers, which compute on JAX's traced values; or differentiate with its framework's own "
+        "backend"
+    )
+    adaptive, workers = needs_values(F(method="adaptive")), needs_values(F(workers=map))
+    assert adaptive[0] == (
+        "takes its steps on the host, on x's values (method='adaptive' picks its points from f's "
+        "values)"
+    )
+    assert workers[0] == (
+        "takes its steps on the host, on x's values (workers= evaluate f on concrete points)"
+    )
+    assert adaptive[1] == workers[1] and adaptive[1].startswith(around)
+    for method in ("central", "forward", "complex"):
+        assert needs_values(F(method=method))[1].startswith("Inside the transform, differentiate")
+
+
+@pytest.mark.parametrize("method", ["central", "forward", "complex"])
+def test_the_second_derivatives_first_derivative_of_a_matrix_valued_f_has_the_outputs_shape(
+    method,
+):
+    value, d, second = di.value_derivative_and_second_derivative(matrix_of, F(method=method), 0.4)
+    assert value.shape == d.shape == second.shape == (2, 3)
+    np.testing.assert_allclose(d, matrix_derivative(0.4), rtol=1e-5, atol=1e-5)
+
+
+def test_the_central_jacobian_evaluates_f_at_x_only_for_the_value():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return skewed(x)
+
+    for operator in ("jacobian", "gradient"):
+        g = f if operator == "jacobian" else (lambda x: f(x).sum())
+        prep = getattr(di, "prepare_" + operator)(g, F(), X23)
+        # a Jacobian's columns one after the other
+        assert di.batch_size(prep) == (1 if operator == "jacobian" else None)
+        del calls[:]
+        getattr(di, operator)(g, F(), X23, prep=prep)
+        assert len(calls) == 12  # two per entry of x
+        del calls[:]
+        getattr(di, "value_and_" + operator)(g, F(), X23, prep=prep)
+        assert len(calls) == 13
+
+
+@pytest.mark.parametrize("method", ["central", "forward", "complex", "adaptive"])
+def test_each_method_declares_what_it_does_to_the_core(method):
+    # built afresh: get_adapter keeps one adapter per selector, built by whichever test came first
+    from diffinterface.backends.finitediff.adapter import FiniteDiffAdapter
+    from diffinterface.backends.finitediff.refusals import COMPLEX_STEP_REAL_X_ONLY
+
+    for workers in (None, map):
+        if method == "adaptive" and workers is not None:
+            continue
+        capabilities = FiniteDiffAdapter(F(method=method, workers=workers)).capabilities
+        on_traced = method != "adaptive" and workers is None
+        assert capabilities.traceable_families == (("jax",) if on_traced else ())
+        assert capabilities.needs_values[1].startswith(
+            "Inside the transform" if on_traced else "Inside jax.jit"
+        )
+        assert capabilities.traced_array_name.startswith("JAX tracer (on JAX arrays")
+        complex_step = method == "complex"
+        assert capabilities.complex_step is complex_step
+        assert capabilities.writes_cache is (not complex_step)
+        assert capabilities.complex_x_refusal == (
+            COMPLEX_STEP_REAL_X_ONLY if complex_step else None
+        )
+        assert capabilities.batches_points is (method in ("central", "forward"))
+
+
+def test_the_adaptive_method_without_scipy_names_the_package_to_install(monkeypatch):
+    import sys
+
+    from diffinterface.backends.finitediff.adapter import FiniteDiffAdapter
+
+    monkeypatch.setitem(sys.modules, "scipy.differentiate", None)
+    FiniteDiffAdapter(F(method="central"))  # the other methods need no scipy
+    with pytest.raises(
+        di.MissingBackendError,
+        match=r"^AutoFiniteDiff\(method='adaptive'\) uses scipy.differentiate \(scipy >= 1.15\), "
+        r"which is not installed: pip install 'diffinterface\[scipy\]'$",
+    ) as caught:
+        FiniteDiffAdapter(F(method="adaptive"))
+    assert caught.value.name == "scipy"

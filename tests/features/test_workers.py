@@ -456,6 +456,89 @@ def test_an_f_that_cannot_be_pickled_is_refused_with_the_way_around(monkeypatch)
         workers_module.Shipped((lambda x, ctx: x,), processes=True)
 
 
+def test_only_process_pools_and_clusters_count_as_crossing_processes():
+    from concurrent.futures import ProcessPoolExecutor
+
+    import distributed
+
+    crosses = workers_module.crosses_processes
+    with ProcessPoolExecutor(1) as processes:  # no process starts before a submit
+        assert crosses(processes)
+    # a Client's type is all that is read: one never connected is enough
+    assert crosses(2) and crosses(distributed.Client.__new__(distributed.Client))
+    with ThreadPoolExecutor(1) as threads:
+        assert not crosses(threads)
+    assert not crosses(map) and not crosses(threads.map)
+
+
+class Unpicklable(Exception):
+    def __init__(self, text):
+        super().__init__(text)
+        self.lock = threading.Lock()
+
+
+def test_f_raising_through_a_map_like_callable_is_named_with_its_traceback(threads):
+    def f(x):
+        if x[1] != 1.0:
+            raise Unpicklable("the mesh tangled")
+        return (x**2).sum()
+
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^f raised in a worker at evaluation 3 of 4 \(x moved at entry 1 by \+[0-9.e-]+\): "
+        r"RuntimeError: Unpicklable: the mesh tangled\. The same f evaluated serially "
+        r"\(workers=None\) raises it too, with its traceback$",
+    ) as caught:
+        di.gradient(f, di.AutoFiniteDiff(method="forward", workers=threads.map), np.ones(3))
+    # an exception that cannot be pickled comes back as its text, with the worker's traceback
+    cause = caught.value.__cause__
+    assert type(cause) is RuntimeError and str(cause) == "Unpicklable: the mesh tangled"
+    (note,) = cause.__notes__
+    assert note.startswith("raised in a worker:\nTraceback") and "the mesh tangled" in note
+
+
+def test_a_map_like_callable_that_fails_itself_is_named(threads):
+    def broken_map(func, tasks):
+        raise ConnectionError("scheduler gone")
+
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^workers: the map-like callable .*broken_map.* raised ConnectionError while "
+        r"evaluating f at 4 points: scheduler gone$",
+    ) as caught:
+        di.gradient(lambda x: (x**2).sum(), di.AutoFiniteDiff("forward", workers=broken_map), X[:3])
+    assert isinstance(caught.value.__cause__, ConnectionError)
+
+
+def failing_executor(error):
+    """An Executor whose evaluations all fail with ``error`` (not f's: the pool's own)."""
+    from concurrent.futures import Executor, Future
+
+    class Failing(Executor):
+        def submit(self, fn, *args, **kwargs):
+            future = Future()
+            future.set_exception(error)
+            return future
+
+    return Failing()
+
+
+@pytest.mark.parametrize("error_type", ["OSError", "BrokenProcessPool"])
+def test_an_evaluation_that_does_not_come_back_is_named_with_the_pools_error(error_type):
+    from concurrent.futures.process import BrokenProcessPool
+
+    error = OSError("lost") if error_type == "OSError" else BrokenProcessPool("lost")
+    backend = di.AutoFiniteDiff(method="forward", workers=failing_executor(error))
+    with pytest.raises(
+        di.WorkerError,
+        match=rf"^workers: evaluation 1 of 3 \(x itself\) did not come back: {error_type}: lost\. "
+        r"A worker process that exits \(os\._exit, a crash, running out of memory\) ends the "
+        r"batch$",
+    ) as caught:
+        di.gradient(lambda x: (x**2).sum(), backend, X[:2])
+    assert caught.value.__cause__ is error
+
+
 def test_shipped_functions_travel_by_value_when_pickle_cannot():
     shipped = workers_module.Shipped((lambda x, ctx: x + 1,), processes=True)
     copy = pickle.loads(pickle.dumps(shipped))
