@@ -217,3 +217,57 @@ def test_the_adaptive_method_without_scipy_names_the_package_to_install(monkeypa
     ) as caught:
         FiniteDiffAdapter(F(method="adaptive"))
     assert caught.value.name == "scipy"
+
+
+def test_an_integer_valued_f_is_differenced_in_xs_dtype():
+    x = np.array([0.3, 0.7, 1.1])
+    J = di.jacobian(lambda x: np.floor(x * 1e9).astype(np.int64), F(), x)
+    assert J.dtype == np.float64
+    np.testing.assert_allclose(J, 1e9 * np.eye(3), rtol=1e-3, atol=1e3)
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+def test_the_jacobian_of_a_matrix_valued_f_at_a_vector_x_ends_with_xs_axis(method):
+    x = np.array([0.4, -0.3, 0.9, 0.2])
+
+    def f(x):
+        return np.stack([np.sin(x[:3]) * x[3], x[:3] ** 2])
+
+    expected = np.zeros((2, 3, 4))
+    for i in range(3):
+        expected[0, i, i], expected[0, i, 3] = np.cos(x[i]) * x[3], np.sin(x[i])
+        expected[1, i, i] = 2 * x[i]
+    rtol = 1e-5 if method == "forward" else 1e-8
+    J = di.jacobian(f, F(method=method), x)
+    assert J.shape == (2, 3, 4)
+    np.testing.assert_allclose(J, expected, rtol=rtol, atol=rtol)
+
+
+def scaled_cube(x, a):
+    return a * x**3
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+def test_second_order_at_a_scalar_x_passes_f_its_contexts(method):
+    backend, x, a = F(method=method), 0.7, di.Constant(2.0)
+    value, d, second = di.value_derivative_and_second_derivative(scaled_cube, backend, x, a)
+    np.testing.assert_allclose([value, d, second], [0.686, 2.94, 8.4], rtol=1e-4)
+    gradient, (hvp,) = di.gradient_and_hvp(scaled_cube, backend, x, (1.5,), a)
+    np.testing.assert_allclose([gradient, hvp], [2.94, 12.6], rtol=1e-4)
+
+
+def test_gradient_and_hvp_at_a_scalar_x_evaluates_f_at_x_only_for_the_hvp():
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return x**3
+
+    backend = F()
+    prep = di.prepare_hvp(f, backend, 0.7, (1.0,))
+    del calls[:]
+    di.hvp(f, backend, 0.7, (1.0,), prep=prep)
+    hvp_calls = len(calls)
+    del calls[:]
+    di.gradient_and_hvp(f, backend, 0.7, (1.0,), prep=prep)
+    assert len(calls) == hvp_calls + 2  # the gradient's two points
