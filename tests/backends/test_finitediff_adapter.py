@@ -271,3 +271,26 @@ def test_gradient_and_hvp_at_a_scalar_x_evaluates_f_at_x_only_for_the_hvp():
     del calls[:]
     di.gradient_and_hvp(f, backend, 0.7, (1.0,), prep=prep)
     assert len(calls) == hvp_calls + 2  # the gradient's two points
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_derivative_at_a_scalar_x_takes_steps_relative_to_x_in_its_dtype(method, dtype):
+    # at a large x a step not scaled by |x| falls below x's spacing; in float32 a float64 step too
+    points = []
+
+    def f(t):
+        points.append(t)
+        return t**2
+
+    for x in (0.7, 1e6):
+        x = np.dtype(dtype).type(x)
+        del points[:]
+        d = di.derivative(f, F(method=method), x)
+        rtol = {"float64": 1e-5, "float32": 1e-2}[dtype]
+        np.testing.assert_allclose(d, 2 * x, rtol=rtol)
+        assert np.asarray(d).dtype == np.dtype(dtype)
+        value, d = di.value_and_derivative(f, F(method=method), x)
+        assert value == x**2
+        np.testing.assert_allclose(d, 2 * x, rtol=rtol)
+        assert {np.asarray(p).dtype for p in points} == {np.dtype(dtype)}
