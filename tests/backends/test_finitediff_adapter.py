@@ -294,3 +294,13 @@ def test_the_derivative_at_a_scalar_x_takes_steps_relative_to_x_in_its_dtype(met
         assert value == x**2
         np.testing.assert_allclose(d, 2 * x, rtol=rtol)
         assert {np.asarray(p).dtype for p in points} == {np.dtype(dtype)}
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+def test_the_derivative_at_a_scalar_x_passes_f_its_contexts(method):
+    backend, a = F(method=method), di.Constant(2.0)
+    for x in (0.7, np.float32(0.7)):
+        rtol = 1e-5 if isinstance(x, float) else 1e-2
+        np.testing.assert_allclose(di.derivative(scaled_cube, backend, x, a), 2.94, rtol=rtol)
+        value, d = di.value_and_derivative(scaled_cube, backend, x, a)
+        np.testing.assert_allclose([value, d], [2 * x**3, 2.94], rtol=rtol)
