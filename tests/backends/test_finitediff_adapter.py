@@ -226,7 +226,7 @@ def test_an_integer_valued_f_is_differenced_in_xs_dtype():
     np.testing.assert_allclose(J, 1e9 * np.eye(3), rtol=1e-3, atol=1e3)
 
 
-@pytest.mark.parametrize("method", ["central", "forward"])
+@pytest.mark.parametrize("method", ["central", "forward", "complex"])
 def test_the_jacobian_of_a_matrix_valued_f_at_a_vector_x_ends_with_xs_axis(method):
     x = np.array([0.4, -0.3, 0.9, 0.2])
 
