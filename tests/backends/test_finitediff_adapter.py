@@ -304,3 +304,22 @@ def test_the_derivative_at_a_scalar_x_passes_f_its_contexts(method):
         np.testing.assert_allclose(di.derivative(scaled_cube, backend, x, a), 2.94, rtol=rtol)
         value, d = di.value_and_derivative(scaled_cube, backend, x, a)
         np.testing.assert_allclose([value, d], [2 * x**3, 2.94], rtol=rtol)
+
+
+@pytest.mark.parametrize("method", ["central", "forward"])
+def test_the_derivative_at_a_scalar_x_evaluates_f_at_the_methods_points(method):
+    points = []
+
+    def f(t):
+        points.append(t)
+        return t**2
+
+    x, backend = 0.7, F(method=method)
+    prep = di.prepare_derivative(f, backend, x)
+    del points[:]
+    di.derivative(f, backend, x, prep=prep)
+    below, above = sorted(points)
+    assert len(points) == 2 and above > x and (below == x) is (method == "forward") and below <= x
+    del points[:]
+    di.value_and_derivative(f, backend, x, prep=prep)
+    assert points.count(x) == 1 and len(points) == (2 if method == "forward" else 3)
