@@ -766,3 +766,11 @@ def test_plot_without_matplotlib_says_how_to_install_it(monkeypatch):
     with pytest.raises(ImportError, match=f"^{_exactly(message)}$") as raised:
         di.plot_sparsity(np.eye(3))
     assert raised.value.name == "matplotlib"
+
+
+def test_the_hessian_of_a_vector_f_is_refused_naming_the_hessian():
+    backend = di.AutoSparse(di.AutoAutograd(), di.KnownSparsity(np.eye(3)))
+    with pytest.raises(
+        ValueError, match=_exactly("f: hessian needs f to return a scalar; it returns shape (3,)")
+    ):
+        di.hessian(np.sin, backend, np.ones(3))

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import pickle
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -208,6 +209,24 @@ def test_a_cache_gets_its_own_copy_per_evaluation(threads):
     assert_identical(di.hessian(f, di.AutoFiniteDiff(workers=threads), X, di.Cache(buffer)), serial)
 
 
+def test_beside_a_cache_a_constant_reaches_each_evaluation_as_given(threads):
+    settings = {"scale": 3.0}
+    weights = np.linspace(1.0, 2.0, 5)
+    seen = []
+
+    def f(x, options, w, scratch):
+        seen.append((options, w))
+        scratch[:] = x**2
+        return options["scale"] * (w * scratch).sum()
+
+    backend = di.AutoFiniteDiff(workers=threads)
+    contexts = di.Constant(settings), di.Constant(weights), di.Cache(np.zeros(5))
+    gradient = di.gradient(f, backend, X, *contexts)
+    np.testing.assert_allclose(gradient, 6 * weights * X, rtol=1e-8)
+    # only the Cache is copied for each evaluation
+    assert seen and all(options is settings and w is weights for options, w in seen)
+
+
 # -- wrappers and scipy --------------------------------------------------------------------------
 
 
@@ -320,11 +339,41 @@ def test_an_f_that_cannot_reach_a_process_is_refused_at_preparation_naming_worke
 def test_aux_outputs_are_refused_with_workers(threads):
     with pytest.raises(
         di.UnsupportedError,
-        match=r"has_aux=True with AutoFiniteDiff\(.*workers=.*Call without has_aux",
+        match=r"has_aux=True with AutoFiniteDiff\(.*workers=.*Call without has_aux, or use "
+        r"workers=None$",
     ):
         di.gradient(
             lambda x: ((x**2).sum(), x[0]), di.AutoFiniteDiff(workers=threads), X, has_aux=True
         )
+
+
+def test_a_recipe_whose_replay_evaluates_f_another_number_of_times_is_refused(threads):
+    # every recipe of AutoFiniteDiff picks its points from x alone; one that picked them from f's
+    # values would replay another path than it recorded, and must not return a result
+    from diffinterface.backends.finitediff.through_workers import Tape, _through
+    from diffinterface.backends.finitediff.workers import Dispatcher, Shipped
+
+    class Problem:
+        contexts = ()
+
+    tape = Tape(Problem())
+    evaluate = tape.taped(lambda point, ctx: float(point), (), np.float64)
+
+    def recipe(x):
+        total = evaluate(x, ())
+        if total == 0:  # recorded at 0, replayed at f(x) = x
+            total += evaluate(x + 1, ())
+        return total
+
+    shipped = Shipped(tape.functions, processes=False)
+    run = _through(recipe, tape, Dispatcher(threads, owner=None), shipped, threading.Lock())
+    assert run(0.0) == 1.0  # two evaluations both times
+    with pytest.raises(
+        RuntimeError,
+        match=r"^workers: the recipe evaluated f 1 times on replay, 2 times while recording \(a "
+        r"recipe that picks points from f's values\)$",
+    ):
+        run(1.0)
 
 
 def test_import_diffinterface_imports_no_pool_and_no_dask():
@@ -343,6 +392,151 @@ def test_import_diffinterface_imports_no_pool_and_no_dask():
         cwd=os.path.dirname(os.path.dirname(di.__file__)),
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_failed_evaluation_is_named_by_the_entries_x_moved_at():
+    describe = workers_module._describe
+    base = np.zeros((2, 3))
+
+    def moved(*entries):
+        point = base.copy().reshape(-1)
+        point[list(entries)] = 0.5
+        return point.reshape(base.shape)
+
+    assert describe(base, base) == "x itself"
+    assert describe(moved(4), base) == "x moved at entry 4 by +0.5"
+    assert describe(moved(1, 2, 3, 5), base) == (
+        "x moved at entries 1 by +0.5, 2 by +0.5, 3 by +0.5, 5 by +0.5"
+    )
+    assert describe(moved(0, 1, 2, 3, 4), base) == (
+        "x moved at entries 0 by +0.5, 1 by +0.5, 2 by +0.5, 3 by +0.5 and 1 more"
+    )
+    assert describe(base + 0.5, base).endswith("3 by +0.5 and 2 more")
+    assert describe(np.zeros(4), base) == "a point"  # another shape than x's
+
+
+def test_a_worker_process_loads_each_shipped_set_once_and_keeps_the_latest_eight(monkeypatch):
+    monkeypatch.setattr(workers_module, "_LOADED", {})
+    first = workers_module.Shipped((lambda x, ctx: x + 1,), processes=True)
+    token, payload = first.payload()
+    loaded = workers_module._loaded(token, payload)
+    assert loaded[0](1.0, ()) == 2.0 and workers_module._loaded(token, payload) is loaded
+    # two sets unpickled in one process: each copy evaluates its own functions
+    second = workers_module.Shipped((lambda x, ctx: x * 10,), processes=True)
+    copies = [pickle.loads(pickle.dumps(s)) for s in (first, second)]
+    assert [c((0, 0, 3.0, ())) for c in copies] == [4.0, 30.0]
+    assert copies[0].functions is loaded
+    others = [
+        workers_module.Shipped((lambda x, ctx, k=k: x + k,), processes=True).payload()
+        for k in range(7)
+    ]
+    for other in others:
+        workers_module._loaded(*other)
+    # the oldest set is dropped for the ninth
+    assert list(workers_module._LOADED) == [second.payload()[0]] + [t for t, _ in others]
+
+
+def test_an_f_that_cannot_be_pickled_is_refused_with_the_way_around(monkeypatch):
+    lock = threading.Lock()
+    functions = (lambda x, ctx: lock,)
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^workers: f \(or a context\) cannot be sent to another process: .*lock.*\. Where "
+        r"f holds what cannot be pickled \(a lock, an open file, a compiled extension object\), "
+        r"use threads \(a concurrent.futures.ThreadPoolExecutor\)$",
+    ):
+        workers_module.Shipped(functions, processes=True)
+    monkeypatch.setitem(sys.modules, "cloudpickle", None)  # plain pickle: no lambda travels
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^workers: f \(or a context\) cannot be sent to another process: .*\. Where f "
+        r"holds what cannot be pickled \(a lock, an open file, a compiled extension object\), "
+        r"define f at module level, or install cloudpickle \(pip install cloudpickle\)$",
+    ):
+        workers_module.Shipped((lambda x, ctx: x,), processes=True)
+
+
+def test_only_process_pools_and_clusters_count_as_crossing_processes():
+    from concurrent.futures import ProcessPoolExecutor
+
+    import distributed
+
+    crosses = workers_module.crosses_processes
+    with ProcessPoolExecutor(1) as processes:  # no process starts before a submit
+        assert crosses(processes)
+    # a Client's type is all that is read: one never connected is enough
+    assert crosses(2) and crosses(distributed.Client.__new__(distributed.Client))
+    with ThreadPoolExecutor(1) as threads:
+        assert not crosses(threads)
+    assert not crosses(map) and not crosses(threads.map)
+
+
+class Unpicklable(Exception):
+    def __init__(self, text):
+        super().__init__(text)
+        self.lock = threading.Lock()
+
+
+def test_f_raising_through_a_map_like_callable_is_named_with_its_traceback(threads):
+    def f(x):
+        if x[1] != 1.0:
+            raise Unpicklable("the mesh tangled")
+        return (x**2).sum()
+
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^f raised in a worker at evaluation 3 of 4 \(x moved at entry 1 by \+[0-9.e-]+\): "
+        r"RuntimeError: Unpicklable: the mesh tangled\. The same f evaluated serially "
+        r"\(workers=None\) raises it too, with its traceback$",
+    ) as caught:
+        di.gradient(f, di.AutoFiniteDiff(method="forward", workers=threads.map), np.ones(3))
+    # an exception that cannot be pickled comes back as its text, with the worker's traceback
+    cause = caught.value.__cause__
+    assert type(cause) is RuntimeError and str(cause) == "Unpicklable: the mesh tangled"
+    (note,) = cause.__notes__
+    assert note.startswith("raised in a worker:\nTraceback") and "the mesh tangled" in note
+
+
+def test_a_map_like_callable_that_fails_itself_is_named(threads):
+    def broken_map(func, tasks):
+        raise ConnectionError("scheduler gone")
+
+    with pytest.raises(
+        di.WorkerError,
+        match=r"^workers: the map-like callable .*broken_map.* raised ConnectionError while "
+        r"evaluating f at 4 points: scheduler gone$",
+    ) as caught:
+        di.gradient(lambda x: (x**2).sum(), di.AutoFiniteDiff("forward", workers=broken_map), X[:3])
+    assert isinstance(caught.value.__cause__, ConnectionError)
+
+
+def failing_executor(error):
+    """An Executor whose evaluations all fail with ``error`` (not f's: the pool's own)."""
+    from concurrent.futures import Executor, Future
+
+    class Failing(Executor):
+        def submit(self, fn, *args, **kwargs):
+            future = Future()
+            future.set_exception(error)
+            return future
+
+    return Failing()
+
+
+@pytest.mark.parametrize("error_type", ["OSError", "BrokenProcessPool"])
+def test_an_evaluation_that_does_not_come_back_is_named_with_the_pools_error(error_type):
+    from concurrent.futures.process import BrokenProcessPool
+
+    error = OSError("lost") if error_type == "OSError" else BrokenProcessPool("lost")
+    backend = di.AutoFiniteDiff(method="forward", workers=failing_executor(error))
+    with pytest.raises(
+        di.WorkerError,
+        match=rf"^workers: evaluation 1 of 3 \(x itself\) did not come back: {error_type}: lost\. "
+        r"A worker process that exits \(os\._exit, a crash, running out of memory\) ends the "
+        r"batch$",
+    ) as caught:
+        di.gradient(lambda x: (x**2).sum(), backend, X[:2])
+    assert caught.value.__cause__ is error
 
 
 def test_shipped_functions_travel_by_value_when_pickle_cannot():
