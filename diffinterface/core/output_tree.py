@@ -104,7 +104,13 @@ class OutputPlan:
 
     def ravel_output(self, out):
         """``f``'s output tree as one flat array of the promoted dtype (complex leaves stay complex)."""
-        leaves = self._flatten(out)[0]
+        leaves, spec = self._flatten(out)
+        if spec != self.spec:
+            # unflattening the old structure would return the derivatives under the old keys
+            raise ValueError(
+                f"f: returned a tree of another structure than at the preparation: expected "
+                f"{self.spec}; got {spec}. Prepare again for this output"
+            )
         xp = array_namespace(*leaves)
         parts = []
         for leaf in leaves:

@@ -417,6 +417,26 @@ def test_a_tree_output_with_a_leaf_that_is_no_float_array_is_refused_naming_the_
     )
 
 
+@pytest.mark.parametrize("backend", [di.AutoFiniteDiff(), di.AutoTorch()], ids=["fd", "torch"])
+def test_a_prepared_tree_output_whose_keys_change_is_refused_not_relabelled(backend):
+    # unflattened into the prepared structure, the derivatives would come back under the old key
+    key = ["a"]
+
+    def f(x):
+        return {key[0]: 2 * x}
+
+    x = np.array([1.0, 2.0])
+    prep = di.prepare_jacobian(f, backend, x)
+    np.testing.assert_allclose(di.jacobian(f, backend, x + 1, prep=prep)["a"], 2 * np.eye(2))
+    key[0] = "b"
+    with pytest.raises(ValueError) as error:
+        di.jacobian(f, backend, x + 1, prep=prep)
+    assert "f: returned a tree of another structure than at the preparation: expected " in str(
+        error.value
+    )
+    assert "PyTreeSpec({'a': *}); got PyTreeSpec({'b': *})" in str(error.value)
+
+
 def test_autograd_learns_a_jacobians_output_from_each_call_at_no_extra_evaluation():
     # autograd's jacobian learns f's output from the call itself: preparing it evaluates nothing,
     # and a tree output is found at the first call
