@@ -56,7 +56,9 @@ def test_a_pair_returned_without_has_aux_is_named_with_the_fix(backend):
 def test_a_tree_of_float_arrays_is_an_output_a_jacobian_takes_and_no_other_tree_is():
     # torch traces x; np.sin cannot take the tensor: the output, a tree of arrays at a numpy x,
     # is not the cause
-    with pytest.raises(di.TracedArrayError, match="cannot take the torch tensor"):
+    with pytest.raises(
+        di.TracedArrayError, match=r"cannot take the torch tensor.*\(Can't call numpy\(\)"
+    ):
         di.jacobian(lambda x: {"a": np.sin(x), "b": np.cos(x)}, di.AutoTorch(), X)
     # a tree holding a string, or integers, is
     for bad in (lambda x: {"a": np.sin(x), "b": "s"}, lambda x: {"a": np.sin(x).astype(int)}):
@@ -70,7 +72,9 @@ def test_a_tree_of_float_arrays_is_an_output_a_jacobian_takes_and_no_other_tree_
 def test_an_error_raised_inside_numpy_s_own_code_names_the_traced_array():
     # np.median runs numpy's Python code on autograd's ArrayBox, and fails there with a ValueError
     with pytest.raises(
-        di.TracedArrayError, match=r"^f: \S*<lambda> raised ValueError while AutoAutograd"
+        di.TracedArrayError,
+        match=r"^f: \S*<lambda> raised ValueError while AutoAutograd\(\) differentiated it: it "
+        r"called a function that cannot take the autograd ArrayBox it received as x",
     ):
         di.gradient(lambda x: np.median(x), di.AutoAutograd(), X)
 
@@ -78,7 +82,9 @@ def test_an_error_raised_inside_numpy_s_own_code_names_the_traced_array():
 def test_an_output_of_another_framework_names_the_traced_array():
     # torch took x's values out of autograd's graph; at a numpy x, f returns a torch tensor
     with pytest.raises(
-        di.TracedArrayError, match=r"^f: \S*<lambda> raised TypeError while AutoAutograd"
+        di.TracedArrayError,
+        match=r"^f: \S*<lambda> raised TypeError while AutoAutograd\(\) differentiated it: it "
+        r"called a function that cannot take the autograd ArrayBox it received as x",
     ):
         di.gradient(lambda x: torch.as_tensor(x).sum(), di.AutoAutograd(), X)
 
@@ -160,3 +166,44 @@ def test_an_error_of_f_at_a_tree_x_of_one_leaf_stands_on_finite_differences():
     for x in ({"a": X}, X):
         with pytest.raises(ValueError, match="^f refuses this x$"):
             di.gradient(f, di.AutoFiniteDiff(), x)
+
+
+def writes_into_its_arguments(x, c):
+    x[0] = 99.0
+    c[0] = 99.0
+    return "abc"
+
+
+def test_what_f_returned_is_found_on_copies_of_its_arguments():
+    x, c = X.copy(), np.ones(3)
+    with pytest.raises(
+        TypeError, match=r"it returned str object \(f is writes_into_its_arguments\)$"
+    ):
+        di.gradient(writes_into_its_arguments, di.AutoTorch(), x, di.Constant(c))
+    assert x.tolist() == X.tolist() and c.tolist() == [1.0, 1.0, 1.0]
+    # at a torch x, and beside a context that is no array
+    with pytest.raises(TypeError, match=r"it returned str object"):
+        di.gradient(returns_a_string, di.AutoTorch(), torch.tensor(X))
+    with pytest.raises(TypeError, match=r"it returned str object"):
+        di.gradient(lambda x, s: s.upper(), di.AutoTorch(), X, di.Constant("a label"))
+
+
+def test_a_function_of_another_framework_refusing_the_traced_array_names_it():
+    with pytest.raises(di.TracedArrayError) as raised:
+        di.gradient(lambda x: torch.sin(x).sum(), di.AutoAutograd(), X)
+    message = str(raised.value)
+    assert "while AutoAutograd() differentiated it" in message
+    assert "cannot take the autograd ArrayBox it received as x" in message
+    # the framework's own words are kept
+    assert "must be Tensor, not ArrayBox" in message
+
+
+def test_finite_differences_trace_nothing_an_error_of_f_stands():
+    # f returns torch tensors and fails away from x: finite differences ran it on numpy points
+    def f(x):
+        if x[0] != X[0]:
+            raise ValueError("f refuses points away from x")
+        return torch.as_tensor(x).sum()
+
+    with pytest.raises(ValueError, match="^f refuses points away from x$"):
+        di.gradient(f, di.AutoFiniteDiff(), X)

@@ -309,6 +309,9 @@ def test_an_error_inside_f_names_the_user_s_function_through_the_view(backend):
 def test_a_prepared_complex_plan_shows_the_view_it_runs_through():
     prep = di.prepare_gradient(loss, di.AutoFiniteDiff(), Z)
     assert re.fullmatch(r"complex view of .*", repr(prep.plan.impl))
+    # the view's implementation answers for the real view's methods
+    view = prep.plan.impl
+    assert view.value_and_gradient is view.inner.value_and_gradient
     assert not repr(
         di.prepare_gradient(loss, di.AutoFiniteDiff(), Z.real.copy()).plan.impl
     ).startswith("complex view")

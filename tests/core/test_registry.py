@@ -433,3 +433,33 @@ def test_a_framework_s_capabilities_declare_both_modes_its_family_and_its_batche
     plain = Capabilities.of_framework("jax", "JAX tracer")
     assert (plain.mode, plain.inplace, plain.all_families) == ("both", False, ("numpy", "jax"))
     assert Capabilities(traceable_families=("numpy", "jax")).all_families == ("numpy", "jax")
+
+
+def test_work_of_a_framework_runs_in_the_context_its_rules_give_for_the_dtype(isolated_registry):
+    from diffinterface.core.bridge import wide
+
+    class WideRules(FrameworkBridge):
+        def wide(self, dtype):
+            return ("wide for", dtype)
+
+    di.register_backend(
+        AutoOther, CentralAdapter, framework="central", differentiate_with=WideRules()
+    )
+    assert wide("central", "float64") == ("wide for", "float64")
+    assert wide("central", "float32") == ("wide for", "float32")
+
+
+def test_rules_whose_module_is_missing_name_the_arrays_and_the_extra(isolated_registry):
+    di.register_backend(
+        AutoOther,
+        CentralAdapter,
+        extra="other",
+        framework="central",
+        differentiate_with="no_such_package.rules:RULES",
+    )
+    with pytest.raises(
+        di.MissingBackendError,
+        match=r"^central arrays needs no_such_package, which is not installed: "
+        r"pip install 'diffinterface\[other\]'$",
+    ):
+        framework_bridge("central")
