@@ -210,6 +210,12 @@ def test_gradients_and_hvps_follow_the_convention_prepared_or_not(backend):
         np.testing.assert_allclose(
             di.gradient(loss, backend, x, prep=prep), gradient_of_loss(x), **tolerance
         )
+    # a real loss seeing its contexts through the view
+    np.testing.assert_allclose(
+        di.gradient(lambda z, c: c * loss(z), backend, Z, di.Constant(3.0)),
+        3 * gradient_of_loss(Z),
+        **tolerance,
+    )
     low = Z.astype(np.complex64)
     assert di.gradient(loss, backend, low).dtype == np.complex64
     (product,) = di.hvp(loss, backend, Z, (T,))
@@ -315,3 +321,22 @@ def test_a_prepared_complex_plan_shows_the_view_it_runs_through():
     assert not repr(
         di.prepare_gradient(loss, di.AutoFiniteDiff(), Z.real.copy()).plan.impl
     ).startswith("complex view")
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_products_of_a_real_output_and_with_contexts(backend):
+    def scaled_modulus(z, c):
+        return c * di.array_namespace(z).abs(z)
+
+    c, u = di.Constant(2.0), np.array([1.0, -0.5, 2.0])
+    tolerance = {"rtol": 1e-6, "atol": 1e-6}
+    # the gradient of Re <u, f> for a real f: u times d|z| = z / |z|, twice
+    (pulled,) = di.pullback(scaled_modulus, backend, Z, (u,), c)
+    np.testing.assert_allclose(pulled, 2 * u * Z / np.abs(Z), **tolerance)
+    value, (pulled,) = di.value_and_pullback(scaled_modulus, backend, Z, (u,), c)
+    np.testing.assert_allclose(value, 2 * np.abs(Z), rtol=1e-12)
+    np.testing.assert_allclose(pulled, 2 * u * Z / np.abs(Z), **tolerance)
+    (pushed,) = di.pushforward(scaled_modulus, backend, Z, (T,), c)
+    np.testing.assert_allclose(pushed, 2 * np.real(np.conj(Z) * T) / np.abs(Z), **tolerance)
+    (pushed,) = di.pushforward(lambda z, c: c * z**2, backend, Z, (T,), c)
+    np.testing.assert_allclose(pushed, 4 * Z * T, **tolerance)
