@@ -306,3 +306,160 @@ def test_an_operator_a_third_party_registers_is_prepared_through_the_declared_ta
     assert adapter.prepare("third_party_operator", "problem").own == "problem"
     assert adapter.prepare("another_operator", "problem") is None
     assert "same_point" not in WithOwn.preparations
+
+
+# -- what a registration keeps, replaces and finds ------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoOther(di.AbstractBackend):
+    """A second third-party selector, to see that one registration leaves the other's adapter."""
+
+
+class InplaceCentral(CentralAdapter):
+    capabilities = CentralAdapter.capabilities.replace(inplace=True)
+
+
+def test_a_registration_keeps_its_selector_and_its_declarations(isolated_registry):
+    di.register_backend(AutoOther, CentralAdapter)
+    entry = registration(AutoOther())
+    assert entry.selector is AutoOther
+    assert entry.returns_zeros is False and entry.extra is None and entry.framework is None
+    assert entry.test_backends == {}
+    given = {"other": AutoOther()}
+    di.register_backend(AutoOther, CentralAdapter, test_backends=given)
+    assert registration(AutoOther()).test_backends == given
+    assert registration(di.AutoZeroForward()).returns_zeros is True
+    di.register_backend(AutoOther, CentralAdapter, returns_zeros=1)
+    assert registration(AutoOther()).returns_zeros is True
+    # the error for an unregistered selector lists the registered ones by name
+    assert registry.registrations()[-1] is registration(AutoOther())
+    assert registry.registrations()[0] is not registration(AutoOther())
+    with pytest.raises(TypeError, match=r"AutoCentral\(\), .*AutoOther\(\), or one registered"):
+        registration("no selector")
+
+
+def test_a_new_registration_replaces_the_adapter_of_its_selector_only(isolated_registry):
+    di.register_backend(AutoOther, CentralAdapter)
+    other, central = registry.get_adapter(AutoOther()), registry.get_adapter(AutoCentral())
+    assert registry.get_adapter(AutoOther()) is other  # built once per selector value
+    assert not di.check_inplace(AutoOther())
+    di.register_backend(AutoOther, InplaceCentral)
+    assert type(registry.get_adapter(AutoOther())) is InplaceCentral
+    assert di.check_inplace(AutoOther())
+    assert registry.get_adapter(AutoCentral()) is central
+
+
+def test_an_adapter_string_is_imported_on_first_use_naming_the_missing_module(isolated_registry):
+    di.register_backend(AutoOther, f"{__name__}:InplaceCentral")
+    assert type(registry.get_adapter(AutoOther())) is InplaceCentral
+    di.register_backend(AutoOther, "no_such_package.inner:Adapter", extra="other")
+    with pytest.raises(
+        di.MissingBackendError,
+        match=r"^AutoOther needs no_such_package, which is not installed: "
+        r"pip install 'diffinterface\[other\]'$",
+    ):
+        registry.get_adapter(AutoOther())
+    assert di.check_available(AutoOther()) is False
+    di.register_backend(AutoOther, "no_such_package:Adapter")
+    with pytest.raises(di.MissingBackendError, match=r"not installed: pip install diffinterface$"):
+        registry.get_adapter(AutoOther())
+
+
+def test_an_unhashable_object_given_as_the_backend_is_refused_by_name():
+    with pytest.raises(TypeError, match=r"^backend: expected a backend selector .*got \[1\]"):
+        di.gradient(lambda x: (x**2).sum(), [1], np.ones(2))
+
+
+def test_the_last_registration_s_rules_serve_a_framework_even_once_asked(isolated_registry):
+    assert framework_bridge("central") is None  # asked before any rules are registered
+    di.register_backend(
+        AutoOther, CentralAdapter, framework="central", differentiate_with=CentralRules()
+    )
+    first = framework_bridge("central")
+    assert isinstance(first, CentralRules)
+    assert framework_bridge("central") is first  # imported once
+    di.register_backend(
+        AutoTracedCentral, CentralAdapter, framework="central", differentiate_with=CENTRAL_RULES
+    )
+    assert framework_bridge("central") is CENTRAL_RULES
+    assert registration(AutoTracedCentral()).differentiate_with is CENTRAL_RULES
+
+
+def test_entry_points_register_a_selector_once_when_it_is_first_unknown(
+    isolated_registry, monkeypatch
+):
+    import importlib.metadata
+
+    groups, loads = [], []
+
+    class Point:
+        def load(self):
+            def register():
+                loads.append(1)
+                di.register_backend(AutoOther, CentralAdapter)
+
+            return register
+
+    def entry_points(group):
+        groups.append(group)
+        return [Point()]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_LOADED", False)
+    registry._REGISTRATIONS.pop(AutoOther, None)
+    assert registration(AutoOther()).adapter is CentralAdapter
+    assert groups == ["diffinterface.backends"] and loads == [1]
+
+    @dataclasses.dataclass(frozen=True)
+    class Unknown(di.AbstractBackend):
+        pass
+
+    with pytest.raises(TypeError, match="Unknown"):
+        registration(Unknown())
+    assert loads == [1]  # loaded once: an unknown selector does not load them again
+
+
+def test_a_framework_s_capabilities_declare_both_modes_its_family_and_its_batches():
+    caps = Capabilities.of_framework("torch", "torch tensor", inplace=True, mode="forward")
+    assert caps == Capabilities(
+        mode="forward",
+        families=("numpy", "torch"),
+        framework="torch",
+        traced_array_name="torch tensor",
+        bounds_sweeps=True,
+        inplace=True,
+    )
+    plain = Capabilities.of_framework("jax", "JAX tracer")
+    assert (plain.mode, plain.inplace, plain.all_families) == ("both", False, ("numpy", "jax"))
+    assert Capabilities(traceable_families=("numpy", "jax")).all_families == ("numpy", "jax")
+
+
+def test_work_of_a_framework_runs_in_the_context_its_rules_give_for_the_dtype(isolated_registry):
+    from diffinterface.core.bridge import wide
+
+    class WideRules(FrameworkBridge):
+        def wide(self, dtype):
+            return ("wide for", dtype)
+
+    di.register_backend(
+        AutoOther, CentralAdapter, framework="central", differentiate_with=WideRules()
+    )
+    assert wide("central", "float64") == ("wide for", "float64")
+    assert wide("central", "float32") == ("wide for", "float32")
+
+
+def test_rules_whose_module_is_missing_name_the_arrays_and_the_extra(isolated_registry):
+    di.register_backend(
+        AutoOther,
+        CentralAdapter,
+        extra="other",
+        framework="central",
+        differentiate_with="no_such_package.rules:RULES",
+    )
+    with pytest.raises(
+        di.MissingBackendError,
+        match=r"^central arrays needs no_such_package, which is not installed: "
+        r"pip install 'diffinterface\[other\]'$",
+    ):
+        framework_bridge("central")
