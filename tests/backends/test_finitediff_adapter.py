@@ -323,3 +323,67 @@ def test_the_derivative_at_a_scalar_x_evaluates_f_at_the_methods_points(method):
     del points[:]
     di.value_and_derivative(f, backend, x, prep=prep)
     assert points.count(x) == 1 and len(points) == (2 if method == "forward" else 3)
+
+
+# f's evaluations per prepared pushforward of n tangents, and the value's source: f(x) (central,
+# forward: n+1 evaluations with the value) or the real part of f(x + i h t) (complex: n)
+PUSHFORWARD_EVALUATIONS = {
+    "central": (lambda n: 2 * n, lambda n: 2 * n + 1),
+    "forward": (lambda n: n + 1, lambda n: n + 1),
+    "complex": (lambda n: n, lambda n: n),
+}
+
+
+@pytest.mark.parametrize("method", sorted(PUSHFORWARD_EVALUATIONS))
+def test_the_pushforward_evaluates_f_at_x_only_where_its_method_needs_it(method):
+    points = []
+
+    def f(x):
+        points.append(np.array(x))
+        return skewed(x)
+
+    tangents = (X23, np.cos(X23))
+    backend = F(method=method)
+    prep = di.prepare_pushforward(f, backend, X23, tangents)
+    # one tangent after the other
+    assert di.batch_size(prep) == 1
+    alone, with_value = PUSHFORWARD_EVALUATIONS[method]
+    del points[:]
+    products = di.pushforward(f, backend, X23, tangents, prep=prep)
+    assert len(points) == alone(2)
+    assert any(np.array_equal(p, X23) for p in points) is (method == "forward")
+    del points[:]
+    value, same = di.value_and_pushforward(f, backend, X23, tangents, prep=prep)
+    assert len(points) == with_value(2)
+    np.testing.assert_allclose(value, skewed(X23), rtol=1e-15)
+    assert value.dtype == np.float64
+    J = skewed_jacobian(X23).reshape(4, 6)
+    for t, product, again in zip(tangents, products, same):
+        np.testing.assert_allclose(product, J @ t.reshape(-1), rtol=1e-4, atol=1e-6)
+        np.testing.assert_array_equal(product, again)
+
+
+def test_the_central_pushforward_of_a_tree_steps_a_float32_leaf_by_the_float32_rule():
+    # a float64 step on the float32 leaf is lost to its rounding: an error of a percent
+    x = {"a": np.array([0.3, 1.7], np.float32), "b": np.array([0.5, -0.9])}
+    t = {"a": np.array([1.0, 0.5], np.float32), "b": np.zeros(2)}
+
+    def f(x):
+        return np.sin(x["a"]) * x["b"]
+
+    (product,) = di.pushforward(f, F(), x, (t,))
+    exact = np.cos(x["a"].astype(np.float64)) * t["a"] * x["b"]
+    np.testing.assert_allclose(product, exact, rtol=1e-3)
+
+
+def test_the_adaptive_pushforward_of_a_matrix_valued_f_has_the_outputs_shape():
+    def f(x):
+        return np.outer(np.sin(x), x[:2])
+
+    x, t = np.array([0.3, -0.8, 1.1]), np.array([1.0, 0.5, -2.0])
+    exact = np.outer(np.cos(x) * t, x[:2]) + np.outer(np.sin(x), t[:2])
+    (product,) = di.pushforward(f, F(method="adaptive"), x, (t,))
+    value, (again,) = di.value_and_pushforward(f, F(method="adaptive"), x, (t,))
+    assert product.shape == again.shape == (3, 2)
+    np.testing.assert_allclose(product, exact, rtol=1e-8)
+    np.testing.assert_array_equal(value, f(x))
