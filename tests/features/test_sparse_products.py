@@ -187,3 +187,34 @@ def test_the_dense_backends_mode_picks_the_side_a_jacobian_is_colored_on(dense, 
     value, J = di.value_and_jacobian(_coupled, backend, x, prep=prep)
     np.testing.assert_allclose(value, _coupled(x), rtol=1e-14)
     np.testing.assert_allclose(J.toarray(), expected, rtol=1e-12, atol=1e-13)
+
+
+def _norms(x):
+    # two dense rows: a bicoloring reads them from pullbacks and takes no pushforward
+    xp = di.array_namespace(x)
+    return xp.stack([xp.sum(x**2), xp.sum(xp.sin(x))])
+
+
+def test_a_bicoloring_of_pullbacks_only_or_of_no_color_equals_the_dense_jacobian():
+    x = np.linspace(0.2, 1.2, 6)
+    mixed = di.MixedMode(di.AutoFiniteDiff(method="forward"), di.AutoAutograd())
+    backend = di.AutoSparse(mixed, di.KnownSparsity(np.ones((2, 6))))
+    prep = di.prepare_jacobian(_norms, backend, x)
+    coloring = di.coloring(prep)
+    assert coloring.kind == "bidirectional"
+    assert coloring.groups() == [] and len(coloring.row_groups()) >= 1
+    expected = di.jacobian(_norms, di.AutoAutograd(), x)
+    J = di.jacobian(_norms, backend, x, prep=prep).toarray()
+    np.testing.assert_allclose(J, expected, rtol=1e-14)
+    value, J = di.value_and_jacobian(_norms, backend, x, prep=prep)
+    np.testing.assert_allclose(value, _norms(x), rtol=1e-15)
+    np.testing.assert_allclose(J.toarray(), expected, rtol=1e-14)
+    # f does not depend on x: no color at all, one product still gives the value
+    constant = lambda x: np.array([1.5, -2.0]) + 0.0 * x[:2]  # noqa: E731
+    backend = di.AutoSparse(mixed, di.KnownSparsity(np.zeros((2, 6))))
+    prep = di.prepare_jacobian(constant, backend, x)
+    assert di.ncolors(prep) == 0
+    value, J = di.value_and_jacobian(constant, backend, x, prep=prep)
+    np.testing.assert_allclose(value, [1.5, -2.0])
+    assert J.shape == (2, 6) and J.nnz == 0
+    assert di.jacobian(constant, backend, x, prep=prep).nnz == 0
