@@ -20,6 +20,7 @@ import scipy.sparse
 
 import diffinterface as di
 from diffinterface.backends.autograd.adapter import AutogradAdapter
+from tests.features.test_sparse_configuration import _coupled, _coupled_pattern  # R^6 -> R^5
 
 
 @pytest.fixture(autouse=True)
@@ -146,21 +147,6 @@ def test_value_gradient_and_hessian_of_every_outer_mode_equal_the_dense_ones(out
         np.testing.assert_allclose(H.toarray(), expected, rtol=rtol, atol=atol)
         H = di.hessian(_chain, backend, x, prep=prep)
         np.testing.assert_allclose(H.toarray(), expected, rtol=rtol, atol=atol)
-
-
-def _coupled(x):
-    # R^6 -> R^5: y0 reads all of x (a dense row: columns need a color each, rows fewer), y[1 + i]
-    # reads x[i] and x[i + 1]
-    xp = di.array_namespace(x)
-    return xp.concat([xp.reshape(xp.sum(x**2), (1,)), x[:4] * xp.sin(x[1:5])])
-
-
-def _coupled_pattern():
-    pattern = np.zeros((5, 6), dtype=bool)
-    pattern[0] = True
-    for i in range(4):
-        pattern[1 + i, [i, i + 1]] = True
-    return pattern
 
 
 @pytest.mark.parametrize(
