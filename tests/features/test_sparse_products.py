@@ -102,6 +102,33 @@ def test_hvps_go_in_batches_of_the_dense_backends_max_batch(decompression):
     np.testing.assert_allclose(H.toarray(), expected, rtol=1e-13, atol=1e-14)
 
 
+@pytest.mark.parametrize("decompression", ["direct", "substitution"])
+@pytest.mark.parametrize(
+    "dense, rtol",
+    # batches of two hvps and one pass for the value, gradient and Hessian; differences of
+    # differences, whose value and gradient come from the dense backend's own gradient
+    [(AutoAutogradInPairs(), 1e-13), (di.AutoFiniteDiff(), 1e-5)],
+    ids=["batched", "differences"],
+)
+def test_a_constant_reaches_every_product_and_the_value_and_gradient(dense, rtol, decompression):
+    def scaled_chain(x, c):
+        return c[0] * _chain(x)
+
+    known = di.KnownSparsity(_chain_pattern(8))
+    coloring = di.GreedyColoring(decompression=decompression)
+    backend = di.AutoSparse(dense, known, coloring)
+    scale = di.Constant(np.array([-1.5]))
+    value, gradient, expected = (-1.5 * part for part in _dense_hessian_parts(X))
+    prep = di.prepare_hessian(scaled_chain, backend, X, scale)
+    assert di.ncolors(prep) >= 3  # a second batch of hvps where the dense backend takes two
+    H = di.hessian(scaled_chain, backend, X, scale, prep=prep)
+    np.testing.assert_allclose(H.toarray(), expected, rtol=rtol, atol=rtol)
+    got = di.value_gradient_and_hessian(scaled_chain, backend, X, scale, prep=prep)
+    np.testing.assert_allclose(got[0], value, rtol=1e-14)
+    np.testing.assert_allclose(got[1], gradient, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(got[2].toarray(), expected, rtol=rtol, atol=rtol)
+
+
 def test_hvps_of_one_batch_when_the_dense_backend_sets_no_bound():
     known = di.KnownSparsity(_chain_pattern(8))
     backend = di.AutoSparse(di.AutoAutograd(), known)
