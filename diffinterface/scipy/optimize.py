@@ -127,6 +127,8 @@ class Objective:
         try:
             (product,) = di.hvp(self.f, self.backend, point, (tangent,), *self.contexts, prep=prep)
         except di.PreparationMismatchError:
+            if not self.contexts:  # only contexts are checked (strict): the error is f's own
+                raise
             # the strict check found a Constant written in place since this iterate's
             # preparation: prepare again with its new values, as the ordinary preparation's
             # products (JAX, finite differences) follow them

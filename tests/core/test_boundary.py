@@ -1,5 +1,6 @@
-"""The boundary of f (core/boundary.py): what f returned that is no array, and an error raised inside f
-while a framework traced it, each explained by name, on the backends that evaluate on the host."""
+"""The boundary of f (core/boundary.py): what f returned that is no array, and an error raised
+inside f while a framework traced it, each explained by name, on the backends that evaluate on the
+host."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_an_output_that_is_no_array_is_named_with_what_it_is(backend):
     with pytest.raises(TypeError) as raised:
         di.gradient(returns_a_string, backend, X)
     assert str(raised.value) == (
-        "f: expected f to return an array or a number; it returned str object (f is returns_a_string)"
+        "f: expected f to return an array or a number; it returned str object "
+        "(f is returns_a_string)"
     )
     # a list of numbers is an output that forgot to be an array, even where trees are taken
     with pytest.raises(TypeError, match=r"it returned list object \(f is \S*<lambda>\)$"):

@@ -13,7 +13,7 @@ import pytest
 
 import diffinterface as di
 
-torch = pytest.importorskip("torch")
+import torch
 
 EMPTY = np.zeros(0)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+import optree
 import pytest
 
 import diffinterface as di
@@ -43,7 +44,8 @@ def test_a_tree_plan_refuses_what_is_no_tree_of_float_arrays_naming_the_leaf():
 
 
 def test_a_tree_plan_takes_one_family_and_python_floats_join_it():
-    torch = pytest.importorskip("torch")
+    import torch
+
     with pytest.raises(TypeError) as mixed:
         TreePlan({"a": np.ones(2), "b": torch.ones(2)})
     assert str(mixed.value) == (
@@ -92,7 +94,8 @@ def test_the_flat_dtype_is_the_widest_leaf_dtype(dtypes, promoted):
 
 
 def test_float16_and_bfloat16_meet_in_float32():
-    torch = pytest.importorskip("torch")
+    import torch
+
     plan = TreePlan([torch.ones(1, dtype=torch.float16), torch.ones(1, dtype=torch.bfloat16)])
     assert plan.dtype == "float32"
     assert plan.dtypes == ("float16", "bfloat16") and plan.mixed
@@ -217,7 +220,8 @@ def test_tree_out_buffers_are_written_leaf_by_leaf_and_their_structure_checked()
 
 
 def test_a_tree_x_is_refused_by_a_backend_of_another_family_and_by_scalar_operators():
-    torch = pytest.importorskip("torch")
+    import torch
+
     with pytest.raises(TypeError) as family:
         di.gradient(_loss, di.AutoAutograd(), {"a": torch.ones(2)})
     assert str(family.value) == (
@@ -340,7 +344,8 @@ def test_an_output_plan_fits_and_checks_cotangents():
         "cotangents[0]['y']: expected dtype float32 like y['y']; got "
     )
     assert str(dtype.value).endswith("Convert it yourself: diffinterface does not change dtypes.")
-    torch = pytest.importorskip("torch")
+    import torch
+
     with pytest.raises(TypeError) as family:
         plan.check({"y": torch.zeros(2), "c": 1.0}, "cotangents[0]")
     assert str(family.value).startswith(
@@ -434,7 +439,8 @@ def test_a_prepared_tree_output_whose_keys_change_is_refused_not_relabelled(back
     assert "f: returned a tree of another structure than at the preparation: expected " in str(
         error.value
     )
-    assert "PyTreeSpec({'a': *}); got PyTreeSpec({'b': *})" in str(error.value)
+    structure = optree.tree_structure
+    assert f"{structure({'a': 0})!r}; got {structure({'b': 0})!r}" in str(error.value)
 
 
 def test_autograd_learns_a_jacobians_output_from_each_call_at_no_extra_evaluation():
@@ -460,7 +466,8 @@ def test_autograd_learns_a_jacobians_output_from_each_call_at_no_extra_evaluatio
 
 
 def test_a_torch_output_tree_with_a_python_float_leaf():
-    torch = pytest.importorskip("torch")
+    import torch
+
     plan = output_plan({"y": torch.ones(2, dtype=torch.float64), "c": 1.0}, "torch")
     flat = plan.ravel_output({"y": torch.tensor([4.0, 5.0], dtype=torch.float64), "c": 3.0})
     assert isinstance(flat, torch.Tensor) and flat.tolist() == [3.0, 4.0, 5.0]
@@ -480,7 +487,7 @@ def test_a_tree_outputs_failure_is_explained_with_f_its_contexts_and_its_framewo
         "f: expected f to return an array or a number; it returned list object (f is "
     )
     assert str(error.value).endswith(".numbers)")
-    torch = pytest.importorskip("torch")
+    import torch
 
     def through_numpy(x):
         # a tree of float arrays, but one leaf taken out of torch's recording
@@ -537,7 +544,8 @@ def test_hvp_tangents_at_a_tree_x_are_checked():
 
 
 def test_torch_takes_a_tree_x_of_its_gradient_natively_and_checks_each_call():
-    torch = pytest.importorskip("torch")
+    import torch
+
     x = {"w": torch.ones(2, dtype=torch.float64), "b": torch.zeros(1, dtype=torch.float64)}
 
     def f(t):
@@ -590,7 +598,8 @@ def test_a_leaf_of_another_dtype_is_refused_with_the_advice():
 
 
 def test_bfloat16_beside_a_wider_dtype_takes_the_wider():
-    torch = pytest.importorskip("torch")
+    import torch
+
     plan = TreePlan([torch.ones(1, dtype=torch.bfloat16), torch.ones(1, dtype=torch.float32)])
     assert plan.dtype == "float32"
     plan = TreePlan([torch.ones(1, dtype=torch.float64), torch.ones(1, dtype=torch.bfloat16)])

@@ -1,6 +1,6 @@
-"""AutoSparse's products over dense backends without JAX: the hvps of a dense backend that bounds its
-batches (``Capabilities.max_batch``), value, gradient and Hessian from one pass of a forward or a
-reverse outer backend (or differences of differences), and the side a Jacobian is colored on when
+"""AutoSparse's products over dense backends without JAX: the hvps of a dense backend that bounds
+its batches (``Capabilities.max_batch``), value, gradient and Hessian from one pass of a forward or
+a reverse outer backend (or differences of differences), and the side a Jacobian is colored on when
 the dense backend's mode is set (or a ``SecondOrder`` backend serves first order), each compared
 with the dense result.
 
@@ -52,6 +52,7 @@ class AutogradInPairsAdapter(AutogradAdapter):
         return super().prepare_hvp(problem)
 
 
+# registered for the whole session: a selector of this module's own, which no other test lists
 di.register_backend(AutoAutogradInPairs, AutogradInPairsAdapter)
 
 
